@@ -1,0 +1,48 @@
+// swift-tools-version: 6.1
+//
+// Sift: the Cocoa predicate format language, compiled for Linux.
+//
+// The compiler is split into one module per stage; a module may import only the
+// stages before it (see "How it works" in README.md):
+//
+//   SiftSyntax   lexer, parser, syntax tree, printer, diagnostics, format arguments
+//   Sift         the public compiler library (re-exports every compiler stage)
+//   SiftCommand  the `sift` command line
+import PackageDescription
+
+let package = Package(
+    name: "Sift",
+    products: [
+        .library(name: "Sift", targets: ["Sift"]),
+        .executable(name: "sift", targets: ["SiftCommand"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+    ],
+    targets: [
+        // Stage 1: text -> syntax tree. Depends on nothing but Foundation.
+        .target(name: "SiftSyntax"),
+        // The compiler library users import.
+        .target(name: "Sift", dependencies: ["SiftSyntax"]),
+        // The command line.
+        .executableTarget(
+            name: "SiftCommand",
+            dependencies: [
+                "Sift",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Benchmarks: `swift run -c release sift-benchmarks`.
+        .executableTarget(name: "SiftBenchmarks", dependencies: ["Sift"]),
+        .testTarget(
+            name: "SiftSyntaxTests",
+            dependencies: [
+                "Sift",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,6 @@
+// Sift: the compiler library users import.
+//
+// `import Sift` brings in every compiler stage. Each stage is its own module
+// and sees only the stages before it (README.md, "How it works").
+
+@_exported import SiftSyntax

@@ -1,0 +1,171 @@
+// Stage 1 (syntax): the catalog of syntax diagnostics and how they are shown.
+//
+// Every message the lexer, parser or argument substitution can produce is
+// written here, once: lower-case, quoting the offending token, and saying what
+// was expected so a person can fix the predicate.
+
+import Foundation
+
+/// Why a predicate's text, or its format arguments, could not be parsed.
+public enum SyntaxErrorReason: Hashable, Sendable {
+    /// The text is empty or only white space.
+    case emptyPredicate
+    /// A character that starts no token of the language.
+    case unexpectedCharacter(String)
+    /// A token the grammar does not allow here.
+    case unexpectedToken(found: String)
+    /// The end of the text came while more was expected.
+    case unexpectedEnd
+    /// Input continues after a complete predicate.
+    case trailingInput(found: String)
+    /// A string literal is not closed before the end of the text.
+    case unterminatedString
+    /// A backslash escape inside a string literal is not one of the known ones.
+    case invalidEscape(String)
+    /// A number literal is malformed (`0x`, `1e`, `0b2`).
+    case invalidNumber(String)
+    /// An integer literal does not fit in 64 bits.
+    case integerOverflow(String)
+    /// A comparison option letter other than `c`, `d`, `n` or `l`.
+    case unknownOption(String)
+    /// `#` not followed by an identifier.
+    case invalidEscapedIdentifier
+    /// `$` not followed by a variable name.
+    case invalidVariable
+    /// A `%` that starts no known format specifier.
+    case invalidFormatSpecifier(String)
+    /// A format specifier with no argument left to fill it.
+    case missingArgument(specifier: String, index: Int, given: Int)
+    /// More arguments were given than the text has specifiers.
+    case unusedArguments(used: Int, given: Int)
+    /// An argument of the wrong kind for its specifier (`%K` given a number).
+    case wrongArgumentKind(specifier: String, expected: String, found: String)
+    /// A key path given to `%K` that is not a dotted list of names.
+    case invalidKeyPathArgument(String)
+    /// The second argument of `SUBQUERY` must be a `$variable`.
+    case subqueryVariableExpected
+    /// The type argument of `CAST` or the selector of `FUNCTION` must be a string.
+    case stringExpected(context: String)
+    /// Nesting deeper than the parser allows.
+    case nestingTooDeep(limit: Int)
+}
+
+/// An error in the text of a predicate or in its format arguments.
+///
+/// It carries the position of the problem, both as a UTF-8 ``range`` and as a
+/// ``location`` (line and column), what the parser ``expected`` there, and the
+/// source line, so it can be shown the way compilers show errors:
+///
+/// ```
+/// error: expected an expression after '>'
+///  --> predicate:1:6
+/// 1 | age >
+///   |      ^
+/// ```
+public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public var reason: SyntaxErrorReason
+    /// Where it went wrong, in UTF-8 offsets of the source text.
+    public var range: SourceRange
+    /// The line and column of ``range``'s start.
+    public var location: SourceLocation
+    /// What the parser would have accepted here, in words, if it knows.
+    public var expected: String?
+    /// The full line of source text the error is on.
+    public var sourceLine: String
+
+    /// Creates an error for `range` in `text`.
+    public init(_ reason: SyntaxErrorReason, range: SourceRange, expected: String? = nil, in text: String) {
+        self.reason = reason
+        self.range = range
+        self.expected = expected
+        self.location = SourceLocation(offset: range.lowerBound, in: text)
+        self.sourceLine = String(text.line(containing: range.lowerBound))
+    }
+
+    /// The message, in one line.
+    public var message: String {
+        switch reason {
+        case .emptyPredicate:
+            return "empty predicate: expected a comparison, TRUEPREDICATE or FALSEPREDICATE"
+        case .unexpectedCharacter(let c):
+            return "unexpected character '\(c)'"
+        case .unexpectedToken(let found):
+            if let expected { return "expected \(expected), found \(found)" }
+            return "unexpected \(found)"
+        case .unexpectedEnd:
+            if let expected { return "expected \(expected)" }
+            return "unexpected end of the predicate"
+        case .trailingInput(let found):
+            return "unexpected \(found) after the end of the predicate"
+        case .unterminatedString:
+            return "unterminated string literal: add the closing quote"
+        case .invalidEscape(let e):
+            return "invalid escape '\(e)' in string literal: use \\\\ \\' \\\" \\n \\t \\r \\0, \\ooo, \\xhh or \\uhhhh"
+        case .invalidNumber(let text):
+            return "invalid number '\(text)'"
+        case .integerOverflow(let text):
+            return "integer literal '\(text)' does not fit in 64 bits"
+        case .unknownOption(let letters):
+            return "unknown comparison option '\(letters)': options are the letters c, d, n and l, as in [cd]"
+        case .invalidEscapedIdentifier:
+            return "'#' must be followed by a name, as in #size"
+        case .invalidVariable:
+            return "'$' must be followed by a variable name, as in $limit"
+        case .invalidFormatSpecifier(let text):
+            return "unknown format specifier '\(text)': use %@, %K, %d, %f, %s or %% for a literal '%'"
+        case .missingArgument(let specifier, let index, let given):
+            return "format specifier '\(specifier)' needs argument \(index + 1), but only \(given) "
+                + (given == 1 ? "was" : "were") + " given"
+        case .unusedArguments(let used, let given):
+            return "\(given) format arguments were given but the predicate uses only \(used)"
+        case .wrongArgumentKind(let specifier, let expected, let found):
+            return "format specifier '\(specifier)' needs \(expected), but its argument is \(found)"
+        case .invalidKeyPathArgument(let text):
+            return "'%K' needs a key path such as \"department.name\", but its argument is \"\(text)\""
+        case .subqueryVariableExpected:
+            return "the second argument of SUBQUERY must be a variable, as in SUBQUERY(reports, $r, $r.age < 30)"
+        case .stringExpected(let context):
+            return "\(context) must be a quoted string"
+        case .nestingTooDeep(let limit):
+            return "predicate is nested too deeply (more than \(limit) levels)"
+        }
+    }
+
+    /// The error as a compiler would show it, with the source line and a caret
+    /// under the problem. `name` is the name shown for the source.
+    public func rendered(sourceName: String = "predicate") -> String {
+        let lineNumber = String(location.line)
+        let gutter = String(repeating: " ", count: lineNumber.count)
+        // Columns count characters; tabs are kept so the caret lines up.
+        let pad = sourceLine.prefix(location.column - 1).map { $0 == "\t" ? "\t" : " " }.joined()
+        let width = max(1, min(caretWidth, sourceLine.count - (location.column - 1)))
+        var text = "error: \(message)\n"
+        text += "\(gutter)--> \(sourceName):\(location.line):\(location.column)\n"
+        text += "\(lineNumber) | \(sourceLine)\n"
+        text += "\(gutter) | \(pad)\(String(repeating: "^", count: width))"
+        return text
+    }
+
+    /// How many characters of the source line the range covers (at least one).
+    private var caretWidth: Int {
+        let length = range.upperBound - range.lowerBound
+        guard length > 0 else { return 1 }
+        var bytes = 0
+        var characters = 0
+        for character in sourceLine.dropFirst(location.column - 1) {
+            if bytes >= length { break }
+            bytes += character.utf8.count
+            characters += 1
+        }
+        return max(1, characters)
+    }
+
+    public var description: String {
+        "\(location.line):\(location.column): error: \(message)"
+    }
+}
+
+extension PredicateSyntaxError: LocalizedError {
+    public var errorDescription: String? { description }
+}

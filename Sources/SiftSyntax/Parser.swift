@@ -1,0 +1,739 @@
+// Stage 1 (syntax): the parser.
+//
+// A hand-written recursive-descent parser over the lexer's tokens. Each
+// `parseX` method is named after the nonterminal `x` of Grammar/Predicate.ebnf
+// and parses exactly that rule. Format arguments are substituted as their
+// specifiers are met, so the tree it returns holds values, not placeholders.
+//
+// The grammar is LL(1) but in one place: a `(` that starts a predicate may open
+// either a parenthesized predicate or a parenthesized expression, as in
+// `(a > 1)` and `(a + b) > 1`. The two languages are disjoint, so the parser
+// tries the predicate, and if that fails, parses a comparison from the same
+// token, reporting whichever error got further.
+//
+// Nesting is capped at `PredicateParser.maximumDepth`, so hostile input gets an
+// error instead of exhausting the stack.
+
+/// Parses the text of a predicate into a ``PredicateSyntax`` tree.
+///
+/// ```swift
+/// let tree = try PredicateParser.parse("ANY reports.salary > %@", arguments: [100_000])
+/// print(tree)   // ANY reports.salary > 100000
+/// ```
+///
+/// Errors are ``PredicateSyntaxError`` values with the position of the problem.
+public enum PredicateParser {
+    /// The deepest nesting of parentheses, `NOT`s, unary minus signs, function
+    /// calls and aggregates that a predicate may have.
+    public static let maximumDepth = 200
+
+    /// Parses a predicate, filling its format specifiers (`%@`, `%K`, `%d`, …)
+    /// from `arguments` in order.
+    public static func parse(
+        _ text: String, arguments: [PredicateValue] = []
+    ) throws(PredicateSyntaxError) -> PredicateSyntax {
+        var parser = Parser(text: text, arguments: arguments)
+        return try parser.run { (parser: inout Parser) throws(SyntaxErrorAt) in try parser.parsePredicate() }
+    }
+
+    /// Parses a predicate, converting each argument with ``PredicateValueConvertible``.
+    public static func parse(
+        _ text: String, _ arguments: any PredicateValueConvertible...
+    ) throws(PredicateSyntaxError) -> PredicateSyntax {
+        try parse(text, arguments: arguments.map(\.predicateValue))
+    }
+
+    /// Parses an expression on its own, such as `department.name` or `salary * 12`
+    /// (the key of a sort descriptor, the value of a `$variable`).
+    public static func parseExpression(
+        _ text: String, arguments: [PredicateValue] = []
+    ) throws(PredicateSyntaxError) -> ExpressionSyntax {
+        var parser = Parser(text: text, arguments: arguments)
+        return try parser.run { (parser: inout Parser) throws(SyntaxErrorAt) in try parser.parseExpression() }
+    }
+}
+
+struct Parser {
+    let text: String
+    var lexer: Lexer
+    /// The current token.
+    var token = Token(kind: .end, start: 0, end: 0)
+    /// The end of the token before the current one.
+    var previousEnd = 0
+    let arguments: [PredicateValue]
+    var argumentIndex = 0
+    var depth = 0
+
+    init(text: String, arguments: [PredicateValue]) {
+        self.text = text
+        self.lexer = Lexer(bytes: Array(text.utf8))
+        self.arguments = arguments
+    }
+
+    /// Parses the whole text with `rule`, then checks that nothing is left over
+    /// and every argument was used.
+    mutating func run<T>(_ rule: (inout Parser) throws(SyntaxErrorAt) -> T) throws(PredicateSyntaxError) -> T {
+        do throws(SyntaxErrorAt) {
+            try advance()
+            if token.kind == .end {
+                throw SyntaxErrorAt(.emptyPredicate, token.range)
+            }
+            let result = try rule(&self)
+            guard token.kind == .end else {
+                throw SyntaxErrorAt(.trailingInput(found: describe(token)), token.range)
+            }
+            if argumentIndex < arguments.count {
+                throw SyntaxErrorAt(.unusedArguments(used: argumentIndex, given: arguments.count),
+                                    SourceRange(0, lexer.bytes.count))
+            }
+            return result
+        } catch {
+            throw PredicateSyntaxError(error.reason, range: error.range, expected: error.expected, in: text)
+        }
+    }
+
+    // MARK: Tokens
+
+    mutating func advance() throws(SyntaxErrorAt) {
+        previousEnd = token.end
+        token = try lexer.next()
+    }
+
+    /// How a token is named in a message.
+    func describe(_ t: Token) -> String {
+        switch t.kind {
+        case .end: return "the end of the predicate"
+        case .string: return "the string '\(lexer.text(t.start, t.end))'"
+        default: return "'\(lexer.text(t.start, t.end))'"
+        }
+    }
+
+    /// The text of the token that was just consumed, quoted, for "after X".
+    func previousTokenText(_ t: Token) -> String { "'\(lexer.text(t.start, t.end))'" }
+
+    /// An error at the current token: it was not what `expected` describes.
+    func unexpected(_ expected: String) -> SyntaxErrorAt {
+        if token.kind == .end {
+            return SyntaxErrorAt(.unexpectedEnd, token.range, expected: expected)
+        }
+        return SyntaxErrorAt(.unexpectedToken(found: describe(token)), token.range, expected: expected)
+    }
+
+    mutating func expect(_ kind: TokenKind, _ expected: String) throws(SyntaxErrorAt) {
+        guard token.kind == kind else { throw unexpected(expected) }
+        try advance()
+    }
+
+    /// Enters one level of nesting.
+    mutating func nest() throws(SyntaxErrorAt) {
+        depth += 1
+        if depth > PredicateParser.maximumDepth {
+            throw SyntaxErrorAt(.nestingTooDeep(limit: PredicateParser.maximumDepth), token.range)
+        }
+    }
+
+    /// Whether the current token is the unescaped name `word` (any case).
+    func isName(_ word: StaticString) -> Bool {
+        token.kind == .identifier && !token.escaped && lexer.matchesWord(word, at: token.start)
+            && token.end - token.start == word.utf8CodeUnitCount
+    }
+
+    // MARK: Predicates
+
+    /// predicate = or-predicate
+    mutating func parsePredicate() throws(SyntaxErrorAt) -> PredicateSyntax {
+        try parseOrPredicate()
+    }
+
+    /// or-predicate = and-predicate { ("OR" | "||") and-predicate }
+    mutating func parseOrPredicate() throws(SyntaxErrorAt) -> PredicateSyntax {
+        let first = try parseAndPredicate()
+        guard isOr else { return first }
+        var operands = [first]
+        while isOr {
+            let op = token
+            try advance()
+            guard startsPredicate else { throw unexpected("a predicate after \(previousTokenText(op))") }
+            operands.append(try parseAndPredicate())
+        }
+        return PredicateSyntax(.or(operands), range: first.range.union(operands.last!.range))
+    }
+
+    var isOr: Bool { token.kind == .keyword(.or) || token.kind == .orOr }
+    var isAnd: Bool { token.kind == .keyword(.and) || token.kind == .andAnd }
+    /// Whether the current token can start a predicate (for better messages).
+    var startsPredicate: Bool { token.kind != .end && token.kind != .rightParen }
+
+    /// and-predicate = not-predicate { ("AND" | "&&") not-predicate }
+    mutating func parseAndPredicate() throws(SyntaxErrorAt) -> PredicateSyntax {
+        let first = try parseNotPredicate()
+        guard isAnd else { return first }
+        var operands = [first]
+        while isAnd {
+            let op = token
+            try advance()
+            guard startsPredicate else { throw unexpected("a predicate after \(previousTokenText(op))") }
+            operands.append(try parseNotPredicate())
+        }
+        return PredicateSyntax(.and(operands), range: first.range.union(operands.last!.range))
+    }
+
+    /// not-predicate = ("NOT" | "!") not-predicate | primary-predicate
+    mutating func parseNotPredicate() throws(SyntaxErrorAt) -> PredicateSyntax {
+        guard token.kind == .keyword(.not) || token.kind == .bang else { return try parsePrimaryPredicate() }
+        let op = token
+        try nest()
+        defer { depth -= 1 }
+        try advance()
+        guard startsPredicate else { throw unexpected("a predicate after \(previousTokenText(op))") }
+        let operand = try parseNotPredicate()
+        return PredicateSyntax(.not(operand), range: op.range.union(operand.range))
+    }
+
+    /// primary-predicate = "TRUEPREDICATE" | "FALSEPREDICATE" | "(" predicate ")" | comparison
+    mutating func parsePrimaryPredicate() throws(SyntaxErrorAt) -> PredicateSyntax {
+        switch token.kind {
+        case .keyword(.truePredicate), .keyword(.falsePredicate):
+            let t = token
+            try advance()
+            return PredicateSyntax(.constant(t.kind == .keyword(.truePredicate)), range: t.range)
+        case .leftParen:
+            let saved = self
+            do throws(SyntaxErrorAt) {
+                let open = token
+                try nest()
+                try advance()
+                var inner = try parsePredicate()
+                guard token.kind == .rightParen else { throw unexpected("')' to close the '(' at column \(column(of: open))") }
+                inner.range = open.range.union(token.range)
+                try advance()
+                depth -= 1
+                return inner
+            } catch let asPredicate where !asPredicate.isFatal {
+                // Perhaps the parenthesis opens an expression: `(a + b) > 1`.
+                self = saved
+                do throws(SyntaxErrorAt) {
+                    return try parseComparison()
+                } catch let asComparison {
+                    throw asComparison.isFatal || asComparison.range.lowerBound >= asPredicate.range.lowerBound
+                        ? asComparison : asPredicate
+                }
+            }
+        default:
+            return try parseComparison()
+        }
+    }
+
+    func column(of t: Token) -> Int { SourceLocation(offset: t.start, in: text).column }
+
+    /// comparison = [ quantifier ] expression comparison-operator [ options ] expression
+    /// quantifier = "ANY" | "SOME" | "ALL" | "NONE"
+    mutating func parseComparison() throws(SyntaxErrorAt) -> PredicateSyntax {
+        let start = token
+        var quantifier = Quantifier.direct
+        switch token.kind {
+        case .keyword(.any), .keyword(.some): quantifier = .any
+        case .keyword(.all): quantifier = .all
+        case .keyword(.none): quantifier = .none
+        default: break
+        }
+        if quantifier != .direct { try advance() }
+        if token.kind == .end || token.kind == .rightParen {
+            throw unexpected(quantifier == .direct ? "a predicate" : "an expression after \(previousTokenText(start))")
+        }
+        let left = try parseExpression()
+        let (op, opToken) = try parseComparisonOperator()
+        let options = try parseOptions()
+        let right = try parseOperand(after: opToken)
+        let comparison = ComparisonSyntax(quantifier, left, op, options: options, right)
+        return PredicateSyntax(.comparison(comparison), range: start.range.union(right.range))
+    }
+
+    /// comparison-operator = "==" | "=" | "!=" | "<>" | "<" | "<=" | "=<" | ">" | ">=" | "=>"
+    ///                     | "BETWEEN" | "IN" | "CONTAINS" | "BEGINSWITH" | "ENDSWITH"
+    ///                     | "LIKE" | "MATCHES" | "UTI-CONFORMS-TO" | "UTI-EQUALS"
+    mutating func parseComparisonOperator() throws(SyntaxErrorAt) -> (ComparisonOperator, Token) {
+        let op: ComparisonOperator
+        switch token.kind {
+        case .equal: op = .equalTo
+        case .notEqual: op = .notEqualTo
+        case .less: op = .lessThan
+        case .lessEqual: op = .lessThanOrEqualTo
+        case .greater: op = .greaterThan
+        case .greaterEqual: op = .greaterThanOrEqualTo
+        case .keyword(.between): op = .between
+        case .keyword(.in): op = .in
+        case .keyword(.contains): op = .contains
+        case .keyword(.beginsWith): op = .beginsWith
+        case .keyword(.endsWith): op = .endsWith
+        case .keyword(.like): op = .like
+        case .keyword(.matches): op = .matches
+        case .keyword(.utiConformsTo): op = .conformsTo
+        case .keyword(.utiEquals): op = .utiEquals
+        default:
+            throw unexpected("a comparison operator such as '==', '<', IN or BEGINSWITH")
+        }
+        let t = token
+        try advance()
+        return (op, t)
+    }
+
+    /// options = "[" option-letters "]"
+    mutating func parseOptions() throws(SyntaxErrorAt) -> ComparisonOptions {
+        guard token.kind == .leftBracket else { return [] }
+        try advance()
+        guard token.kind == .identifier, !token.escaped else {
+            throw unexpected("comparison options such as c, d or cd")
+        }
+        var options: ComparisonOptions = []
+        for letter in token.text {
+            switch letter {
+            case "c", "C": options.insert(.caseInsensitive)
+            case "d", "D": options.insert(.diacriticInsensitive)
+            case "n", "N": options.insert(.normalized)
+            case "l", "L": options.insert(.localeSensitive)
+            default: throw SyntaxErrorAt(.unknownOption(token.text), token.range)
+            }
+        }
+        try advance()
+        try expect(.rightBracket, "']' to close the comparison options")
+        return options
+    }
+
+    /// An operand after an operator token: an expression, with a message that
+    /// names the operator when it is missing.
+    mutating func parseOperand(after op: Token) throws(SyntaxErrorAt) -> ExpressionSyntax {
+        guard startsExpression else { throw unexpected("an expression after \(previousTokenText(op))") }
+        return try parseExpression()
+    }
+
+    /// Whether the current token can start an expression.
+    var startsExpression: Bool {
+        switch token.kind {
+        case .string, .integer, .real, .identifier, .variable, .formatSpecifier, .leftParen, .leftBrace, .minus:
+            return true
+        case .keyword(let k):
+            return [.true, .false, .yes, .no, .null, .nil, .self].contains(k)
+        default:
+            return false
+        }
+    }
+
+    // MARK: Expressions
+
+    /// expression = variable ":=" expression | additive-expression
+    mutating func parseExpression() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        if token.kind == .variable, lexer.hasPrefix(":=", at: lexer.skippingSpace(from: token.end)) {
+            let variable = token
+            try advance()
+            let op = token
+            try advance()  // :=
+            try nest()
+            defer { depth -= 1 }
+            let value = try parseOperand(after: op)
+            return ExpressionSyntax(.assignment(variable: variable.text, value: value),
+                                    range: variable.range.union(value.range))
+        }
+        return try parseAdditiveExpression()
+    }
+
+    /// additive-expression = multiplicative-expression { ("+" | "-") multiplicative-expression }
+    mutating func parseAdditiveExpression() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        var left = try parseMultiplicativeExpression()
+        var chain = 0
+        while token.kind == .plus || token.kind == .minus {
+            let op = token
+            try advance()
+            chain += 1
+            if chain > PredicateParser.maximumDepth {
+                throw SyntaxErrorAt(.nestingTooDeep(limit: PredicateParser.maximumDepth), op.range)
+            }
+            guard startsExpression else { throw unexpected("an expression after \(previousTokenText(op))") }
+            let right = try parseMultiplicativeExpression()
+            left = ExpressionSyntax(.arithmetic(op.kind == .plus ? .add : .subtract, left, right),
+                                    range: left.range.union(right.range))
+        }
+        return left
+    }
+
+    /// multiplicative-expression = power-expression { ("*" | "/") power-expression }
+    mutating func parseMultiplicativeExpression() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        var left = try parsePowerExpression()
+        var chain = 0
+        while token.kind == .star || token.kind == .slash {
+            let op = token
+            try advance()
+            chain += 1
+            if chain > PredicateParser.maximumDepth {
+                throw SyntaxErrorAt(.nestingTooDeep(limit: PredicateParser.maximumDepth), op.range)
+            }
+            guard startsExpression else { throw unexpected("an expression after \(previousTokenText(op))") }
+            let right = try parsePowerExpression()
+            left = ExpressionSyntax(.arithmetic(op.kind == .star ? .multiply : .divide, left, right),
+                                    range: left.range.union(right.range))
+        }
+        return left
+    }
+
+    /// power-expression = unary-expression [ "**" power-expression ]
+    mutating func parsePowerExpression() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        let base = try parseUnaryExpression()
+        guard token.kind == .starStar else { return base }
+        let op = token
+        try advance()
+        try nest()
+        defer { depth -= 1 }
+        guard startsExpression else { throw unexpected("an expression after \(previousTokenText(op))") }
+        let exponent = try parsePowerExpression()
+        return ExpressionSyntax(.arithmetic(.power, base, exponent), range: base.range.union(exponent.range))
+    }
+
+    /// unary-expression = "-" unary-expression | postfix-expression
+    ///
+    /// A minus sign directly before a number literal (not followed by `.name`
+    /// or `[`) makes a negative literal rather than a negation.
+    mutating func parseUnaryExpression() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        guard token.kind == .minus else { return try parsePostfixExpression() }
+        let op = token
+        try advance()
+        try nest()
+        defer { depth -= 1 }
+        if token.kind == .integer || token.kind == .real {
+            let next = lexer.nextSignificantByte()
+            if next != UInt8(ascii: "."), next != UInt8(ascii: "[") {
+                let number = token
+                try advance()
+                let value: PredicateValue
+                if number.kind == .real {
+                    value = .double(-number.real)
+                } else if number.magnitude <= UInt64(Int64.max) {
+                    value = .int(-Int64(number.magnitude))
+                } else if number.magnitude == UInt64(Int64.max) + 1 {
+                    value = .int(.min)
+                } else {
+                    value = .double(-Double(number.magnitude))
+                }
+                return ExpressionSyntax(.constant(value), range: op.range.union(number.range))
+            }
+        }
+        guard startsExpression else { throw unexpected("an expression after '-'") }
+        let operand = try parseUnaryExpression()
+        return ExpressionSyntax(.negate(operand), range: op.range.union(operand.range))
+    }
+
+    /// postfix-expression = primary-expression { "." key | "[" index "]" }
+    mutating func parsePostfixExpression() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        var (expression, extendable) = try parsePrimaryExpression()
+        while true {
+            if token.kind == .dot {
+                try advance()
+                guard token.kind == .identifier else { throw unexpected("a key after '.'") }
+                let key = token
+                try advance()
+                let range = expression.range.union(key.range)
+                switch expression.kind {
+                case .keyPath(var path) where extendable:
+                    path.append(key.text)
+                    expression = ExpressionSyntax(.keyPath(path), range: range)
+                case .member(let base, var path) where extendable:
+                    path.append(key.text)
+                    expression = ExpressionSyntax(.member(base, path), range: range)
+                default:
+                    expression = ExpressionSyntax(.member(expression, [key.text]), range: range)
+                }
+                extendable = true
+            } else if token.kind == .leftBracket {
+                let open = token
+                try advance()
+                let index = try parseIndex()
+                guard token.kind == .rightBracket else {
+                    throw unexpected("']' to close the '[' at column \(column(of: open))")
+                }
+                expression = ExpressionSyntax(.index(expression, index), range: expression.range.union(token.range))
+                try advance()
+                extendable = false
+            } else {
+                return expression
+            }
+        }
+    }
+
+    /// index = "FIRST" | "LAST" | "SIZE" | expression
+    mutating func parseIndex() throws(SyntaxErrorAt) -> IndexSyntax {
+        if token.kind == .identifier, !token.escaped, lexer.nextSignificantByte() == UInt8(ascii: "]") {
+            let special: IndexSyntax? =
+                isName("first") ? .first : isName("last") ? .last : isName("size") ? .size : nil
+            if let special {
+                try advance()
+                return special
+            }
+        }
+        guard startsExpression else { throw unexpected("an index, FIRST, LAST or SIZE") }
+        return .expression(try parseExpression())
+    }
+
+    /// primary-expression = literal | key | variable | "SELF" | format-specifier
+    ///                    | aggregate | function-expression | "(" expression ")"
+    ///
+    /// Returns whether a following `.key` extends the result's key path (true
+    /// for a bare key path; false after parentheses).
+    mutating func parsePrimaryExpression() throws(SyntaxErrorAt) -> (ExpressionSyntax, Bool) {
+        let t = token
+        switch t.kind {
+        case .string:
+            try advance()
+            return (ExpressionSyntax(.constant(.string(t.text)), range: t.range), false)
+        case .integer:
+            try advance()
+            let value: PredicateValue = t.magnitude <= UInt64(Int64.max)
+                ? .int(Int64(t.magnitude)) : .double(Double(t.magnitude))
+            return (ExpressionSyntax(.constant(value), range: t.range), false)
+        case .real:
+            try advance()
+            return (ExpressionSyntax(.constant(.double(t.real)), range: t.range), false)
+        case .keyword(.true), .keyword(.yes):
+            try advance()
+            return (ExpressionSyntax(.constant(.bool(true)), range: t.range), false)
+        case .keyword(.false), .keyword(.no):
+            try advance()
+            return (ExpressionSyntax(.constant(.bool(false)), range: t.range), false)
+        case .keyword(.null), .keyword(.nil):
+            try advance()
+            return (ExpressionSyntax(.constant(.null), range: t.range), false)
+        case .keyword(.self):
+            try advance()
+            return (ExpressionSyntax(.evaluatedObject, range: t.range), false)
+        case .variable:
+            try advance()
+            return (ExpressionSyntax(.variable(t.text), range: t.range), false)
+        case .identifier:
+            if !t.escaped, lexer.nextSignificantByte() == UInt8(ascii: "(") {
+                return (try parseFunctionExpression(), false)
+            }
+            try advance()
+            return (ExpressionSyntax(.keyPath([t.text]), range: t.range), true)
+        case .formatSpecifier:
+            try advance()
+            return try substitute(t)
+        case .leftBrace:
+            return (try parseAggregate(), false)
+        case .leftParen:
+            try nest()
+            defer { depth -= 1 }
+            try advance()
+            var inner = try parseOperand(after: t)
+            guard token.kind == .rightParen else {
+                throw unexpected("')' to close the '(' at column \(column(of: t))")
+            }
+            inner.range = t.range.union(token.range)
+            try advance()
+            return (inner, false)
+        default:
+            throw unexpected("an expression")
+        }
+    }
+
+    /// aggregate = "{" [ expression { "," expression } ] "}"
+    mutating func parseAggregate() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        let open = token
+        try nest()
+        defer { depth -= 1 }
+        try advance()
+        let elements = try parseExpressionList(closing: .rightBrace, open: open, closeText: "}")
+        let close = token
+        try advance()
+        return ExpressionSyntax(.aggregate(elements), range: open.range.union(close.range))
+    }
+
+    /// Parses `[expression {"," expression}]` up to (not past) the closing token.
+    mutating func parseExpressionList(
+        closing: TokenKind, open: Token, closeText: String
+    ) throws(SyntaxErrorAt) -> [ExpressionSyntax] {
+        var elements: [ExpressionSyntax] = []
+        if token.kind == closing { return elements }
+        while true {
+            guard startsExpression else { throw unexpected("an expression") }
+            elements.append(try parseExpression())
+            if token.kind == .comma {
+                let comma = token
+                try advance()
+                guard startsExpression else { throw unexpected("an expression after \(previousTokenText(comma))") }
+                continue
+            }
+            guard token.kind == closing else {
+                throw unexpected("',' or '\(closeText)' to close the '\(lexer.text(open.start, open.end))' at column \(column(of: open))")
+            }
+            return elements
+        }
+    }
+
+    /// function-expression = subquery | function-call | ternary | cast | function
+    /// function = name "(" [ expression { "," expression } ] ")"
+    mutating func parseFunctionExpression() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        let name = token
+        try nest()
+        defer { depth -= 1 }
+        if isName("subquery") { return try parseSubquery() }
+        if isName("function") { return try parseFunctionCall() }
+        if isName("ternary") { return try parseTernary() }
+        if isName("cast") { return try parseCast() }
+        try advance()
+        let open = token
+        try advance()
+        let arguments = try parseExpressionList(closing: .rightParen, open: open, closeText: ")")
+        let close = token
+        try advance()
+        return ExpressionSyntax(.function(name: name.text, arguments: arguments), range: name.range.union(close.range))
+    }
+
+    /// Consumes `NAME (` of a special form and returns the name token.
+    mutating func openSpecialForm() throws(SyntaxErrorAt) -> (Token, Token) {
+        let name = token
+        try advance()
+        let open = token
+        try advance()
+        return (name, open)
+    }
+
+    mutating func expectComma(in form: String) throws(SyntaxErrorAt) {
+        try expect(.comma, "',' between the arguments of \(form)")
+    }
+
+    mutating func closeSpecialForm(_ name: Token, _ open: Token) throws(SyntaxErrorAt) -> SourceRange {
+        guard token.kind == .rightParen else {
+            throw unexpected("')' to close the '(' at column \(column(of: open))")
+        }
+        let range = name.range.union(token.range)
+        try advance()
+        return range
+    }
+
+    /// subquery = "SUBQUERY" "(" expression "," variable "," predicate ")"
+    mutating func parseSubquery() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        let (name, open) = try openSpecialForm()
+        let collection = try parseOperand(after: open)
+        try expectComma(in: "SUBQUERY")
+        guard token.kind == .variable else {
+            throw SyntaxErrorAt(.subqueryVariableExpected, token.range)
+        }
+        let variable = token.text
+        try advance()
+        try expectComma(in: "SUBQUERY")
+        let predicate = try parsePredicate()
+        let range = try closeSpecialForm(name, open)
+        return ExpressionSyntax(.subquery(collection: collection, variable: variable, predicate: predicate), range: range)
+    }
+
+    /// function-call = "FUNCTION" "(" expression "," string { "," expression } ")"
+    mutating func parseFunctionCall() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        let (name, open) = try openSpecialForm()
+        let receiver = try parseOperand(after: open)
+        try expectComma(in: "FUNCTION")
+        let selector = try parseStringArgument(context: "the selector of FUNCTION")
+        var arguments: [ExpressionSyntax] = []
+        while token.kind == .comma {
+            let comma = token
+            try advance()
+            arguments.append(try parseOperand(after: comma))
+        }
+        let range = try closeSpecialForm(name, open)
+        return ExpressionSyntax(.functionCall(receiver: receiver, selector: selector, arguments: arguments), range: range)
+    }
+
+    /// ternary = "TERNARY" "(" predicate "," expression "," expression ")"
+    mutating func parseTernary() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        let (name, open) = try openSpecialForm()
+        let condition = try parsePredicate()
+        try expectComma(in: "TERNARY")
+        let then = try parseOperand(after: open)
+        try expectComma(in: "TERNARY")
+        let otherwise = try parseOperand(after: open)
+        let range = try closeSpecialForm(name, open)
+        return ExpressionSyntax(.ternary(condition, then, otherwise), range: range)
+    }
+
+    /// cast = "CAST" "(" expression "," string ")"
+    mutating func parseCast() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        let (name, open) = try openSpecialForm()
+        let value = try parseOperand(after: open)
+        try expectComma(in: "CAST")
+        let type = try parseStringArgument(context: "the type of CAST")
+        let range = try closeSpecialForm(name, open)
+        return ExpressionSyntax(.cast(value, type: type), range: range)
+    }
+
+    /// A string literal, or a format specifier whose argument is a string.
+    mutating func parseStringArgument(context: String) throws(SyntaxErrorAt) -> String {
+        let t = token
+        switch t.kind {
+        case .string:
+            try advance()
+            return t.text
+        case .formatSpecifier:
+            try advance()
+            if case .constant(.string(let s)) = try substitute(t).0.kind { return s }
+            throw SyntaxErrorAt(.stringExpected(context: context), t.range)
+        default:
+            throw SyntaxErrorAt(.stringExpected(context: context), t.range)
+        }
+    }
+
+    // MARK: Format arguments
+
+    /// Replaces a format specifier by the next argument.
+    mutating func substitute(_ t: Token) throws(SyntaxErrorAt) -> (ExpressionSyntax, Bool) {
+        let specifier = t.text
+        let conversion = specifier.utf8.last!
+        if conversion == UInt8(ascii: "%") {
+            return (ExpressionSyntax(.constant(.string("%")), range: t.range), false)
+        }
+        guard argumentIndex < arguments.count else {
+            throw SyntaxErrorAt(.missingArgument(specifier: specifier, index: argumentIndex, given: arguments.count),
+                                t.range)
+        }
+        let argument = arguments[argumentIndex]
+        argumentIndex += 1
+        func wrongKind(_ expected: String) -> SyntaxErrorAt {
+            SyntaxErrorAt(.wrongArgumentKind(specifier: specifier, expected: expected,
+                                             found: argument.kindDescription), t.range)
+        }
+        switch conversion {
+        case UInt8(ascii: "@"):
+            return (ExpressionSyntax(.constant(argument), range: t.range), false)
+        case UInt8(ascii: "K"):
+            guard case .string(let path) = argument else { throw wrongKind("a key path string") }
+            let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard !components.contains(where: \.isEmpty) else {
+                throw SyntaxErrorAt(.invalidKeyPathArgument(path), t.range)
+            }
+            return (ExpressionSyntax(.keyPath(components), range: t.range), true)
+        case UInt8(ascii: "d"), UInt8(ascii: "i"), UInt8(ascii: "o"), UInt8(ascii: "u"),
+             UInt8(ascii: "x"), UInt8(ascii: "X"):
+            switch argument {
+            case .int: return (ExpressionSyntax(.constant(argument), range: t.range), false)
+            case .bool(let b): return (ExpressionSyntax(.constant(.int(b ? 1 : 0)), range: t.range), false)
+            default: throw wrongKind("an integer")
+            }
+        case UInt8(ascii: "c"), UInt8(ascii: "C"):
+            switch argument {
+            case .string(let s) where s.count == 1:
+                return (ExpressionSyntax(.constant(argument), range: t.range), false)
+            case .int(let code):
+                guard let scalar = UInt32(exactly: code).flatMap(Unicode.Scalar.init) else { throw wrongKind("a character") }
+                return (ExpressionSyntax(.constant(.string(String(Character(scalar)))), range: t.range), false)
+            default: throw wrongKind("a character")
+            }
+        case UInt8(ascii: "s"), UInt8(ascii: "S"):
+            guard case .string = argument else { throw wrongKind("a string") }
+            return (ExpressionSyntax(.constant(argument), range: t.range), false)
+        case UInt8(ascii: "p"):
+            return (ExpressionSyntax(.constant(argument), range: t.range), false)
+        default:  // f F e E g G a A
+            switch argument {
+            case .double: return (ExpressionSyntax(.constant(argument), range: t.range), false)
+            case .int(let i): return (ExpressionSyntax(.constant(.double(Double(i))), range: t.range), false)
+            default: throw wrongKind("a number")
+            }
+        }
+    }
+}

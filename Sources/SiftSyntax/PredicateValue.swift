@@ -1,0 +1,184 @@
+// Stage 1 (syntax): constant values, as literals and format arguments give them.
+
+import Foundation
+
+/// A reference to one object of an entity, by its primary key.
+///
+/// Passed as a format argument it makes `SELF == %@`, `manager IN %@` and
+/// `reports CONTAINS %@` work on objects rather than on values.
+public struct ObjectReference: Hashable, Sendable, CustomStringConvertible {
+    /// The entity's name, as the model spells it.
+    public var entity: String
+    /// The object's primary key within its entity.
+    public var id: Int64
+
+    /// Creates a reference to the object `id` of `entity`.
+    public init(entity: String, id: Int64) {
+        self.entity = entity
+        self.id = id
+    }
+
+    public var description: String { "<\(entity) \(id)>" }
+}
+
+/// A constant in a predicate: a literal in its text or a value given as a
+/// format argument.
+///
+/// Literals convert without ceremony, so an argument list reads naturally:
+///
+/// ```swift
+/// let tree = try PredicateParser.parse(
+///     "age > %@ AND name BEGINSWITH %@ AND nickname == %@", arguments: [40, "J", nil])
+/// ```
+///
+/// Other Swift values convert through ``PredicateValueConvertible``:
+/// `PredicateValue(Date())`, `PredicateValue(UUID())`.
+public enum PredicateValue: Hashable, Sendable {
+    /// `nil`, `NULL`, or a missing value.
+    case null
+    /// `TRUE`, `FALSE`, `YES`, `NO`.
+    case bool(Bool)
+    /// A whole number.
+    case int(Int64)
+    /// A floating-point number.
+    case double(Double)
+    /// A string.
+    case string(String)
+    /// A point in time.
+    case date(Date)
+    /// Raw bytes.
+    case data(Data)
+    /// A UUID.
+    case uuid(UUID)
+    /// An ordered collection, as `%@` given an array.
+    case array([PredicateValue])
+    /// A dictionary, as `%@` given one (indexed with `['key']`).
+    case dictionary([String: PredicateValue])
+    /// A reference to one stored object.
+    case object(ObjectReference)
+
+    /// Converts any value that knows how.
+    public init(_ value: some PredicateValueConvertible) {
+        self = value.predicateValue
+    }
+
+    /// A short name of the value's kind, for messages: "a number", "a string".
+    public var kindDescription: String {
+        switch self {
+        case .null: "nil"
+        case .bool: "a boolean"
+        case .int, .double: "a number"
+        case .string: "a string"
+        case .date: "a date"
+        case .data: "binary data"
+        case .uuid: "a UUID"
+        case .array: "an array"
+        case .dictionary: "a dictionary"
+        case .object: "an object reference"
+        }
+    }
+}
+
+extension PredicateValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    public init(nilLiteral: ()) { self = .null }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(arrayLiteral elements: PredicateValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, PredicateValue)...) {
+        self = .dictionary(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
+
+/// A Swift type whose values can stand as constants in a predicate.
+///
+/// `Int` and the other integer types, `Double`, `Float`, `String`, `Bool`,
+/// `Date`, `UUID`, `Data`, ``ObjectReference``, arrays and optionals of these
+/// already conform. Conform your own types to pass them as format arguments.
+public protocol PredicateValueConvertible {
+    /// The value as a predicate constant.
+    var predicateValue: PredicateValue { get }
+}
+
+extension PredicateValue: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { self }
+}
+extension Bool: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .bool(self) }
+}
+extension String: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .string(self) }
+}
+extension Substring: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .string(String(self)) }
+}
+extension Double: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .double(self) }
+}
+extension Float: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .double(Double(self)) }
+}
+extension Date: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .date(self) }
+}
+extension UUID: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .uuid(self) }
+}
+extension Data: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .data(self) }
+}
+extension ObjectReference: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .object(self) }
+}
+extension Int: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .int(Int64(self)) }
+}
+extension Int8: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .int(Int64(self)) }
+}
+extension Int16: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .int(Int64(self)) }
+}
+extension Int32: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .int(Int64(self)) }
+}
+extension Int64: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .int(self) }
+}
+extension UInt8: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .int(Int64(self)) }
+}
+extension UInt16: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .int(Int64(self)) }
+}
+extension UInt32: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .int(Int64(self)) }
+}
+extension UInt: PredicateValueConvertible {
+    /// Values above `Int64.max` become doubles rather than wrapping.
+    public var predicateValue: PredicateValue {
+        self <= UInt(Int64.max) ? .int(Int64(self)) : .double(Double(self))
+    }
+}
+extension UInt64: PredicateValueConvertible {
+    /// Values above `Int64.max` become doubles rather than wrapping.
+    public var predicateValue: PredicateValue {
+        self <= UInt64(Int64.max) ? .int(Int64(self)) : .double(Double(self))
+    }
+}
+extension Optional: PredicateValueConvertible where Wrapped: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { self?.predicateValue ?? .null }
+}
+extension Array: PredicateValueConvertible where Element: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .array(map(\.predicateValue)) }
+}
+extension Set: PredicateValueConvertible where Element: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .array(map(\.predicateValue)) }
+}
+extension Dictionary: PredicateValueConvertible where Key == String, Value: PredicateValueConvertible {
+    public var predicateValue: PredicateValue { .dictionary(mapValues(\.predicateValue)) }
+}
