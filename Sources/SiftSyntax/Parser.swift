@@ -321,7 +321,7 @@ struct Parser {
 
     // MARK: Expressions
 
-    /// expression = variable ":=" expression | additive-expression
+    /// expression = variable ":=" expression | set-expression
     mutating func parseExpression() throws(SyntaxErrorAt) -> ExpressionSyntax {
         if token.kind == .variable, lexer.hasPrefix(":=", at: lexer.skippingSpace(from: token.end)) {
             let variable = token
@@ -334,7 +334,29 @@ struct Parser {
             return ExpressionSyntax(.assignment(variable: variable.text, value: value),
                                     range: variable.range.union(value.range))
         }
-        return try parseAdditiveExpression()
+        return try parseSetExpression()
+    }
+
+    /// set-expression = additive-expression { ("UNION" | "INTERSECT" | "MINUS") additive-expression }
+    ///
+    /// The three words are operators only here, between two expressions; elsewhere
+    /// they are ordinary names.
+    mutating func parseSetExpression() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        var left = try parseAdditiveExpression()
+        var chain = 0
+        while let op: BinaryOperator = isName("union") ? .union : isName("intersect") ? .intersect
+            : isName("minus") ? .minus : nil
+        {
+            let opToken = token
+            try advance()
+            chain += 1
+            if chain > PredicateParser.maximumDepth {
+                throw SyntaxErrorAt(.nestingTooDeep(limit: PredicateParser.maximumDepth), opToken.range)
+            }
+            let right = try parseOperand(after: opToken)
+            left = ExpressionSyntax(.binary(op, left, right), range: left.range.union(right.range))
+        }
+        return left
     }
 
     /// additive-expression = multiplicative-expression { ("+" | "-") multiplicative-expression }
@@ -350,7 +372,7 @@ struct Parser {
             }
             guard startsExpression else { throw unexpected("an expression after \(previousTokenText(op))") }
             let right = try parseMultiplicativeExpression()
-            left = ExpressionSyntax(.arithmetic(op.kind == .plus ? .add : .subtract, left, right),
+            left = ExpressionSyntax(.binary(op.kind == .plus ? .add : .subtract, left, right),
                                     range: left.range.union(right.range))
         }
         return left
@@ -369,7 +391,7 @@ struct Parser {
             }
             guard startsExpression else { throw unexpected("an expression after \(previousTokenText(op))") }
             let right = try parsePowerExpression()
-            left = ExpressionSyntax(.arithmetic(op.kind == .star ? .multiply : .divide, left, right),
+            left = ExpressionSyntax(.binary(op.kind == .star ? .multiply : .divide, left, right),
                                     range: left.range.union(right.range))
         }
         return left
@@ -385,7 +407,7 @@ struct Parser {
         defer { depth -= 1 }
         guard startsExpression else { throw unexpected("an expression after \(previousTokenText(op))") }
         let exponent = try parsePowerExpression()
-        return ExpressionSyntax(.arithmetic(.power, base, exponent), range: base.range.union(exponent.range))
+        return ExpressionSyntax(.binary(.power, base, exponent), range: base.range.union(exponent.range))
     }
 
     /// unary-expression = "-" unary-expression | postfix-expression
@@ -427,19 +449,29 @@ struct Parser {
         while true {
             if token.kind == .dot {
                 try advance()
-                guard token.kind == .identifier else { throw unexpected("a key after '.'") }
                 let key = token
-                try advance()
+                let keys: [String]
+                if token.kind == .identifier {
+                    keys = [token.text]
+                    try advance()
+                } else if token.kind == .formatSpecifier, token.text.hasSuffix("K") {
+                    // `%K.%K`: a key path argument continues the key path.
+                    try advance()
+                    guard case .keyPath(let path) = try substitute(key).0.kind else {
+                        throw SyntaxErrorAt(.invalidKeyPathArgument(key.text), key.range)
+                    }
+                    keys = path
+                } else {
+                    throw unexpected("a key after '.'")
+                }
                 let range = expression.range.union(key.range)
                 switch expression.kind {
-                case .keyPath(var path) where extendable:
-                    path.append(key.text)
-                    expression = ExpressionSyntax(.keyPath(path), range: range)
-                case .member(let base, var path) where extendable:
-                    path.append(key.text)
-                    expression = ExpressionSyntax(.member(base, path), range: range)
+                case .keyPath(let path) where extendable:
+                    expression = ExpressionSyntax(.keyPath(path + keys), range: range)
+                case .member(let base, let path) where extendable:
+                    expression = ExpressionSyntax(.member(base, path + keys), range: range)
                 default:
-                    expression = ExpressionSyntax(.member(expression, [key.text]), range: range)
+                    expression = ExpressionSyntax(.member(expression, keys), range: range)
                 }
                 extendable = true
             } else if token.kind == .leftBracket {

@@ -110,15 +110,16 @@ struct PredicatePrinter {
 
     // MARK: Expressions
 
-    /// Binding levels: 0 assignment, 1 + -, 2 * /, 3 **, 4 unary minus, 5 postfix and primary.
+    /// Binding levels: 0 assignment, 1 UNION INTERSECT MINUS, 2 + -, 3 * /, 4 **,
+    /// 5 unary minus, 6 postfix and primary.
     static func level(of expression: ExpressionSyntax) -> Int {
         switch expression.kind {
         case .assignment: return 0
-        case .arithmetic(let op, _, _): return op.precedence
-        case .negate: return 4
-        case .constant(.int(let i)) where i < 0: return 4
-        case .constant(.double(let d)) where d.sign == .minus && d.isFinite: return 4
-        default: return 5
+        case .binary(let op, _, _): return op.precedence
+        case .negate: return 5
+        case .constant(.int(let i)) where i < 0: return 5
+        case .constant(.double(let d)) where d.sign == .minus && d.isFinite: return 5
+        default: return 6
         }
     }
 
@@ -149,11 +150,11 @@ struct PredicatePrinter {
                 print(base, level: 0)
                 output += ")"
             default:
-                print(base, level: 5)
+                print(base, level: 6)
             }
             for key in path { output += "." + Self.escapedName(key) }
         case .index(let base, let index):
-            print(base, level: 5)
+            print(base, level: 6)
             output += "["
             switch index {
             case .first: output += "FIRST"
@@ -176,19 +177,19 @@ struct PredicatePrinter {
             output += "-"
             switch operand.kind {
             case .constant(.int), .constant(.double):
-                if Self.level(of: operand) == 5 {
+                if Self.level(of: operand) == 6 {
                     output += "("
                     print(operand, level: 0)
                     output += ")"
                 } else {
-                    print(operand, level: 4)
+                    print(operand, level: 5)
                 }
             default:
-                print(operand, level: 4)
+                print(operand, level: 5)
             }
-        case .arithmetic(let op, let left, let right):
+        case .binary(let op, let left, let right):
             let p = op.precedence
-            // + - * / associate to the left, ** to the right.
+            // Every binary operator associates to the left but **.
             print(left, level: op == .power ? p + 1 : p)
             output += " " + op.rawValue + " "
             print(right, level: op == .power ? p : p + 1)

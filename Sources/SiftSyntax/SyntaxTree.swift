@@ -158,8 +158,9 @@ public struct ExpressionSyntax: Hashable, Sendable {
         case aggregate([ExpressionSyntax])
         /// `-value`.
         case negate(ExpressionSyntax)
-        /// `a + b`, `a - b`, `a * b`, `a / b`, `a ** b`.
-        case arithmetic(ArithmeticOperator, ExpressionSyntax, ExpressionSyntax)
+        /// `a + b`, `a - b`, `a * b`, `a / b`, `a ** b`, and the set operations
+        /// `a UNION b`, `a INTERSECT b`, `a MINUS b`.
+        case binary(BinaryOperator, ExpressionSyntax, ExpressionSyntax)
         /// `name(arguments)`, such as `uppercase(name)` or `max({1, 2})`.
         case function(name: String, arguments: [ExpressionSyntax])
         /// `FUNCTION(receiver, 'selector', arguments)`.
@@ -200,20 +201,27 @@ public enum IndexSyntax: Hashable, Sendable {
     case expression(ExpressionSyntax)
 }
 
-/// An arithmetic operator.
-public enum ArithmeticOperator: String, Hashable, Sendable, CaseIterable {
+/// An operator between two expressions: arithmetic, or an operation on sets.
+public enum BinaryOperator: String, Hashable, Sendable, CaseIterable {
     case add = "+"
     case subtract = "-"
     case multiply = "*"
     case divide = "/"
     case power = "**"
+    /// `UNION`: the members of either collection.
+    case union = "UNION"
+    /// `INTERSECT`: the members of both collections.
+    case intersect = "INTERSECT"
+    /// `MINUS`: the members of the first collection not in the second.
+    case minus = "MINUS"
 
-    /// Binding strength: higher binds tighter.
+    /// Binding strength, from 1 (set operations) to 4 (`**`): higher binds tighter.
     var precedence: Int {
         switch self {
-        case .add, .subtract: 1
-        case .multiply, .divide: 2
-        case .power: 3
+        case .union, .intersect, .minus: 1
+        case .add, .subtract: 2
+        case .multiply, .divide: 3
+        case .power: 4
         }
     }
 }

@@ -103,8 +103,8 @@ extension ExpressionSyntax {
             return SyntaxOutline("aggregate", range: range, elements.map(\.outline))
         case .negate(let e):
             return SyntaxOutline("negate", range: range, [e.outline])
-        case .arithmetic(let op, let l, let r):
-            return SyntaxOutline("arithmetic", ["operator": .string(op.rawValue)], range: range, [l.outline, r.outline])
+        case .binary(let op, let l, let r):
+            return SyntaxOutline("binary", ["operator": .string(op.rawValue)], range: range, [l.outline, r.outline])
         case .function(let name, let arguments):
             return SyntaxOutline("function", ["name": .string(name)], range: range, arguments.map(\.outline))
         case .functionCall(let receiver, let selector, let arguments):

@@ -91,8 +91,8 @@ extension ExpressionSyntax {
             copy.kind = .aggregate(elements.map { $0.substituting(values) })
         case .negate(let e):
             copy.kind = .negate(e.substituting(values))
-        case .arithmetic(let op, let l, let r):
-            copy.kind = .arithmetic(op, l.substituting(values), r.substituting(values))
+        case .binary(let op, let l, let r):
+            copy.kind = .binary(op, l.substituting(values), r.substituting(values))
         case .function(let name, let arguments):
             copy.kind = .function(name: name, arguments: arguments.map { $0.substituting(values) })
         case .functionCall(let receiver, let selector, let arguments):
@@ -128,7 +128,7 @@ extension ExpressionSyntax {
             for e in elements { e.collectVariables(bound: bound, into: &names) }
         case .negate(let e), .cast(let e, _):
             e.collectVariables(bound: bound, into: &names)
-        case .arithmetic(_, let l, let r):
+        case .binary(_, let l, let r):
             l.collectVariables(bound: bound, into: &names)
             r.collectVariables(bound: bound, into: &names)
         case .function(_, let arguments):
