@@ -68,7 +68,7 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
     /// Where it went wrong, in UTF-8 offsets of the source text.
     public var range: SourceRange
     /// The line and column of ``range``'s start.
-    public var location: SourceLocation
+    public var location: SourcePosition
     /// What the parser would have accepted here, in words, if it knows.
     public var expected: String?
     /// The full line of source text the error is on.
@@ -79,7 +79,7 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
         self.reason = reason
         self.range = range
         self.expected = expected
-        self.location = SourceLocation(offset: range.lowerBound, in: text)
+        self.location = SourcePosition(offset: range.lowerBound, in: text)
         self.sourceLine = String(text.line(containing: range.lowerBound))
     }
 

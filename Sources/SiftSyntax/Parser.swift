@@ -224,7 +224,7 @@ struct Parser {
         }
     }
 
-    func column(of t: Token) -> Int { SourceLocation(offset: t.start, in: text).column }
+    func column(of t: Token) -> Int { SourcePosition(offset: t.start, in: text).column }
 
     /// comparison = [ quantifier ] expression comparison-operator [ options ] expression
     /// quantifier = "ANY" | "SOME" | "ALL" | "NONE"
@@ -353,7 +353,8 @@ struct Parser {
             if chain > PredicateParser.maximumDepth {
                 throw SyntaxErrorAt(.nestingTooDeep(limit: PredicateParser.maximumDepth), opToken.range)
             }
-            let right = try parseOperand(after: opToken)
+            guard startsExpression else { throw unexpected("an expression after \(previousTokenText(opToken))") }
+            let right = try parseAdditiveExpression()
             left = ExpressionSyntax(.binary(op, left, right), range: left.range.union(right.range))
         }
         return left

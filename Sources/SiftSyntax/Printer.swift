@@ -18,6 +18,12 @@ public struct CanonicalFormat: Hashable, Sendable, CustomStringConvertible {
     /// One value for each specifier of `format`, in order.
     public var arguments: [PredicateValue]
 
+    /// Creates a format string with its arguments.
+    public init(format: String, arguments: [PredicateValue] = []) {
+        self.format = format
+        self.arguments = arguments
+    }
+
     public var description: String {
         arguments.isEmpty ? format : "\(format) \(arguments.map(PredicatePrinter.readable))"
     }

@@ -36,7 +36,7 @@ public struct SourceRange: Hashable, Sendable, CustomStringConvertible {
 ///
 /// Columns count characters (extended grapheme clusters), so a caret drawn under
 /// the column lines up with what a person sees.
-public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
+public struct SourcePosition: Hashable, Sendable, CustomStringConvertible {
     /// The line, from 1.
     public var line: Int
     /// The column, from 1, in characters.

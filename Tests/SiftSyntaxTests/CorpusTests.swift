@@ -46,6 +46,6 @@ struct CorpusTests {
             try PredicateParser.parse(testCase.predicate, arguments: testCase.args ?? [])
         }
         let column = try #require(Self.syntaxErrorColumns[testCase.id], "no expected column for \(testCase.id)")
-        #expect(error?.location == SourceLocation(line: 1, column: column), "\(error?.rendered() ?? "")")
+        #expect(error?.location == SourcePosition(line: 1, column: column), "\(error?.rendered() ?? "")")
     }
 }
