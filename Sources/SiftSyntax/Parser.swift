@@ -103,7 +103,7 @@ struct Parser {
     func describe(_ t: Token) -> String {
         switch t.kind {
         case .end: return "the end of the predicate"
-        case .string: return "the string '\(lexer.text(t.start, t.end))'"
+        case .string: return "string \(lexer.text(t.start, t.end))"
         default: return "'\(lexer.text(t.start, t.end))'"
         }
     }
@@ -215,7 +215,7 @@ struct Parser {
                 do throws(SyntaxErrorAt) {
                     return try parseComparison()
                 } catch let asComparison {
-                    throw asComparison.isFatal || asComparison.range.lowerBound >= asPredicate.range.lowerBound
+                    throw asComparison.isFatal || asComparison.range.lowerBound > asPredicate.range.lowerBound
                         ? asComparison : asPredicate
                 }
             }
@@ -238,7 +238,7 @@ struct Parser {
         default: break
         }
         if quantifier != .direct { try advance() }
-        if token.kind == .end || token.kind == .rightParen {
+        guard startsExpression else {
             throw unexpected(quantifier == .direct ? "a predicate" : "an expression after \(previousTokenText(start))")
         }
         let left = try parseExpression()
