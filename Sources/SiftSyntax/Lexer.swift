@@ -568,17 +568,23 @@ struct Lexer {
 }
 
 /// An error found before the source text is at hand; the parser adds the text.
-struct SyntaxErrorAt: Error {
-    var reason: SyntaxErrorReason
-    var range: SourceRange
-    var expected: String?
-    /// Whether trying another way to parse must not hide this error.
-    var isFatal: Bool
+///
+/// A class, so that the slot each `try` reserves for a typed error is one
+/// pointer: a struct here made every parser frame kilobytes larger.
+final class SyntaxErrorAt: Error, Sendable {
+    let reason: SyntaxErrorReason
+    let range: SourceRange
+    let expected: String?
 
     init(_ reason: SyntaxErrorReason, _ range: SourceRange, expected: String? = nil) {
         self.reason = reason
         self.range = range
         self.expected = expected
-        if case .nestingTooDeep = reason { isFatal = true } else { isFatal = false }
+    }
+
+    /// Whether trying another way to parse must not hide this error.
+    var isFatal: Bool {
+        if case .nestingTooDeep = reason { return true }
+        return false
     }
 }

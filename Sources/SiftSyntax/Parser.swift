@@ -24,8 +24,15 @@
 /// Errors are ``PredicateSyntaxError`` values with the position of the problem.
 public enum PredicateParser {
     /// The deepest nesting of parentheses, `NOT`s, unary minus signs, function
-    /// calls and aggregates that a predicate may have.
-    public static let maximumDepth = 200
+    /// calls, indexes and aggregates that a predicate may have.
+    public static let maximumDepth = 100
+
+    /// The most stack, in bytes, one parse may use. Whatever the nesting, the
+    /// parser stops with ``SyntaxErrorReason/nestingTooDeep(limit:)`` before
+    /// it uses more. A release build needs about 5 KiB a level, so the full
+    /// ``maximumDepth`` fits; a debug build needs about 16 KiB a level and may
+    /// stop sooner. Threads on Linux have 8 MiB of stack by default.
+    public static let stackBudget = 1024 * 1024
 
     /// Parses a predicate, filling its format specifiers (`%@`, `%K`, `%d`, …)
     /// from `arguments` in order.
@@ -53,6 +60,15 @@ public enum PredicateParser {
     }
 }
 
+/// An address in the caller's stack frame: the stack grows down on every
+/// platform Swift runs on, so the difference of two such addresses is the stack
+/// used between them.
+@inline(never)
+func currentStackAddress() -> UInt {
+    var marker: UInt8 = 0
+    return withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+}
+
 struct Parser {
     let text: String
     var lexer: Lexer
@@ -63,6 +79,8 @@ struct Parser {
     let arguments: [PredicateValue]
     var argumentIndex = 0
     var depth = 0
+    /// The stack address where parsing started.
+    let stackBase = currentStackAddress()
 
     init(text: String, arguments: [PredicateValue]) {
         self.text = text
@@ -127,7 +145,9 @@ struct Parser {
     /// Enters one level of nesting.
     mutating func nest() throws(SyntaxErrorAt) {
         depth += 1
-        if depth > PredicateParser.maximumDepth {
+        if depth > PredicateParser.maximumDepth
+            || stackBase &- currentStackAddress() > UInt(PredicateParser.stackBudget)
+        {
             throw SyntaxErrorAt(.nestingTooDeep(limit: PredicateParser.maximumDepth), token.range)
         }
     }
@@ -245,7 +265,7 @@ struct Parser {
         let (op, opToken) = try parseComparisonOperator()
         let options = try parseOptions()
         let right = try parseOperand(after: opToken)
-        let comparison = ComparisonSyntax(quantifier, left, op, options: options, right)
+        let comparison = ComparisonSyntax(left, op, options: options, right, quantifier: quantifier)
         return PredicateSyntax(.comparison(comparison), range: start.range.union(right.range))
     }
 
@@ -477,6 +497,8 @@ struct Parser {
                 extendable = true
             } else if token.kind == .leftBracket {
                 let open = token
+                try nest()
+                defer { depth -= 1 }
                 try advance()
                 let index = try parseIndex()
                 guard token.kind == .rightBracket else {

@@ -62,10 +62,10 @@ public struct ComparisonSyntax: Hashable, Sendable {
     /// The right operand.
     public var right: ExpressionSyntax
 
-    /// Creates a comparison.
+    /// Creates a comparison: `ComparisonSyntax(age, .greaterThan, forty)`.
     public init(
-        _ quantifier: Quantifier = .direct, _ left: ExpressionSyntax, _ operator: ComparisonOperator,
-        options: ComparisonOptions = [], _ right: ExpressionSyntax
+        _ left: ExpressionSyntax, _ operator: ComparisonOperator, options: ComparisonOptions = [],
+        _ right: ExpressionSyntax, quantifier: Quantifier = .direct
     ) {
         self.quantifier = quantifier
         self.left = left

@@ -126,8 +126,9 @@ struct RandomSyntax {
         var options: ComparisonOptions = []
         for option in [ComparisonOptions.caseInsensitive, .diacriticInsensitive, .normalized, .localeSensitive]
         where chance(20) { options.insert(option) }
+        let quantifier = pick(Quantifier.allCases)
         return PredicateSyntax(.comparison(ComparisonSyntax(
-            pick(Quantifier.allCases), expression(depth: depth), pick(ComparisonOperator.allCases),
-            options: options, expression(depth: depth))))
+            expression(depth: depth), pick(ComparisonOperator.allCases), options: options, expression(depth: depth),
+            quantifier: quantifier)))
     }
 }
