@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "Sift", targets: ["Sift"]),
         .executable(name: "sift", targets: ["SiftCommand"]),
+        .executable(name: "sift-benchmarks", targets: ["SiftBenchmarks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

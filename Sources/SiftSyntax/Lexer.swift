@@ -72,17 +72,31 @@ enum TokenKind: Equatable, Sendable {
     case plus, minus, star, slash, starStar
 }
 
-/// One token and where it is.
+/// One token and where it is. Plain data, so copying a token costs nothing;
+/// the parser reads a token's text from the source bytes when it needs it.
 struct Token: Sendable {
     var kind: TokenKind
     var start: Int
     var end: Int
-    var text: String = ""
-    var magnitude: UInt64 = 0
-    var real: Double = 0
+    /// Where the token's text starts: after `#` or `$`, after an opening quote.
+    var contentStart: Int = 0
+    /// An integer's magnitude, or a real's bit pattern.
+    var number: UInt64 = 0
+    /// A name written `#name`.
     var escaped = false
+    /// A string literal with escapes, whose value is ``Lexer/decodedString``.
+    var hasEscapes = false
+
+    init(kind: TokenKind, start: Int, end: Int) {
+        self.kind = kind
+        self.start = start
+        self.end = end
+        self.contentStart = start
+    }
 
     var range: SourceRange { SourceRange(start, end) }
+    var magnitude: UInt64 { number }
+    var real: Double { Double(bitPattern: number) }
 }
 
 /// Byte classes used by the lexer.
@@ -96,13 +110,25 @@ extension UInt8 {
 }
 
 /// The lexer: a cursor over the UTF-8 bytes of the text.
+///
+/// It reads the string's own storage, which is valid only inside
+/// ``withUTF8(of:_:)``; a lexer never outlives that call.
 struct Lexer {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     /// The offset of the next byte to read.
     var position: Int = 0
+    /// The value of the last string literal read that had escapes.
+    var decodedString = ""
 
-    init(bytes: [UInt8]) {
+    init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
+    }
+
+    /// Calls `body` with the UTF-8 bytes of `text`, without copying them when
+    /// the string is stored as contiguous UTF-8 (native Swift strings are).
+    static func withUTF8<R>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(text.utf8).withUnsafeBufferPointer(body)
     }
 
     /// The offset of the next byte that is not white space.
@@ -184,7 +210,7 @@ struct Lexer {
             let nameStart = position
             try scanIdentifierBody()
             var t = token(.variable)
-            t.text = String(decoding: bytes[nameStart..<position], as: UTF8.self)
+            t.contentStart = nameStart
             return t
         case UInt8(ascii: "#"):
             guard position < bytes.count, bytes[position].isIdentifierHead || bytes[position] == UInt8(ascii: "@")
@@ -195,7 +221,7 @@ struct Lexer {
             if bytes[position] == UInt8(ascii: "@") { position += 1 }
             try scanIdentifierBody()
             var t = token(.identifier)
-            t.text = String(decoding: bytes[nameStart..<position], as: UTF8.self)
+            t.contentStart = nameStart
             t.escaped = true
             return t
         case UInt8(ascii: "@"):
@@ -204,9 +230,7 @@ struct Lexer {
                                     expected: "a collection operator such as @count")
             }
             try scanIdentifierBody()
-            var t = token(.identifier)
-            t.text = String(decoding: bytes[start..<position], as: UTF8.self)
-            return t
+            return token(.identifier)
         case UInt8(ascii: "%"):
             return try formatSpecifier(start: start)
         default:
@@ -283,9 +307,7 @@ struct Lexer {
                 return Token(kind: .keyword(.utiEquals), start: start, end: position)
             }
         }
-        var t = Token(kind: .identifier, start: start, end: position)
-        t.text = String(decoding: bytes[start..<position], as: UTF8.self)
-        return t
+        return Token(kind: .identifier, start: start, end: position)
     }
 
     /// Whether the bytes at `offset` begin with `word` (lower-case ASCII), ignoring case.
@@ -386,11 +408,11 @@ struct Lexer {
                 throw SyntaxErrorAt(.invalidNumber(text(start, position)), SourceRange(start, position))
             }
             var t = Token(kind: .real, start: start, end: position)
-            t.real = value
+            t.number = value.bitPattern
             return t
         }
         var t = Token(kind: .integer, start: start, end: position)
-        t.magnitude = magnitude
+        t.number = magnitude
         return t
     }
 
@@ -425,7 +447,7 @@ struct Lexer {
             throw SyntaxErrorAt(.integerOverflow(text(start, position)), SourceRange(start, position))
         }
         var t = Token(kind: .integer, start: start, end: position)
-        t.magnitude = magnitude
+        t.number = magnitude
         return t
     }
 
@@ -442,7 +464,7 @@ struct Lexer {
             let b = bytes[position]
             if b == quote {
                 var t = Token(kind: .string, start: start, end: position + 1)
-                t.text = String(decoding: bytes[contentStart..<position], as: UTF8.self)
+                t.contentStart = contentStart
                 position += 1
                 return t
             }
@@ -455,7 +477,9 @@ struct Lexer {
             if b == quote {
                 position += 1
                 var t = Token(kind: .string, start: start, end: position)
-                t.text = String(decoding: buffer, as: UTF8.self)
+                t.contentStart = contentStart
+                t.hasEscapes = true
+                decodedString = String(decoding: buffer, as: UTF8.self)
                 return t
             }
             if b != UInt8(ascii: "\\") {
@@ -561,9 +585,11 @@ struct Lexer {
             throw SyntaxErrorAt(.invalidFormatSpecifier(text(start, end)), SourceRange(start, end))
         }
         position += 1
-        var t = Token(kind: .formatSpecifier, start: start, end: position)
-        t.text = text(start, position)
-        return t
+        // %@, %K and %% take no flags, width, precision or length.
+        if "@K%".utf8.contains(bytes[position - 1]), position - start != 2 {
+            throw SyntaxErrorAt(.invalidFormatSpecifier(text(start, position)), SourceRange(start, position))
+        }
+        return Token(kind: .formatSpecifier, start: start, end: position)
     }
 }
 

@@ -39,8 +39,7 @@ public enum PredicateParser {
     public static func parse(
         _ text: String, arguments: [PredicateValue] = []
     ) throws(PredicateSyntaxError) -> PredicateSyntax {
-        var parser = Parser(text: text, arguments: arguments)
-        return try parser.run { (parser: inout Parser) throws(SyntaxErrorAt) in try parser.parsePredicate() }
+        try Parser.run(text, arguments) { (parser: inout Parser) throws(SyntaxErrorAt) in try parser.parsePredicate() }
     }
 
     /// Parses a predicate, converting each argument with ``PredicateValueConvertible``.
@@ -55,8 +54,7 @@ public enum PredicateParser {
     public static func parseExpression(
         _ text: String, arguments: [PredicateValue] = []
     ) throws(PredicateSyntaxError) -> ExpressionSyntax {
-        var parser = Parser(text: text, arguments: arguments)
-        return try parser.run { (parser: inout Parser) throws(SyntaxErrorAt) in try parser.parseExpression() }
+        try Parser.run(text, arguments) { (parser: inout Parser) throws(SyntaxErrorAt) in try parser.parseExpression() }
     }
 }
 
@@ -82,35 +80,59 @@ struct Parser {
     /// The stack address where parsing started.
     let stackBase = currentStackAddress()
 
-    init(text: String, arguments: [PredicateValue]) {
+    init(text: String, bytes: UnsafeBufferPointer<UInt8>, arguments: [PredicateValue]) {
         self.text = text
-        self.lexer = Lexer(bytes: Array(text.utf8))
+        self.lexer = Lexer(bytes: bytes)
         self.arguments = arguments
     }
 
-    /// Parses the whole text with `rule`, then checks that nothing is left over
-    /// and every argument was used.
-    mutating func run<T>(_ rule: (inout Parser) throws(SyntaxErrorAt) -> T) throws(PredicateSyntaxError) -> T {
-        do throws(SyntaxErrorAt) {
-            try advance()
-            if token.kind == .end {
-                throw SyntaxErrorAt(.emptyPredicate, token.range)
+    /// Parses the whole of `text` with `rule`, then checks that nothing is left
+    /// over and every argument was used.
+    static func run<T>(
+        _ text: String, _ arguments: [PredicateValue], _ rule: (inout Parser) throws(SyntaxErrorAt) -> T
+    ) throws(PredicateSyntaxError) -> T {
+        let result = Lexer.withUTF8(of: text) { bytes -> Result<T, SyntaxErrorAt> in
+            var parser = Parser(text: text, bytes: bytes, arguments: arguments)
+            do throws(SyntaxErrorAt) {
+                return .success(try parser.parseAll(rule))
+            } catch {
+                return .failure(error)
             }
-            let result = try rule(&self)
-            guard token.kind == .end else {
-                throw SyntaxErrorAt(.trailingInput(found: describe(token)), token.range)
-            }
-            if argumentIndex < arguments.count {
-                throw SyntaxErrorAt(.unusedArguments(used: argumentIndex, given: arguments.count),
-                                    SourceRange(0, lexer.bytes.count))
-            }
-            return result
-        } catch {
+        }
+        switch result {
+        case .success(let value): return value
+        case .failure(let error):
             throw PredicateSyntaxError(error.reason, range: error.range, expected: error.expected, in: text)
         }
     }
 
+    mutating func parseAll<T>(_ rule: (inout Parser) throws(SyntaxErrorAt) -> T) throws(SyntaxErrorAt) -> T {
+        try advance()
+        if token.kind == .end {
+            throw SyntaxErrorAt(.emptyPredicate, token.range)
+        }
+        let result = try rule(&self)
+        guard token.kind == .end else {
+            throw SyntaxErrorAt(.trailingInput(found: describe(token)), token.range)
+        }
+        if argumentIndex < arguments.count {
+            throw SyntaxErrorAt(.unusedArguments(used: argumentIndex, given: arguments.count),
+                                SourceRange(0, lexer.bytes.count))
+        }
+        return result
+    }
+
     // MARK: Tokens
+
+    /// The text of a name, variable, string literal or format specifier token.
+    func text(of t: Token) -> String {
+        switch t.kind {
+        case .string:
+            return t.hasEscapes ? lexer.decodedString : lexer.text(t.contentStart, t.end - 1)
+        default:
+            return lexer.text(t.contentStart, t.end)
+        }
+    }
 
     mutating func advance() throws(SyntaxErrorAt) {
         previousEnd = token.end
@@ -306,13 +328,13 @@ struct Parser {
             throw unexpected("comparison options such as c, d or cd")
         }
         var options: ComparisonOptions = []
-        for letter in token.text {
+        for letter in text(of: token) {
             switch letter {
             case "c", "C": options.insert(.caseInsensitive)
             case "d", "D": options.insert(.diacriticInsensitive)
             case "n", "N": options.insert(.normalized)
             case "l", "L": options.insert(.localeSensitive)
-            default: throw SyntaxErrorAt(.unknownOption(token.text), token.range)
+            default: throw SyntaxErrorAt(.unknownOption(text(of: token)), token.range)
             }
         }
         try advance()
@@ -351,7 +373,7 @@ struct Parser {
             try nest()
             defer { depth -= 1 }
             let value = try parseOperand(after: op)
-            return ExpressionSyntax(.assignment(variable: variable.text, value: value),
+            return ExpressionSyntax(.assignment(variable: text(of: variable), value: value),
                                     range: variable.range.union(value.range))
         }
         return try parseSetExpression()
@@ -473,13 +495,13 @@ struct Parser {
                 let key = token
                 let keys: [String]
                 if token.kind == .identifier {
-                    keys = [token.text]
+                    keys = [text(of: token)]
                     try advance()
-                } else if token.kind == .formatSpecifier, token.text.hasSuffix("K") {
+                } else if token.kind == .formatSpecifier, text(of: token).hasSuffix("K") {
                     // `%K.%K`: a key path argument continues the key path.
                     try advance()
                     guard case .keyPath(let path) = try substitute(key).0.kind else {
-                        throw SyntaxErrorAt(.invalidKeyPathArgument(key.text), key.range)
+                        throw SyntaxErrorAt(.invalidKeyPathArgument(text(of: key)), key.range)
                     }
                     keys = path
                 } else {
@@ -537,7 +559,7 @@ struct Parser {
         switch t.kind {
         case .string:
             try advance()
-            return (ExpressionSyntax(.constant(.string(t.text)), range: t.range), false)
+            return (ExpressionSyntax(.constant(.string(text(of: t))), range: t.range), false)
         case .integer:
             try advance()
             let value: PredicateValue = t.magnitude <= UInt64(Int64.max)
@@ -560,13 +582,13 @@ struct Parser {
             return (ExpressionSyntax(.evaluatedObject, range: t.range), false)
         case .variable:
             try advance()
-            return (ExpressionSyntax(.variable(t.text), range: t.range), false)
+            return (ExpressionSyntax(.variable(text(of: t)), range: t.range), false)
         case .identifier:
             if !t.escaped, lexer.nextSignificantByte() == UInt8(ascii: "(") {
                 return (try parseFunctionExpression(), false)
             }
             try advance()
-            return (ExpressionSyntax(.keyPath([t.text]), range: t.range), true)
+            return (ExpressionSyntax(.keyPath([text(of: t)]), range: t.range), true)
         case .formatSpecifier:
             try advance()
             return try substitute(t)
@@ -638,7 +660,7 @@ struct Parser {
         let arguments = try parseExpressionList(closing: .rightParen, open: open, closeText: ")")
         let close = token
         try advance()
-        return ExpressionSyntax(.function(name: name.text, arguments: arguments), range: name.range.union(close.range))
+        return ExpressionSyntax(.function(name: text(of: name), arguments: arguments), range: name.range.union(close.range))
     }
 
     /// Consumes `NAME (` of a special form and returns the name token.
@@ -671,7 +693,7 @@ struct Parser {
         guard token.kind == .variable else {
             throw SyntaxErrorAt(.subqueryVariableExpected, token.range)
         }
-        let variable = token.text
+        let variable = text(of: token)
         try advance()
         try expectComma(in: "SUBQUERY")
         let predicate = try parsePredicate()
@@ -723,7 +745,7 @@ struct Parser {
         switch t.kind {
         case .string:
             try advance()
-            return t.text
+            return text(of: t)
         case .formatSpecifier:
             try advance()
             if case .constant(.string(let s)) = try substitute(t).0.kind { return s }
@@ -737,7 +759,7 @@ struct Parser {
 
     /// Replaces a format specifier by the next argument.
     mutating func substitute(_ t: Token) throws(SyntaxErrorAt) -> (ExpressionSyntax, Bool) {
-        let specifier = t.text
+        let specifier = text(of: t)
         let conversion = specifier.utf8.last!
         if conversion == UInt8(ascii: "%") {
             return (ExpressionSyntax(.constant(.string("%")), range: t.range), false)

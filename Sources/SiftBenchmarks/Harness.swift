@@ -1,0 +1,39 @@
+// A small benchmark harness: every figure is measured next to a baseline in
+// the same run and reported as a ratio, never asserted against a fixed time.
+
+import Foundation
+
+/// Times a closure over several rounds and keeps the fastest round, which is
+/// the least disturbed by the rest of the machine.
+struct Measurement {
+    var name: String
+    /// Nanoseconds per operation in the fastest round.
+    var nanosecondsPerOperation: Double
+
+    static func run(_ name: String, operations: Int, rounds: Int = 7, _ body: () -> Void) -> Measurement {
+        body()  // warm up
+        var best = Double.infinity
+        let clock = ContinuousClock()
+        for _ in 0..<rounds {
+            let elapsed = clock.measure(body)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            best = min(best, seconds * 1e9 / Double(operations))
+        }
+        return Measurement(name: name, nanosecondsPerOperation: best)
+    }
+}
+
+/// Keeps a value alive so the optimizer cannot drop the work that made it.
+@inline(never)
+func blackHole<T>(_ value: T) {
+    withExtendedLifetime(value) {}
+}
+
+/// Prints a table row.
+func report(_ columns: String...) {
+    print(columns.joined(separator: "  "))
+}
+
+func formatted(_ value: Double, digits: Int = 1) -> String {
+    String(format: "%.\(digits)f", value)
+}
