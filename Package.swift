@@ -40,6 +40,8 @@ let package = Package(
             name: "SiftSyntaxTests",
             dependencies: [
                 "Sift",
+                // Built so the command-line tests can run it.
+                "SiftCommand",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             resources: [.copy("Fixtures")]

@@ -66,7 +66,7 @@ struct Parse: ParsableCommand {
                 parsed += 1
             } catch {
                 failed += 1
-                print(error.rendered(sourceName: "\(path):\(number + 1)"))
+                print(error.rendered(sourceName: path, firstLine: number + 1))
             }
         }
         print("\(parsed) parsed, \(failed) failed")

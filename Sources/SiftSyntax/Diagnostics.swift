@@ -133,15 +133,21 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
     }
 
     /// The error as a compiler would show it, with the source line and a caret
-    /// under the problem. `name` is the name shown for the source.
-    public func rendered(sourceName: String = "predicate") -> String {
-        let lineNumber = String(location.line)
+    /// under the problem.
+    ///
+    /// - Parameters:
+    ///   - sourceName: The name shown for the source, such as a file's path.
+    ///   - firstLine: The line number of the predicate's first line in that
+    ///     source, for a predicate read from a line of a file.
+    public func rendered(sourceName: String = "predicate", firstLine: Int = 1) -> String {
+        let line = location.line + firstLine - 1
+        let lineNumber = String(line)
         let gutter = String(repeating: " ", count: lineNumber.count)
         // Columns count characters; tabs are kept so the caret lines up.
         let pad = sourceLine.prefix(location.column - 1).map { $0 == "\t" ? "\t" : " " }.joined()
         let width = max(1, min(caretWidth, sourceLine.count - (location.column - 1)))
         var text = "error: \(message)\n"
-        text += "\(gutter)--> \(sourceName):\(location.line):\(location.column)\n"
+        text += "\(gutter)--> \(sourceName):\(line):\(location.column)\n"
         text += "\(lineNumber) | \(sourceLine)\n"
         text += "\(gutter) | \(pad)\(String(repeating: "^", count: width))"
         return text

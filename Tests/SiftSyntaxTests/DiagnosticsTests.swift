@@ -28,6 +28,15 @@ struct DiagnosticsTests {
             """)
     }
 
+    @Test func predicatesFromAFileReportTheFileLine() throws {
+        #expect(try error("age >").rendered(sourceName: "list.txt", firstLine: 12) == """
+            error: expected an expression after '>'
+              --> list.txt:12:6
+            12 | age >
+               |      ^
+            """)
+    }
+
     @Test func multiLinePredicatesReportTheLine() throws {
         let e = try error("age > 30 AND\n  name ==\n  OR x == 1")
         #expect(e.location == SourcePosition(line: 3, column: 3))

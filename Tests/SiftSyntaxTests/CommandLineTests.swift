@@ -1,0 +1,81 @@
+// `sift parse` as a user runs it: a real process, its output and exit status.
+
+import Foundation
+import Testing
+
+/// Runs the `sift` executable built beside the test bundle.
+func runSift(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+    let products = Bundle.module.bundleURL.deletingLastPathComponent()
+    let executable = products.appendingPathComponent("sift")
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    let output = Pipe()
+    let error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    try process.run()
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    let errorData = error.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+}
+
+@Suite("sift parse")
+struct CommandLineTests {
+    @Test func printsTheCanonicalForm() throws {
+        let result = try runSift(["parse", "--arg", "department.name", "--arg", "Legal", "--arg", "30",
+                                  "%K = %@ && age => %@"])
+        #expect(result.status == 0)
+        #expect(result.output == "department.name == \"Legal\" AND age >= 30\n")
+    }
+
+    @Test func argumentsAreJSONWhenTheyCanBe() throws {
+        let result = try runSift(["parse", "--arg", "[1, 2]", "--arg", "\"30\"", "--arg", "null",
+                                  "--arg", #"{"date": 700000000}"#, "a IN %@ AND b == %@ AND c == %@ AND d > %@"])
+        #expect(result.output == #"a IN {1, 2} AND b == "30" AND c == nil AND d > CAST(700000000.0, "NSDate")"# + "\n")
+    }
+
+    @Test func printsTheTreeAndJSON() throws {
+        let tree = try runSift(["parse", "--tree", "age > 40"])
+        #expect(tree.output == """
+            comparison operator=">"  @0..<8
+              keyPath path="age"  @0..<3
+              constant value=40  @6..<8
+
+            """)
+        let json = try runSift(["parse", "--json", "age > 40"])
+        let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+        #expect(object?["kind"] as? String == "comparison")
+    }
+
+    @Test func invalidPredicatesExit65WithTheDiagnostic() throws {
+        let result = try runSift(["parse", "age >"])
+        #expect(result.status == 65)
+        #expect(result.output.isEmpty)
+        #expect(result.error.contains("error: expected an expression after '>'"))
+        #expect(result.error.contains(" --> predicate:1:6"))
+    }
+
+    @Test func badUsageExits64() throws {
+        #expect(try runSift(["parse"]).status == 64)
+        #expect(try runSift(["parse", "--tree", "--json", "a == 1"]).status == 64)
+        #expect(try runSift(["parse", "--bogus", "a == 1"]).status == 64)
+    }
+
+    @Test func fileModeSummarizes() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sift-parse-\(UUID()).txt")
+        try "age > 30\nage >\n\nname == 'x' AND\nTRUEPREDICATE\n".write(to: url, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let result = try runSift(["parse", "--file", url.path])
+        #expect(result.status == 65)
+        #expect(result.output.hasSuffix("2 parsed, 2 failed\n"))
+        #expect(result.output.contains("\(url.path):2:6"))
+        #expect(result.output.contains("4 | name == 'x' AND"))
+
+        try "age > 30\n".write(to: url, atomically: true, encoding: .utf8)
+        let good = try runSift(["parse", "--file", url.path])
+        #expect(good.status == 0)
+        #expect(good.output == "1 parsed, 0 failed\n")
+    }
+}
