@@ -7,6 +7,7 @@
 //
 //   SiftSyntax   lexer, parser, syntax tree, printer, diagnostics, format arguments
 //   Sift         the public compiler library (re-exports every compiler stage)
+//   SiftStore    the persistence core: SQLite store, fetch path (uses CSQLite)
 //   SiftCommand  the `sift` command line
 import PackageDescription
 
@@ -14,6 +15,7 @@ let package = Package(
     name: "Sift",
     products: [
         .library(name: "Sift", targets: ["Sift"]),
+        .library(name: "SiftStore", targets: ["SiftStore"]),
         .executable(name: "sift", targets: ["SiftCommand"]),
         .executable(name: "sift-benchmarks", targets: ["SiftBenchmarks"]),
     ],
@@ -26,16 +28,22 @@ let package = Package(
         .target(name: "SiftSyntax"),
         // The compiler library users import.
         .target(name: "Sift", dependencies: ["SiftSyntax"]),
+        // The system SQLite (Debian's libsqlite3-dev).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // The persistence core. The compiler library never depends on it.
+        .target(name: "SiftStore", dependencies: ["Sift", "CSQLite"]),
         // The command line.
         .executableTarget(
             name: "SiftCommand",
             dependencies: [
                 "Sift",
+                "SiftStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Benchmarks: `swift run -c release sift-benchmarks`.
         .executableTarget(name: "SiftBenchmarks", dependencies: ["Sift"]),
+        .testTarget(name: "SiftStoreTests", dependencies: ["SiftStore"]),
         .testTarget(
             name: "SiftSyntaxTests",
             dependencies: [

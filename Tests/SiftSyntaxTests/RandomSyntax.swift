@@ -49,7 +49,7 @@ struct RandomSyntax {
         case 1: return .bool(chance(50))
         case 2: return .int(pick([0, 1, -1, 42, Int64.max, Int64.min, -7, 1_000_000]))
         case 3: return .int(Int64.random(in: -1000...1000, using: &rng))
-        case 4: return .double(pick([0.5, -0.5, 3.0, 1e16, -1e-7, 5e-324, .greatestFiniteMagnitude, -0.0, 0.1]))
+        case 4: return .double(pick([0.5, -0.5, 3.0, 1e16, -1e-7, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -0.0, 0.1]))
         case 5: return .double(Double.random(in: -1e6...1e6, using: &rng))
         case 6, 7, 8: return .string(pick(Self.strings))
         case 9: return .date(Date(timeIntervalSinceReferenceDate: Double(int(1_000_000_000))))
