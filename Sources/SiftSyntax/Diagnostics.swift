@@ -140,6 +140,45 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
     ///   - firstLine: The line number of the predicate's first line in that
     ///     source, for a predicate read from a line of a file.
     public func rendered(sourceName: String = "predicate", firstLine: Int = 1) -> String {
+        SourceDiagnostic(message: message, range: range, location: location, sourceLine: sourceLine)
+            .rendered(sourceName: sourceName, firstLine: firstLine)
+    }
+
+    public var description: String {
+        "\(location.line):\(location.column): error: \(message)"
+    }
+}
+
+extension PredicateSyntaxError: LocalizedError {
+    public var errorDescription: String? { description }
+}
+
+/// A message about a place in predicate text, shown the way compilers show
+/// errors. Syntax errors and the later stages' errors render through it.
+public struct SourceDiagnostic: Hashable, Sendable {
+    public var message: String
+    public var range: SourceRange
+    public var location: SourcePosition
+    public var sourceLine: String
+    /// A line of advice printed under the caret, if any.
+    public var note: String?
+
+    public init(message: String, range: SourceRange, location: SourcePosition, sourceLine: String, note: String? = nil) {
+        self.message = message
+        self.range = range
+        self.location = location
+        self.sourceLine = sourceLine
+        self.note = note
+    }
+
+    /// Locates `range` in `text`.
+    public init(message: String, range: SourceRange, in text: String, note: String? = nil) {
+        self.init(message: message, range: range, location: SourcePosition(offset: range.lowerBound, in: text),
+                  sourceLine: String(text.line(containing: range.lowerBound)), note: note)
+    }
+
+    /// The diagnostic with the source line and a caret under the problem.
+    public func rendered(sourceName: String = "predicate", firstLine: Int = 1) -> String {
         let line = location.line + firstLine - 1
         let lineNumber = String(line)
         let gutter = String(repeating: " ", count: lineNumber.count)
@@ -150,6 +189,7 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
         text += "\(gutter)--> \(sourceName):\(line):\(location.column)\n"
         text += "\(lineNumber) | \(sourceLine)\n"
         text += "\(gutter) | \(pad)\(String(repeating: "^", count: width))"
+        if let note { text += "\n\(gutter) = note: \(note)" }
         return text
     }
 
@@ -166,12 +206,4 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
         }
         return max(1, characters)
     }
-
-    public var description: String {
-        "\(location.line):\(location.column): error: \(message)"
-    }
-}
-
-extension PredicateSyntaxError: LocalizedError {
-    public var errorDescription: String? { description }
 }

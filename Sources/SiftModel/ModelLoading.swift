@@ -1,0 +1,219 @@
+// Stage 2 (schema): reading models from JSON and from Xcode data models.
+//
+// JSON is the form of `conformance/company.json`'s "model" member:
+//   {"entities": [{"name": "Employee",
+//                  "attributes": [{"name": "age", "type": "integer64", "optional": true, "default": 0}],
+//                  "relationships": [{"name": "department", "destination": "Department",
+//                                     "toMany": false, "optional": true, "inverse": "employees",
+//                                     "deleteRule": "nullify"}]}]}
+// An Xcode model is the XML that Xcode writes in `Foo.xcdatamodel/contents`.
+
+import Foundation
+import SiftSyntax
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+extension DataModel {
+    private struct JSONForm: Decodable {
+        struct EntityForm: Decodable {
+            var name: String
+            var attributes: [AttributeForm]?
+            var relationships: [RelationshipForm]?
+        }
+        struct AttributeForm: Decodable {
+            var name: String
+            var type: String
+            var optional: Bool?
+            var `default`: PredicateValue?
+        }
+        struct RelationshipForm: Decodable {
+            var name: String
+            var destination: String
+            var toMany: Bool?
+            var optional: Bool?
+            var inverse: String?
+            var deleteRule: DeleteRule?
+        }
+        var entities: [EntityForm]
+    }
+
+    /// Reads a model from its JSON form.
+    public init(json data: Data) throws(ModelError) {
+        let form: JSONForm
+        do {
+            form = try JSONDecoder().decode(JSONForm.self, from: data)
+        } catch {
+            throw ModelError.unreadable(path: "JSON", reason: Self.describe(error))
+        }
+        var entities: [Entity] = []
+        for entity in form.entities {
+            var attributes: [Attribute] = []
+            for a in entity.attributes ?? [] {
+                guard let type = AttributeType(rawValue: a.type) else {
+                    throw ModelError.unknownAttributeType(entity: entity.name, attribute: a.name, type: a.type)
+                }
+                attributes.append(Attribute(a.name, type, optional: a.optional ?? false, defaultValue: a.default))
+            }
+            let relationships = (entity.relationships ?? []).map {
+                Relationship($0.name, to: $0.destination, toMany: $0.toMany ?? false, optional: $0.optional ?? true,
+                             inverse: $0.inverse, deleteRule: $0.deleteRule ?? .nullify)
+            }
+            entities.append(Entity(entity.name, attributes: attributes, relationships: relationships))
+        }
+        try self.init(entities)
+    }
+
+    /// Reads a model from a file: a JSON model, a data set (JSON with a
+    /// "model" member), an `.xcdatamodel` folder, its `contents` file, or an
+    /// `.xcdatamodeld` folder (its current version).
+    public init(contentsOf url: URL) throws(ModelError) {
+        let path = url.path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ModelError.unreadable(path: path, reason: "no such file")
+        }
+        if isDirectory.boolValue {
+            if url.pathExtension == "xcdatamodeld" {
+                try self.init(xcdatamodel: try Self.currentVersion(in: url))
+            } else {
+                try self.init(xcdatamodel: url.appendingPathComponent("contents"))
+            }
+            return
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ModelError.unreadable(path: path, reason: "cannot read the file")
+        }
+        if data.first(where: { !$0.isWhitespaceByte }) == UInt8(ascii: "<") {
+            try self.init(xcdatamodelXML: data, path: path)
+            return
+        }
+        // A data set wraps its model in {"model": …}.
+        if let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let model = object["model"],
+           let modelData = try? JSONSerialization.data(withJSONObject: model) {
+            try self.init(json: modelData)
+        } else {
+            try self.init(json: data)
+        }
+    }
+
+    /// Reads an Xcode model's `contents` file.
+    public init(xcdatamodel url: URL) throws(ModelError) {
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw ModelError.unreadable(path: url.path, reason: "cannot read the file")
+        }
+        try self.init(xcdatamodelXML: data, path: url.path)
+    }
+
+    /// Reads the XML that Xcode writes for a data model.
+    public init(xcdatamodelXML data: Data, path: String = "contents") throws(ModelError) {
+        let reader = XcodeModelReader()
+        let parser = XMLParser(data: data)
+        parser.delegate = reader
+        guard parser.parse() else {
+            let reason = parser.parserError.map { "\($0.localizedDescription) at line \(parser.lineNumber)" }
+                ?? "invalid XML at line \(parser.lineNumber)"
+            throw ModelError.unreadable(path: path, reason: reason)
+        }
+        if let error = reader.error { throw error }
+        try self.init(reader.entities.map { Entity($0.name, attributes: $0.attributes, relationships: $0.relationships) })
+    }
+
+    /// The current version of an `.xcdatamodeld` bundle: the one its
+    /// `.xccurrentversion` names, or else the only (or last) version.
+    static func currentVersion(in bundle: URL) throws(ModelError) -> URL {
+        let marker = bundle.appendingPathComponent(".xccurrentversion")
+        if let data = FileManager.default.contents(atPath: marker.path),
+           let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+           let name = plist["_XCCurrentVersionName"] as? String {
+            return bundle.appendingPathComponent(name).appendingPathComponent("contents")
+        }
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: bundle.path)) ?? [])
+            .filter { $0.hasSuffix(".xcdatamodel") }.sorted()
+        guard let last = versions.last else {
+            throw ModelError.unreadable(path: bundle.path, reason: "no .xcdatamodel inside")
+        }
+        return bundle.appendingPathComponent(last).appendingPathComponent("contents")
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, let context):
+            return "missing '\(key.stringValue)' at \(path(context.codingPath))"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            return "\(context.debugDescription) at \(path(context.codingPath))"
+        case DecodingError.dataCorrupted(let context):
+            return context.debugDescription
+        default:
+            return "\(error)"
+        }
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+    }
+}
+
+extension UInt8 {
+    fileprivate var isWhitespaceByte: Bool { self == 0x20 || self == 0x0A || self == 0x0D || self == 0x09 }
+}
+
+/// Collects entities from the XML of an Xcode data model.
+private final class XcodeModelReader: NSObject, XMLParserDelegate {
+    struct EntityForm {
+        var name: String
+        var attributes: [Attribute] = []
+        var relationships: [Relationship] = []
+    }
+
+    var entities: [EntityForm] = []
+    var error: ModelError?
+
+    /// Xcode's attribute type names.
+    static let types: [String: AttributeType] = [
+        "Integer 16": .integer16, "Integer 32": .integer32, "Integer 64": .integer64, "Decimal": .decimal,
+        "Double": .double, "Float": .float, "String": .string, "Boolean": .boolean, "Date": .date,
+        "Binary": .binary, "UUID": .uuid, "URI": .string,
+    ]
+
+    func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?,
+                qualifiedName: String?, attributes: [String: String] = [:]) {
+        switch element {
+        case "entity":
+            entities.append(EntityForm(name: attributes["name"] ?? ""))
+        case "attribute" where !entities.isEmpty:
+            let name = attributes["name"] ?? ""
+            let typeName = attributes["attributeType"] ?? ""
+            guard let type = Self.types[typeName] else {
+                error = error ?? .unknownAttributeType(entity: entities[entities.count - 1].name, attribute: name, type: typeName)
+                return
+            }
+            let defaultValue = attributes["defaultValueString"].map { Self.defaultValue($0, type) }
+            entities[entities.count - 1].attributes.append(
+                Attribute(name, type, optional: attributes["optional"] == "YES", defaultValue: defaultValue))
+        case "relationship" where !entities.isEmpty:
+            let rule: DeleteRule = switch attributes["deletionRule"] {
+            case "Cascade": .cascade
+            case "Deny": .deny
+            case "No Action": .noAction
+            default: .nullify
+            }
+            entities[entities.count - 1].relationships.append(Relationship(
+                attributes["name"] ?? "", to: attributes["destinationEntity"] ?? "",
+                toMany: attributes["toMany"] == "YES", optional: attributes["optional"] == "YES",
+                inverse: attributes["inverseName"], deleteRule: rule))
+        default:
+            break
+        }
+    }
+
+    static func defaultValue(_ text: String, _ type: AttributeType) -> PredicateValue {
+        switch type {
+        case .integer16, .integer32, .integer64: Int64(text).map(PredicateValue.int) ?? .string(text)
+        case .decimal, .double, .float: Double(text).map(PredicateValue.double) ?? .string(text)
+        case .boolean: .bool(text == "YES" || text == "1" || text.lowercased() == "true")
+        case .date: Double(text).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .string(text)
+        default: .string(text)
+        }
+    }
+}

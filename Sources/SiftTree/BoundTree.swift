@@ -1,0 +1,223 @@
+// Stage 3 (tree): the bound tree.
+//
+// What the binder makes of a syntax tree once it knows the model: key paths
+// resolved to attributes and relationships, a type at every node, constants
+// converted, `SOME`/`ANY` and friends made explicit. It carries no source
+// text or ranges, is Hashable and Sendable, and is what the optimizer and both
+// lowerings (SQL and memory) consume.
+//
+// AND and OR are n-ary. Comparisons never hold a to-many operand without a
+// quantifier, and operator/operand types always fit: the binder has checked.
+
+import SiftModel
+import SiftSyntax
+
+/// The type of a bound expression's value.
+public indirect enum ValueType: Hashable, Sendable, CustomStringConvertible {
+    /// The `nil` literal: fits any type.
+    case null
+    case boolean
+    case integer
+    case double
+    case string
+    case date
+    case data
+    case uuid
+    /// An object of the named entity (possibly nil).
+    case object(String)
+    /// A collection whose members have the given type.
+    case collection(ValueType)
+    /// Not known before evaluation (a `%@` array of mixed values, a dictionary).
+    case any
+
+    /// The type of an attribute's values.
+    public init(_ type: AttributeType) {
+        switch type {
+        case .integer16, .integer32, .integer64: self = .integer
+        case .decimal, .double, .float: self = .double
+        case .string: self = .string
+        case .boolean: self = .boolean
+        case .date: self = .date
+        case .binary: self = .data
+        case .uuid: self = .uuid
+        }
+    }
+
+    /// Whether values of this type are numbers (booleans are 0 and 1).
+    public var isNumeric: Bool { self == .integer || self == .double || self == .boolean }
+
+    /// Whether this is a collection.
+    public var isCollection: Bool {
+        if case .collection = self { return true }
+        return false
+    }
+
+    /// The type of a collection's members, or the type itself.
+    public var elementType: ValueType {
+        if case .collection(let element) = self { return element }
+        return self
+    }
+
+    public var description: String {
+        switch self {
+        case .null: "nil"
+        case .boolean: "boolean"
+        case .integer: "integer"
+        case .double: "double"
+        case .string: "string"
+        case .date: "date"
+        case .data: "binary data"
+        case .uuid: "UUID"
+        case .object(let entity): entity
+        case .collection(let element): "collection of \(element)"
+        case .any: "any"
+        }
+    }
+}
+
+/// A resolved attribute: which entity, which one, where its value lives.
+public struct AttributeReference: Hashable, Sendable, CustomStringConvertible {
+    public var entity: String
+    public var name: String
+    public var slot: Int
+    public var type: AttributeType
+    public var isOptional: Bool
+
+    public init(entity: String, attribute: Attribute) {
+        self.entity = entity
+        self.name = attribute.name
+        self.slot = attribute.slot
+        self.type = attribute.type
+        self.isOptional = attribute.isOptional
+    }
+
+    public var description: String { "\(entity).\(name)" }
+}
+
+/// A resolved relationship.
+public struct RelationshipReference: Hashable, Sendable, CustomStringConvertible {
+    public var entity: String
+    public var name: String
+    public var destination: String
+    public var isToMany: Bool
+    public var slot: Int
+    public var inverse: String?
+
+    public init(entity: String, relationship: Relationship) {
+        self.entity = entity
+        self.name = relationship.name
+        self.destination = relationship.destination
+        self.isToMany = relationship.isToMany
+        self.slot = relationship.slot
+        self.inverse = relationship.inverse
+    }
+
+    public var description: String { "\(entity).\(name)" }
+}
+
+/// A collection operator or aggregate function over a collection.
+public enum AggregateOperator: String, Hashable, Sendable, CaseIterable {
+    case count, sum, avg, min, max
+}
+
+/// A built-in function, as NSExpression names them.
+public enum BuiltinFunction: String, Hashable, Sendable, CaseIterable {
+    // Over a collection (one collection argument, or several numbers).
+    case sum, count, min, max, average, median, mode, stddev
+    // Numbers.
+    case sqrt, log, ln, exp, floor, ceiling, abs, trunc
+    case bitwiseAnd, bitwiseOr, bitwiseXor, leftshift, rightshift, onesComplement, modulus
+    // Strings.
+    case uppercase, lowercase
+    // No arguments.
+    case random, randomn, now
+    // CAST targets.
+    case castToDate, castToNumber, castToString
+    // Set operations between collections.
+    case union, intersect, minus
+    // `@distinctUnionOfObjects`.
+    case distinct
+}
+
+/// A bound predicate.
+public indirect enum BoundPredicate: Hashable, Sendable {
+    case constant(Bool)
+    case not(BoundPredicate)
+    /// Every operand holds (two or more operands).
+    case and([BoundPredicate])
+    /// Some operand holds (two or more operands).
+    case or([BoundPredicate])
+    case comparison(BoundComparison)
+}
+
+/// A bound comparison.
+public struct BoundComparison: Hashable, Sendable {
+    /// `ANY`, `ALL` or `NONE` over a collection on the left, or `.direct`.
+    public var quantifier: Quantifier
+    public var left: BoundExpression
+    public var `operator`: ComparisonOperator
+    public var options: ComparisonOptions
+    public var right: BoundExpression
+
+    public init(_ left: BoundExpression, _ operator: ComparisonOperator, options: ComparisonOptions = [],
+                _ right: BoundExpression, quantifier: Quantifier = .direct) {
+        self.quantifier = quantifier
+        self.left = left
+        self.operator = `operator`
+        self.options = options
+        self.right = right
+    }
+}
+
+/// A bound expression and the type of its value.
+public struct BoundExpression: Hashable, Sendable {
+    public indirect enum Kind: Hashable, Sendable {
+        /// A constant value (converted to the type of what it is compared with).
+        case constant(PredicateValue)
+        /// The object being evaluated (`SELF`).
+        case evaluatedObject
+        /// A variable bound by an enclosing `SUBQUERY`, or by `map`.
+        case variable(String)
+        /// An attribute of one object.
+        case attribute(BoundExpression, AttributeReference)
+        /// A to-one relationship of one object: an object or nil.
+        case toOne(BoundExpression, RelationshipReference)
+        /// A to-many relationship of one object: a collection of objects.
+        case toMany(BoundExpression, RelationshipReference)
+        /// Each member of a collection, bound to the variable, through the
+        /// expression: `reports.age` maps `reports` by `$m.age`. Collections
+        /// the expression yields are flattened into the result.
+        case map(BoundExpression, variable: String, BoundExpression)
+        /// `@count`, `@sum`, `@avg`, `@min`, `@max` of a collection.
+        case aggregate(AggregateOperator, BoundExpression)
+        /// The members of a collection of objects that satisfy the predicate.
+        case subquery(BoundExpression, variable: String, BoundPredicate)
+        /// `{a, b, c}`.
+        case list([BoundExpression])
+        /// `a + b` and the other arithmetic operators.
+        case arithmetic(BinaryOperator, BoundExpression, BoundExpression)
+        /// `-a`.
+        case negate(BoundExpression)
+        /// A built-in function.
+        case function(BuiltinFunction, [BoundExpression])
+        /// `TERNARY(condition, then, else)`.
+        case ternary(BoundPredicate, BoundExpression, BoundExpression)
+        /// `collection[index]`: FIRST is 0, LAST is -1.
+        case index(BoundExpression, BoundExpression)
+        /// `collection[SIZE]`.
+        case size(BoundExpression)
+    }
+
+    public var kind: Kind
+    public var type: ValueType
+
+    public init(_ kind: Kind, type: ValueType) {
+        self.kind = kind
+        self.type = type
+    }
+
+    /// A constant.
+    public static func constant(_ value: PredicateValue, type: ValueType) -> BoundExpression {
+        BoundExpression(.constant(value), type: type)
+    }
+}
