@@ -6,6 +6,10 @@
 // stages before it (see "How it works" in README.md):
 //
 //   SiftSyntax   lexer, parser, syntax tree, printer, diagnostics, format arguments
+//   SiftModel    the data model: entities, attributes, relationships; JSON and Xcode loaders
+//   SiftTree     the bound tree: resolved, typed, free of source text
+//   SiftChecking the binder: syntax tree + model -> bound tree, validation errors
+//   SiftMemory   row cache and in-memory evaluation of bound trees
 //   Sift         the public compiler library (re-exports every compiler stage)
 //   SiftStore    the persistence core: SQLite store, fetch path (uses CSQLite)
 //   SiftCommand  the `sift` command line
@@ -26,8 +30,16 @@ let package = Package(
     targets: [
         // Stage 1: text -> syntax tree. Depends on nothing but Foundation.
         .target(name: "SiftSyntax"),
+        // Stage 2: the data model.
+        .target(name: "SiftModel", dependencies: ["SiftSyntax"]),
+        // Stage 3: the bound tree.
+        .target(name: "SiftTree", dependencies: ["SiftSyntax", "SiftModel"]),
+        // Stage 4: binding and validation.
+        .target(name: "SiftChecking", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
+        // Memory lowering: row cache, compiled filters.
+        .target(name: "SiftMemory", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
         // The compiler library users import.
-        .target(name: "Sift", dependencies: ["SiftSyntax"]),
+        .target(name: "Sift", dependencies: ["SiftSyntax", "SiftModel", "SiftTree", "SiftChecking", "SiftMemory"]),
         // The system SQLite (Debian's libsqlite3-dev).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The persistence core. The compiler library never depends on it.

@@ -221,7 +221,7 @@ public struct DataModel: Hashable, Sendable {
                 }
             }
             for relationship in entity.relationships {
-                guard let destination = entity(named: relationship.destination) else {
+                guard let destination = self.entity(named: relationship.destination) else {
                     throw ModelError.unknownDestination(entity: entity.name, relationship: relationship.name,
                                                         destination: relationship.destination)
                 }

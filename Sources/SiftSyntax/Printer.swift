@@ -333,3 +333,9 @@ struct PredicatePrinter {
         return result + "\""
     }
 }
+
+extension PredicateValue: CustomStringConvertible {
+    /// The value as it would be written in a predicate: `"text"`, `42`,
+    /// `CAST(700000000.0, "NSDate")`, `{1, 2}`.
+    public var description: String { PredicatePrinter.readable(self) }
+}

@@ -1,0 +1,590 @@
+// Stage 4 (checking): the binder.
+//
+// Turns a syntax tree into a bound tree for one entity of a model: resolves
+// key paths to attributes and relationships (through to-one and to-many
+// relationships, SELF and SUBQUERY variables), gives every node a type,
+// converts constants, and rejects what does not fit with a typed error that
+// points at the construct and says how to fix it.
+//
+// Inside a SUBQUERY, the evaluated object is the member being tested: bare
+// keys and SELF refer to it, as `$variable` does.
+
+import Foundation
+import SiftModel
+import SiftSyntax
+import SiftTree
+
+/// Binds predicates to a model.
+///
+/// ```swift
+/// let binder = Binder(model: model)
+/// let bound = try binder.bind(PredicateParser.parse("ANY reports.age > 60"), entity: "Employee")
+/// ```
+public struct Binder: Sendable {
+    /// The model key paths are resolved against.
+    public let model: DataModel
+    /// Values for `$variables`.
+    public var variables: [String: PredicateValue]
+
+    /// Creates a binder for `model`, with values for `$variables`.
+    public init(model: DataModel, variables: [String: PredicateValue] = [:]) {
+        self.model = model
+        self.variables = variables
+    }
+
+    /// Binds a predicate whose evaluated objects are of `entity`.
+    public func bind(_ predicate: PredicateSyntax, entity: String) throws(PredicateValidationError) -> BoundPredicate {
+        guard model.entity(named: entity) != nil else {
+            throw PredicateValidationError(.unknownEntity(entity), range: predicate.range)
+        }
+        var state = BindingState(model: model, values: variables)
+        return try state.predicate(predicate, self: BoundExpression(.evaluatedObject, type: .object(entity)))
+    }
+
+    /// Binds an expression whose evaluated object is of `entity`, such as the
+    /// key of a sort descriptor.
+    public func bind(_ expression: ExpressionSyntax, entity: String) throws(PredicateValidationError) -> BoundExpression {
+        guard model.entity(named: entity) != nil else {
+            throw PredicateValidationError(.unknownEntity(entity), range: expression.range)
+        }
+        var state = BindingState(model: model, values: variables)
+        return try state.expression(expression, self: BoundExpression(.evaluatedObject, type: .object(entity)))
+    }
+}
+
+/// The functions a predicate may call by name, with what they take.
+enum FunctionSignature {
+    /// Takes one collection, or several values made into one.
+    case collection
+    /// Takes numbers.
+    case numbers(Int)
+    /// Takes integers.
+    case integers(Int)
+    /// Takes strings.
+    case strings(Int)
+    /// Takes nothing.
+    case none
+
+    static let byName: [String: (BuiltinFunction, FunctionSignature)] = [
+        "sum": (.sum, .collection), "count": (.count, .collection), "min": (.min, .collection),
+        "max": (.max, .collection), "average": (.average, .collection), "median": (.median, .collection),
+        "mode": (.mode, .collection), "stddev": (.stddev, .collection),
+        "sqrt": (.sqrt, .numbers(1)), "log": (.log, .numbers(1)), "ln": (.ln, .numbers(1)), "exp": (.exp, .numbers(1)),
+        "floor": (.floor, .numbers(1)), "ceiling": (.ceiling, .numbers(1)), "abs": (.abs, .numbers(1)),
+        "trunc": (.trunc, .numbers(1)), "modulus": (.modulus, .numbers(2)),
+        "bitwiseAnd": (.bitwiseAnd, .integers(2)), "bitwiseOr": (.bitwiseOr, .integers(2)),
+        "bitwiseXor": (.bitwiseXor, .integers(2)), "leftshift": (.leftshift, .integers(2)),
+        "rightshift": (.rightshift, .integers(2)), "onesComplement": (.onesComplement, .integers(1)),
+        "uppercase": (.uppercase, .strings(1)), "lowercase": (.lowercase, .strings(1)),
+        "random": (.random, .none), "randomn": (.randomn, .integers(1)), "now": (.now, .none),
+    ]
+}
+
+struct BindingState {
+    let model: DataModel
+    let values: [String: PredicateValue]
+    /// SUBQUERY variables in scope, and the entity of the objects they hold.
+    var scope: [String: String] = [:]
+    /// Numbers the variables the binder makes for `map`.
+    var nextVariable = 0
+
+    init(model: DataModel, values: [String: PredicateValue]) {
+        self.model = model
+        self.values = values
+    }
+
+    typealias Failure = PredicateValidationError
+
+    // MARK: Predicates
+
+    mutating func predicate(_ p: PredicateSyntax, self selfExpression: BoundExpression) throws(Failure) -> BoundPredicate {
+        switch p.kind {
+        case .constant(let value):
+            return .constant(value)
+        case .not(let operand):
+            return .not(try predicate(operand, self: selfExpression))
+        case .and(let operands):
+            var bound: [BoundPredicate] = []
+            for operand in operands { bound.append(try predicate(operand, self: selfExpression)) }
+            return .and(bound)
+        case .or(let operands):
+            var bound: [BoundPredicate] = []
+            for operand in operands { bound.append(try predicate(operand, self: selfExpression)) }
+            return .or(bound)
+        case .comparison(let c):
+            return try comparison(c, range: p.range, self: selfExpression)
+        }
+    }
+
+    mutating func comparison(_ c: ComparisonSyntax, range: SourceRange, self selfExpression: BoundExpression) throws(Failure)
+        -> BoundPredicate
+    {
+        let op = c.operator
+        if op == .conformsTo || op == .utiEquals {
+            throw Failure(.unsupported("\(op.rawValue) (there are no uniform type identifiers on Linux)"), range: range)
+        }
+        var left = try expression(c.left, self: selfExpression)
+        var right = try expression(c.right, self: selfExpression)
+
+        // Collections: a quantifier needs one on the left; without one, only
+        // membership tests (x IN collection, collection CONTAINS x) and
+        // BETWEEN's bounds may be collections.
+        let leftIsMembership = c.quantifier == .direct && op == .contains && left.type.isCollection
+        if c.quantifier != .direct {
+            guard left.type.isCollection || left.type == .any else {
+                throw Failure(.quantifierNeedsCollection(c.quantifier), range: c.left.range)
+            }
+        } else if left.type.isCollection && !leftIsMembership {
+            throw Failure(.collectionNeedsQuantifier(c.left.description), range: c.left.range)
+        }
+        if right.type.isCollection && op != .in && op != .between {
+            throw Failure(.collectionNeedsQuantifier(c.right.description), range: c.right.range)
+        }
+
+        let leftType = c.quantifier != .direct || leftIsMembership ? left.type.elementType : left.type
+        switch op {
+        case .between:
+            let bounds: Int? = switch right.kind {
+            case .list(let elements): elements.count
+            case .constant(.array(let values)): values.count
+            default: right.type == .any ? 2 : nil
+            }
+            guard bounds == 2 else { throw Failure(.betweenNeedsTwoBounds(found: bounds), range: c.right.range) }
+            try checkComparable(leftType, op, right.type.elementType, range: range)
+            right = convert(right, toMatch: leftType)
+        case .in:
+            if right.type.isCollection || right.type == .any {
+                try checkComparable(leftType, .equalTo, right.type.elementType, range: range)
+                right = convert(right, toMatch: leftType)
+            } else {
+                try checkStrings(op, leftType, right.type, range: range)
+            }
+        case .contains where leftIsMembership:
+            try checkComparable(leftType, .equalTo, right.type, range: range)
+            right = convert(right, toMatch: leftType)
+        case .contains, .beginsWith, .endsWith, .like, .matches:
+            try checkStrings(op, leftType, right.type, range: range)
+            if op == .matches, case .constant(.string(let pattern)) = right.kind {
+                do {
+                    _ = try NSRegularExpression(pattern: pattern)
+                } catch {
+                    throw Failure(.invalidRegularExpression(pattern: pattern, reason: Self.regexReason(error)),
+                                  range: c.right.range)
+                }
+            }
+        default:
+            try checkComparable(leftType, op, right.type, range: range)
+            right = convert(right, toMatch: leftType)
+            left = convert(left, toMatch: right.type)
+        }
+        if !c.options.isEmpty {
+            for type in [leftType, right.type.elementType] where !(type == .string || type == .null || type == .any) {
+                throw Failure(.optionsNeedStrings(c.options, found: type), range: range)
+            }
+        }
+        return .comparison(BoundComparison(left, op, options: c.options, right, quantifier: c.quantifier))
+    }
+
+    static func regexReason(_ error: any Error) -> String {
+        let text = "\(error)"
+        return text.isEmpty ? "the pattern does not compile" : "the pattern does not compile (\(text))"
+    }
+
+    /// Checks that values of the two types can be compared with `op`.
+    func checkComparable(_ left: ValueType, _ op: ComparisonOperator, _ right: ValueType, range: SourceRange) throws(Failure) {
+        let ordering = op != .equalTo && op != .notEqualTo
+        func orderable(_ t: ValueType) -> Bool { t.isNumeric || t == .string || t == .date || t == .null || t == .any }
+        let fits: Bool = switch (left, right) {
+        case (.null, _), (_, .null), (.any, _), (_, .any): true
+        case (let l, let r) where l.isNumeric && r.isNumeric: true
+        case (.string, .string), (.date, .date), (.data, .data), (.uuid, .uuid), (.uuid, .string), (.string, .uuid): true
+        case (.object(let l), .object(let r)): l == r && !ordering
+        case (.collection, _), (_, .collection): false
+        default: false
+        }
+        guard fits, !ordering || (orderable(left) && orderable(right)) else {
+            throw Failure(.incomparableTypes(left, op, right), range: range)
+        }
+    }
+
+    /// Checks the operands of a string operator.
+    func checkStrings(_ op: ComparisonOperator, _ left: ValueType, _ right: ValueType, range: SourceRange) throws(Failure) {
+        for type in [left, right] where !(type == .string || type == .null || type == .any) {
+            throw Failure(.operatorNeedsStrings(op, found: type), range: range)
+        }
+    }
+
+    /// Converts a constant to the type of what it is compared with, where the
+    /// conversion is lossless: a UUID written as a string.
+    func convert(_ expression: BoundExpression, toMatch type: ValueType) -> BoundExpression {
+        guard type == .uuid else { return expression }
+        switch expression.kind {
+        case .constant(.string(let s)):
+            if let uuid = UUID(uuidString: s) { return .constant(.uuid(uuid), type: .uuid) }
+        case .constant(.array(let values)):
+            let converted = values.map { value -> PredicateValue in
+                if case .string(let s) = value, let uuid = UUID(uuidString: s) { return .uuid(uuid) }
+                return value
+            }
+            return .constant(.array(converted), type: .collection(.uuid))
+        default: break
+        }
+        return expression
+    }
+
+    // MARK: Expressions
+
+    mutating func expression(_ e: ExpressionSyntax, self selfExpression: BoundExpression) throws(Failure) -> BoundExpression {
+        switch e.kind {
+        case .constant(let value):
+            return try constant(value, range: e.range)
+        case .keyPath(let path):
+            return try keyPath(path, from: selfExpression, range: e.range)
+        case .evaluatedObject:
+            return selfExpression
+        case .variable(let name):
+            if let entity = scope[name] { return BoundExpression(.variable(name), type: .object(entity)) }
+            if let value = values[name] { return try constant(value, range: e.range) }
+            throw Failure(.unboundVariable(name), range: e.range)
+        case .assignment:
+            throw Failure(.unsupported("assignment ($x := …)"), range: e.range)
+        case .member(let base, let path):
+            return try keyPath(path, from: try expression(base, self: selfExpression), range: e.range)
+        case .index(let base, let index):
+            return try self.index(try expression(base, self: selfExpression), index, range: e.range, self: selfExpression)
+        case .aggregate(let elements):
+            var bound: [BoundExpression] = []
+            for element in elements { bound.append(try expression(element, self: selfExpression)) }
+            return BoundExpression(.list(bound), type: .collection(Self.unified(bound.map(\.type))))
+        case .negate(let operand):
+            let bound = try expression(operand, self: selfExpression)
+            guard bound.type.isNumeric || bound.type == .null || bound.type == .any else {
+                throw Failure(.arithmeticNeedsNumbers(.subtract, bound.type, bound.type), range: e.range)
+            }
+            if case .constant(let value) = bound.kind, let negated = Self.negated(value) {
+                return .constant(negated, type: bound.type)
+            }
+            return BoundExpression(.negate(bound), type: bound.type == .boolean ? .integer : bound.type)
+        case .binary(let op, let l, let r):
+            return try binary(op, try expression(l, self: selfExpression), try expression(r, self: selfExpression),
+                              range: e.range)
+        case .function(let name, let arguments):
+            var bound: [BoundExpression] = []
+            for argument in arguments { bound.append(try expression(argument, self: selfExpression)) }
+            return try function(name, bound, range: e.range)
+        case .functionCall:
+            throw Failure(.unsupported("FUNCTION(…) without a registered function"), range: e.range)
+        case .subquery(let collection, let variable, let p):
+            let boundCollection = try expression(collection, self: selfExpression)
+            guard case .collection(.object(let entity)) = boundCollection.type else {
+                throw Failure(.subqueryNeedsObjects(found: boundCollection.type), range: collection.range)
+            }
+            let saved = scope
+            scope[variable] = entity
+            defer { scope = saved }
+            let member = BoundExpression(.variable(variable), type: .object(entity))
+            let bound = try predicate(p, self: member)
+            return BoundExpression(.subquery(boundCollection, variable: variable, bound), type: boundCollection.type)
+        case .ternary(let condition, let then, let otherwise):
+            let c = try predicate(condition, self: selfExpression)
+            let a = try expression(then, self: selfExpression)
+            let b = try expression(otherwise, self: selfExpression)
+            return BoundExpression(.ternary(c, a, b), type: Self.unified([a.type, b.type]))
+        case .cast(let value, let typeName):
+            return try cast(try expression(value, self: selfExpression), to: typeName, range: e.range)
+        }
+    }
+
+    func constant(_ value: PredicateValue, range: SourceRange) throws(Failure) -> BoundExpression {
+        .constant(value, type: try type(of: value, range: range))
+    }
+
+    func type(of value: PredicateValue, range: SourceRange) throws(Failure) -> ValueType {
+        switch value {
+        case .null: return .null
+        case .bool: return .boolean
+        case .int: return .integer
+        case .double: return .double
+        case .string: return .string
+        case .date: return .date
+        case .data: return .data
+        case .uuid: return .uuid
+        case .dictionary: return .any
+        case .object(let reference):
+            guard model.entity(named: reference.entity) != nil else {
+                throw Failure(.unknownEntity(reference.entity), range: range)
+            }
+            return .object(reference.entity)
+        case .array(let values):
+            var types: [ValueType] = []
+            for v in values { types.append(try type(of: v, range: range)) }
+            return .collection(Self.unified(types))
+        }
+    }
+
+    /// One type for values of several: the common one, a number when numbers
+    /// mix, or `.any`.
+    static func unified(_ types: [ValueType]) -> ValueType {
+        let known = types.filter { $0 != .null }
+        guard let first = known.first else { return .null }
+        if known.allSatisfy({ $0 == first }) { return first }
+        if known.allSatisfy(\.isNumeric) { return known.contains(.double) ? .double : .integer }
+        return .any
+    }
+
+    static func negated(_ value: PredicateValue) -> PredicateValue? {
+        switch value {
+        case .int(let i) where i != .min: .int(-i)
+        case .double(let d): .double(-d)
+        case .bool(let b): .int(b ? -1 : 0)
+        case .null: .null
+        default: nil
+        }
+    }
+
+    // MARK: Key paths
+
+    mutating func freshVariable() -> String {
+        nextVariable += 1
+        return "#\(nextVariable)"
+    }
+
+    /// Resolves `path` from `base`, one key at a time.
+    mutating func keyPath(_ path: [String], from base: BoundExpression, range: SourceRange) throws(Failure) -> BoundExpression {
+        var current = base
+        var previousKey: String?
+        var i = 0
+        while i < path.count {
+            let key = path[i]
+            if key.hasPrefix("@") {
+                return try collectionOperator(key, current, rest: Array(path[(i + 1)...]), range: range)
+            }
+            switch current.type {
+            case .object(let entityName):
+                let entity = model.entity(named: entityName)!
+                guard let property = entity.property(named: key) else {
+                    throw Failure(.unknownKey(key, entity: entityName,
+                                              suggestion: Self.closest(to: key, in: entity.propertyNames)), range: range)
+                }
+                switch property {
+                case .attribute(let a):
+                    current = BoundExpression(.attribute(current, AttributeReference(entity: entityName, attribute: a)),
+                                              type: ValueType(a.type))
+                case .relationship(let r):
+                    let reference = RelationshipReference(entity: entityName, relationship: r)
+                    current = r.isToMany
+                        ? BoundExpression(.toMany(current, reference), type: .collection(.object(r.destination)))
+                        : BoundExpression(.toOne(current, reference), type: .object(r.destination))
+                }
+                i += 1
+            case .collection(.object):
+                // The keys up to the next collection operator apply to each member.
+                var end = i
+                while end < path.count, !path[end].hasPrefix("@") { end += 1 }
+                current = try map(Array(path[i..<end]), over: current, range: range)
+                i = end
+            default:
+                throw Failure(.keyPathContinuesPastAttribute(attribute: previousKey ?? "SELF", key: key), range: range)
+            }
+            previousKey = key
+        }
+        return current
+    }
+
+    /// `collection.a.b`: the path applied to each member, flattened.
+    mutating func map(_ path: [String], over collection: BoundExpression, range: SourceRange) throws(Failure) -> BoundExpression {
+        guard case .collection(.object(let entity)) = collection.type else { return collection }
+        let variable = freshVariable()
+        let member = BoundExpression(.variable(variable), type: .object(entity))
+        let each = try keyPath(path, from: member, range: range)
+        return BoundExpression(.map(collection, variable: variable, each), type: .collection(each.type.elementType))
+    }
+
+    /// `@count`, `@sum.salary`, `@distinctUnionOfObjects.name`, …
+    mutating func collectionOperator(_ key: String, _ collection: BoundExpression, rest: [String],
+                                     range: SourceRange) throws(Failure) -> BoundExpression {
+        let name = String(key.dropFirst())
+        let values = rest.isEmpty ? collection : try map(rest, over: collection, range: range)
+        guard collection.type.isCollection || collection.type == .any else {
+            throw Failure(.aggregateNeedsCollection(key), range: range)
+        }
+        if rest.contains(where: { $0.hasPrefix("@") }) {
+            throw Failure(.unsupported("a collection operator after \(key)"), range: range)
+        }
+        let element = values.type.elementType
+        switch name {
+        case "count":
+            guard rest.isEmpty else { throw Failure(.keyPathContinuesPastAttribute(attribute: key, key: rest[0]), range: range) }
+            return BoundExpression(.aggregate(.count, collection), type: .integer)
+        case "sum", "avg":
+            guard element.isNumeric || element == .null || element == .any else {
+                throw Failure(.aggregateNeedsNumbers(key, found: element), range: range)
+            }
+            let type: ValueType = name == "sum" && (element == .integer || element == .boolean) ? .integer : .double
+            return BoundExpression(.aggregate(name == "sum" ? .sum : .avg, values), type: type)
+        case "min", "max":
+            guard element.isNumeric || element == .string || element == .date || element == .null || element == .any else {
+                throw Failure(.aggregateNeedsNumbers(key, found: element), range: range)
+            }
+            return BoundExpression(.aggregate(name == "min" ? .min : .max, values), type: element == .boolean ? .integer : element)
+        case "distinctUnionOfObjects", "distinctUnionOfArrays", "distinctUnionOfSets":
+            return BoundExpression(.function(.distinct, [values]), type: values.type)
+        case "unionOfObjects", "unionOfArrays", "unionOfSets":
+            return values
+        default:
+            throw Failure(.unknownCollectionOperator(key), range: range)
+        }
+    }
+
+    /// The name nearest to `name` by edit distance, if it is near enough to be
+    /// a likely typo.
+    static func closest(to name: String, in candidates: [String]) -> String? {
+        let target = Array(name.lowercased())
+        var best: (String, Int)?
+        for candidate in candidates {
+            let distance = editDistance(target, Array(candidate.lowercased()))
+            if distance <= max(2, target.count / 3), distance < (best?.1 ?? .max) { best = (candidate, distance) }
+        }
+        return best?.0
+    }
+
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, ca) in a.enumerated() {
+            var current = [i + 1]
+            for (j, cb) in b.enumerated() {
+                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (ca == cb ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+
+    // MARK: Operators, functions, casts, indexes
+
+    func binary(_ op: BinaryOperator, _ l: BoundExpression, _ r: BoundExpression, range: SourceRange) throws(Failure)
+        -> BoundExpression
+    {
+        switch op {
+        case .union, .intersect, .minus:
+            for side in [l, r] where !(side.type.isCollection || side.type == .any || side.type == .null) {
+                throw Failure(.wrongArgumentType(function: op.rawValue, expected: "collections", found: side.type), range: range)
+            }
+            let function: BuiltinFunction = op == .union ? .union : op == .intersect ? .intersect : .minus
+            return BoundExpression(.function(function, [l, r]),
+                                   type: .collection(Self.unified([l.type.elementType, r.type.elementType])))
+        default:
+            func numeric(_ t: ValueType) -> Bool { t.isNumeric || t == .null || t == .any }
+            guard numeric(l.type), numeric(r.type) else {
+                throw Failure(.arithmeticNeedsNumbers(op, l.type, r.type), range: range)
+            }
+            let integers = [l.type, r.type].allSatisfy { $0 == .integer || $0 == .boolean }
+            let type: ValueType = integers && op != .divide && op != .power ? .integer : .double
+            return BoundExpression(.arithmetic(op, l, r), type: type)
+        }
+    }
+
+    func function(_ name: String, _ arguments: [BoundExpression], range: SourceRange) throws(Failure) -> BoundExpression {
+        guard let (function, signature) = FunctionSignature.byName[name] else {
+            throw Failure(.unknownFunction(name, suggestion: Self.closest(to: name, in: Array(FunctionSignature.byName.keys))),
+                          range: range)
+        }
+        func count(_ expected: Int) throws(Failure) {
+            guard arguments.count == expected else {
+                let words = expected == 0 ? "no arguments" : expected == 1 ? "one argument" : "\(expected) arguments"
+                throw Failure(.wrongArgumentCount(function: name, expected: words, found: arguments.count), range: range)
+            }
+        }
+        func each(_ test: (ValueType) -> Bool, _ expected: String) throws(Failure) {
+            for a in arguments where !(test(a.type) || a.type == .null || a.type == .any) {
+                throw Failure(.wrongArgumentType(function: name, expected: expected, found: a.type), range: range)
+            }
+        }
+        switch signature {
+        case .none:
+            try count(0)
+            return BoundExpression(.function(function, []), type: function == .now ? .date : .double)
+        case .strings(let n):
+            try count(n)
+            try each({ $0 == .string }, "a string")
+            return BoundExpression(.function(function, arguments), type: .string)
+        case .integers(let n):
+            try count(n)
+            try each({ $0 == .integer || $0 == .boolean }, "integers")
+            return BoundExpression(.function(function, arguments), type: .integer)
+        case .numbers(let n):
+            try count(n)
+            try each({ $0.isNumeric }, "a number")
+            let integer = arguments.allSatisfy { $0.type == .integer || $0.type == .boolean }
+            let type: ValueType = (function == .abs || function == .modulus) && integer ? .integer : .double
+            return BoundExpression(.function(function, arguments), type: type)
+        case .collection:
+            guard !arguments.isEmpty else {
+                throw Failure(.wrongArgumentCount(function: name, expected: "a collection or some values", found: 0), range: range)
+            }
+            let collection = arguments.count == 1 && (arguments[0].type.isCollection || arguments[0].type == .any)
+                ? arguments[0]
+                : BoundExpression(.list(arguments), type: .collection(Self.unified(arguments.map(\.type))))
+            let element = collection.type.elementType
+            let type: ValueType
+            switch function {
+            case .count:
+                type = .integer
+            case .min, .max, .mode:
+                guard element.isNumeric || element == .string || element == .date || element == .null || element == .any else {
+                    throw Failure(.aggregateNeedsNumbers(name, found: element), range: range)
+                }
+                type = element == .boolean ? .integer : element
+            default:
+                guard element.isNumeric || element == .null || element == .any else {
+                    throw Failure(.aggregateNeedsNumbers(name, found: element), range: range)
+                }
+                type = function == .sum && (element == .integer || element == .boolean) ? .integer : .double
+            }
+            return BoundExpression(.function(function, [collection]), type: type)
+        }
+    }
+
+    func cast(_ value: BoundExpression, to typeName: String, range: SourceRange) throws(Failure) -> BoundExpression {
+        switch typeName {
+        case "NSDate", "Date":
+            guard value.type.isNumeric || value.type == .date || value.type == .null || value.type == .any else {
+                throw Failure(.wrongArgumentType(function: "CAST to NSDate", expected: "a number of seconds", found: value.type),
+                              range: range)
+            }
+            switch value.kind {
+            case .constant(.int(let i)): return .constant(.date(Date(timeIntervalSinceReferenceDate: Double(i))), type: .date)
+            case .constant(.double(let d)): return .constant(.date(Date(timeIntervalSinceReferenceDate: d)), type: .date)
+            default: return BoundExpression(.function(.castToDate, [value]), type: .date)
+            }
+        case "NSNumber", "NSDecimalNumber":
+            return BoundExpression(.function(.castToNumber, [value]), type: .double)
+        case "NSString", "String":
+            return BoundExpression(.function(.castToString, [value]), type: .string)
+        default:
+            throw Failure(.unsupportedCast(typeName), range: range)
+        }
+    }
+
+    mutating func index(_ base: BoundExpression, _ index: IndexSyntax, range: SourceRange,
+                        self selfExpression: BoundExpression) throws(Failure) -> BoundExpression {
+        switch base.kind {
+        case .toMany, .map, .subquery:
+            throw Failure(.unsupported("indexing a to-many relationship (its members have no order)"), range: range)
+        default:
+            break
+        }
+        guard base.type.isCollection || base.type == .any || base.type == .null else {
+            throw Failure(.unsupported("indexing \(PredicateValidationError.article(base.type))"), range: range)
+        }
+        let element = base.type == .any ? ValueType.any : base.type.elementType
+        switch index {
+        case .first: return BoundExpression(.index(base, .constant(.int(0), type: .integer)), type: element)
+        case .last: return BoundExpression(.index(base, .constant(.int(-1), type: .integer)), type: element)
+        case .size: return BoundExpression(.size(base), type: .integer)
+        case .expression(let e):
+            let position = try expression(e, self: selfExpression)
+            return BoundExpression(.index(base, position), type: base.type == .any ? .any : element)
+        }
+    }
+}

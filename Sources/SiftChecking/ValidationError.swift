@@ -1,0 +1,146 @@
+// Stage 4 (checking): the catalog of validation errors.
+//
+// A predicate that parses can still not fit the model. Each such error is
+// typed, carries the source range of the construct at fault, and says how to
+// fix the predicate. Every message is written here, once.
+
+import SiftSyntax
+import SiftTree
+
+/// Why a predicate does not fit the model.
+public enum ValidationErrorReason: Hashable, Sendable {
+    case unknownEntity(String)
+    case unknownKey(String, entity: String, suggestion: String?)
+    case keyPathContinuesPastAttribute(attribute: String, key: String)
+    case collectionNeedsQuantifier(String)
+    case quantifierNeedsCollection(Quantifier)
+    case incomparableTypes(ValueType, ComparisonOperator, ValueType)
+    case optionsNeedStrings(ComparisonOptions, found: ValueType)
+    case operatorNeedsStrings(ComparisonOperator, found: ValueType)
+    case invalidRegularExpression(pattern: String, reason: String)
+    case betweenNeedsTwoBounds(found: Int?)
+    case aggregateNeedsNumbers(String, found: ValueType)
+    case aggregateNeedsCollection(String)
+    case unknownCollectionOperator(String)
+    case unknownFunction(String, suggestion: String?)
+    case wrongArgumentCount(function: String, expected: String, found: Int)
+    case wrongArgumentType(function: String, expected: String, found: ValueType)
+    case arithmeticNeedsNumbers(BinaryOperator, ValueType, ValueType)
+    case unboundVariable(String)
+    case subqueryNeedsObjects(found: ValueType)
+    case unsupportedCast(String)
+    case unsupported(String)
+}
+
+/// An error in a predicate that parses but does not fit the model: an unknown
+/// key, types that cannot be compared, a to-many key path without `ANY`, …
+public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong.
+    public var reason: ValidationErrorReason
+    /// Where, in the predicate's text (empty for trees built in code).
+    public var range: SourceRange
+
+    public init(_ reason: ValidationErrorReason, range: SourceRange) {
+        self.reason = reason
+        self.range = range
+    }
+
+    /// The message, in one line.
+    public var message: String {
+        switch reason {
+        case .unknownEntity(let name):
+            return "the model has no entity named '\(name)'"
+        case .unknownKey(let key, let entity, _):
+            return "'\(entity)' has no attribute or relationship named '\(key)'"
+        case .keyPathContinuesPastAttribute(let attribute, let key):
+            return "the key path continues with '\(key)' after the attribute '\(attribute)', which is not a relationship"
+        case .collectionNeedsQuantifier(let path):
+            return "'\(path)' is a collection, but the comparison needs one value"
+        case .quantifierNeedsCollection(let quantifier):
+            return "\(quantifier.rawValue) needs a collection on the left of the comparison"
+        case .incomparableTypes(let left, let op, let right):
+            return "cannot compare \(Self.article(left)) with \(Self.article(right)) using \(op.rawValue)"
+        case .optionsNeedStrings(let options, let found):
+            return "the options \(options) apply to strings, but the operands are \(Self.article(found))"
+        case .operatorNeedsStrings(let op, let found):
+            return "\(op.rawValue) compares strings, but an operand is \(Self.article(found))"
+        case .invalidRegularExpression(let pattern, let reason):
+            return "invalid regular expression '\(pattern)': \(reason)"
+        case .betweenNeedsTwoBounds(let found):
+            if let found { return "BETWEEN needs exactly two bounds, but \(found) \(found == 1 ? "was" : "were") given" }
+            return "BETWEEN needs two bounds, as in {30, 40}"
+        case .aggregateNeedsNumbers(let op, let found):
+            return "\(op) needs numbers, but the values are \(Self.plural(found))"
+        case .aggregateNeedsCollection(let op):
+            return "\(op) needs a collection before it, such as a to-many relationship"
+        case .unknownCollectionOperator(let op):
+            return "unknown collection operator '\(op)'"
+        case .unknownFunction(let name, _):
+            return "unknown function '\(name)'"
+        case .wrongArgumentCount(let function, let expected, let found):
+            return "\(function) takes \(expected), but \(found) \(found == 1 ? "was" : "were") given"
+        case .wrongArgumentType(let function, let expected, let found):
+            return "\(function) needs \(expected), but its argument is \(Self.article(found))"
+        case .arithmeticNeedsNumbers(let op, let left, let right):
+            return "'\(op.rawValue)' needs numbers, but its operands are \(Self.article(left)) and \(Self.article(right))"
+        case .unboundVariable(let name):
+            return "the variable '$\(name)' has no value"
+        case .subqueryNeedsObjects(let found):
+            return "SUBQUERY needs a collection of objects, but its first argument is \(Self.article(found))"
+        case .unsupportedCast(let type):
+            return "CAST to '\(type)' is not supported: use \"NSDate\", \"NSNumber\" or \"NSString\""
+        case .unsupported(let what):
+            return "\(what) is not supported"
+        }
+    }
+
+    /// How to fix the predicate, when there is advice to give.
+    public var hint: String? {
+        switch reason {
+        case .unknownKey(_, _, let suggestion):
+            return suggestion.map { "did you mean '\($0)'?" }
+        case .unknownFunction(_, let suggestion):
+            return suggestion.map { "did you mean '\($0)'?" }
+        case .collectionNeedsQuantifier(let path):
+            return "write ANY \(path) (or ALL, NONE), \(path).@count, or a SUBQUERY"
+        case .keyPathContinuesPastAttribute:
+            return "only relationships can be followed with '.'"
+        case .incomparableTypes(_, _, .integer), .incomparableTypes(_, _, .double):
+            return "to compare a date with a number of seconds since 2001, write CAST(seconds, \"NSDate\")"
+        case .unboundVariable(let name):
+            return "give it a value with substituting([\"\(name)\": value]) or --var \(name)=VALUE"
+        case .quantifierNeedsCollection:
+            return "remove the quantifier, or put a to-many key path on the left"
+        default:
+            return nil
+        }
+    }
+
+    public var description: String { "error: \(message)" + (hint.map { " (\($0))" } ?? "") }
+
+    /// The error shown under the line of `text` it is about.
+    public func rendered(in text: String, sourceName: String = "predicate", firstLine: Int = 1) -> String {
+        SourceDiagnostic(message: message, range: range, in: text, note: hint)
+            .rendered(sourceName: sourceName, firstLine: firstLine)
+    }
+
+    static func article(_ type: ValueType) -> String {
+        switch type {
+        case .null: "nil"
+        case .integer: "an integer"
+        case .object(let entity): "\(["A", "E", "I", "O", "U"].contains(entity.prefix(1)) ? "an" : "a") \(entity) object"
+        case .any: "a value"
+        case .collection: "a \(type)"
+        default: "a \(type)"
+        }
+    }
+
+    static func plural(_ type: ValueType) -> String {
+        switch type {
+        case .string: "strings"
+        case .date: "dates"
+        case .object(let entity): "\(entity) objects"
+        default: "\(type) values"
+        }
+    }
+}
