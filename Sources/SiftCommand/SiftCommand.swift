@@ -9,7 +9,7 @@ struct SiftCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sift",
         abstract: "Parse, check and run Cocoa predicate format strings.",
-        subcommands: [Parse.self]
+        subcommands: [Parse.self, Check.self, Batch.self]
     )
 }
 
@@ -19,6 +19,8 @@ enum ExitStatus {
     static let dataError = ExitCode(65)
     /// The command was used wrongly.
     static let usage = ExitCode(64)
+    /// An input file cannot be read.
+    static let noInput = ExitCode(66)
 }
 
 /// Options shared by every subcommand that takes a predicate.
@@ -28,8 +30,30 @@ struct PredicateArguments: ParsableArguments {
                                valueName: "value"))
     var arguments: [String] = []
 
+    @Option(name: .customLong("var"),
+            help: ArgumentHelp("Gives a $variable a value: NAME=VALUE, the value read as --arg reads it.",
+                               valueName: "name=value"))
+    var variables: [String] = []
+
     /// The arguments as predicate values.
     var values: [PredicateValue] { arguments.map(PredicateValue.init(commandLineArgument:)) }
+
+    /// The values of the variables given with --var.
+    var variableValues: [String: PredicateValue] {
+        var result: [String: PredicateValue] = [:]
+        for item in variables {
+            let parts = item.split(separator: "=", maxSplits: 1)
+            let name = parts.first.map { $0.hasPrefix("$") ? String($0.dropFirst()) : String($0) } ?? ""
+            result[name] = PredicateValue(commandLineArgument: parts.count > 1 ? String(parts[1]) : "")
+        }
+        return result
+    }
+
+    func validate() throws {
+        for item in variables where !item.contains("=") {
+            throw ValidationError("--var takes NAME=VALUE, not '\(item)'")
+        }
+    }
 }
 
 /// Writes to standard error.

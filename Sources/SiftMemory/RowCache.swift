@@ -1,1 +1,146 @@
-// placeholder
+// Memory lowering: the row cache.
+//
+// A node holds one object's values as the store delivers them: attribute
+// values in slots by attribute index, to-one relationships as primary keys,
+// to-many relationships as collections of primary keys, plus the version and
+// fetch time the store needs. Nodes are immutable; the cache replaces a node
+// when fresher values arrive. The cache counts references so that nodes no
+// context uses any more can be purged, and it is safe to use from several
+// threads. Evaluation reads a snapshot, so it takes no lock per object.
+
+import Foundation
+import SiftModel
+import SiftSyntax
+import Synchronization
+
+/// Identifies one stored object: its entity (by index in the model) and its
+/// primary key.
+public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
+    /// The index of the object's entity in the model.
+    public var entity: Int
+    /// The object's primary key.
+    public var primaryKey: Int64
+
+    public init(entity: Int, primaryKey: Int64) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+    }
+
+    public var description: String { "\(entity)/\(primaryKey)" }
+}
+
+/// One object's values, as the store delivered them.
+public final class RowNode: Sendable {
+    /// The object this node holds.
+    public let id: ObjectID
+    /// The object's version (incremented by every save of the row).
+    public let version: Int64
+    /// When the values were fetched, in seconds since 2001-01-01.
+    public let fetchTimestamp: Double
+    /// Attribute values, by attribute slot.
+    public let values: [PredicateValue]
+    /// To-one relationships, by to-one slot: the destination's primary key.
+    public let toOne: [Int64?]
+    /// To-many relationships, by to-many slot: the destinations' primary keys.
+    public let toMany: [[Int64]]
+
+    public init(id: ObjectID, version: Int64 = 1, fetchTimestamp: Double = Date().timeIntervalSinceReferenceDate,
+                values: [PredicateValue], toOne: [Int64?] = [], toMany: [[Int64]] = []) {
+        self.id = id
+        self.version = version
+        self.fetchTimestamp = fetchTimestamp
+        self.values = values
+        self.toOne = toOne
+        self.toMany = toMany
+    }
+}
+
+/// A consistent, lock-free view of the nodes in a row cache at one moment.
+public struct RowSnapshot: Sendable {
+    /// For each entity (by index), its nodes by primary key.
+    @usableFromInline let tables: [[Int64: RowNode]]
+
+    /// The node of `primaryKey` in the entity at `entity`.
+    @inlinable
+    public func node(entity: Int, primaryKey: Int64) -> RowNode? {
+        tables[entity][primaryKey]
+    }
+
+    /// Every node of an entity, in primary-key order.
+    public func nodes(entity: Int) -> [RowNode] {
+        tables[entity].values.sorted { $0.id.primaryKey < $1.id.primaryKey }
+    }
+}
+
+/// Nodes by object ID, with reference counts. Safe to use from several threads.
+public final class RowCache: Sendable {
+    /// The model the nodes follow.
+    public let model: DataModel
+
+    private struct State {
+        var tables: [[Int64: RowNode]]
+        var references: [ObjectID: Int] = [:]
+    }
+
+    private let state: Mutex<State>
+
+    /// Creates an empty cache for `model`.
+    public init(model: DataModel) {
+        self.model = model
+        self.state = Mutex(State(tables: Array(repeating: [:], count: model.entities.count)))
+    }
+
+    /// Adds or replaces nodes.
+    public func store(_ nodes: some Sequence<RowNode>) {
+        state.withLock { state in
+            for node in nodes { state.tables[node.id.entity][node.id.primaryKey] = node }
+        }
+    }
+
+    /// The node for `id`, if the cache holds it.
+    public func node(_ id: ObjectID) -> RowNode? {
+        state.withLock { $0.tables[id.entity][id.primaryKey] }
+    }
+
+    /// A view of every node now in the cache, read without locks.
+    public func snapshot() -> RowSnapshot {
+        state.withLock { RowSnapshot(tables: $0.tables) }
+    }
+
+    /// How many nodes the cache holds.
+    public var count: Int {
+        state.withLock { $0.tables.reduce(0) { $0 + $1.count } }
+    }
+
+    /// Notes that a context uses `id`.
+    public func register(_ id: ObjectID) {
+        state.withLock { $0.references[id, default: 0] += 1 }
+    }
+
+    /// Notes that a context no longer uses `id`; when nothing uses it any
+    /// more its node is purged.
+    public func unregister(_ id: ObjectID) {
+        state.withLock { state in
+            guard let count = state.references[id] else { return }
+            if count <= 1 {
+                state.references[id] = nil
+                state.tables[id.entity][id.primaryKey] = nil
+            } else {
+                state.references[id] = count - 1
+            }
+        }
+    }
+
+    /// How many registrations `id` has.
+    public func referenceCount(_ id: ObjectID) -> Int {
+        state.withLock { $0.references[id] ?? 0 }
+    }
+
+    /// Removes every node.
+    public func removeAll() {
+        state.withLock { state in
+            state.tables = Array(repeating: [:], count: model.entities.count)
+            state.references = [:]
+        }
+    }
+}

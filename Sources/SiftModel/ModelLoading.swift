@@ -136,7 +136,8 @@ extension DataModel {
         return bundle.appendingPathComponent(last).appendingPathComponent("contents")
     }
 
-    static func describe(_ error: any Error) -> String {
+    /// A readable message for a JSON decoding error: what is wrong, and where.
+    public static func describe(_ error: any Error) -> String {
         switch error {
         case DecodingError.keyNotFound(let key, let context):
             return "missing '\(key.stringValue)' at \(path(context.codingPath))"

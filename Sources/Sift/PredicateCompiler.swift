@@ -1,0 +1,107 @@
+// Sift: the pipeline in one call — parse, bind, and compile for memory.
+
+import SiftChecking
+import SiftMemory
+import SiftModel
+import SiftSyntax
+import SiftTree
+
+/// An error in a predicate: in its text, or in how it fits the model.
+public enum PredicateError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The text or its arguments cannot be parsed.
+    case syntax(PredicateSyntaxError)
+    /// The predicate parses but does not fit the model.
+    case validation(PredicateValidationError)
+
+    /// "syntax" or "validation".
+    public var kind: String {
+        switch self {
+        case .syntax: "syntax"
+        case .validation: "validation"
+        }
+    }
+
+    /// The message, in one line.
+    public var message: String {
+        switch self {
+        case .syntax(let e): e.message
+        case .validation(let e): e.message + (e.hint.map { " (\($0))" } ?? "")
+        }
+    }
+
+    /// Where the problem is.
+    public var range: SourceRange {
+        switch self {
+        case .syntax(let e): e.range
+        case .validation(let e): e.range
+        }
+    }
+
+    /// The error shown under the line of `text` it is about.
+    public func rendered(in text: String, sourceName: String = "predicate") -> String {
+        switch self {
+        case .syntax(let e): e.rendered(sourceName: sourceName)
+        case .validation(let e): e.rendered(in: text, sourceName: sourceName)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .syntax(let e): e.description
+        case .validation(let e): e.description
+        }
+    }
+}
+
+/// Parses, binds and compiles predicates for one model.
+///
+/// ```swift
+/// let compiler = PredicateCompiler(model: dataSet.model)
+/// let filter = try compiler.memoryPredicate("age > %@ AND department.name == %@",
+///                                           arguments: [40, "Sales"], entity: "Employee",
+///                                           domain: RowNodeDomain(cache: cache))
+/// let matches = cache.snapshot().nodes(entity: 1).filter(filter.evaluate)
+/// ```
+public struct PredicateCompiler: Sendable {
+    /// The model predicates are checked against.
+    public let model: DataModel
+
+    public init(model: DataModel) {
+        self.model = model
+    }
+
+    /// Parses `text` with its format arguments and binds it to `entity`,
+    /// giving `$variables` the values in `variables`.
+    public func bind(_ text: String, arguments: [PredicateValue] = [], entity: String,
+                     variables: [String: PredicateValue] = [:]) throws(PredicateError) -> BoundPredicate {
+        let syntax: PredicateSyntax
+        do {
+            syntax = try PredicateParser.parse(text, arguments: arguments)
+        } catch {
+            throw .syntax(error)
+        }
+        do {
+            return try Binder(model: model, variables: variables).bind(syntax, entity: entity)
+        } catch {
+            throw .validation(error)
+        }
+    }
+
+    /// Parses, binds and compiles a predicate for evaluation in memory.
+    public func memoryPredicate<Domain: EvaluationDomain>(
+        _ text: String, arguments: [PredicateValue] = [], entity: String,
+        variables: [String: PredicateValue] = [:], domain: Domain
+    ) throws(PredicateError) -> MemoryPredicate<Domain> {
+        MemoryPredicate(try bind(text, arguments: arguments, entity: entity, variables: variables), domain: domain)
+    }
+}
+
+extension RowCache {
+    /// The nodes of `entity` that satisfy `predicate`, in primary-key order.
+    public func nodes(of entity: String, matching predicate: BoundPredicate) -> [RowNode] {
+        guard let index = model.entity(named: entity)?.index else { return [] }
+        let domain = RowNodeDomain(cache: self)
+        let filter = MemoryPredicate(predicate, domain: domain)
+        return domain.snapshot.nodes(entity: index).filter(filter.evaluate)
+    }
+}

@@ -1,0 +1,84 @@
+// `sift batch`: run a corpus of predicates against a data set.
+
+import ArgumentParser
+import Foundation
+import Sift
+
+struct Batch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run every predicate of a corpus against a data set, one JSON line per case.",
+        discussion: """
+            CORPUS has one JSON object a line: {"id", "entity", "predicate", "args"?}. Each output \
+            line is {"id", "matches": [sorted ids]} or {"id", "error": {"kind", "message", "line", \
+            "column"}}, in input order. Exit status 0 when the files could be read, whatever the \
+            cases gave.
+            """
+    )
+
+    enum Backend: String, ExpressibleByArgument, CaseIterable {
+        case memory
+    }
+
+    @Option(help: ArgumentHelp("The JSON data set (model and objects).", valueName: "dataset"))
+    var data: String
+
+    @Option(help: ArgumentHelp("The corpus, one case a line.", valueName: "corpus"))
+    var corpus: String
+
+    @Option(help: "Where predicates run.")
+    var backend: Backend = .memory
+
+    struct Case: Decodable {
+        var id: String
+        var entity: String
+        var predicate: String
+        var args: [PredicateValue]?
+    }
+
+    func run() throws {
+        let dataSet: DataSet
+        do {
+            dataSet = try DataSet(contentsOf: URL(fileURLWithPath: data))
+        } catch {
+            printError("error: \(error)")
+            throw ExitStatus.noInput
+        }
+        guard let corpusData = FileManager.default.contents(atPath: corpus) else {
+            printError("error: cannot read '\(corpus)'")
+            throw ExitStatus.noInput
+        }
+        let cache = dataSet.makeRowCache()
+        let compiler = PredicateCompiler(model: dataSet.model)
+        for (number, line) in String(decoding: corpusData, as: UTF8.self).split(separator: "\n").enumerated() {
+            guard let entry = try? JSONDecoder().decode(Case.self, from: Data(line.utf8)) else {
+                print(BatchOutput.error(id: "line \(number + 1)", kind: "syntax", message: "not a corpus case", position: nil))
+                continue
+            }
+            do {
+                let bound = try compiler.bind(entry.predicate, arguments: entry.args ?? [], entity: entry.entity)
+                let ids = cache.nodes(of: entry.entity, matching: bound).map(\.id.primaryKey)
+                print(BatchOutput.matches(id: entry.id, ids: ids))
+            } catch {
+                let position = SourcePosition(offset: error.range.lowerBound, in: entry.predicate)
+                print(BatchOutput.error(id: entry.id, kind: error.kind, message: error.message, position: position))
+            }
+        }
+    }
+}
+
+/// The JSON lines `sift batch` prints.
+enum BatchOutput {
+    static func string(_ text: String) -> String {
+        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+    }
+
+    static func matches(id: String, ids: [Int64]) -> String {
+        "{\"id\": \(string(id)), \"matches\": [\(ids.sorted().map(String.init).joined(separator: ", "))]}"
+    }
+
+    static func error(id: String, kind: String, message: String, position: SourcePosition?) -> String {
+        var fields = ["\"kind\": \(string(kind))", "\"message\": \(string(message))"]
+        if let position { fields += ["\"line\": \(position.line)", "\"column\": \(position.column)"] }
+        return "{\"id\": \(string(id)), \"error\": {\(fields.joined(separator: ", "))}}"
+    }
+}

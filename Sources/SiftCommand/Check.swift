@@ -1,0 +1,51 @@
+// `sift check`: bind a predicate to a model and print the bound tree with types.
+
+import ArgumentParser
+import Foundation
+import Sift
+
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a predicate against a model and print its bound tree with types.",
+        discussion: """
+            MODEL is a JSON model, a JSON data set (its "model"), an .xcdatamodel folder or its \
+            contents file, or an .xcdatamodeld bundle. Exit status: 0 when the predicate fits the \
+            model, 65 when it does not (the diagnostic goes to standard error), 64 for bad usage, \
+            66 when the model cannot be read.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The model.", valueName: "model"))
+    var model: String
+
+    @Option(help: ArgumentHelp("The entity of the objects the predicate tests.", valueName: "entity"))
+    var entity: String
+
+    @OptionGroup var predicateArguments: PredicateArguments
+
+    @Argument(help: "The predicate.")
+    var predicate: String
+
+    func run() throws {
+        let model = try loadModel(model)
+        do {
+            let bound = try PredicateCompiler(model: model).bind(
+                predicate, arguments: predicateArguments.values, entity: entity,
+                variables: predicateArguments.variableValues)
+            print(bound.outline)
+        } catch {
+            printError(error.rendered(in: predicate))
+            throw ExitStatus.dataError
+        }
+    }
+}
+
+/// Reads a model file, or exits with status 66 and the reason.
+func loadModel(_ path: String) throws -> DataModel {
+    do {
+        return try DataModel(contentsOf: URL(fileURLWithPath: path))
+    } catch {
+        printError("error: \(error)")
+        throw ExitStatus.noInput
+    }
+}

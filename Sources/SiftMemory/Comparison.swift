@@ -1,0 +1,153 @@
+// Memory lowering: one comparison operator applied to a left value, with its
+// right operand prepared once (folded, compiled to a regular expression or a
+// LIKE pattern) when it is a constant.
+
+import Foundation
+import SiftSyntax
+
+/// A comparison with its right operand ready: `test(left)` answers it.
+struct PreparedComparison {
+    let op: ComparisonOperator
+    let options: ComparisonOptions
+    let right: PredicateValue
+    /// The right operand folded by the options, when it is a string.
+    let foldedRight: String?
+    /// The LIKE pattern's scalars.
+    let likePattern: [Unicode.Scalar]
+    /// The MATCHES pattern, compiled.
+    let regex: NSRegularExpression?
+    /// The folded members of an IN list of strings.
+    let foldedMembers: [PredicateValue]?
+
+    init(_ op: ComparisonOperator, _ options: ComparisonOptions, right: PredicateValue) {
+        self.op = op
+        self.options = options
+        self.right = right
+        if case .string(let s) = right {
+            let folded = StringFolding.fold(s, options)
+            foldedRight = folded
+            likePattern = op == .like ? Array(folded.unicodeScalars) : []
+            regex = op == .matches ? StringMatching.regex(s, options) : nil
+        } else {
+            foldedRight = nil
+            likePattern = []
+            regex = nil
+        }
+        if case .array(let members) = right, !options.isEmpty {
+            foldedMembers = members.map {
+                if case .string(let s) = $0 { return .string(StringFolding.fold(s, options)) }
+                return $0
+            }
+        } else {
+            foldedMembers = nil
+        }
+    }
+
+    /// The left value folded by the options, when it is a string.
+    @inline(__always)
+    func fold(_ value: PredicateValue) -> String? {
+        guard case .string(let s) = value else { return nil }
+        return options.isEmpty ? s : StringFolding.fold(s, options)
+    }
+
+    func equal(_ left: PredicateValue) -> Bool {
+        if let folded = foldedRight, let l = fold(left) { return ValueComparison.compareUTF8(l, folded) == 0 }
+        return ValueComparison.equal(left, right)
+    }
+
+    func order(_ left: PredicateValue, _ right: PredicateValue) -> Int? {
+        ValueComparison.order(left, right, options)
+    }
+
+    func test(_ left: PredicateValue) -> Bool {
+        switch op {
+        case .equalTo:
+            return equal(left)
+        case .notEqualTo:
+            return !equal(left)
+        case .lessThan:
+            if let folded = foldedRight, let l = fold(left) { return ValueComparison.compareUTF8(l, folded) < 0 }
+            return (ValueComparison.order(left, right) ?? 0) < 0
+        case .lessThanOrEqualTo:
+            if let folded = foldedRight, let l = fold(left) { return ValueComparison.compareUTF8(l, folded) <= 0 }
+            return ValueComparison.order(left, right).map { $0 <= 0 } ?? false
+        case .greaterThan:
+            if let folded = foldedRight, let l = fold(left) { return ValueComparison.compareUTF8(l, folded) > 0 }
+            return (ValueComparison.order(left, right) ?? 0) > 0
+        case .greaterThanOrEqualTo:
+            if let folded = foldedRight, let l = fold(left) { return ValueComparison.compareUTF8(l, folded) >= 0 }
+            return ValueComparison.order(left, right).map { $0 >= 0 } ?? false
+        case .between:
+            guard case .array(let bounds) = right, bounds.count == 2,
+                  let low = order(left, bounds[0]), let high = order(left, bounds[1]) else { return false }
+            return low >= 0 && high <= 0
+        case .in:
+            switch right {
+            case .array(let members):
+                if let foldedMembers, let l = fold(left) {
+                    return foldedMembers.contains { ValueComparison.equal(.string(l), $0) }
+                }
+                return members.contains { ValueComparison.equal(left, $0) }
+            case .string:
+                guard let folded = foldedRight, let l = fold(left) else { return false }
+                return StringMatching.contains(folded, l)
+            case .dictionary(let d):
+                return d.values.contains { ValueComparison.equal(left, $0, options) }
+            case .null:
+                return false
+            default:
+                return equal(left)
+            }
+        case .contains:
+            if case .array(let members) = left {
+                return members.contains { ValueComparison.equal($0, right, options) }
+            }
+            guard let folded = foldedRight, let l = fold(left) else { return false }
+            return StringMatching.contains(l, folded)
+        case .beginsWith:
+            guard let folded = foldedRight, let l = fold(left) else { return false }
+            return StringMatching.hasPrefix(l, folded)
+        case .endsWith:
+            guard let folded = foldedRight, let l = fold(left) else { return false }
+            return StringMatching.hasSuffix(l, folded)
+        case .like:
+            guard foldedRight != nil, let l = fold(left) else { return false }
+            return StringMatching.like(l, likePattern)
+        case .matches:
+            guard let regex, case .string(let s) = left else { return false }
+            let subject = options.contains(.diacriticInsensitive)
+                ? StringFolding.fold(s, options.subtracting(.caseInsensitive)) : s
+            return StringMatching.matches(subject, regex)
+        case .conformsTo, .utiEquals:
+            return false
+        }
+    }
+
+    /// A test for a constant right operand, with fast paths for the common
+    /// cases: numbers compared with a number, strings with a string.
+    func makeTest() -> (PredicateValue) -> Bool {
+        guard options.isEmpty else { return test }
+        switch (op, right) {
+        case (.equalTo, .int(let k)):
+            return { if case .int(let x) = $0 { return x == k }; return ValueComparison.equal($0, .int(k)) }
+        case (.greaterThan, .int(let k)):
+            return { if case .int(let x) = $0 { return x > k }; return (ValueComparison.order($0, .int(k)) ?? 0) > 0 }
+        case (.lessThan, .int(let k)):
+            return { if case .int(let x) = $0 { return x < k }; return (ValueComparison.order($0, .int(k)) ?? 0) < 0 }
+        case (.greaterThanOrEqualTo, .int(let k)):
+            return { if case .int(let x) = $0 { return x >= k }; return ValueComparison.order($0, .int(k)).map { $0 >= 0 } ?? false }
+        case (.lessThanOrEqualTo, .int(let k)):
+            return { if case .int(let x) = $0 { return x <= k }; return ValueComparison.order($0, .int(k)).map { $0 <= 0 } ?? false }
+        case (.greaterThan, .double(let k)):
+            return { if case .double(let x) = $0 { return x > k }; return (ValueComparison.order($0, .double(k)) ?? 0) > 0 }
+        case (.lessThan, .double(let k)):
+            return { if case .double(let x) = $0 { return x < k }; return (ValueComparison.order($0, .double(k)) ?? 0) < 0 }
+        case (.equalTo, .string(let k)):
+            return { if case .string(let x) = $0 { return ValueComparison.compareUTF8(x, k) == 0 }; return false }
+        case (.beginsWith, .string(let k)):
+            return { if case .string(let x) = $0 { return StringMatching.hasPrefix(x, k) }; return false }
+        default:
+            return test
+        }
+    }
+}

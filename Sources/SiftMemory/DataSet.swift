@@ -1,0 +1,203 @@
+// Memory lowering: loading a JSON data set (a model and its objects) into
+// row-cache nodes.
+//
+// Objects are listed by entity; each has an integer "id", its attributes by
+// name, and its relationships as an id (to-one, or null) or an array of ids
+// (to-many). Either side of a relationship with an inverse may be listed, or
+// both when they agree; the loader derives the other side and rejects data
+// whose two sides disagree, references to missing objects, and values of the
+// wrong type.
+
+import Foundation
+import SiftModel
+import SiftSyntax
+
+/// Why a data set cannot be loaded.
+public struct DataSetError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong, in one line.
+    public var message: String
+
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { "data set error: \(message)" }
+}
+
+/// A model and its objects, as row-cache nodes.
+public struct DataSet: Sendable {
+    /// The model.
+    public let model: DataModel
+    /// Every object, as a node (entity by entity, in primary-key order).
+    public let nodes: [RowNode]
+
+    /// Reads a data set from its JSON form: `{"model": {…}, "objects": {"Entity": [{…}]}}`.
+    public init(json data: Data) throws(DataSetError) {
+        struct Form: Decodable {
+            var objects: [String: [[String: PredicateValue]]]
+        }
+        let model: DataModel
+        do {
+            guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let modelObject = object["model"]
+            else { throw DataSetError("the data set has no \"model\"") }
+            model = try DataModel(json: JSONSerialization.data(withJSONObject: modelObject))
+        } catch let error as DataSetError {
+            throw error
+        } catch {
+            throw DataSetError("\(error)")
+        }
+        let form: Form
+        do {
+            form = try JSONDecoder().decode(Form.self, from: data)
+        } catch {
+            throw DataSetError("cannot read the objects: \(DataModel.describe(error))")
+        }
+        try self.init(model: model, objects: form.objects)
+    }
+
+    /// Reads a data set from a file.
+    public init(contentsOf url: URL) throws(DataSetError) {
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw DataSetError("cannot read '\(url.path)'")
+        }
+        try self.init(json: data)
+    }
+
+    /// Builds nodes from objects given as dictionaries, by entity name.
+    public init(model: DataModel, objects: [String: [[String: PredicateValue]]]) throws(DataSetError) {
+        self.model = model
+        // Every object's attributes, and the relationship links listed.
+        var values: [[Int64: [PredicateValue]]] = Array(repeating: [:], count: model.entities.count)
+        // links[entity][relationship name] = [(source id, destination id)] as listed from that side.
+        var listed: [[String: Set<Link>]] = Array(repeating: [:], count: model.entities.count)
+
+        for (entityName, list) in objects {
+            guard let entity = model.entity(named: entityName) else {
+                throw DataSetError("objects are listed for '\(entityName)', which is not an entity of the model")
+            }
+            for object in list {
+                guard case .int(let id)? = object["id"] else {
+                    throw DataSetError("an object of '\(entityName)' has no integer \"id\"")
+                }
+                guard values[entity.index][id] == nil else {
+                    throw DataSetError("two objects of '\(entityName)' have the id \(id)")
+                }
+                for key in object.keys where key != "id" && entity.property(named: key) == nil {
+                    throw DataSetError("'\(entityName)' \(id) has a value for '\(key)', which is not a property of the entity")
+                }
+                var row: [PredicateValue] = []
+                for attribute in entity.attributes {
+                    let raw = object[attribute.name] ?? attribute.defaultValue ?? .null
+                    guard let value = Self.convert(raw, to: attribute.type) else {
+                        throw DataSetError("'\(entityName)' \(id): '\(attribute.name)' must be \(attribute.type.rawValue), not \(raw.kindDescription)")
+                    }
+                    if value == .null && !attribute.isOptional {
+                        throw DataSetError("'\(entityName)' \(id): '\(attribute.name)' is not optional but has no value")
+                    }
+                    row.append(value)
+                }
+                values[entity.index][id] = row
+                for relationship in entity.relationships {
+                    guard let raw = object[relationship.name] else { continue }
+                    var links = listed[entity.index][relationship.name, default: []]
+                    switch (raw, relationship.isToMany) {
+                    case (.null, false): break
+                    case (.int(let target), false): links.insert(Link(id, target))
+                    case (.array(let targets), true):
+                        for target in targets {
+                            guard case .int(let t) = target else {
+                                throw DataSetError("'\(entityName)' \(id): '\(relationship.name)' must list integer ids")
+                            }
+                            links.insert(Link(id, t))
+                        }
+                    default:
+                        throw DataSetError("'\(entityName)' \(id): '\(relationship.name)' must be "
+                            + (relationship.isToMany ? "an array of ids" : "an id or null"))
+                    }
+                    listed[entity.index][relationship.name] = links
+                }
+            }
+        }
+
+        // Each relationship's links: those listed from its side, or derived
+        // from its inverse's side; both must agree when both are listed.
+        var nodes: [RowNode] = []
+        for entity in model.entities {
+            var toOne: [Int64: [Int64?]] = [:]
+            var toMany: [Int64: [[Int64]]] = [:]
+            for id in values[entity.index].keys {
+                toOne[id] = Array(repeating: nil, count: entity.toOneCount)
+                toMany[id] = Array(repeating: [], count: entity.toManyCount)
+            }
+            for relationship in entity.relationships {
+                let destination = model.entity(named: relationship.destination)!
+                let own = listed[entity.index][relationship.name]
+                let fromInverse = relationship.inverse.flatMap { listed[destination.index][$0] }
+                    .map { Set($0.map { Link($0.target, $0.source) }) }
+                if let own, let fromInverse, own != fromInverse {
+                    throw DataSetError("'\(entity.name).\(relationship.name)' and its inverse '\(destination.name).\(relationship.inverse!)' disagree")
+                }
+                let links = (own ?? fromInverse ?? []).sorted { ($0.source, $0.target) < ($1.source, $1.target) }
+                for link in links {
+                    guard values[entity.index][link.source] != nil else {
+                        throw DataSetError("'\(entity.name).\(relationship.name)' links the missing '\(entity.name)' \(link.source)")
+                    }
+                    guard values[destination.index][link.target] != nil else {
+                        throw DataSetError("'\(entity.name)' \(link.source): '\(relationship.name)' points to the missing '\(destination.name)' \(link.target)")
+                    }
+                    if relationship.isToMany {
+                        toMany[link.source]![relationship.slot].append(link.target)
+                    } else {
+                        guard toOne[link.source]![relationship.slot] == nil else {
+                            throw DataSetError("'\(entity.name)' \(link.source): the to-one '\(relationship.name)' has several destinations")
+                        }
+                        toOne[link.source]![relationship.slot] = link.target
+                    }
+                }
+            }
+            for id in values[entity.index].keys.sorted() {
+                nodes.append(RowNode(id: ObjectID(entity: entity.index, primaryKey: id), version: 1,
+                                     values: values[entity.index][id]!, toOne: toOne[id]!, toMany: toMany[id]!))
+            }
+        }
+        self.nodes = nodes
+    }
+
+    /// A row cache holding every object of the data set.
+    public func makeRowCache() -> RowCache {
+        let cache = RowCache(model: model)
+        cache.store(nodes)
+        return cache
+    }
+
+    /// Converts a JSON value to an attribute's type, or nil when it does not fit.
+    static func convert(_ value: PredicateValue, to type: AttributeType) -> PredicateValue? {
+        switch (value, type) {
+        case (.null, _): return .null
+        case (.int, .integer16), (.int, .integer32), (.int, .integer64): return value
+        case (.double(let d), .integer16), (.double(let d), .integer32), (.double(let d), .integer64):
+            return Int64(exactly: d).map(PredicateValue.int)
+        case (.int(let i), .double), (.int(let i), .float), (.int(let i), .decimal): return .double(Double(i))
+        case (.double, .double), (.double, .float), (.double, .decimal): return value
+        case (.bool, .boolean): return value
+        case (.int(let i), .boolean) where i == 0 || i == 1: return .bool(i == 1)
+        case (.string, .string): return value
+        case (.int(let i), .date): return .date(Date(timeIntervalSinceReferenceDate: Double(i)))
+        case (.double(let d), .date): return .date(Date(timeIntervalSinceReferenceDate: d))
+        case (.date, .date): return value
+        case (.string(let s), .uuid): return UUID(uuidString: s).map(PredicateValue.uuid)
+        case (.uuid, .uuid): return value
+        case (.string(let s), .binary): return Data(base64Encoded: s).map(PredicateValue.data)
+        case (.data, .binary): return value
+        default: return nil
+        }
+    }
+}
+
+/// One link of a relationship: source id to destination id.
+struct Link: Hashable {
+    var source: Int64
+    var target: Int64
+    init(_ source: Int64, _ target: Int64) {
+        self.source = source
+        self.target = target
+    }
+}

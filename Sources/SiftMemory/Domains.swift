@@ -1,0 +1,142 @@
+// Memory lowering: the two kinds of objects predicates evaluate against.
+//
+// `RowNodeDomain` reads row-cache nodes: attributes by slot, relationships by
+// primary key through a snapshot of the cache. `KeyValueDomain` reads any
+// `KeyValueRecord` by name, so `[String: PredicateValue]` dictionaries and
+// users' own types can be filtered with the same compiled predicates.
+
+import SiftModel
+import SiftSyntax
+import SiftTree
+
+/// Evaluates against row-cache nodes, following relationships through a
+/// snapshot of the cache.
+public struct RowNodeDomain: EvaluationDomain, Sendable {
+    public typealias Object = RowNode
+
+    /// The nodes relationships lead to.
+    public let snapshot: RowSnapshot
+    /// The model the nodes follow.
+    public let model: DataModel
+
+    /// A domain over the nodes in `cache` now.
+    public init(cache: RowCache) {
+        self.snapshot = cache.snapshot()
+        self.model = cache.model
+    }
+
+    public func attributeReader(_ attribute: AttributeReference) -> (RowNode) -> PredicateValue {
+        let slot = attribute.slot
+        return { $0.values[slot] }
+    }
+
+    public func toOneReader(_ relationship: RelationshipReference) -> (RowNode) -> RowNode? {
+        let (slot, destination, snapshot) = (relationship.slot, model.entity(named: relationship.destination)!.index, snapshot)
+        return { node in node.toOne[slot].flatMap { snapshot.node(entity: destination, primaryKey: $0) } }
+    }
+
+    public func toManyReader(_ relationship: RelationshipReference) -> (RowNode) -> [RowNode] {
+        let (slot, destination, snapshot) = (relationship.slot, model.entity(named: relationship.destination)!.index, snapshot)
+        return { node in node.toMany[slot].compactMap { snapshot.node(entity: destination, primaryKey: $0) } }
+    }
+
+    public func referenceReader() -> (RowNode) -> PredicateValue {
+        let names = model.entities.map(\.name)
+        return { .object(ObjectReference(entity: names[$0.id.entity], id: $0.id.primaryKey)) }
+    }
+}
+
+/// Something a predicate can read by key: a dictionary, or a user's type.
+///
+/// ```swift
+/// struct Person: KeyValueRecord {
+///     var name: String
+///     var age: Int
+///     func value(forKey key: String) -> KeyValueItem {
+///         switch key {
+///         case "name": .value(.string(name))
+///         case "age": .value(.int(Int64(age)))
+///         default: .value(.null)
+///         }
+///     }
+/// }
+/// ```
+public protocol KeyValueRecord {
+    /// The value of an attribute or relationship.
+    func value(forKey key: String) -> KeyValueItem
+    /// A reference that identifies this object, for `SELF == %@`; nil when
+    /// the object has none.
+    var objectReference: ObjectReference? { get }
+}
+
+extension KeyValueRecord {
+    public var objectReference: ObjectReference? { nil }
+}
+
+/// What a key-value record holds under a key.
+public enum KeyValueItem {
+    /// An attribute's value.
+    case value(PredicateValue)
+    /// A to-one relationship's object (nil when empty).
+    case record((any KeyValueRecord)?)
+    /// A to-many relationship's objects.
+    case records([any KeyValueRecord])
+}
+
+/// Dictionaries are records: attributes are their values, a to-one
+/// relationship is a nested dictionary, a to-many relationship an array of
+/// them, and the key "self" may hold the object's reference.
+extension Dictionary: KeyValueRecord where Key == String, Value == PredicateValue {
+    public func value(forKey key: String) -> KeyValueItem {
+        switch self[key] {
+        case .dictionary(let d)?: .record(d)
+        case .array(let members)? where members.contains(where: { if case .dictionary = $0 { true } else { false } }):
+            .records(members.compactMap { if case .dictionary(let d) = $0 { d } else { nil } })
+        case let value?: .value(value)
+        case nil: .value(.null)
+        }
+    }
+
+    public var objectReference: ObjectReference? {
+        if case .object(let reference)? = self["self"] { return reference }
+        return nil
+    }
+}
+
+/// Evaluates against key-value records, reading properties by name.
+public struct KeyValueDomain: EvaluationDomain, Sendable {
+    public typealias Object = any KeyValueRecord
+
+    public init() {}
+
+    public func attributeReader(_ attribute: AttributeReference) -> (any KeyValueRecord) -> PredicateValue {
+        let name = attribute.name
+        return { record in
+            if case .value(let v) = record.value(forKey: name) { return v }
+            return .null
+        }
+    }
+
+    public func toOneReader(_ relationship: RelationshipReference) -> (any KeyValueRecord) -> (any KeyValueRecord)? {
+        let name = relationship.name
+        return { record in
+            if case .record(let r) = record.value(forKey: name) { return r }
+            return nil
+        }
+    }
+
+    public func toManyReader(_ relationship: RelationshipReference) -> (any KeyValueRecord) -> [any KeyValueRecord] {
+        let name = relationship.name
+        return { record in
+            switch record.value(forKey: name) {
+            case .records(let rs): rs
+            case .record(let r?): [r]
+            default: []
+            }
+        }
+    }
+
+    public func referenceReader() -> (any KeyValueRecord) -> PredicateValue {
+        { $0.objectReference.map(PredicateValue.object) ?? .null }
+    }
+}

@@ -1,0 +1,205 @@
+// Memory lowering: arithmetic, aggregates and built-in functions on values.
+//
+// Nil in, nil out: arithmetic and functions on nil yield nil. Aggregates skip
+// nil members; @count and @sum of an empty collection are 0, @avg, @min and
+// @max are nil. Division always yields a double, and by zero yields nil, as
+// SQLite's does.
+
+import Foundation
+import SiftSyntax
+import SiftTree
+
+enum Arithmetic {
+    static func integer(_ value: PredicateValue) -> Int64? {
+        switch value {
+        case .int(let i): i
+        case .bool(let b): b ? 1 : 0
+        default: nil
+        }
+    }
+
+    static func apply(_ op: BinaryOperator, _ a: PredicateValue, _ b: PredicateValue) -> PredicateValue {
+        if let x = integer(a), let y = integer(b) {
+            switch op {
+            case .add:
+                let (r, o) = x.addingReportingOverflow(y)
+                return o ? .double(Double(x) + Double(y)) : .int(r)
+            case .subtract:
+                let (r, o) = x.subtractingReportingOverflow(y)
+                return o ? .double(Double(x) - Double(y)) : .int(r)
+            case .multiply:
+                let (r, o) = x.multipliedReportingOverflow(by: y)
+                return o ? .double(Double(x) * Double(y)) : .int(r)
+            default:
+                break
+            }
+        }
+        guard let x = ValueComparison.number(a), let y = ValueComparison.number(b) else { return .null }
+        switch op {
+        case .add: return .double(x + y)
+        case .subtract: return .double(x - y)
+        case .multiply: return .double(x * y)
+        case .divide: return y == 0 ? .null : .double(x / y)
+        case .power: return .double(pow(x, y))
+        case .union, .intersect, .minus: return .null
+        }
+    }
+}
+
+enum Aggregates {
+    /// `@sum`, `@avg`, `@min`, `@max` (`@count` is counted by the caller).
+    static func apply(_ op: AggregateOperator, _ members: [PredicateValue], integer: Bool) -> PredicateValue {
+        switch op {
+        case .count: return .int(Int64(members.count))
+        case .sum: return sum(members, integer: integer)
+        case .avg:
+            let numbers = members.compactMap(ValueComparison.number)
+            return numbers.isEmpty ? .null : .double(numbers.reduce(0, +) / Double(numbers.count))
+        case .min: return extreme(members, wantLess: true)
+        case .max: return extreme(members, wantLess: false)
+        }
+    }
+
+    static func sum(_ members: [PredicateValue], integer: Bool) -> PredicateValue {
+        if integer {
+            var total: Int64 = 0
+            for m in members {
+                guard let i = Arithmetic.integer(m) else { continue }
+                let (r, overflow) = total.addingReportingOverflow(i)
+                if overflow { return .double(members.compactMap(ValueComparison.number).reduce(0, +)) }
+                total = r
+            }
+            return .int(total)
+        }
+        return .double(members.compactMap(ValueComparison.number).reduce(0, +))
+    }
+
+    static func extreme(_ members: [PredicateValue], wantLess: Bool) -> PredicateValue {
+        var best: PredicateValue?
+        for m in members where m != .null {
+            guard let current = best else {
+                best = m
+                continue
+            }
+            if let order = ValueComparison.order(m, current), wantLess ? order < 0 : order > 0 { best = m }
+        }
+        return best ?? .null
+    }
+
+    /// The built-in functions over a collection.
+    static func function(_ function: BuiltinFunction, _ members: [PredicateValue], integer: Bool) -> PredicateValue {
+        let numbers = members.compactMap(ValueComparison.number)
+        switch function {
+        case .sum: return sum(members, integer: integer)
+        case .count: return .int(Int64(members.count))
+        case .min: return extreme(members, wantLess: true)
+        case .max: return extreme(members, wantLess: false)
+        case .average: return numbers.isEmpty ? .null : .double(numbers.reduce(0, +) / Double(numbers.count))
+        case .median:
+            guard !numbers.isEmpty else { return .null }
+            let sorted = numbers.sorted()
+            let middle = sorted.count / 2
+            return .double(sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2)
+        case .mode:
+            var counts: [(PredicateValue, Int)] = []
+            for m in members where m != .null {
+                if let i = counts.firstIndex(where: { ValueComparison.equal($0.0, m) }) { counts[i].1 += 1 }
+                else { counts.append((m, 1)) }
+            }
+            return counts.max { $0.1 < $1.1 }?.0 ?? .null
+        case .stddev:
+            guard !numbers.isEmpty else { return .null }
+            let mean = numbers.reduce(0, +) / Double(numbers.count)
+            return .double(sqrt(numbers.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(numbers.count)))
+        default: return .null
+        }
+    }
+
+    /// `base[index]`: lists and arrays by position (negative from the end),
+    /// dictionaries by key.
+    static func index(_ base: PredicateValue, _ position: PredicateValue) -> PredicateValue {
+        switch (base, position) {
+        case (.array(let members), _):
+            guard let i = Arithmetic.integer(position) ?? ValueComparison.number(position).flatMap({ Int64(exactly: $0) })
+            else { return .null }
+            let index = i < 0 ? Int64(members.count) + i : i
+            return index >= 0 && index < Int64(members.count) ? members[Int(index)] : .null
+        case (.dictionary(let d), .string(let key)):
+            return d[key] ?? .null
+        default:
+            return .null
+        }
+    }
+}
+
+enum Functions {
+    static func apply(_ function: BuiltinFunction, _ arguments: [PredicateValue]) -> PredicateValue {
+        let first = arguments.first ?? .null
+        let number = ValueComparison.number(first)
+        switch function {
+        case .sqrt: return number.map { $0 < 0 ? PredicateValue.null : .double($0.squareRoot()) } ?? .null
+        case .log: return number.map { $0 <= 0 ? PredicateValue.null : .double(log10($0)) } ?? .null
+        case .ln: return number.map { $0 <= 0 ? PredicateValue.null : .double(Foundation.log($0)) } ?? .null
+        case .exp: return number.map { .double(Foundation.exp($0)) } ?? .null
+        case .floor: return number.map { .double($0.rounded(.down)) } ?? .null
+        case .ceiling: return number.map { .double($0.rounded(.up)) } ?? .null
+        case .trunc: return number.map { .double($0.rounded(.towardZero)) } ?? .null
+        case .abs:
+            if let i = Arithmetic.integer(first), i != .min { return .int(Swift.abs(i)) }
+            return number.map { .double(Swift.abs($0)) } ?? .null
+        case .modulus:
+            guard arguments.count == 2 else { return .null }
+            if let a = Arithmetic.integer(arguments[0]), let b = Arithmetic.integer(arguments[1]) {
+                return b == 0 || (a == .min && b == -1) ? .null : .int(a % b)
+            }
+            guard let a = number, let b = ValueComparison.number(arguments[1]), b != 0 else { return .null }
+            return .double(fmod(a, b))
+        case .bitwiseAnd, .bitwiseOr, .bitwiseXor, .leftshift, .rightshift:
+            guard arguments.count == 2, let a = Arithmetic.integer(arguments[0]), let b = Arithmetic.integer(arguments[1])
+            else { return .null }
+            switch function {
+            case .bitwiseAnd: return .int(a & b)
+            case .bitwiseOr: return .int(a | b)
+            case .bitwiseXor: return .int(a ^ b)
+            case .leftshift: return b < 0 || b > 63 ? .null : .int(a << b)
+            default: return b < 0 || b > 63 ? .null : .int(a >> b)
+            }
+        case .onesComplement:
+            return Arithmetic.integer(first).map { .int(~$0) } ?? .null
+        case .uppercase:
+            if case .string(let s) = first { return .string(s.uppercased()) }
+            return .null
+        case .lowercase:
+            if case .string(let s) = first { return .string(s.lowercased()) }
+            return .null
+        case .randomn:
+            guard let n = Arithmetic.integer(first), n > 0 else { return .null }
+            return .int(Int64.random(in: 0..<n))
+        case .castToDate:
+            switch first {
+            case .date: return first
+            default: return number.map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null
+            }
+        case .castToNumber:
+            switch first {
+            case .int, .double: return first
+            case .bool(let b): return .int(b ? 1 : 0)
+            case .date(let d): return .double(d.timeIntervalSinceReferenceDate)
+            case .string(let s): return Int64(s).map(PredicateValue.int) ?? Double(s).map(PredicateValue.double) ?? .null
+            default: return .null
+            }
+        case .castToString:
+            switch first {
+            case .string: return first
+            case .null: return .null
+            case .int(let i): return .string(String(i))
+            case .double(let d): return .string(String(d))
+            case .bool(let b): return .string(b ? "1" : "0")
+            case .uuid(let u): return .string(u.uuidString)
+            default: return .null
+            }
+        default:
+            return .null
+        }
+    }
+}

@@ -1,0 +1,425 @@
+// Memory lowering: compiles a bound tree once into closures that evaluate it
+// against objects, with no tree walk per object.
+//
+// The compiler is generic over an evaluation domain, which says how to read
+// an attribute or follow a relationship of its objects: row-cache nodes
+// (`RowNodeDomain`) or key-value records (`KeyValueDomain`). Readers are asked
+// for once per key path at compile time, so the per-object work is a closure
+// call and a slot read.
+
+import Foundation
+import SiftModel
+import SiftSyntax
+import SiftTree
+
+/// How the evaluator reads the objects it tests.
+public protocol EvaluationDomain {
+    /// The objects predicates are evaluated against.
+    associatedtype Object
+
+    /// Reads an attribute's value from an object.
+    func attributeReader(_ attribute: AttributeReference) -> (Object) -> PredicateValue
+    /// Follows a to-one relationship; nil when it is empty.
+    func toOneReader(_ relationship: RelationshipReference) -> (Object) -> Object?
+    /// Follows a to-many relationship.
+    func toManyReader(_ relationship: RelationshipReference) -> (Object) -> [Object]
+    /// A value that identifies an object, for `SELF == %@` and `manager IN %@`.
+    func referenceReader() -> (Object) -> PredicateValue
+}
+
+/// The values of the variables a predicate binds (SUBQUERY members, and the
+/// members that `reports.age` ranges over), by slot.
+public struct EvaluationScope<Object> {
+    var slots: [Object?]
+}
+
+/// A predicate compiled for evaluation in memory.
+///
+/// ```swift
+/// let filter = MemoryPredicate(bound, domain: RowNodeDomain(cache: cache))
+/// let matches = nodes.filter(filter.evaluate)
+/// ```
+public struct MemoryPredicate<Domain: EvaluationDomain> {
+    typealias Object = Domain.Object
+    let test: (Object, inout EvaluationScope<Object>) -> Bool
+    let slotCount: Int
+
+    /// Compiles `predicate` for objects of `domain`.
+    public init(_ predicate: BoundPredicate, domain: Domain) {
+        var compiler = MemoryCompiler(domain: domain)
+        test = compiler.test(predicate)
+        slotCount = compiler.slotCount
+    }
+
+    /// Whether `object` satisfies the predicate.
+    public func evaluate(_ object: Domain.Object) -> Bool {
+        var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
+        return test(object, &scope)
+    }
+}
+
+/// An expression compiled for evaluation in memory.
+public struct MemoryExpression<Domain: EvaluationDomain> {
+    typealias Object = Domain.Object
+    let value: (Object, inout EvaluationScope<Object>) -> PredicateValue
+    let slotCount: Int
+
+    /// Compiles `expression` for objects of `domain`.
+    public init(_ expression: BoundExpression, domain: Domain) {
+        var compiler = MemoryCompiler(domain: domain)
+        value = compiler.value(expression)
+        slotCount = compiler.slotCount
+    }
+
+    /// The expression's value for `object`.
+    public func evaluate(_ object: Domain.Object) -> PredicateValue {
+        var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
+        return value(object, &scope)
+    }
+}
+
+struct MemoryCompiler<Domain: EvaluationDomain> {
+    typealias Object = Domain.Object
+    typealias Scope = EvaluationScope<Object>
+    typealias Test = (Object, inout Scope) -> Bool
+    typealias ValueFn = (Object, inout Scope) -> PredicateValue
+    typealias ObjectFn = (Object, inout Scope) -> Object?
+    typealias ValuesFn = (Object, inout Scope) -> [PredicateValue]
+    typealias ObjectsFn = (Object, inout Scope) -> [Object]
+
+    let domain: Domain
+    /// The slot of each variable in scope.
+    var slots: [String: Int] = [:]
+    var slotCount = 0
+
+    init(domain: Domain) {
+        self.domain = domain
+    }
+
+    /// Gives `variable` a new slot while `body` compiles.
+    mutating func withSlot<T>(for variable: String, _ body: (inout Self, Int) -> T) -> T {
+        let slot = slotCount
+        slotCount += 1
+        let saved = slots[variable]
+        slots[variable] = slot
+        defer { slots[variable] = saved }
+        return body(&self, slot)
+    }
+
+    // MARK: Predicates
+
+    mutating func test(_ predicate: BoundPredicate) -> Test {
+        switch predicate {
+        case .constant(let value):
+            return { _, _ in value }
+        case .not(let p):
+            let t = test(p)
+            return { o, s in !t(o, &s) }
+        case .and(let ps):
+            let tests = ps.map { test($0) }
+            if tests.count == 2 {
+                let (a, b) = (tests[0], tests[1])
+                return { o, s in a(o, &s) && b(o, &s) }
+            }
+            return { o, s in
+                for t in tests where !t(o, &s) { return false }
+                return true
+            }
+        case .or(let ps):
+            let tests = ps.map { test($0) }
+            if tests.count == 2 {
+                let (a, b) = (tests[0], tests[1])
+                return { o, s in a(o, &s) || b(o, &s) }
+            }
+            return { o, s in
+                for t in tests where t(o, &s) { return true }
+                return false
+            }
+        case .comparison(let c):
+            return comparison(c)
+        }
+    }
+
+    mutating func comparison(_ c: BoundComparison) -> Test {
+        // `collection CONTAINS x`: membership.
+        if c.quantifier == .direct, c.operator == .contains, c.left.type.isCollection {
+            let members = values(c.left)
+            let item = value(c.right)
+            let options = c.options
+            return { o, s in
+                let x = item(o, &s)
+                return members(o, &s).contains { ValueComparison.equal($0, x, options) }
+            }
+        }
+        let check = elementTest(c)
+        switch c.quantifier {
+        case .direct:
+            let left = value(c.left)
+            return { o, s in check(left(o, &s), o, &s) }
+        case .any:
+            let left = values(c.left)
+            return { o, s in
+                for v in left(o, &s) where check(v, o, &s) { return true }
+                return false
+            }
+        case .all:
+            let left = values(c.left)
+            return { o, s in
+                for v in left(o, &s) where !check(v, o, &s) { return false }
+                return true
+            }
+        case .none:
+            let left = values(c.left)
+            return { o, s in
+                for v in left(o, &s) where check(v, o, &s) { return false }
+                return true
+            }
+        }
+    }
+
+    /// The test of one left value against the comparison's right operand.
+    mutating func elementTest(_ c: BoundComparison) -> (PredicateValue, Object, inout Scope) -> Bool {
+        if case .constant(let k) = c.right.kind {
+            let t = PreparedComparison(c.operator, c.options, right: k).makeTest()
+            return { v, _, _ in t(v) }
+        }
+        // The right side depends on the object: prepare it per evaluation.
+        let right: ValueFn = c.right.type.isCollection ? array(values(c.right)) : value(c.right)
+        let (op, options) = (c.operator, c.options)
+        return { v, o, s in PreparedComparison(op, options, right: right(o, &s)).test(v) }
+    }
+
+    func array(_ f: @escaping ValuesFn) -> ValueFn {
+        { o, s in .array(f(o, &s)) }
+    }
+
+    // MARK: Objects
+
+    mutating func object(_ e: BoundExpression) -> ObjectFn {
+        switch e.kind {
+        case .evaluatedObject:
+            return { o, _ in o }
+        case .variable(let name):
+            guard let slot = slots[name] else { return { _, _ in nil } }
+            return { _, s in s.slots[slot] }
+        case .toOne(let base, let relationship):
+            let follow = domain.toOneReader(relationship)
+            if case .evaluatedObject = base.kind { return { o, _ in follow(o) } }
+            let b = object(base)
+            return { o, s in b(o, &s).flatMap(follow) }
+        case .ternary(let condition, let then, let otherwise):
+            let (t, a, b) = (test(condition), object(then), object(otherwise))
+            return { o, s in t(o, &s) ? a(o, &s) : b(o, &s) }
+        default:
+            return { _, _ in nil }
+        }
+    }
+
+    mutating func objects(_ e: BoundExpression) -> ObjectsFn {
+        switch e.kind {
+        case .toMany(let base, let relationship):
+            let follow = domain.toManyReader(relationship)
+            if case .evaluatedObject = base.kind { return { o, _ in follow(o) } }
+            let b = object(base)
+            return { o, s in b(o, &s).map(follow) ?? [] }
+        case .map(let collection, let variable, let each):
+            let members = objects(collection)
+            return withSlot(for: variable) { compiler, slot in
+                if each.type.isCollection {
+                    let inner = compiler.objects(each)
+                    return { o, s in
+                        var result: [Object] = []
+                        for m in members(o, &s) {
+                            s.slots[slot] = m
+                            result += inner(o, &s)
+                        }
+                        return result
+                    }
+                }
+                let inner = compiler.object(each)
+                return { o, s in
+                    var result: [Object] = []
+                    for m in members(o, &s) {
+                        s.slots[slot] = m
+                        if let x = inner(o, &s) { result.append(x) }
+                    }
+                    return result
+                }
+            }
+        case .subquery(let collection, let variable, let predicate):
+            let members = objects(collection)
+            return withSlot(for: variable) { compiler, slot in
+                let t = compiler.test(predicate)
+                return { o, s in
+                    members(o, &s).filter { m in
+                        s.slots[slot] = m
+                        return t(o, &s)
+                    }
+                }
+            }
+        case .ternary(let condition, let then, let otherwise):
+            let (t, a, b) = (test(condition), objects(then), objects(otherwise))
+            return { o, s in t(o, &s) ? a(o, &s) : b(o, &s) }
+        case .function(let function, let arguments) where [.distinct, .union, .intersect, .minus].contains(function):
+            // Set operations on objects work on their references.
+            let reference = domain.referenceReader()
+            let parts = arguments.map { objects($0) }
+            return { o, s in
+                let lists = parts.map { $0(o, &s) }
+                return Self.setOperation(function, lists, key: reference)
+            }
+        default:
+            return { _, _ in [] }
+        }
+    }
+
+    /// UNION, INTERSECT, MINUS and distinct, keeping first occurrences in order.
+    static func setOperation<T>(_ function: BuiltinFunction, _ lists: [[T]], key: (T) -> PredicateValue) -> [T] {
+        func contains(_ list: [T], _ k: PredicateValue) -> Bool { list.contains { ValueComparison.equal(key($0), k) } }
+        func distinct(_ list: [T]) -> [T] {
+            var result: [T] = []
+            for x in list where !contains(result, key(x)) { result.append(x) }
+            return result
+        }
+        switch function {
+        case .distinct: return distinct(lists[0])
+        case .union: return distinct(lists[0] + lists[1])
+        case .intersect: return distinct(lists[0].filter { contains(lists[1], key($0)) })
+        case .minus: return distinct(lists[0].filter { !contains(lists[1], key($0)) })
+        default: return lists.first ?? []
+        }
+    }
+
+    // MARK: Collections of values
+
+    mutating func values(_ e: BoundExpression) -> ValuesFn {
+        if case .collection(.object) = e.type {
+            let members = objects(e)
+            let reference = domain.referenceReader()
+            return { o, s in members(o, &s).map(reference) }
+        }
+        switch e.kind {
+        case .map(let collection, let variable, let each):
+            let members = objects(collection)
+            return withSlot(for: variable) { compiler, slot in
+                if each.type.isCollection {
+                    let inner = compiler.values(each)
+                    return { o, s in
+                        var result: [PredicateValue] = []
+                        for m in members(o, &s) {
+                            s.slots[slot] = m
+                            result += inner(o, &s)
+                        }
+                        return result
+                    }
+                }
+                let inner = compiler.value(each)
+                return { o, s in
+                    var result: [PredicateValue] = []
+                    for m in members(o, &s) {
+                        s.slots[slot] = m
+                        result.append(inner(o, &s))
+                    }
+                    return result
+                }
+            }
+        case .list(let elements):
+            let parts = elements.map { value($0) }
+            return { o, s in parts.map { $0(o, &s) } }
+        case .function(let function, let arguments) where [.distinct, .union, .intersect, .minus].contains(function):
+            let parts = arguments.map { values($0) }
+            return { o, s in Self.setOperation(function, parts.map { $0(o, &s) }, key: { $0 }) }
+        case .ternary(let condition, let then, let otherwise):
+            let (t, a, b) = (test(condition), values(then), values(otherwise))
+            return { o, s in t(o, &s) ? a(o, &s) : b(o, &s) }
+        default:
+            // A constant array, or a value whose type is known only when it
+            // is evaluated.
+            let v = value(e)
+            return { o, s in
+                switch v(o, &s) {
+                case .array(let members): return members
+                case .null: return []
+                case let other: return [other]
+                }
+            }
+        }
+    }
+
+    // MARK: Values
+
+    mutating func value(_ e: BoundExpression) -> ValueFn {
+        if case .object = e.type, !isConstant(e) {
+            let target = object(e)
+            let reference = domain.referenceReader()
+            return { o, s in target(o, &s).map(reference) ?? .null }
+        }
+        if e.type.isCollection, !isConstant(e) {
+            return array(values(e))
+        }
+        switch e.kind {
+        case .constant(let v):
+            return { _, _ in v }
+        case .evaluatedObject, .variable, .toOne, .toMany, .map, .subquery, .list:
+            return { _, _ in .null }
+        case .attribute(let base, let attribute):
+            let read = domain.attributeReader(attribute)
+            if case .evaluatedObject = base.kind { return { o, _ in read(o) } }
+            let b = object(base)
+            return { o, s in b(o, &s).map(read) ?? .null }
+        case .aggregate(let op, let collection):
+            if op == .count {
+                if case .collection(.object) = collection.type {
+                    let members = objects(collection)
+                    return { o, s in .int(Int64(members(o, &s).count)) }
+                }
+                let members = values(collection)
+                return { o, s in .int(Int64(members(o, &s).count)) }
+            }
+            let members = values(collection)
+            let integer = e.type == .integer
+            return { o, s in Aggregates.apply(op, members(o, &s), integer: integer) }
+        case .arithmetic(let op, let l, let r):
+            let (a, b) = (value(l), value(r))
+            return { o, s in Arithmetic.apply(op, a(o, &s), b(o, &s)) }
+        case .negate(let operand):
+            let a = value(operand)
+            return { o, s in Arithmetic.apply(.subtract, .int(0), a(o, &s)) }
+        case .function(let function, let arguments):
+            return self.function(function, arguments, type: e.type)
+        case .ternary(let condition, let then, let otherwise):
+            let (t, a, b) = (test(condition), value(then), value(otherwise))
+            return { o, s in t(o, &s) ? a(o, &s) : b(o, &s) }
+        case .index(let base, let position):
+            let (b, p) = (value(base), value(position))
+            return { o, s in Aggregates.index(b(o, &s), p(o, &s)) }
+        case .size(let base):
+            let b = values(base)
+            return { o, s in .int(Int64(b(o, &s).count)) }
+        }
+    }
+
+    func isConstant(_ e: BoundExpression) -> Bool {
+        if case .constant = e.kind { return true }
+        return false
+    }
+
+    mutating func function(_ function: BuiltinFunction, _ arguments: [BoundExpression], type: ValueType) -> ValueFn {
+        switch function {
+        case .sum, .count, .min, .max, .average, .median, .mode, .stddev:
+            let members = values(arguments[0])
+            let integer = type == .integer
+            return { o, s in Aggregates.function(function, members(o, &s), integer: integer) }
+        case .distinct, .union, .intersect, .minus:
+            let members = values(BoundExpression(.function(function, arguments), type: type))
+            return { o, s in .array(members(o, &s)) }
+        case .random:
+            return { _, _ in .double(Double.random(in: 0..<1)) }
+        case .now:
+            return { _, _ in .date(Date()) }
+        default:
+            let parts = arguments.map { value($0) }
+            return { o, s in Functions.apply(function, parts.map { $0(o, &s) }) }
+        }
+    }
+}

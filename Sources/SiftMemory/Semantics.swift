@@ -1,0 +1,191 @@
+// Memory lowering: the meaning of comparisons, written once.
+//
+// These functions are the reference semantics of Sift (Grammar/README.md,
+// "Meaning"): two-valued nil logic, numbers compared by value across integer
+// and floating types, strings compared by Unicode scalars unless options fold
+// them, empty patterns that never match, LIKE wildcards over scalars, MATCHES
+// over the whole string. The SQL lowering registers the same folding with
+// SQLite, so both backends agree.
+
+import Foundation
+import SiftSyntax
+
+/// String folding for comparison options.
+public enum StringFolding {
+    /// The text as options compare it: `[d]` decomposes (NFD) and drops
+    /// combining marks; with `[c]` or `[d]` the text is then composed (NFC);
+    /// `[c]` then lower-cases. Without `[c]` or `[d]`, the text is unchanged.
+    public static func fold(_ text: String, _ options: ComparisonOptions) -> String {
+        let caseInsensitive = options.contains(.caseInsensitive)
+        let diacriticInsensitive = options.contains(.diacriticInsensitive)
+        guard caseInsensitive || diacriticInsensitive else { return text }
+        // ASCII text needs no normalization: fold it directly.
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            return caseInsensitive ? text.lowercased() : text
+        }
+        var result = text
+        if diacriticInsensitive {
+            var scalars = String.UnicodeScalarView()
+            for scalar in result.decomposedStringWithCanonicalMapping.unicodeScalars
+            where scalar.properties.generalCategory != .nonspacingMark {
+                scalars.append(scalar)
+            }
+            result = String(scalars)
+        }
+        result = result.precomposedStringWithCanonicalMapping
+        if caseInsensitive { result = result.lowercased() }
+        return result
+    }
+}
+
+/// Comparisons of values under two-valued logic.
+public enum ValueComparison {
+    /// The order of two values, or nil when they do not compare (either is
+    /// nil, or their kinds differ). Numbers compare by value; booleans are 0
+    /// and 1; strings compare by their UTF-8 bytes (Unicode scalar order).
+    @inlinable
+    public static func order(_ a: PredicateValue, _ b: PredicateValue) -> Int? {
+        switch (a, b) {
+        case (.int(let x), .int(let y)): return x < y ? -1 : (x > y ? 1 : 0)
+        case (.double(let x), .double(let y)): return x < y ? -1 : (x > y ? 1 : (x == y ? 0 : nil))
+        case (.string(let x), .string(let y)): return compareUTF8(x, y)
+        case (.date(let x), .date(let y)):
+            let (s, t) = (x.timeIntervalSinceReferenceDate, y.timeIntervalSinceReferenceDate)
+            return s < t ? -1 : (s > t ? 1 : 0)
+        default:
+            if let x = number(a), let y = number(b) { return x < y ? -1 : (x > y ? 1 : (x == y ? 0 : nil)) }
+            switch (a, b) {
+            case (.uuid(let x), .uuid(let y)): return x == y ? 0 : compareUTF8(x.uuidString, y.uuidString)
+            case (.uuid(let x), .string(let y)): return compareUTF8(x.uuidString, y.uppercased())
+            case (.string(let x), .uuid(let y)): return compareUTF8(x.uppercased(), y.uuidString)
+            case (.data(let x), .data(let y)): return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
+            case (.object(let x), .object(let y)): return x == y ? 0 : nil
+            case (.array(let x), .array(let y)): return x == y ? 0 : nil
+            default: return nil
+            }
+        }
+    }
+
+    /// The value as a number, if it is one (booleans are 0 and 1).
+    @inlinable
+    public static func number(_ value: PredicateValue) -> Double? {
+        switch value {
+        case .int(let i): Double(i)
+        case .double(let d): d
+        case .bool(let b): b ? 1 : 0
+        default: nil
+        }
+    }
+
+    /// Byte-wise order of two strings' UTF-8, which is the order of their
+    /// Unicode scalars and SQLite's BINARY collation.
+    @inlinable
+    public static func compareUTF8(_ x: String, _ y: String) -> Int {
+        var a = x
+        var b = y
+        return a.withUTF8 { p in
+            b.withUTF8 { q in
+                let n = min(p.count, q.count)
+                if n > 0 {
+                    let c = memcmp(p.baseAddress!, q.baseAddress!, n)
+                    if c != 0 { return c < 0 ? -1 : 1 }
+                }
+                return p.count < q.count ? -1 : (p.count > q.count ? 1 : 0)
+            }
+        }
+    }
+
+    /// `a == b` under two-valued logic: nil equals only nil.
+    @inlinable
+    public static func equal(_ a: PredicateValue, _ b: PredicateValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.null, _), (_, .null): return false
+        case (.int(let x), .int(let y)): return x == y
+        case (.string(let x), .string(let y)): return x.utf8.count == y.utf8.count && compareUTF8(x, y) == 0
+        default: return order(a, b) == 0
+        }
+    }
+
+    /// `a == b` with comparison options applied to strings.
+    public static func equal(_ a: PredicateValue, _ b: PredicateValue, _ options: ComparisonOptions) -> Bool {
+        if case .string(let x) = a, case .string(let y) = b, !options.isEmpty {
+            return compareUTF8(StringFolding.fold(x, options), StringFolding.fold(y, options)) == 0
+        }
+        return equal(a, b)
+    }
+
+    /// The order of `a` and `b` with comparison options applied to strings.
+    public static func order(_ a: PredicateValue, _ b: PredicateValue, _ options: ComparisonOptions) -> Int? {
+        if case .string(let x) = a, case .string(let y) = b, !options.isEmpty {
+            return compareUTF8(StringFolding.fold(x, options), StringFolding.fold(y, options))
+        }
+        return order(a, b)
+    }
+}
+
+/// The string operators, on strings already folded.
+public enum StringMatching {
+    /// `BEGINSWITH`: never true for an empty pattern.
+    public static func hasPrefix(_ text: String, _ pattern: String) -> Bool {
+        !pattern.isEmpty && text.utf8.starts(with: pattern.utf8)
+    }
+
+    /// `ENDSWITH`: never true for an empty pattern.
+    public static func hasSuffix(_ text: String, _ pattern: String) -> Bool {
+        let t = text.utf8
+        let p = pattern.utf8
+        guard !p.isEmpty, p.count <= t.count else { return false }
+        return t.dropFirst(t.count - p.count).elementsEqual(p)
+    }
+
+    /// `CONTAINS` (and `IN` with a string on the right): never true for an
+    /// empty pattern. UTF-8 is self-synchronizing, so a byte match is a
+    /// match of whole scalars.
+    public static func contains(_ text: String, _ pattern: String) -> Bool {
+        !pattern.isEmpty && text.utf8.firstRange(of: pattern.utf8) != nil
+    }
+
+    /// `LIKE`: `*` matches any run of scalars, `?` exactly one; everything
+    /// else is literal.
+    public static func like(_ text: String, _ pattern: [Unicode.Scalar]) -> Bool {
+        let t = Array(text.unicodeScalars)
+        var ti = 0
+        var pi = 0
+        var starPattern = -1
+        var starText = 0
+        while ti < t.count {
+            if pi < pattern.count, pattern[pi] == "?" || (pattern[pi] != "*" && pattern[pi] == t[ti]) {
+                ti += 1
+                pi += 1
+            } else if pi < pattern.count, pattern[pi] == "*" {
+                starPattern = pi
+                starText = ti
+                pi += 1
+            } else if starPattern >= 0 {
+                pi = starPattern + 1
+                starText += 1
+                ti = starText
+            } else {
+                return false
+            }
+        }
+        while pi < pattern.count, pattern[pi] == "*" { pi += 1 }
+        return pi == pattern.count
+    }
+
+    /// `MATCHES`: the regular expression must match the whole string.
+    public static func matches(_ text: String, _ regex: NSRegularExpression) -> Bool {
+        let range = NSRange(text.startIndex..<text.endIndex, in: text)
+        guard let match = regex.firstMatch(in: text, options: [.anchored], range: range) else { return false }
+        return match.range == range
+    }
+
+    /// Compiles a MATCHES pattern, case-insensitive for `[c]`.
+    public static func regex(_ pattern: String, _ options: ComparisonOptions) -> NSRegularExpression? {
+        let folded = options.contains(.diacriticInsensitive)
+            ? StringFolding.fold(pattern, options.subtracting(.caseInsensitive)) : pattern
+        return try? NSRegularExpression(
+            pattern: folded, options: options.contains(.caseInsensitive) ? [.caseInsensitive] : [])
+    }
+}
