@@ -55,11 +55,12 @@ let package = Package(
         ),
         // Benchmarks: `swift run -c release sift-benchmarks`.
         .executableTarget(name: "SiftBenchmarks", dependencies: ["Sift"]),
-        .testTarget(name: "SiftStoreTests", dependencies: ["SiftStore"]),
+        // One test target, a folder per stage, sharing the fixtures.
         .testTarget(
-            name: "SiftSyntaxTests",
+            name: "SiftTests",
             dependencies: [
                 "Sift",
+                "SiftStore",
                 // Built so the command-line tests can run it.
                 "SiftCommand",
                 .product(name: "PropertyBased", package: "swift-property-based"),

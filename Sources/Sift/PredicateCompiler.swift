@@ -7,7 +7,7 @@ import SiftSyntax
 import SiftTree
 
 /// An error in a predicate: in its text, or in how it fits the model.
-public enum PredicateError: Error, Hashable, Sendable, CustomStringConvertible {
+public enum PredicateCompileError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The text or its arguments cannot be parsed.
     case syntax(PredicateSyntaxError)
     /// The predicate parses but does not fit the model.
@@ -73,7 +73,7 @@ public struct PredicateCompiler: Sendable {
     /// Parses `text` with its format arguments and binds it to `entity`,
     /// giving `$variables` the values in `variables`.
     public func bind(_ text: String, arguments: [PredicateValue] = [], entity: String,
-                     variables: [String: PredicateValue] = [:]) throws(PredicateError) -> BoundPredicate {
+                     variables: [String: PredicateValue] = [:]) throws(PredicateCompileError) -> BoundPredicate {
         let syntax: PredicateSyntax
         do {
             syntax = try PredicateParser.parse(text, arguments: arguments)
@@ -91,7 +91,7 @@ public struct PredicateCompiler: Sendable {
     public func memoryPredicate<Domain: EvaluationDomain>(
         _ text: String, arguments: [PredicateValue] = [], entity: String,
         variables: [String: PredicateValue] = [:], domain: Domain
-    ) throws(PredicateError) -> MemoryPredicate<Domain> {
+    ) throws(PredicateCompileError) -> MemoryPredicate<Domain> {
         MemoryPredicate(try bind(text, arguments: arguments, entity: entity, variables: variables), domain: domain)
     }
 }

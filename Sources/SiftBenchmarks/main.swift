@@ -17,7 +17,7 @@ struct CorpusLine: Decodable {
 
 /// The conformance corpus predicates that parse: a realistic mix.
 func corpusPredicates() -> [(String, [PredicateValue])] {
-    let url = repositoryRoot.appendingPathComponent("Tests/SiftSyntaxTests/Fixtures/corpus.jsonl")
+    let url = repositoryRoot.appendingPathComponent("Tests/SiftTests/Fixtures/corpus.jsonl")
     guard let text = try? String(contentsOf: url, encoding: .utf8) else {
         fatalError("cannot read \(url.path)")
     }

@@ -151,6 +151,17 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
                 return members(o, &s).contains { ValueComparison.equal($0, x, options) }
             }
         }
+        // `object == nil`, `nil != object`: whether the object is there, which
+        // needs no identity from the domain.
+        if c.quantifier == .direct, c.operator == .equalTo || c.operator == .notEqualTo {
+            let sides = [(c.left, c.right), (c.right, c.left)]
+            for (objectSide, other) in sides {
+                guard case .object = objectSide.type, case .constant(.null) = other.kind else { continue }
+                let target = object(objectSide)
+                let wantNil = c.operator == .equalTo
+                return { o, s in (target(o, &s) == nil) == wantNil }
+            }
+        }
         let check = elementTest(c)
         switch c.quantifier {
         case .direct:

@@ -5,7 +5,7 @@ import Sift
 
 /// Files the tests read.
 enum Fixtures {
-    /// A file copied into the test bundle (Tests/SiftSyntaxTests/Fixtures).
+    /// A file copied into the test bundle (Tests/SiftTests/Fixtures).
     static func data(_ name: String) throws -> Data {
         guard let url = Bundle.module.url(forResource: "Fixtures/" + name, withExtension: nil) else {
             throw FixtureError.missing(name)
@@ -31,7 +31,7 @@ enum FixtureError: Error { case missing(String) }
 
 /// One line of `corpus.jsonl`.
 struct CorpusCase: Decodable, Sendable, CustomTestStringConvertible {
-    enum Expectation: Decodable, Sendable {
+    enum Expectation: Decodable, Sendable, Equatable {
         case matches([Int64])
         case error(String)
 
@@ -65,3 +65,16 @@ struct CorpusCase: Decodable, Sendable, CustomTestStringConvertible {
 import Testing
 
 extension CustomTestStringConvertible {}
+
+/// The conformance data set, loaded once.
+enum Company {
+    static let dataSet: DataSet = {
+        do {
+            return try DataSet(json: Fixtures.data("company.json"))
+        } catch {
+            fatalError("company.json does not load: \(error)")
+        }
+    }()
+    static var model: DataModel { dataSet.model }
+    static let cache: RowCache = dataSet.makeRowCache()
+}

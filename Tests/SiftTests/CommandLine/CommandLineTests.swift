@@ -79,3 +79,55 @@ struct CommandLineTests {
         #expect(good.output == "1 parsed, 0 failed\n")
     }
 }
+
+@Suite("sift check and sift batch")
+struct CheckAndBatchTests {
+    static func fixture(_ name: String) -> String {
+        Bundle.module.url(forResource: "Fixtures/" + name, withExtension: nil)!.path
+    }
+
+    @Test func checkPrintsTheBoundTree() throws {
+        let result = try runSift(["check", "--model", Self.fixture("company.json"), "--entity", "Employee",
+                                  "--var", "min=40", "age > $min"])
+        #expect(result.status == 0)
+        #expect(result.output == """
+            >
+              attribute Employee.age : integer
+                SELF : Employee
+              constant 40 : integer
+
+            """)
+    }
+
+    @Test func checkReportsValidationErrors() throws {
+        let result = try runSift(["check", "--model", Self.fixture("Company.xcdatamodeld"), "--entity", "Employee",
+                                  "salry > 3"])
+        #expect(result.status == 65)
+        #expect(result.error.contains("'Employee' has no attribute or relationship named 'salry'"))
+        #expect(result.error.contains("= note: did you mean 'salary'?"))
+    }
+
+    @Test func checkReportsUnreadableModels() throws {
+        #expect(try runSift(["check", "--model", "/nonexistent.json", "--entity", "A", "a == 1"]).status == 66)
+    }
+
+    @Test func batchMatchesTheCorpus() throws {
+        let result = try runSift(["batch", "--data", Self.fixture("company.json"), "--corpus", Self.fixture("corpus.jsonl"),
+                                  "--backend", "memory"])
+        #expect(result.status == 0)
+        let lines = result.output.split(separator: "\n")
+        #expect(lines.count == CorpusCase.all.count)
+        for (line, testCase) in zip(lines, CorpusCase.all) {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(object["id"] as? String == testCase.id)
+            switch testCase.expect {
+            case .matches(let ids):
+                #expect((object["matches"] as? [Int])?.map(Int64.init) == ids, "\(testCase.id)")
+            case .error(let kind):
+                let error = object["error"] as? [String: Any]
+                #expect(error?["kind"] as? String == kind, "\(testCase.id)")
+                #expect(error?["line"] as? Int == 1)
+            }
+        }
+    }
+}

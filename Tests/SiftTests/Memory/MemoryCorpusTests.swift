@@ -1,0 +1,21 @@
+// The conformance corpus through the memory backend: every case gives the
+// expected ids, or the expected kind of error.
+
+import Foundation
+import Sift
+import Testing
+
+@Suite("Conformance corpus (memory)")
+struct MemoryCorpusTests {
+    @Test("Memory backend", arguments: CorpusCase.all)
+    func memory(_ testCase: CorpusCase) {
+        let compiler = PredicateCompiler(model: Company.model)
+        do {
+            let bound = try compiler.bind(testCase.predicate, arguments: testCase.args ?? [], entity: testCase.entity)
+            let ids = Company.cache.nodes(of: testCase.entity, matching: bound).map(\.id.primaryKey)
+            #expect(testCase.expect == .matches(ids), "\(testCase.predicate)")
+        } catch {
+            #expect(testCase.expect == .error(error.kind), "\(testCase.predicate): \(error.message)")
+        }
+    }
+}
