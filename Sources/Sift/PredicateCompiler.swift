@@ -88,6 +88,7 @@ public struct PredicateCompiler: Sendable {
     }
 
     /// Parses, binds and compiles a predicate for evaluation in memory.
+    @inlinable
     public func memoryPredicate<Domain: EvaluationDomain>(
         _ text: String, arguments: [PredicateValue] = [], entity: String,
         variables: [String: PredicateValue] = [:], domain: Domain

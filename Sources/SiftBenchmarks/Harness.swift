@@ -23,6 +23,29 @@ struct Measurement {
     }
 }
 
+extension Measurement {
+    /// Times a baseline and a candidate in alternating rounds, so that
+    /// whatever else the machine does falls on both alike; keeps each one's
+    /// fastest round.
+    static func compare(operations: Int, rounds: Int, baseline: () -> Void, candidate: () -> Void)
+        -> (baseline: Measurement, candidate: Measurement)
+    {
+        baseline()
+        candidate()
+        var best = (Double.infinity, Double.infinity)
+        let clock = ContinuousClock()
+        func nanoseconds(_ d: Duration) -> Double {
+            (Double(d.components.seconds) * 1e18 + Double(d.components.attoseconds)) / 1e9 / Double(operations)
+        }
+        for _ in 0..<rounds {
+            best.0 = min(best.0, nanoseconds(clock.measure(baseline)))
+            best.1 = min(best.1, nanoseconds(clock.measure(candidate)))
+        }
+        return (Measurement(name: "baseline", nanosecondsPerOperation: best.0),
+                Measurement(name: "candidate", nanosecondsPerOperation: best.1))
+    }
+}
+
 /// Keeps a value alive so the optimizer cannot drop the work that made it.
 @inline(never)
 func blackHole<T>(_ value: T) {

@@ -215,8 +215,22 @@ struct BindingState {
     }
 
     /// Converts a constant to the type of what it is compared with, where the
-    /// conversion is lossless: a UUID written as a string.
+    /// conversion is lossless: a whole number compared with a double becomes
+    /// a double (and a whole double compared with an integer an integer), a
+    /// UUID written as a string a UUID. Both backends then compare like types.
     func convert(_ expression: BoundExpression, toMatch type: ValueType) -> BoundExpression {
+        switch (expression.kind, type) {
+        case (.constant(.int(let i)), .double) where Swift.abs(i) < 1 << 53:
+            return .constant(.double(Double(i)), type: .double)
+        case (.constant(.double(let d)), .integer):
+            if let i = Int64(exactly: d) { return .constant(.int(i), type: .integer) }
+            return expression
+        case (.constant(.array(let values)), .double) where values.allSatisfy({ if case .int = $0 { true } else { false } }):
+            return .constant(.array(values.map { if case .int(let i) = $0 { .double(Double(i)) } else { $0 } }),
+                             type: .collection(.double))
+        default:
+            break
+        }
         guard type == .uuid else { return expression }
         switch expression.kind {
         case .constant(.string(let s)):

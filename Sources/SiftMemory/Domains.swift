@@ -25,24 +25,40 @@ public struct RowNodeDomain: EvaluationDomain, Sendable {
         self.model = cache.model
     }
 
-    public func attributeReader(_ attribute: AttributeReference) -> (RowNode) -> PredicateValue {
-        let slot = attribute.slot
-        return { $0.values[slot] }
+    /// A to-one or to-many slot, and the index of the destination entity.
+    public struct RelationshipHandle: Sendable {
+        let slot: Int
+        let destination: Int
     }
 
-    public func toOneReader(_ relationship: RelationshipReference) -> (RowNode) -> RowNode? {
-        let (slot, destination, snapshot) = (relationship.slot, model.entity(named: relationship.destination)!.index, snapshot)
-        return { node in node.toOne[slot].flatMap { snapshot.node(entity: destination, primaryKey: $0) } }
+    public func handle(for attribute: AttributeReference) -> Int { attribute.slot }
+
+    public func handle(for relationship: RelationshipReference) -> RelationshipHandle {
+        RelationshipHandle(slot: relationship.slot, destination: model.entity(named: relationship.destination)!.index)
     }
 
-    public func toManyReader(_ relationship: RelationshipReference) -> (RowNode) -> [RowNode] {
-        let (slot, destination, snapshot) = (relationship.slot, model.entity(named: relationship.destination)!.index, snapshot)
-        return { node in node.toMany[slot].compactMap { snapshot.node(entity: destination, primaryKey: $0) } }
+    @inline(__always)
+    public func value(_ slot: Int, of node: RowNode) -> PredicateValue { node.values[slot] }
+
+    @inline(__always)
+    public func object(_ h: RelationshipHandle, of node: RowNode) -> RowNode? {
+        node.toOne[h.slot].flatMap { snapshot.node(entity: h.destination, primaryKey: $0) }
     }
 
-    public func referenceReader() -> (RowNode) -> PredicateValue {
-        let names = model.entities.map(\.name)
-        return { .object(ObjectReference(entity: names[$0.id.entity], id: $0.id.primaryKey)) }
+    public func objects(_ h: RelationshipHandle, of node: RowNode) -> [RowNode] {
+        node.toMany[h.slot].compactMap { snapshot.node(entity: h.destination, primaryKey: $0) }
+    }
+
+    @inline(__always)
+    public func forEach(_ h: RelationshipHandle, of node: RowNode, _ body: (RowNode) -> Bool) -> Bool {
+        for key in node.toMany[h.slot] {
+            if let member = snapshot.node(entity: h.destination, primaryKey: key), !body(member) { return false }
+        }
+        return true
+    }
+
+    public func reference(to node: RowNode) -> PredicateValue {
+        .object(ObjectReference(entity: model.entities[node.id.entity].name, id: node.id.primaryKey))
     }
 }
 
@@ -109,34 +125,28 @@ public struct KeyValueDomain: EvaluationDomain, Sendable {
 
     public init() {}
 
-    public func attributeReader(_ attribute: AttributeReference) -> (any KeyValueRecord) -> PredicateValue {
-        let name = attribute.name
-        return { record in
-            if case .value(let v) = record.value(forKey: name) { return v }
-            return .null
+    public func handle(for attribute: AttributeReference) -> String { attribute.name }
+    public func handle(for relationship: RelationshipReference) -> String { relationship.name }
+
+    public func value(_ key: String, of record: any KeyValueRecord) -> PredicateValue {
+        if case .value(let v) = record.value(forKey: key) { return v }
+        return .null
+    }
+
+    public func object(_ key: String, of record: any KeyValueRecord) -> (any KeyValueRecord)? {
+        if case .record(let r) = record.value(forKey: key) { return r }
+        return nil
+    }
+
+    public func objects(_ key: String, of record: any KeyValueRecord) -> [any KeyValueRecord] {
+        switch record.value(forKey: key) {
+        case .records(let rs): rs
+        case .record(let r?): [r]
+        default: []
         }
     }
 
-    public func toOneReader(_ relationship: RelationshipReference) -> (any KeyValueRecord) -> (any KeyValueRecord)? {
-        let name = relationship.name
-        return { record in
-            if case .record(let r) = record.value(forKey: name) { return r }
-            return nil
-        }
-    }
-
-    public func toManyReader(_ relationship: RelationshipReference) -> (any KeyValueRecord) -> [any KeyValueRecord] {
-        let name = relationship.name
-        return { record in
-            switch record.value(forKey: name) {
-            case .records(let rs): rs
-            case .record(let r?): [r]
-            default: []
-            }
-        }
-    }
-
-    public func referenceReader() -> (any KeyValueRecord) -> PredicateValue {
-        { $0.objectReference.map(PredicateValue.object) ?? .null }
+    public func reference(to record: any KeyValueRecord) -> PredicateValue {
+        record.objectReference.map(PredicateValue.object) ?? .null
     }
 }

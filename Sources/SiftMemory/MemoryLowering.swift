@@ -13,18 +13,40 @@ import SiftSyntax
 import SiftTree
 
 /// How the evaluator reads the objects it tests.
+///
+/// The compiler asks for a handle once per attribute or relationship of a
+/// predicate; evaluation then passes the handle back for each object, so a
+/// domain can resolve names and slots ahead of time.
 public protocol EvaluationDomain {
     /// The objects predicates are evaluated against.
     associatedtype Object
+    /// What the domain needs to read an attribute quickly.
+    associatedtype AttributeHandle
+    /// What the domain needs to follow a relationship quickly.
+    associatedtype RelationshipHandle
 
-    /// Reads an attribute's value from an object.
-    func attributeReader(_ attribute: AttributeReference) -> (Object) -> PredicateValue
-    /// Follows a to-one relationship; nil when it is empty.
-    func toOneReader(_ relationship: RelationshipReference) -> (Object) -> Object?
-    /// Follows a to-many relationship.
-    func toManyReader(_ relationship: RelationshipReference) -> (Object) -> [Object]
+    /// Prepares to read `attribute`.
+    func handle(for attribute: AttributeReference) -> AttributeHandle
+    /// Prepares to follow `relationship`.
+    func handle(for relationship: RelationshipReference) -> RelationshipHandle
+    /// An attribute's value.
+    func value(_ attribute: AttributeHandle, of object: Object) -> PredicateValue
+    /// A to-one relationship's object, or nil when it is empty.
+    func object(_ relationship: RelationshipHandle, of object: Object) -> Object?
+    /// A to-many relationship's objects.
+    func objects(_ relationship: RelationshipHandle, of object: Object) -> [Object]
+    /// Calls `body` with each object of a to-many relationship until it
+    /// returns false; returns false if it did.
+    func forEach(_ relationship: RelationshipHandle, of object: Object, _ body: (Object) -> Bool) -> Bool
     /// A value that identifies an object, for `SELF == %@` and `manager IN %@`.
-    func referenceReader() -> (Object) -> PredicateValue
+    func reference(to object: Object) -> PredicateValue
+}
+
+extension EvaluationDomain {
+    public func forEach(_ relationship: RelationshipHandle, of object: Object, _ body: (Object) -> Bool) -> Bool {
+        for member in objects(relationship, of: object) where !body(member) { return false }
+        return true
+    }
 }
 
 /// The values of the variables a predicate binds (SUBQUERY members, and the
@@ -45,6 +67,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     let slotCount: Int
 
     /// Compiles `predicate` for objects of `domain`.
+    @_specialize(exported: true, where Domain == RowNodeDomain)
     public init(_ predicate: BoundPredicate, domain: Domain) {
         var compiler = MemoryCompiler(domain: domain)
         test = compiler.test(predicate)
@@ -52,6 +75,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     }
 
     /// Whether `object` satisfies the predicate.
+    @_specialize(exported: true, where Domain == RowNodeDomain)
     public func evaluate(_ object: Domain.Object) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
         return test(object, &scope)
@@ -65,6 +89,7 @@ public struct MemoryExpression<Domain: EvaluationDomain> {
     let slotCount: Int
 
     /// Compiles `expression` for objects of `domain`.
+    @_specialize(exported: true, where Domain == RowNodeDomain)
     public init(_ expression: BoundExpression, domain: Domain) {
         var compiler = MemoryCompiler(domain: domain)
         value = compiler.value(expression)
@@ -108,6 +133,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     // MARK: Predicates
 
+    @_specialize(where Domain == RowNodeDomain)
     mutating func test(_ predicate: BoundPredicate) -> Test {
         switch predicate {
         case .constant(let value):
@@ -116,30 +142,40 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
             let t = test(p)
             return { o, s in !t(o, &s) }
         case .and(let ps):
-            let tests = ps.map { test($0) }
-            if tests.count == 2 {
-                let (a, b) = (tests[0], tests[1])
-                return { o, s in a(o, &s) && b(o, &s) }
-            }
-            return { o, s in
-                for t in tests where !t(o, &s) { return false }
-                return true
-            }
+            return Self.all(ps.map { test($0) }[...])
         case .or(let ps):
-            let tests = ps.map { test($0) }
-            if tests.count == 2 {
-                let (a, b) = (tests[0], tests[1])
-                return { o, s in a(o, &s) || b(o, &s) }
-            }
-            return { o, s in
-                for t in tests where t(o, &s) { return true }
-                return false
-            }
+            return Self.any(ps.map { test($0) }[...])
         case .comparison(let c):
             return comparison(c)
         }
     }
 
+    /// The conjunction of tests, as a balanced tree of two-way closures:
+    /// calling a captured closure costs less than iterating an array of them.
+    static func all(_ tests: ArraySlice<Test>) -> Test {
+        switch tests.count {
+        case 0: return { _, _ in true }
+        case 1: return tests.first!
+        default:
+            let middle = tests.startIndex + tests.count / 2
+            let (a, b) = (all(tests[..<middle]), all(tests[middle...]))
+            return { o, s in a(o, &s) && b(o, &s) }
+        }
+    }
+
+    /// The disjunction of tests, as `all` builds conjunctions.
+    static func any(_ tests: ArraySlice<Test>) -> Test {
+        switch tests.count {
+        case 0: return { _, _ in false }
+        case 1: return tests.first!
+        default:
+            let middle = tests.startIndex + tests.count / 2
+            let (a, b) = (any(tests[..<middle]), any(tests[middle...]))
+            return { o, s in a(o, &s) || b(o, &s) }
+        }
+    }
+
+    @_specialize(where Domain == RowNodeDomain)
     mutating func comparison(_ c: BoundComparison) -> Test {
         // `collection CONTAINS x`: membership.
         if c.quantifier == .direct, c.operator == .contains, c.left.type.isCollection {
@@ -162,6 +198,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
                 return { o, s in (target(o, &s) == nil) == wantNil }
             }
         }
+        if let fused = fusedComparison(c) { return fused }
         let check = elementTest(c)
         switch c.quantifier {
         case .direct:
@@ -188,7 +225,38 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
         }
     }
 
+    /// The commonest comparisons, as one closure that reads the object and
+    /// tests the constant: `attribute op constant`, `toOne.attribute op
+    /// constant`, and `ANY toMany.attribute op constant`.
+    @_specialize(where Domain == RowNodeDomain)
+    mutating func fusedComparison(_ c: BoundComparison) -> Test? {
+        guard case .constant(let k) = c.right.kind,
+              case .attribute(let base, let attribute) = c.left.mappedAttribute ?? c.left.kind else { return nil }
+        let t = PreparedComparison(c.operator, c.options, right: k).makeTest()
+        let (d, a) = (domain, domain.handle(for: attribute))
+        switch (c.quantifier, base.kind) {
+        case (.direct, .evaluatedObject):
+            return { o, _ in t(d.value(a, of: o)) }
+        case (.direct, .toOne(let root, let relationship)):
+            guard case .evaluatedObject = root.kind else { return nil }
+            let r = domain.handle(for: relationship)
+            return { o, _ in t(d.object(r, of: o).map { d.value(a, of: $0) } ?? .null) }
+        case (.any, .toMany(let root, let relationship)), (.none, .toMany(let root, let relationship)):
+            guard case .evaluatedObject = root.kind else { return nil }
+            let r = domain.handle(for: relationship)
+            let wantAny = c.quantifier == .any
+            return { o, _ in d.forEach(r, of: o) { !t(d.value(a, of: $0)) } != wantAny }
+        case (.all, .toMany(let root, let relationship)):
+            guard case .evaluatedObject = root.kind else { return nil }
+            let r = domain.handle(for: relationship)
+            return { o, _ in d.forEach(r, of: o) { t(d.value(a, of: $0)) } }
+        default:
+            return nil
+        }
+    }
+
     /// The test of one left value against the comparison's right operand.
+    @_specialize(where Domain == RowNodeDomain)
     mutating func elementTest(_ c: BoundComparison) -> (PredicateValue, Object, inout Scope) -> Bool {
         if case .constant(let k) = c.right.kind {
             let t = PreparedComparison(c.operator, c.options, right: k).makeTest()
@@ -206,6 +274,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     // MARK: Objects
 
+    @_specialize(where Domain == RowNodeDomain)
     mutating func object(_ e: BoundExpression) -> ObjectFn {
         switch e.kind {
         case .evaluatedObject:
@@ -214,10 +283,10 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
             guard let slot = slots[name] else { return { _, _ in nil } }
             return { _, s in s.slots[slot] }
         case .toOne(let base, let relationship):
-            let follow = domain.toOneReader(relationship)
-            if case .evaluatedObject = base.kind { return { o, _ in follow(o) } }
+            let (d, h) = (domain, domain.handle(for: relationship))
+            if case .evaluatedObject = base.kind { return { o, _ in d.object(h, of: o) } }
             let b = object(base)
-            return { o, s in b(o, &s).flatMap(follow) }
+            return { o, s in b(o, &s).flatMap { d.object(h, of: $0) } }
         case .ternary(let condition, let then, let otherwise):
             let (t, a, b) = (test(condition), object(then), object(otherwise))
             return { o, s in t(o, &s) ? a(o, &s) : b(o, &s) }
@@ -226,13 +295,14 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
         }
     }
 
+    @_specialize(where Domain == RowNodeDomain)
     mutating func objects(_ e: BoundExpression) -> ObjectsFn {
         switch e.kind {
         case .toMany(let base, let relationship):
-            let follow = domain.toManyReader(relationship)
-            if case .evaluatedObject = base.kind { return { o, _ in follow(o) } }
+            let (d, h) = (domain, domain.handle(for: relationship))
+            if case .evaluatedObject = base.kind { return { o, _ in d.objects(h, of: o) } }
             let b = object(base)
-            return { o, s in b(o, &s).map(follow) ?? [] }
+            return { o, s in b(o, &s).map { d.objects(h, of: $0) } ?? [] }
         case .map(let collection, let variable, let each):
             let members = objects(collection)
             return withSlot(for: variable) { compiler, slot in
@@ -273,11 +343,11 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
             return { o, s in t(o, &s) ? a(o, &s) : b(o, &s) }
         case .function(let function, let arguments) where [.distinct, .union, .intersect, .minus].contains(function):
             // Set operations on objects work on their references.
-            let reference = domain.referenceReader()
+            let d = domain
             let parts = arguments.map { objects($0) }
             return { o, s in
                 let lists = parts.map { $0(o, &s) }
-                return Self.setOperation(function, lists, key: reference)
+                return Self.setOperation(function, lists, key: { d.reference(to: $0) })
             }
         default:
             return { _, _ in [] }
@@ -303,11 +373,12 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     // MARK: Collections of values
 
+    @_specialize(where Domain == RowNodeDomain)
     mutating func values(_ e: BoundExpression) -> ValuesFn {
         if case .collection(.object) = e.type {
             let members = objects(e)
-            let reference = domain.referenceReader()
-            return { o, s in members(o, &s).map(reference) }
+            let d = domain
+            return { o, s in members(o, &s).map { d.reference(to: $0) } }
         }
         switch e.kind {
         case .map(let collection, let variable, let each):
@@ -359,11 +430,12 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     // MARK: Values
 
+    @_specialize(where Domain == RowNodeDomain)
     mutating func value(_ e: BoundExpression) -> ValueFn {
         if case .object = e.type, !isConstant(e) {
             let target = object(e)
-            let reference = domain.referenceReader()
-            return { o, s in target(o, &s).map(reference) ?? .null }
+            let d = domain
+            return { o, s in target(o, &s).map { d.reference(to: $0) } ?? .null }
         }
         if e.type.isCollection, !isConstant(e) {
             return array(values(e))
@@ -374,10 +446,10 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
         case .evaluatedObject, .variable, .toOne, .toMany, .map, .subquery, .list:
             return { _, _ in .null }
         case .attribute(let base, let attribute):
-            let read = domain.attributeReader(attribute)
-            if case .evaluatedObject = base.kind { return { o, _ in read(o) } }
+            let (d, h) = (domain, domain.handle(for: attribute))
+            if case .evaluatedObject = base.kind { return { o, _ in d.value(h, of: o) } }
             let b = object(base)
-            return { o, s in b(o, &s).map(read) ?? .null }
+            return { o, s in b(o, &s).map { d.value(h, of: $0) } ?? .null }
         case .aggregate(let op, let collection):
             if op == .count {
                 if case .collection(.object) = collection.type {
@@ -415,6 +487,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
         return false
     }
 
+    @_specialize(where Domain == RowNodeDomain)
     mutating func function(_ function: BuiltinFunction, _ arguments: [BoundExpression], type: ValueType) -> ValueFn {
         switch function {
         case .sum, .count, .min, .max, .average, .median, .mode, .stddev:
@@ -432,5 +505,17 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
             let parts = arguments.map { value($0) }
             return { o, s in Functions.apply(function, parts.map { $0(o, &s) }) }
         }
+    }
+}
+
+extension BoundExpression {
+    /// For `collection.attribute` bound as `map(collection, $v, $v.attribute)`:
+    /// the attribute read from the collection itself, so the fused
+    /// comparisons can see `toMany.attribute` as one shape. Nil otherwise.
+    var mappedAttribute: BoundExpression.Kind? {
+        guard case .map(let collection, let variable, let each) = kind,
+              case .attribute(let member, let attribute) = each.kind,
+              case .variable(variable) = member.kind else { return nil }
+        return .attribute(collection, attribute)
     }
 }

@@ -54,8 +54,9 @@ public enum PredicateValue: Hashable, Sendable {
     case array([PredicateValue])
     /// A dictionary, as `%@` given one (indexed with `['key']`).
     case dictionary([String: PredicateValue])
-    /// A reference to one stored object.
-    case object(ObjectReference)
+    /// A reference to one stored object. (Boxed, so that every value fits in
+    /// 24 bytes: row-cache nodes hold many of them.)
+    indirect case object(ObjectReference)
 
     /// Converts any value that knows how.
     public init(_ value: some PredicateValueConvertible) {
