@@ -122,7 +122,7 @@ public struct DataSet: Sendable {
         var nodes: [RowNode] = []
         for entity in model.entities {
             var toOne: [Int64: [Int64?]] = [:]
-            var toMany: [Int64: [[Int64]]] = [:]
+            var toMany: [Int64: [[Int64]?]] = [:]
             for id in values[entity.index].keys {
                 toOne[id] = Array(repeating: nil, count: entity.toOneCount)
                 toMany[id] = Array(repeating: [], count: entity.toManyCount)
@@ -144,7 +144,7 @@ public struct DataSet: Sendable {
                         throw DataSetError("'\(entity.name)' \(link.source): '\(relationship.name)' points to the missing '\(destination.name)' \(link.target)")
                     }
                     if relationship.isToMany {
-                        toMany[link.source]![relationship.slot].append(link.target)
+                        toMany[link.source]![relationship.slot]!.append(link.target)
                     } else {
                         guard toOne[link.source]![relationship.slot] == nil else {
                             throw DataSetError("'\(entity.name)' \(link.source): the to-one '\(relationship.name)' has several destinations")

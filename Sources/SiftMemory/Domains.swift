@@ -10,7 +10,8 @@ import SiftSyntax
 import SiftTree
 
 /// Evaluates against row-cache nodes, following relationships through a
-/// snapshot of the cache.
+/// snapshot of the cache. A to-many relationship a node has not loaded counts
+/// as empty: whoever evaluates store nodes in memory loads them first.
 public struct RowNodeDomain: EvaluationDomain, Sendable {
     public typealias Object = RowNode
 
@@ -46,12 +47,12 @@ public struct RowNodeDomain: EvaluationDomain, Sendable {
     }
 
     public func objects(_ h: RelationshipHandle, of node: RowNode) -> [RowNode] {
-        node.toMany[h.slot].compactMap { snapshot.node(entity: h.destination, primaryKey: $0) }
+        (node.toMany[h.slot] ?? []).compactMap { snapshot.node(entity: h.destination, primaryKey: $0) }
     }
 
     @inline(__always)
     public func forEach(_ h: RelationshipHandle, of node: RowNode, _ body: (RowNode) -> Bool) -> Bool {
-        for key in node.toMany[h.slot] {
+        for key in node.toMany[h.slot] ?? [] {
             if let member = snapshot.node(entity: h.destination, primaryKey: key), !body(member) { return false }
         }
         return true

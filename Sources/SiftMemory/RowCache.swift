@@ -41,11 +41,12 @@ public final class RowNode: Sendable {
     public let values: [PredicateValue]
     /// To-one relationships, by to-one slot: the destination's primary key.
     public let toOne: [Int64?]
-    /// To-many relationships, by to-many slot: the destinations' primary keys.
-    public let toMany: [[Int64]]
+    /// To-many relationships, by to-many slot: the destinations' primary
+    /// keys, or nil when the store has not loaded them.
+    public let toMany: [[Int64]?]
 
     public init(id: ObjectID, version: Int64 = 1, fetchTimestamp: Double = Date().timeIntervalSinceReferenceDate,
-                values: [PredicateValue], toOne: [Int64?] = [], toMany: [[Int64]] = []) {
+                values: [PredicateValue], toOne: [Int64?] = [], toMany: [[Int64]?] = []) {
         self.id = id
         self.version = version
         self.fetchTimestamp = fetchTimestamp

@@ -50,15 +50,19 @@ public struct Attribute: Hashable, Sendable {
     public var isOptional: Bool
     /// The value a new object starts with.
     public var defaultValue: PredicateValue?
+    /// Whether the store keeps an index on it.
+    public var isIndexed: Bool
     /// Its index among the entity's attributes: the slot that holds its value.
     public internal(set) var slot: Int = 0
 
-    /// Creates an attribute: `Attribute("age", .integer64)`.
-    public init(_ name: String, _ type: AttributeType, optional: Bool = false, defaultValue: PredicateValue? = nil) {
+    /// Creates an attribute: `Attribute("age", .integer64, indexed: true)`.
+    public init(_ name: String, _ type: AttributeType, optional: Bool = false, defaultValue: PredicateValue? = nil,
+                indexed: Bool = false) {
         self.name = name
         self.type = type
         self.isOptional = optional
         self.defaultValue = defaultValue
+        self.isIndexed = indexed
     }
 }
 
@@ -216,6 +220,9 @@ public struct DataModel: Hashable, Sendable {
             var seen = Set<String>()
             for name in entity.attributes.map(\.name) + entity.relationships.map(\.name) {
                 guard !name.isEmpty else { throw ModelError.invalidName(entity.name) }
+                guard !name.uppercased().hasPrefix("Z_") else {
+                    throw ModelError.reservedName(entity: entity.name, property: name)
+                }
                 guard seen.insert(name).inserted else {
                     throw ModelError.duplicateProperty(entity: entity.name, property: name)
                 }
@@ -252,6 +259,8 @@ public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
     case unknownInverse(entity: String, relationship: String, inverse: String, destination: String)
     case inverseMismatch(entity: String, relationship: String, inverse: String)
     case unknownAttributeType(entity: String, attribute: String, type: String)
+    /// Names that start with `Z_` belong to the store.
+    case reservedName(entity: String, property: String)
     /// The model's file could not be read or is not in a known format.
     case unreadable(path: String, reason: String)
 
@@ -269,6 +278,8 @@ public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unknownAttributeType(let entity, let attribute, let type):
             "attribute '\(entity).\(attribute)' has the unknown type '\(type)'"
         case .unreadable(let path, let reason): "cannot read the model '\(path)': \(reason)"
+        case .reservedName(let entity, let property):
+            "property '\(entity).\(property)' has a name starting with 'Z_', which the store reserves"
         }
     }
 }

@@ -26,6 +26,7 @@ extension DataModel {
             var type: String
             var optional: Bool?
             var `default`: PredicateValue?
+            var indexed: Bool?
         }
         struct RelationshipForm: Decodable {
             var name: String
@@ -53,7 +54,8 @@ extension DataModel {
                 guard let type = AttributeType(rawValue: a.type) else {
                     throw ModelError.unknownAttributeType(entity: entity.name, attribute: a.name, type: a.type)
                 }
-                attributes.append(Attribute(a.name, type, optional: a.optional ?? false, defaultValue: a.default))
+                attributes.append(Attribute(a.name, type, optional: a.optional ?? false, defaultValue: a.default,
+                                            indexed: a.indexed ?? false))
             }
             let relationships = (entity.relationships ?? []).map {
                 Relationship($0.name, to: $0.destination, toMany: $0.toMany ?? false, optional: $0.optional ?? true,
@@ -191,7 +193,15 @@ private final class XcodeModelReader: NSObject, XMLParserDelegate {
             }
             let defaultValue = attributes["defaultValueString"].map { Self.defaultValue($0, type) }
             entities[entities.count - 1].attributes.append(
-                Attribute(name, type, optional: attributes["optional"] == "YES", defaultValue: defaultValue))
+                Attribute(name, type, optional: attributes["optional"] == "YES", defaultValue: defaultValue,
+                          indexed: attributes["indexed"] == "YES"))
+        case "fetchIndexElement" where !entities.isEmpty:
+            // <fetchIndex><fetchIndexElement property="name" type="Binary" order="ascending"/></fetchIndex>
+            let last = entities.count - 1
+            if let property = attributes["property"],
+               let i = entities[last].attributes.firstIndex(where: { $0.name == property }) {
+                entities[last].attributes[i].isIndexed = true
+            }
         case "relationship" where !entities.isEmpty:
             let rule: DeleteRule = switch attributes["deletionRule"] {
             case "Cascade": .cascade

@@ -53,6 +53,8 @@ struct ModelTests {
         #expect(employee.relationship(named: "tags")?.deleteRule == .noAction)
         #expect(bundle.entity(named: "Department")?.relationship(named: "employees")?.deleteRule == .cascade)
         #expect(employee.relationship(named: "manager")?.isToMany == false)
+        #expect(employee.attribute(named: "name")?.isIndexed == true)
+        #expect(employee.attribute(named: "age")?.isIndexed == false)
     }
 
     @Test("Invalid models are rejected with the reason", arguments: [
@@ -66,6 +68,7 @@ struct ModelTests {
         ([Entity("A", relationships: [Relationship("b", to: "B", inverse: "a")]),
           Entity("B", relationships: [Relationship("a", to: "B")])],
          .inverseMismatch(entity: "A", relationship: "b", inverse: "B.a")),
+        ([Entity("A", attributes: [Attribute("Z_PK", .integer64)])], .reservedName(entity: "A", property: "Z_PK")),
     ])
     func invalidModels(_ entities: [Entity], _ expected: ModelError) {
         #expect(throws: expected) { try DataModel(entities) }
