@@ -106,7 +106,7 @@ func memoryBenchmark() {
             return s == "Sales"
         }),
         ("ANY tags.name == 'remote'", { node in
-            for t in node.toMany[tagsSlot] {
+            for t in node.toMany[tagsSlot] ?? [] {
                 if let tag = snapshot.node(entity: 2, primaryKey: t), string(tag.values[0]) == "remote" { return true }
             }
             return false
