@@ -10,6 +10,7 @@
 //   SiftTree     the bound tree: resolved, typed, free of source text
 //   SiftChecking the binder: syntax tree + model -> bound tree, validation errors
 //   SiftMemory   row cache and in-memory evaluation of bound trees
+//   SiftSQL      SQL lowering: bound trees to SQLite SQL with bound parameters
 //   Sift         the public compiler library (re-exports every compiler stage)
 //   SiftStore    the persistence core: SQLite store, fetch path (uses CSQLite)
 //   SiftCommand  the `sift` command line
@@ -26,6 +27,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         // Stage 1: text -> syntax tree. Depends on nothing but Foundation.
@@ -38,12 +40,16 @@ let package = Package(
         .target(name: "SiftChecking", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
         // Memory lowering: row cache, compiled filters.
         .target(name: "SiftMemory", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
+        // SQL lowering (text only: the compiler never links SQLite).
+        .target(name: "SiftSQL", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
         // The compiler library users import.
-        .target(name: "Sift", dependencies: ["SiftSyntax", "SiftModel", "SiftTree", "SiftChecking", "SiftMemory"]),
+        .target(name: "Sift", dependencies: ["SiftSyntax", "SiftModel", "SiftTree", "SiftChecking", "SiftMemory", "SiftSQL"]),
         // The system SQLite (Debian's libsqlite3-dev).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The persistence core. The compiler library never depends on it.
-        .target(name: "SiftStore", dependencies: ["Sift", "CSQLite"]),
+        .target(name: "SiftStore", dependencies: [
+            "Sift", "CSQLite", .product(name: "Logging", package: "swift-log"),
+        ]),
         // The command line.
         .executableTarget(
             name: "SiftCommand",

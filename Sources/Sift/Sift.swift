@@ -6,5 +6,6 @@
 @_exported import SiftChecking
 @_exported import SiftMemory
 @_exported import SiftModel
+@_exported import SiftSQL
 @_exported import SiftSyntax
 @_exported import SiftTree

@@ -3,6 +3,7 @@
 import ArgumentParser
 import Foundation
 import Sift
+import SiftStore
 
 struct Batch: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,7 +17,7 @@ struct Batch: ParsableCommand {
     )
 
     enum Backend: String, ExpressibleByArgument, CaseIterable {
-        case memory
+        case memory, sqlite
     }
 
     @Option(help: ArgumentHelp("The JSON data set (model and objects).", valueName: "dataset"))
@@ -49,6 +50,17 @@ struct Batch: ParsableCommand {
         }
         let cache = dataSet.makeRowCache()
         let compiler = PredicateCompiler(model: dataSet.model)
+        var store: SQLiteStore?
+        if backend == .sqlite {
+            // A temporary store holding the data set.
+            do {
+                store = try SQLiteStore(inMemoryWith: dataSet.model)
+                try store!.importDataSet(dataSet)
+            } catch {
+                printError("error: \(error)")
+                throw ExitStatus.noInput
+            }
+        }
         for (number, line) in String(decoding: corpusData, as: UTF8.self).split(separator: "\n").enumerated() {
             guard let entry = try? JSONDecoder().decode(Case.self, from: Data(line.utf8)) else {
                 print(BatchOutput.error(id: "line \(number + 1)", kind: "syntax", message: "not a corpus case", position: nil))
@@ -56,8 +68,19 @@ struct Batch: ParsableCommand {
             }
             do {
                 let bound = try compiler.bind(entry.predicate, arguments: entry.args ?? [], entity: entry.entity)
-                let ids = cache.nodes(of: entry.entity, matching: bound).map(\.id.primaryKey)
-                print(BatchOutput.matches(id: entry.id, ids: ids))
+                if let store {
+                    var request = FetchRequest(entityName: entry.entity)
+                    request.predicate = .bound(bound)
+                    do {
+                        let ids = try ObjectContext(store: store).fetchObjectIDs(request).map(\.primaryKey)
+                        print(BatchOutput.matches(id: entry.id, ids: ids))
+                    } catch {
+                        print(BatchOutput.error(id: entry.id, kind: "evaluation", message: "\(error)", position: nil))
+                    }
+                } else {
+                    let ids = cache.nodes(of: entry.entity, matching: bound).map(\.id.primaryKey)
+                    print(BatchOutput.matches(id: entry.id, ids: ids))
+                }
             } catch {
                 let position = SourcePosition(offset: error.range.lowerBound, in: entry.predicate)
                 print(BatchOutput.error(id: entry.id, kind: error.kind, message: error.message, position: position))

@@ -4,6 +4,7 @@
 
 import Foundation
 import SiftSyntax
+import SiftTree
 
 /// A comparison with its right operand ready: `test(left)` answers it.
 struct PreparedComparison {

@@ -203,3 +203,22 @@ enum Functions {
         }
     }
 }
+
+/// The built-in functions by name, as both backends compute them: the memory
+/// lowering calls them directly, and the SQLite store registers them as
+/// `sift_call(name, arguments…)`.
+public enum BuiltinFunctions {
+    /// Calls the function named `name` (a `BuiltinFunction` raw value, or
+    /// "power" for `**`); nil for an unknown name.
+    public static func call(_ name: String, _ arguments: [PredicateValue]) -> PredicateValue? {
+        if name == "power" {
+            return Arithmetic.apply(.power, arguments.first ?? .null, arguments.dropFirst().first ?? .null)
+        }
+        guard let function = BuiltinFunction(rawValue: name) else { return nil }
+        switch function {
+        case .random: return .double(Double.random(in: 0..<1))
+        case .now: return .date(Date())
+        default: return Functions.apply(function, arguments)
+        }
+    }
+}

@@ -9,34 +9,7 @@
 
 import Foundation
 import SiftSyntax
-
-/// String folding for comparison options.
-public enum StringFolding {
-    /// The text as options compare it: `[d]` decomposes (NFD) and drops
-    /// combining marks; with `[c]` or `[d]` the text is then composed (NFC);
-    /// `[c]` then lower-cases. Without `[c]` or `[d]`, the text is unchanged.
-    public static func fold(_ text: String, _ options: ComparisonOptions) -> String {
-        let caseInsensitive = options.contains(.caseInsensitive)
-        let diacriticInsensitive = options.contains(.diacriticInsensitive)
-        guard caseInsensitive || diacriticInsensitive else { return text }
-        // ASCII text needs no normalization: fold it directly.
-        if text.utf8.allSatisfy({ $0 < 0x80 }) {
-            return caseInsensitive ? text.lowercased() : text
-        }
-        var result = text
-        if diacriticInsensitive {
-            var scalars = String.UnicodeScalarView()
-            for scalar in result.decomposedStringWithCanonicalMapping.unicodeScalars
-            where scalar.properties.generalCategory != .nonspacingMark {
-                scalars.append(scalar)
-            }
-            result = String(scalars)
-        }
-        result = result.precomposedStringWithCanonicalMapping
-        if caseInsensitive { result = result.lowercased() }
-        return result
-    }
-}
+import SiftTree
 
 /// Comparisons of values under two-valued logic.
 public enum ValueComparison {

@@ -228,3 +228,43 @@ private final class XcodeModelReader: NSObject, XMLParserDelegate {
         }
     }
 }
+
+extension DataModel {
+    /// The model in its JSON form (the form `init(json:)` reads), with keys
+    /// sorted: the same model always gives the same bytes.
+    public var jsonData: Data {
+        var entities: [[String: Any]] = []
+        for entity in self.entities {
+            let attributes: [[String: Any]] = entity.attributes.map { a in
+                var object: [String: Any] = ["name": a.name, "type": a.type.rawValue]
+                if a.isOptional { object["optional"] = true }
+                if a.isIndexed { object["indexed"] = true }
+                if let value = a.defaultValue,
+                   let data = try? JSONEncoder().encode(value),
+                   let json = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) {
+                    object["default"] = json
+                }
+                return object
+            }
+            let relationships: [[String: Any]] = entity.relationships.map { r in
+                var object: [String: Any] = ["name": r.name, "destination": r.destination, "toMany": r.isToMany,
+                                             "optional": r.isOptional, "deleteRule": r.deleteRule.rawValue]
+                if let inverse = r.inverse { object["inverse"] = inverse }
+                return object
+            }
+            entities.append(["name": entity.name, "attributes": attributes, "relationships": relationships])
+        }
+        return (try? JSONSerialization.data(withJSONObject: ["entities": entities], options: [.sortedKeys])) ?? Data()
+    }
+
+    /// A hash of the model's layout (FNV-1a of its JSON form), to tell whether
+    /// a store was made for this model.
+    public var versionHash: String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in jsonData {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+}

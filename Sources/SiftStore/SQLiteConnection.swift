@@ -1,11 +1,15 @@
 // Store stage: a thin, typed layer over the system SQLite.
 //
 // Everything the store does with SQLite goes through here: connections,
-// prepared statements, bindings and errors that carry SQLite's code, message
-// and the SQL that failed. Values always reach SQLite as bound parameters.
+// prepared statements (cached by SQL text), bindings, application-defined
+// functions, transactions, and errors that carry SQLite's code, message and
+// the SQL that failed. Values reach SQLite only as bound parameters. Every
+// statement run is counted and, when SIFT_LOG_SQL=1, logged through swift-log.
 
 import CSQLite
 import Foundation
+import Logging
+import SiftSQL
 
 /// An error reported by SQLite, with its result code, its message and the SQL
 /// that caused it.
@@ -22,19 +26,63 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A value as SQLite stores it.
-public enum SQLiteValue: Hashable, Sendable {
-    case null
-    case integer(Int64)
-    case real(Double)
-    case text(String)
-    case blob(Data)
+/// A prepared statement, reused through the connection's cache.
+public final class SQLiteStatement {
+    let handle: OpaquePointer
+    /// The statement's SQL.
+    public let sql: String
+
+    init(handle: OpaquePointer, sql: String) {
+        self.handle = handle
+        self.sql = sql
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// The number of columns a row has.
+    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+
+    /// The value of column `index` of the current row.
+    @inline(__always)
+    public func column(_ index: Int) -> SQLValue {
+        let i = Int32(index)
+        switch sqlite3_column_type(handle, i) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, i))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, i))
+        case SQLITE_TEXT:
+            let count = Int(sqlite3_column_bytes(handle, i))
+            guard let bytes = sqlite3_column_text(handle, i) else { return .text("") }
+            return .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, i))
+            guard count > 0, let bytes = sqlite3_column_blob(handle, i) else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: count))
+        default: return .null
+        }
+    }
+
+    /// Column `index` as an integer (0 for NULL).
+    @inline(__always)
+    public func integer(_ index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
+
+    /// Whether column `index` is NULL.
+    @inline(__always)
+    public func isNull(_ index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
 }
 
 /// One connection to an SQLite database. Not shareable between threads: the
 /// store serializes access to it.
 public final class SQLiteConnection {
     let handle: OpaquePointer
+    private var statements: [String: SQLiteStatement] = [:]
+    private var functions: [Unmanaged<FunctionBox>] = []
+    /// How many statements have run on this connection.
+    public private(set) var statementCount = 0
+    /// Logs every statement at debug level; on when the environment has
+    /// SIFT_LOG_SQL=1.
+    public var logger: Logger
 
     /// Opens (creating if needed) the database at `path`, or an in-memory
     /// database when `path` is `":memory:"`.
@@ -49,17 +97,25 @@ public final class SQLiteConnection {
         }
         self.handle = handle
         sqlite3_extended_result_codes(handle, 1)
+        var logger = Logger(label: "sift.sql")
+        logger.logLevel = ProcessInfo.processInfo.environment["SIFT_LOG_SQL"] == "1" ? .debug : .info
+        self.logger = logger
     }
 
     deinit {
+        statements.removeAll()
         sqlite3_close_v2(handle)
+        for box in functions { box.release() }
     }
 
     /// The version of the SQLite library, such as "3.40.1".
     public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
 
-    /// Runs SQL that returns no rows (several statements may be separated by `;`).
+    /// Runs SQL that returns no rows and takes no values (several statements
+    /// may be separated by `;`). For schema statements and pragmas.
     public func execute(_ sql: String) throws(SQLiteError) {
+        statementCount += 1
+        logger.debug("\(sql)")
         var errorMessage: UnsafeMutablePointer<CChar>?
         let status = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if status != SQLITE_OK {
@@ -69,61 +125,155 @@ public final class SQLiteConnection {
         }
     }
 
-    /// Runs one statement with `arguments` bound to its `?` parameters and
-    /// returns its rows.
-    public func query(_ sql: String, _ arguments: [SQLiteValue] = []) throws(SQLiteError) -> [[SQLiteValue]] {
-        let statement = try prepare(sql)
-        defer { sqlite3_finalize(statement) }
-        for (index, argument) in arguments.enumerated() {
-            try bind(argument, at: Int32(index + 1), in: statement, sql: sql)
-        }
-        var rows: [[SQLiteValue]] = []
-        while true {
-            let status = sqlite3_step(statement)
-            if status == SQLITE_DONE { return rows }
-            guard status == SQLITE_ROW else { throw error(status, sql: sql) }
-            let count = sqlite3_column_count(statement)
-            rows.append((0..<count).map { column(at: $0, in: statement) })
-        }
-    }
-
-    func prepare(_ sql: String) throws(SQLiteError) -> OpaquePointer {
+    /// A prepared statement for `sql`, from the cache when it was prepared before.
+    public func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let cached = statements[sql] { return cached }
         var statement: OpaquePointer?
-        let status = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard status == SQLITE_OK, let statement else { throw error(status, sql: sql) }
-        return statement
+        let prepared = SQLiteStatement(handle: statement, sql: sql)
+        statements[sql] = prepared
+        return prepared
     }
 
-    func bind(_ value: SQLiteValue, at index: Int32, in statement: OpaquePointer, sql: String) throws(SQLiteError) {
+    /// Runs a statement with its bindings and calls `row` for each row it
+    /// returns; `row` returns false to stop early.
+    public func forEachRow(_ sql: String, _ bindings: [SQLValue] = [],
+                           _ row: (SQLiteStatement) throws -> Bool = { _ in true }) throws {
+        let statement = try self.statement(sql)
+        defer {
+            sqlite3_reset(statement.handle)
+            sqlite3_clear_bindings(statement.handle)
+        }
+        for (index, value) in bindings.enumerated() {
+            try bind(value, at: Int32(index + 1), in: statement)
+        }
+        statementCount += 1
+        if logger.logLevel <= .debug {
+            logger.debug("\(sql)\(bindings.isEmpty ? "" : " -- " + bindings.map(\.description).joined(separator: ", "))")
+        }
+        while true {
+            let status = sqlite3_step(statement.handle)
+            if status == SQLITE_DONE { return }
+            guard status == SQLITE_ROW else { throw error(status, sql: sql) }
+            if try !row(statement) { return }
+        }
+    }
+
+    /// Runs a statement and returns all its rows.
+    public func query(_ sql: String, _ bindings: [SQLValue] = []) throws -> [[SQLValue]] {
+        var rows: [[SQLValue]] = []
+        try forEachRow(sql, bindings) { statement in
+            rows.append((0..<statement.columnCount).map(statement.column))
+            return true
+        }
+        return rows
+    }
+
+    /// Runs a query, for its rows.
+    public func query(_ query: SQLQuery) throws -> [[SQLValue]] {
+        try self.query(query.sql, query.bindings)
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back
+    /// when it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The rowid of the last row inserted.
+    public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    func bind(_ value: SQLValue, at index: Int32, in statement: SQLiteStatement) throws(SQLiteError) {
         let status: Int32
         switch value {
-        case .null: status = sqlite3_bind_null(statement, index)
-        case .integer(let i): status = sqlite3_bind_int64(statement, index, i)
-        case .real(let d): status = sqlite3_bind_double(statement, index, d)
-        case .text(let s): status = sqlite3_bind_text(statement, index, s, -1, SQLITE_TRANSIENT)
+        case .null: status = sqlite3_bind_null(statement.handle, index)
+        case .integer(let i): status = sqlite3_bind_int64(statement.handle, index, i)
+        case .real(let d): status = sqlite3_bind_double(statement.handle, index, d)
+        case .text(let s): status = sqlite3_bind_text(statement.handle, index, s, -1, SQLITE_TRANSIENT)
         case .blob(let data):
             status = data.withUnsafeBytes { bytes in
-                sqlite3_bind_blob(statement, index, bytes.baseAddress, Int32(bytes.count), SQLITE_TRANSIENT)
+                sqlite3_bind_blob(statement.handle, index, bytes.baseAddress, Int32(bytes.count), SQLITE_TRANSIENT)
             }
         }
-        guard status == SQLITE_OK else { throw error(status, sql: sql) }
+        guard status == SQLITE_OK else { throw error(status, sql: statement.sql) }
     }
 
-    func column(at index: Int32, in statement: OpaquePointer) -> SQLiteValue {
-        switch sqlite3_column_type(statement, index) {
-        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, index))
-        case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, index))
-        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(statement, index)))
+    func error(_ status: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: status, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    // MARK: Application-defined functions
+
+    /// Registers a deterministic scalar function, computed by `body` from the
+    /// arguments' values. A negative `arity` takes any number of arguments.
+    public func registerFunction(_ name: String, arity: Int32, deterministic: Bool = true,
+                                 _ body: @escaping ([SQLValue]) -> SQLValue) throws(SQLiteError) {
+        try registerFunction(name, arity: arity, deterministic: deterministic) { context, arguments in
+            let values = arguments.map { SQLiteFunctionContext.value($0) }
+            SQLiteFunctionContext.result(body(values), context)
+        }
+    }
+
+    /// Registers a scalar function with access to SQLite's per-statement
+    /// auxiliary data (to cache, say, a compiled pattern).
+    func registerFunction(_ name: String, arity: Int32, deterministic: Bool,
+                          _ body: @escaping (OpaquePointer, [OpaquePointer?]) -> Void) throws(SQLiteError) {
+        let box = Unmanaged.passRetained(FunctionBox(body))
+        functions.append(box)
+        let flags = SQLITE_UTF8 | (deterministic ? SQLITE_DETERMINISTIC : 0)
+        let status = sqlite3_create_function_v2(handle, name, arity, flags, box.toOpaque(), { context, count, values in
+            guard let context else { return }
+            let box = Unmanaged<FunctionBox>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
+            let arguments = (0..<Int(count)).map { values?[$0] }
+            box.body(context, arguments)
+        }, nil, nil, nil)
+        guard status == SQLITE_OK else { throw error(status, sql: nil) }
+    }
+}
+
+/// Holds a Swift function for SQLite.
+final class FunctionBox {
+    let body: (OpaquePointer, [OpaquePointer?]) -> Void
+    init(_ body: @escaping (OpaquePointer, [OpaquePointer?]) -> Void) { self.body = body }
+}
+
+/// Reading arguments and setting results of application-defined functions.
+enum SQLiteFunctionContext {
+    static func value(_ value: OpaquePointer?) -> SQLValue {
+        guard let value else { return .null }
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
+        case SQLITE_TEXT:
+            let count = Int(sqlite3_value_bytes(value))
+            guard let bytes = sqlite3_value_text(value) else { return .text("") }
+            return .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
         case SQLITE_BLOB:
-            let count = Int(sqlite3_column_bytes(statement, index))
-            guard count > 0, let bytes = sqlite3_column_blob(statement, index) else { return .blob(Data()) }
+            let count = Int(sqlite3_value_bytes(value))
+            guard count > 0, let bytes = sqlite3_value_blob(value) else { return .blob(Data()) }
             return .blob(Data(bytes: bytes, count: count))
         default: return .null
         }
     }
 
-    func error(_ status: Int32, sql: String?) -> SQLiteError {
-        SQLiteError(code: status, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    static func result(_ value: SQLValue, _ context: OpaquePointer) {
+        switch value {
+        case .null: sqlite3_result_null(context)
+        case .integer(let i): sqlite3_result_int64(context, i)
+        case .real(let d): sqlite3_result_double(context, d)
+        case .text(let s): sqlite3_result_text(context, s, -1, SQLITE_TRANSIENT)
+        case .blob(let d):
+            d.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT) }
+        }
     }
 }
 

@@ -1,0 +1,128 @@
+// Store stage: fetch requests, and how the store turns one into SQL.
+
+import Foundation
+import Sift
+
+/// A predicate for a fetch: text with format arguments, or a bound tree.
+public enum FetchPredicate: Sendable {
+    case format(String, [PredicateValue])
+    case bound(BoundPredicate)
+}
+
+/// How to order results: a key path (through to-one relationships), its
+/// direction, and whether strings compare as `[c]` folds them.
+public struct SortDescriptor: Hashable, Sendable {
+    public var keyPath: String
+    public var ascending: Bool
+    public var caseInsensitive: Bool
+
+    public init(_ keyPath: String, ascending: Bool = true, caseInsensitive: Bool = false) {
+        self.keyPath = keyPath
+        self.ascending = ascending
+        self.caseInsensitive = caseInsensitive
+    }
+
+    /// Reads `key`, `key:desc`, `key:asc`, `key:ci`, `key:desc:ci`.
+    public init(parsing text: String) {
+        let parts = text.split(separator: ":").map(String.init)
+        self.init(parts.first ?? text, ascending: !parts.contains("desc"), caseInsensitive: parts.contains("ci"))
+    }
+}
+
+/// What to fetch, as Core Data's `NSFetchRequest` describes it.
+public struct FetchRequest: Sendable {
+    /// What a fetch returns.
+    public enum ResultType: Hashable, Sendable {
+        /// Objects of the context.
+        case objects
+        /// Object IDs only.
+        case objectIDs
+        /// The number of matching objects.
+        case count
+        /// Dictionaries of the named properties.
+        case dictionaries([String])
+    }
+
+    public var entityName: String
+    public var predicate: FetchPredicate?
+    public var sortDescriptors: [SortDescriptor]
+    /// The most objects to return (nil: all).
+    public var fetchLimit: Int?
+    /// How many matching objects to skip first.
+    public var fetchOffset: Int
+    /// When positive, the IDs are fetched first and the rows in batches of
+    /// this size as objects are touched.
+    public var fetchBatchSize: Int
+    public var resultType: ResultType
+    /// Relationship key paths whose objects are fetched with the results, one
+    /// statement per key path.
+    public var relationshipKeyPathsForPrefetching: [String]
+    /// Whether fetched objects come back as faults (their rows are in the row
+    /// cache all the same, so firing them needs no SQL).
+    public var returnsObjectsAsFaults: Bool
+
+    /// A request for `entityName`'s objects matching `predicate`, if given.
+    public init(entityName: String, predicate: String? = nil, arguments: [PredicateValue] = [],
+                sortDescriptors: [SortDescriptor] = [], fetchLimit: Int? = nil, fetchOffset: Int = 0) {
+        self.entityName = entityName
+        self.predicate = predicate.map { .format($0, arguments) }
+        self.sortDescriptors = sortDescriptors
+        self.fetchLimit = fetchLimit
+        self.fetchOffset = fetchOffset
+        self.fetchBatchSize = 0
+        self.resultType = .objects
+        self.relationshipKeyPathsForPrefetching = []
+        self.returnsObjectsAsFaults = true
+    }
+}
+
+extension SQLiteStore {
+    /// The bound predicate of a request.
+    public func boundPredicate(_ request: FetchRequest) throws(StoreError) -> BoundPredicate? {
+        switch request.predicate {
+        case nil:
+            return nil
+        case .bound(let bound):
+            return bound
+        case .format(let text, let arguments):
+            do {
+                return try PredicateCompiler(model: model).bind(text, arguments: arguments, entity: request.entityName)
+            } catch {
+                throw .invalidPredicate(error, text: text)
+            }
+        }
+    }
+
+    /// The sort keys of a request, bound.
+    func sortKeys(_ request: FetchRequest) throws(StoreError) -> [SQLSortKey] {
+        var keys: [SQLSortKey] = []
+        for descriptor in request.sortDescriptors {
+            do {
+                let syntax = try PredicateParser.parseExpression(descriptor.keyPath)
+                let bound = try Binder(model: model).bind(syntax, entity: request.entityName)
+                keys.append(SQLSortKey(bound, ascending: descriptor.ascending, caseInsensitive: descriptor.caseInsensitive))
+            } catch let error as PredicateSyntaxError {
+                throw .invalidPredicate(.syntax(error), text: descriptor.keyPath)
+            } catch let error as PredicateValidationError {
+                throw .invalidPredicate(.validation(error), text: descriptor.keyPath)
+            } catch {
+                throw .unknownKey(descriptor.keyPath, entity: request.entityName)
+            }
+        }
+        return keys
+    }
+
+    /// The SQL a request runs.
+    public func sqlQuery(for request: FetchRequest, columns: SQLColumns = .rows) throws(StoreError) -> SQLQuery {
+        _ = try entity(request.entityName)
+        let predicate = try boundPredicate(request)
+        let sort = try sortKeys(request)
+        do {
+            return try lowering.select(request.entityName, where: predicate, sortedBy: sort,
+                                       limit: request.fetchLimit, offset: request.fetchOffset > 0 ? request.fetchOffset : nil,
+                                       columns: columns)
+        } catch {
+            throw .notExpressibleInSQL(error)
+        }
+    }
+}

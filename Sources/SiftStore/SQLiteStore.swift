@@ -1,0 +1,302 @@
+// Store stage: the SQLite store.
+//
+// A store is a file (or an in-memory database for tests) laid out by
+// `SQLSchema`, with the model it was made for kept in `Z_METADATA`: opening
+// it with a different model is an error, never a silent misreading. Rows read
+// from it become row-cache nodes; the store's row cache is shared by every
+// context that uses it. Access to the connection is serialized.
+
+import Foundation
+import Sift
+
+/// Why a store operation failed.
+public enum StoreError: Error, CustomStringConvertible {
+    /// SQLite reported an error.
+    case sqlite(SQLiteError)
+    /// The store was made for another model.
+    case modelMismatch(path: String, storeHash: String, modelHash: String)
+    /// The file is not a Sift store and no model was given to make one.
+    case noModel(path: String)
+    /// The predicate or a sort key does not parse or fit the model.
+    case invalidPredicate(PredicateCompileError, text: String)
+    /// The predicate uses something SQL cannot express.
+    case notExpressibleInSQL(SQLLoweringError)
+    /// An entity the model does not have.
+    case unknownEntity(String)
+    /// A key path that is not a relationship of the entity (prefetching, faults).
+    case unknownRelationship(String, entity: String)
+    /// An attribute or relationship the entity does not have.
+    case unknownKey(String, entity: String)
+    /// A data set that cannot be imported.
+    case invalidDataSet(DataSetError)
+    /// The object's context is gone.
+    case contextDeallocated
+
+    public var description: String {
+        switch self {
+        case .sqlite(let e): "\(e)"
+        case .modelMismatch(let path, let storeHash, let modelHash):
+            "the store '\(path)' was made for another model (store \(storeHash), model \(modelHash)): "
+                + "open it with the model it was made with, or migrate it"
+        case .noModel(let path): "'\(path)' is not a Sift store, and no model was given to create one"
+        case .invalidPredicate(let e, let text): e.rendered(in: text)
+        case .notExpressibleInSQL(let e): "\(e)"
+        case .unknownEntity(let name): "the model has no entity named '\(name)'"
+        case .unknownRelationship(let path, let entity): "'\(path)' is not a relationship key path of '\(entity)'"
+        case .unknownKey(let key, let entity): "'\(entity)' has no attribute or relationship named '\(key)'"
+        case .invalidDataSet(let e): "\(e)"
+        case .contextDeallocated: "the object's context no longer exists"
+        }
+    }
+}
+
+/// A SQLite store for a model.
+///
+/// ```swift
+/// let store = try SQLiteStore(url: URL(fileURLWithPath: "company.sqlite"), model: dataSet.model)
+/// try store.importDataSet(dataSet)
+/// let context = ObjectContext(store: store)
+/// let sales = try context.fetch(FetchRequest(entityName: "Employee", predicate: "department.name == %@",
+///                                            arguments: ["Sales"]))
+/// ```
+public final class SQLiteStore: @unchecked Sendable {
+    /// The model the store holds.
+    public let model: DataModel
+    /// How the model is laid out in tables.
+    public let schema: SQLSchema
+    /// The SQL lowering for the model.
+    public let lowering: SQLLowering
+    /// The nodes of the rows read so far, shared by every context.
+    public let rowCache: RowCache
+    /// The store's file, or nil for an in-memory store.
+    public let url: URL?
+    let connection: SQLiteConnection
+    private let lock = NSRecursiveLock()
+
+    /// Opens the store at `url`. A missing or empty file becomes a new store
+    /// for `model`; an existing store must have been made for `model` (or,
+    /// when `model` is nil, is opened with the model it was made for).
+    public convenience init(url: URL, model: DataModel? = nil) throws(StoreError) {
+        let path = url.path
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(path: path)
+            try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+        } catch {
+            throw .sqlite(error)
+        }
+        let resolved: DataModel
+        if size == 0 {
+            guard let model else { throw .noModel(path: path) }
+            resolved = model
+            try Self.create(connection, model)
+        } else {
+            resolved = try Self.storedModel(connection, path: path, expected: model)
+        }
+        try self.init(connection: connection, model: resolved, url: url)
+    }
+
+    /// An in-memory store for `model`, for tests and one-off work.
+    public convenience init(inMemoryWith model: DataModel) throws(StoreError) {
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection()
+        } catch {
+            throw .sqlite(error)
+        }
+        try Self.create(connection, model)
+        try self.init(connection: connection, model: model, url: nil)
+    }
+
+    private init(connection: SQLiteConnection, model: DataModel, url: URL?) throws(StoreError) {
+        self.connection = connection
+        self.model = model
+        self.schema = SQLSchema(model: model)
+        self.lowering = SQLLowering(schema: schema)
+        self.rowCache = RowCache(model: model)
+        self.url = url
+        do {
+            try connection.registerSiftFunctions()
+        } catch {
+            throw .sqlite(error)
+        }
+    }
+
+    private static func create(_ connection: SQLiteConnection, _ model: DataModel) throws(StoreError) {
+        let schema = SQLSchema(model: model)
+        do {
+            try connection.transaction {
+                for statement in schema.createStatements { try connection.execute(statement) }
+                try connection.execute("CREATE TABLE \"Z_METADATA\" (\"Z_KEY\" TEXT PRIMARY KEY, \"Z_VALUE\" TEXT NOT NULL)")
+                let insert = "INSERT INTO \"Z_METADATA\" (\"Z_KEY\", \"Z_VALUE\") VALUES (?1, ?2)"
+                try connection.forEachRow(insert, [.text("modelHash"), .text(model.versionHash)])
+                try connection.forEachRow(insert, [.text("model"), .text(String(decoding: model.jsonData, as: UTF8.self))])
+                try connection.forEachRow(insert, [.text("format"), .text("1")])
+            }
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch {
+            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: nil))
+        }
+    }
+
+    private static func storedModel(_ connection: SQLiteConnection, path: String, expected: DataModel?) throws(StoreError)
+        -> DataModel
+    {
+        var metadata: [String: String] = [:]
+        do {
+            for row in try connection.query("SELECT \"Z_KEY\", \"Z_VALUE\" FROM \"Z_METADATA\"") {
+                if case .text(let key) = row[0], case .text(let value) = row[1] { metadata[key] = value }
+            }
+        } catch {
+            throw .noModel(path: path)
+        }
+        guard let hash = metadata["modelHash"], let json = metadata["model"],
+              let stored = try? DataModel(json: Data(json.utf8)) else { throw .noModel(path: path) }
+        if let expected, expected.versionHash != hash {
+            throw .modelMismatch(path: path, storeHash: hash, modelHash: expected.versionHash)
+        }
+        return expected ?? stored
+    }
+
+    /// Runs `body` with the connection, one caller at a time.
+    public func withConnection<T>(_ body: (SQLiteConnection) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(connection)
+    }
+
+    /// How many SQL statements the store has run.
+    public var statementCount: Int { withConnection { $0.statementCount } }
+
+    /// The entity called `name`.
+    func entity(_ name: String) throws(StoreError) -> Entity {
+        guard let entity = model.entity(named: name) else { throw .unknownEntity(name) }
+        return entity
+    }
+
+    // MARK: Import
+
+    /// Loads every object of a data set, in one transaction.
+    public func importDataSet(_ dataSet: DataSet, progress: ((Int, Int) -> Void)? = nil) throws(StoreError) {
+        guard dataSet.model.versionHash == model.versionHash else {
+            throw .modelMismatch(path: url?.path ?? ":memory:", storeHash: model.versionHash, modelHash: dataSet.model.versionHash)
+        }
+        do {
+            try insert(dataSet.nodes, progress: progress)
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch {
+            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: nil))
+        }
+    }
+
+    /// Inserts nodes as new rows, with their relationships, in one transaction.
+    func insert(_ nodes: [RowNode], progress: ((Int, Int) -> Void)?) throws {
+        let q = SQLSchema.quote
+        try withConnection { connection in
+            try connection.transaction {
+                for (index, node) in nodes.enumerated() {
+                    let entity = model.entities[node.id.entity]
+                    let toOne = entity.relationships.filter { !$0.isToMany }.sorted { $0.slot < $1.slot }
+                    let columns = [SQLSchema.primaryKey, SQLSchema.version] + entity.attributes.map(schema.column)
+                        + toOne.map(\.name)
+                    let sql = "INSERT INTO \(q(schema.table(entity))) (\(columns.map(q).joined(separator: ", "))) VALUES ("
+                        + (1...columns.count).map { "?\($0)" }.joined(separator: ", ") + ")"
+                    var values: [SQLValue] = [.integer(node.id.primaryKey), .integer(node.version)]
+                    values += node.values.map(SQLLowering.sqlValue)
+                    values += toOne.map { node.toOne[$0.slot].map(SQLValue.integer) ?? .null }
+                    try connection.forEachRow(sql, values)
+                    for relationship in entity.relationships where relationship.isToMany {
+                        // Join tables are written from their source side only.
+                        guard case .joinTable(let table, "Z_SOURCE", _) = schema.storage(of: relationship, in: entity),
+                              let targets = node.toMany[relationship.slot] else { continue }
+                        let link = "INSERT OR IGNORE INTO \(q(table)) (\"Z_SOURCE\", \"Z_TARGET\") VALUES (?1, ?2)"
+                        for target in targets {
+                            try connection.forEachRow(link, [.integer(node.id.primaryKey), .integer(target)])
+                        }
+                    }
+                    if index % 10_000 == 9_999 { progress?(index + 1, nodes.count) }
+                }
+                progress?(nodes.count, nodes.count)
+            }
+        }
+    }
+
+    // MARK: Reading rows
+
+    /// Runs a `.rows` query of `entity` and returns its rows as nodes, stored
+    /// in the row cache.
+    func fetchNodes(_ query: SQLQuery, entity: Entity, extraLeadingColumns: Int = 0,
+                    leading: ((SQLiteStatement) -> Void)? = nil) throws(StoreError) -> [RowNode] {
+        let now = Date().timeIntervalSinceReferenceDate
+        let attributeTypes = entity.attributes.map(\.type)
+        let toOneCount = entity.toOneCount
+        let toManyCount = entity.toManyCount
+        let base = extraLeadingColumns
+        var nodes: [RowNode] = []
+        do {
+            try withConnection { connection in
+                try connection.forEachRow(query.sql, query.bindings) { row in
+                    leading?(row)
+                    var values: [PredicateValue] = []
+                    values.reserveCapacity(attributeTypes.count)
+                    for (i, type) in attributeTypes.enumerated() {
+                        values.append(PredicateValue(sqlValue: row.column(base + 2 + i), type: type))
+                    }
+                    var toOne: [Int64?] = []
+                    toOne.reserveCapacity(toOneCount)
+                    for i in 0..<toOneCount {
+                        let column = base + 2 + attributeTypes.count + i
+                        toOne.append(row.isNull(column) ? nil : row.integer(column))
+                    }
+                    nodes.append(RowNode(id: ObjectID(entity: entity.index, primaryKey: row.integer(base)),
+                                         version: row.integer(base + 1), fetchTimestamp: now, values: values,
+                                         toOne: toOne, toMany: Array(repeating: nil, count: toManyCount)))
+                    return true
+                }
+            }
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch {
+            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: query.sql))
+        }
+        rowCache.store(nodes)
+        return nodes
+    }
+
+    /// Runs a query whose first column is an integer and returns that column.
+    func fetchIntegers(_ query: SQLQuery) throws(StoreError) -> [Int64] {
+        var result: [Int64] = []
+        do {
+            try withConnection { connection in
+                try connection.forEachRow(query.sql, query.bindings) { row in
+                    result.append(row.integer(0))
+                    return true
+                }
+            }
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch {
+            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: query.sql))
+        }
+        return result
+    }
+
+    /// SQLite's query plan for a query, one line per step.
+    public func queryPlan(_ query: SQLQuery) throws(StoreError) -> [String] {
+        do {
+            return try withConnection { connection in
+                try connection.query("EXPLAIN QUERY PLAN " + query.sql, query.bindings).map { row in
+                    if case .text(let detail) = row[3] { return detail }
+                    return row.map(\.description).joined(separator: " ")
+                }
+            }
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch {
+            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: query.sql))
+        }
+    }
+}
