@@ -50,17 +50,20 @@ let package = Package(
         .target(name: "SiftStore", dependencies: [
             "Sift", "CSQLite", .product(name: "Logging", package: "swift-log"),
         ]),
+        // Generated demo data for `sift demo` and the benchmarks.
+        .target(name: "SiftDemo", dependencies: ["Sift"]),
         // The command line.
         .executableTarget(
             name: "SiftCommand",
             dependencies: [
                 "Sift",
                 "SiftStore",
+                "SiftDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Benchmarks: `swift run -c release sift-benchmarks`.
-        .executableTarget(name: "SiftBenchmarks", dependencies: ["Sift"]),
+        .executableTarget(name: "SiftBenchmarks", dependencies: ["Sift", "SiftStore", "SiftDemo", "CSQLite"]),
         // One test target, a folder per stage, sharing the fixtures.
         .testTarget(
             name: "SiftTests",

@@ -320,7 +320,7 @@ struct SQLWriter {
     }
 
     func not(_ p: SQLExpression) -> SQLExpression {
-        SQLExpression(sql: p.nullable ? "(\(p.sql) IS NOT 1)" : "NOT \(p.sql)", nullable: false)
+        SQLExpression(sql: p.nullable ? "((\(p.sql)) IS NOT 1)" : "(NOT (\(p.sql)))", nullable: false)
     }
 
     mutating func comparison(_ comparison: BoundComparison, _ c: SQLContext) throws(Failure) -> SQLExpression {

@@ -183,8 +183,14 @@ public final class SQLiteStore: @unchecked Sendable {
         guard dataSet.model.versionHash == model.versionHash else {
             throw .modelMismatch(path: url?.path ?? ":memory:", storeHash: model.versionHash, modelHash: dataSet.model.versionHash)
         }
+        try importNodes(dataSet.nodes, progress: progress)
+    }
+
+    /// Inserts nodes of this store's model as new rows, with their
+    /// relationships, in one transaction.
+    public func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)? = nil) throws(StoreError) {
         do {
-            try insert(dataSet.nodes, progress: progress)
+            try insert(nodes, progress: progress)
         } catch let error as SQLiteError {
             throw .sqlite(error)
         } catch {
@@ -192,8 +198,7 @@ public final class SQLiteStore: @unchecked Sendable {
         }
     }
 
-    /// Inserts nodes as new rows, with their relationships, in one transaction.
-    func insert(_ nodes: [RowNode], progress: ((Int, Int) -> Void)?) throws {
+    private func insert(_ nodes: [RowNode], progress: ((Int, Int) -> Void)?) throws {
         let q = SQLSchema.quote
         try withConnection { connection in
             try connection.transaction {

@@ -1,0 +1,269 @@
+// `sift import`, `sift sql`, `sift explain`, `sift query`: the SQLite store
+// from the command line.
+
+import ArgumentParser
+import Foundation
+import Sift
+import SiftStore
+
+/// Shows progress on standard error, only when it is a terminal.
+final class Progress: @unchecked Sendable {
+    private let label: String
+    private let start = Date()
+    private let lock = NSLock()
+    private var done = false
+    private let isTerminal = isatty(2) == 1
+
+    /// Starts showing the elapsed time of `label` after a second.
+    init(_ label: String) {
+        self.label = label
+        guard isTerminal else { return }
+        Thread.detachNewThread { [self] in
+            Thread.sleep(forTimeInterval: 1)
+            while true {
+                lock.lock()
+                let finished = done
+                lock.unlock()
+                if finished { return }
+                FileHandle.standardError.write(Data("\r\(label)… \(String(format: "%.0f", Date().timeIntervalSince(start)))s ".utf8))
+                Thread.sleep(forTimeInterval: 1)
+            }
+        }
+    }
+
+    /// Reports `count` of `total` done.
+    func report(_ count: Int, of total: Int) {
+        guard isTerminal else { return }
+        FileHandle.standardError.write(Data("\r\(label)… \(count)/\(total) ".utf8))
+    }
+
+    /// Stops, clearing the line.
+    func finish() {
+        lock.lock()
+        done = true
+        lock.unlock()
+        if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    var elapsedMilliseconds: Double { Date().timeIntervalSince(start) * 1000 }
+}
+
+/// Opens a store file, or exits with status 66 and the reason.
+func openStore(_ path: String) throws -> SQLiteStore {
+    guard FileManager.default.fileExists(atPath: path) else {
+        printError("error: no store at '\(path)'")
+        throw ExitStatus.noInput
+    }
+    do {
+        return try SQLiteStore(url: URL(fileURLWithPath: path))
+    } catch {
+        printError("error: \(error)")
+        throw ExitStatus.noInput
+    }
+}
+
+struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load a JSON data set into a new SQLite store, in one transaction.")
+
+    @Option(help: ArgumentHelp("The JSON data set.", valueName: "dataset"))
+    var data: String
+
+    @Option(help: ArgumentHelp("The store file to create.", valueName: "path"))
+    var store: String
+
+    func run() throws {
+        let dataSet: DataSet
+        do {
+            dataSet = try DataSet(contentsOf: URL(fileURLWithPath: data))
+        } catch {
+            printError("error: \(error)")
+            throw ExitStatus.noInput
+        }
+        let progress = Progress("importing")
+        defer { progress.finish() }
+        do {
+            let target = try SQLiteStore(url: URL(fileURLWithPath: store), model: dataSet.model)
+            try target.importDataSet(dataSet) { progress.report($0, of: $1) }
+        } catch {
+            printError("error: \(error)")
+            throw ExitStatus.dataError
+        }
+        print("imported \(dataSet.nodes.count) objects into \(store)")
+    }
+}
+
+struct SQL: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sql", abstract: "Print the SQL a predicate lowers to, and its bindings.")
+
+    @Option(help: ArgumentHelp("The model (or a store).", valueName: "model"))
+    var model: String
+
+    @Option(help: ArgumentHelp("The entity.", valueName: "entity"))
+    var entity: String
+
+    @OptionGroup var predicateArguments: PredicateArguments
+
+    @Argument(help: "The predicate.")
+    var predicate: String
+
+    func run() throws {
+        let dataModel: DataModel
+        if model.hasSuffix(".sqlite") || model.hasSuffix(".db") {
+            dataModel = try openStore(model).model
+        } else {
+            dataModel = try loadModel(model)
+        }
+        do {
+            let bound = try PredicateCompiler(model: dataModel).bind(
+                predicate, arguments: predicateArguments.values, entity: entity, variables: predicateArguments.variableValues)
+            let query = try SQLLowering(schema: SQLSchema(model: dataModel)).select(entity, where: bound)
+            print(query)
+        } catch let error as PredicateCompileError {
+            printError(error.rendered(in: predicate))
+            throw ExitStatus.dataError
+        } catch {
+            printError("error: \(error)")
+            throw ExitStatus.dataError
+        }
+    }
+}
+
+/// Options shared by `explain` and `query`.
+struct FetchOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The store file.", valueName: "path"))
+    var store: String
+
+    @Option(help: ArgumentHelp("The entity to fetch.", valueName: "entity"))
+    var entity: String
+
+    @Option(name: .customLong("sort"), help: ArgumentHelp("Sort by a key path: key, key:desc, key:ci.", valueName: "key"))
+    var sort: [String] = []
+
+    @Option(help: "The most objects to return.")
+    var limit: Int?
+
+    @Option(help: "How many objects to skip.")
+    var offset: Int?
+
+    @OptionGroup var predicateArguments: PredicateArguments
+
+    @Argument(help: "The predicate (TRUEPREDICATE when omitted).")
+    var predicate: String = "TRUEPREDICATE"
+
+    func request() -> FetchRequest {
+        FetchRequest(entityName: entity, predicate: predicate, arguments: predicateArguments.values,
+                     sortDescriptors: sort.map(SortDescriptor.init(parsing:)), fetchLimit: limit, fetchOffset: offset ?? 0)
+    }
+}
+
+struct Explain: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show how a fetch runs: the parsed tree, the bound tree, the SQL, its bindings and SQLite's plan.")
+
+    @OptionGroup var options: FetchOptions
+
+    func run() throws {
+        let store = try openStore(options.store)
+        let text = options.predicate
+        do {
+            let syntax = try PredicateParser.parse(text, arguments: options.predicateArguments.values)
+            print("parsed:\n  \(syntax)")
+            let request = options.request()
+            guard let bound = try store.boundPredicate(request) else { return }
+            print("bound:\n" + bound.outline.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+            let query = try store.sqlQuery(for: request)
+            print("sql:\n  \(query.sql)")
+            print("bindings:\n" + (query.bindings.isEmpty ? "  (none)"
+                : query.bindings.enumerated().map { "  ?\($0 + 1) = \($1)" }.joined(separator: "\n")))
+            print("plan:\n" + (try store.queryPlan(query)).map { "  " + $0 }.joined(separator: "\n"))
+        } catch let error as PredicateSyntaxError {
+            printError(error.rendered())
+            throw ExitStatus.dataError
+        } catch {
+            printError("\(error)")
+            throw ExitStatus.dataError
+        }
+    }
+}
+
+struct Query: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Fetch objects from a store and print them.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case table, json
+    }
+
+    @OptionGroup var options: FetchOptions
+
+    @Option(name: .customLong("prefetch"), help: ArgumentHelp("A relationship key path to prefetch.", valueName: "path"))
+    var prefetch: [String] = []
+
+    @Option(help: "How to print the objects.")
+    var format: Format = .table
+
+    func run() throws {
+        let store = try openStore(options.store)
+        var request = options.request()
+        request.relationshipKeyPathsForPrefetching = prefetch
+        request.returnsObjectsAsFaults = false
+        let context = ObjectContext(store: store)
+        let progress = Progress("querying")
+        let objects: [ManagedObject]
+        do {
+            objects = try context.fetch(request)
+        } catch {
+            progress.finish()
+            printError("\(error)")
+            throw ExitStatus.dataError
+        }
+        progress.finish()
+        let entity = store.model.entity(named: options.entity)!
+        let toOne = entity.relationships.filter { !$0.isToMany }
+        switch format {
+        case .json:
+            let rows = objects.map { object -> [String: PredicateValue] in
+                var row: [String: PredicateValue] = ["id": .int(object.objectID.primaryKey)]
+                for attribute in entity.attributes { row[attribute.name] = object[attribute.name] ?? .null }
+                for relationship in toOne {
+                    row[relationship.name] = (try? object.object(forKey: relationship.name)).flatMap { $0 }
+                        .map { .int($0.objectID.primaryKey) } ?? .null
+                }
+                return row
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+        case .table:
+            let header = ["id"] + entity.attributes.map(\.name) + toOne.map(\.name)
+            var rows = [header]
+            for object in objects {
+                var row = [String(object.objectID.primaryKey)]
+                for attribute in entity.attributes { row.append(Self.cell(object[attribute.name] ?? .null)) }
+                for relationship in toOne {
+                    row.append((try? object.object(forKey: relationship.name)).flatMap { $0 }
+                        .map { String($0.objectID.primaryKey) } ?? "nil")
+                }
+                rows.append(row)
+            }
+            let widths = header.indices.map { column in min(40, rows.map { $0[column].count }.max() ?? 0) }
+            for (i, row) in rows.enumerated() {
+                print(zip(row, widths).map { cell, width in
+                    let text = cell.count > width ? String(cell.prefix(width - 1)) + "…" : cell
+                    return text.padding(toLength: width, withPad: " ", startingAt: 0)
+                }.joined(separator: "  "))
+                if i == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
+            }
+        }
+        printError("\(objects.count) objects in \(String(format: "%.1f", progress.elapsedMilliseconds)) ms")
+    }
+
+    static func cell(_ value: PredicateValue) -> String {
+        switch value {
+        case .string(let s): s
+        case .date(let d): ISO8601DateFormatter().string(from: d)
+        default: value.description
+        }
+    }
+}
