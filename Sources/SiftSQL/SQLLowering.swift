@@ -428,6 +428,12 @@ struct SQLWriter {
                 return SQLExpression(sql: "0", nullable: false)  // an empty pattern never matches
             }
             let l = fold(left)
+            if op == .like, case .string(let s)? = constant {
+                // LIKE: * and ? are GLOB's wildcards; the only other GLOB
+                // metacharacter, '[', is made literal.
+                let pattern = StringFolding.fold(s, options).replacingOccurrences(of: "[", with: "[[]")
+                return SQLExpression(sql: "\(l.sql) GLOB \(bind(.text(pattern)))", nullable: true)
+            }
             let (r, folded) = try foldedRight()
             let nonEmpty = folded == nil ? "length(\(r.sql)) > 0 AND " : ""
             switch op {
@@ -443,12 +449,6 @@ struct SQLWriter {
             case .endsWith:
                 return SQLExpression(sql: "(\(nonEmpty)substr(\(l.sql), -length(\(r.sql))) = \(r.sql))", nullable: true)
             default:
-                // LIKE: * and ? are GLOB's wildcards; the only other GLOB
-                // metacharacter, '[', is made literal.
-                if let folded {
-                    let pattern = bind(.text(folded.replacingOccurrences(of: "[", with: "[[]")))
-                    return SQLExpression(sql: "\(l.sql) GLOB \(pattern)", nullable: true)
-                }
                 return SQLExpression(sql: "\(l.sql) GLOB replace(\(r.sql), '[', '[[]')", nullable: true)
             }
         case .matches:
@@ -504,6 +504,22 @@ struct SQLWriter {
             return SQLExpression(sql: "(length(\(l.sql)) > 0 AND instr(\(bind(.text(folded))), \(l.sql)) > 0)", nullable: true)
         case .constant(.null):
             return SQLExpression(sql: "0", nullable: false)
+        case .list(let elements) where !elements.contains(where: { $0.type.isCollection }):
+            var parts: [SQLExpression] = []
+            for element in elements {
+                let v = try value(element, c)
+                parts.append(folds ? SQLExpression(sql: "\(SQLFunction.fold)(\(v.sql), \(options.foldingFlags))",
+                                                   nullable: v.nullable) : v)
+            }
+            guard !parts.isEmpty else { return SQLExpression(sql: "0", nullable: false) }
+            let list = "\(l.sql) IN (\(parts.map(\.sql).joined(separator: ", ")))"
+            let nullable = parts.filter(\.nullable)
+            if left.nullable, !nullable.isEmpty {
+                // nil IN {…, nil} holds under two-valued logic.
+                let anyNil = nullable.map { "\($0.sql) IS NULL" }.joined(separator: " OR ")
+                return SQLExpression(sql: "(\(list) OR (\(left.sql) IS NULL AND (\(anyNil))))", nullable: true)
+            }
+            return SQLExpression(sql: list, nullable: true)
         default:
             if right.type == .string {
                 let r = try value(right, c)

@@ -78,3 +78,18 @@ enum Company {
     static var model: DataModel { dataSet.model }
     static let cache: RowCache = dataSet.makeRowCache()
 }
+
+import SiftStore
+
+/// The conformance data set in an in-memory SQLite store, loaded once.
+enum CompanyStore {
+    static let store: SQLiteStore = {
+        do {
+            let store = try SQLiteStore(inMemoryWith: Company.model)
+            try store.importDataSet(Company.dataSet)
+            return store
+        } catch {
+            fatalError("company.json does not import: \(error)")
+        }
+    }()
+}

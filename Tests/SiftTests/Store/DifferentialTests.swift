@@ -1,0 +1,131 @@
+// The core promise, as a property: on random data (NULLs, empty collections,
+// awkward strings) random predicates select the same objects in SQL as in
+// memory.
+
+import Foundation
+import PropertyBased
+import Sift
+import SiftStore
+import Testing
+
+enum RandomWorld {
+    static let model = try! DataModel([
+        Entity("Thing", attributes: [
+            Attribute("i", .integer64, optional: true), Attribute("d", .double, optional: true),
+            Attribute("s", .string, optional: true), Attribute("b", .boolean, optional: true),
+            Attribute("t", .date, optional: true),
+        ], relationships: [
+            Relationship("parent", to: "Thing", inverse: "children"),
+            Relationship("children", to: "Thing", toMany: true, inverse: "parent"),
+            Relationship("labels", to: "Label", toMany: true, inverse: "things"),
+        ]),
+        Entity("Label", attributes: [Attribute("name", .string, optional: true)],
+               relationships: [Relationship("things", to: "Thing", toMany: true, inverse: "labels")]),
+    ])
+
+    static let strings = ["", "a", "A", "ab", "aB", "Ab", "é", "e\u{301}", "É", "%", "_", "*", "?", "[x]", "O'Brien",
+                          "日本", "ß", "Ångström", "a b", "zz"]
+    static let patterns = ["a*", "*b", "?", "*", "[x]", "*é*", "A?", "%", "_*"]
+    static let regexes = ["a.*", ".*b", "[aA]+", "é|e", ".", ".*\\d.*"]
+
+    struct Generator {
+        var rng: SeededGenerator
+        mutating func int(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+        mutating func chance(_ percent: Int) -> Bool { int(100) < percent }
+        mutating func pick<T>(_ values: [T]) -> T { values[int(values.count)] }
+
+        mutating func data() -> [String: [[String: PredicateValue]]] {
+            let things = 12
+            var thingObjects: [[String: PredicateValue]] = []
+            for id in 1...things {
+                var object: [String: PredicateValue] = ["id": .int(Int64(id))]
+                object["i"] = chance(25) ? .null : .int(Int64(int(9)) - 4)
+                object["d"] = chance(25) ? .null : .double(Double(int(9)) / 2 - 2)
+                object["s"] = chance(20) ? .null : .string(pick(strings))
+                object["b"] = chance(25) ? .null : .bool(chance(50))
+                object["t"] = chance(25) ? .null : .date(Date(timeIntervalSinceReferenceDate: Double(int(5) * 100)))
+                object["parent"] = id > 3 && chance(70) ? .int(Int64(1 + int(3))) : .null
+                object["labels"] = .array((1...5).filter { _ in chance(30) }.map { .int(Int64($0)) })
+                thingObjects.append(object)
+            }
+            let labels = (1...5).map { id -> [String: PredicateValue] in
+                ["id": .int(Int64(id)), "name": chance(20) ? .null : .string(pick(strings))]
+            }
+            return ["Thing": thingObjects, "Label": labels]
+        }
+
+        mutating func options() -> String { pick(["", "", "[c]", "[d]", "[cd]"]) }
+        mutating func number() -> String { pick(["0", "1", "-2", "2.5", "3", "-0.5", "nil"]) }
+        mutating func string() -> String { pick(strings.map { PredicateValue.string($0).description } + ["nil"]) }
+
+        mutating func atom() -> String {
+            switch int(16) {
+            case 0: return "i \(pick(["==", "!=", "<", "<=", ">", ">="])) \(number())"
+            case 1: return "d \(pick(["==", "!=", "<", ">="])) \(number())"
+            case 2: return "s \(pick(["==", "!=", "<", ">", ">=", "BEGINSWITH", "ENDSWITH", "CONTAINS"]))\(options()) \(string())"
+            case 3: return "s LIKE\(options()) \(PredicateValue.string(pick(patterns)).description)"
+            case 4: return "s MATCHES\(pick(["", "[c]"])) \(PredicateValue.string(pick(regexes)).description)"
+            case 5: return "s IN\(options()) {\(string()), \(string())}"
+            case 6: return "i BETWEEN {\(int(5) - 3), \(int(5))}"
+            case 7: return "b == \(pick(["YES", "NO", "nil"]))"
+            case 8: return "t \(pick(["<", ">", "=="])) CAST(\(int(5) * 100), 'NSDate')"
+            case 9: return "\(pick(["ANY", "ALL", "NONE"])) children.i \(pick(["<", ">", "=="])) \(int(7) - 3)"
+            case 10: return "\(pick(["ANY", "NONE"])) labels.name \(pick(["==", "BEGINSWITH", "CONTAINS"]))\(options()) \(string())"
+            case 11: return "children.@count \(pick(["==", ">", "<"])) \(int(4))"
+            case 12: return "children.@\(pick(["sum", "avg", "min", "max"])).i \(pick(["==", ">", "<", "!="])) \(number())"
+            case 13: return "parent.s \(pick(["==", "!="]))\(options()) \(string())"
+            case 14: return "i + d \(pick(["<", ">", "=="])) \(number())"
+            default: return "SUBQUERY(children, $c, $c.s != nil AND $c.i > \(int(5) - 2)).@count \(pick([">", "=="])) \(int(3))"
+            }
+        }
+
+        mutating func predicate(depth: Int) -> String {
+            if depth == 0 || chance(35) { return atom() }
+            switch int(4) {
+            case 0: return "NOT (\(predicate(depth: depth - 1)))"
+            case 1: return "(\(predicate(depth: depth - 1))) AND (\(predicate(depth: depth - 1)))"
+            case 2: return "(\(predicate(depth: depth - 1))) OR (\(predicate(depth: depth - 1)))"
+            default: return atom()
+            }
+        }
+    }
+}
+
+@Suite("SQL and memory agree")
+struct DifferentialTests {
+    @Test("Random predicates over random data")
+    func randomPredicates() async throws {
+        await propertyCheck(count: 150, input: Gen.uint64(in: 0...UInt64.max)) { seed in
+            var generator = RandomWorld.Generator(rng: SeededGenerator(state: seed))
+            let dataSet = try DataSet(model: RandomWorld.model, objects: generator.data())
+            let store = try SQLiteStore(inMemoryWith: RandomWorld.model)
+            try store.importDataSet(dataSet)
+            let cache = dataSet.makeRowCache()
+            let compiler = PredicateCompiler(model: RandomWorld.model)
+            var checked = 0
+            var selectedSome = 0
+            defer {
+                // The generator must mostly write predicates that bind, and
+                // they must not all select nothing.
+                #expect(checked >= 15)
+                #expect(selectedSome >= 3)
+            }
+            for _ in 0..<25 {
+                let text = generator.predicate(depth: 3)
+                let bound: BoundPredicate
+                do {
+                    bound = try compiler.bind(text, entity: "Thing")
+                } catch {
+                    continue  // the generator may write a predicate that does not fit
+                }
+                var request = FetchRequest(entityName: "Thing")
+                request.predicate = .bound(bound)
+                let sql = try ObjectContext(store: store).fetchObjectIDs(request).map(\.primaryKey)
+                let memory = cache.nodes(of: "Thing", matching: bound).map(\.id.primaryKey)
+                checked += 1
+                if !memory.isEmpty { selectedSome += 1 }
+                #expect(sql == memory, "\(text)\nSQL: \((try? store.sqlQuery(for: request).sql) ?? "")")
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+// The SQL each construct lowers to, exactly: the documentation of the SQL
+// mapping, and a guard against changes nobody meant.
+
+import Foundation
+import Sift
+import Testing
+
+@Suite("Golden SQL")
+struct GoldenSQLTests {
+    static let lowering = SQLLowering(schema: SQLSchema(model: Company.model))
+
+    static func sql(_ predicate: String, _ arguments: [PredicateValue] = [], entity: String = "Employee") throws -> SQLQuery {
+        let bound = try PredicateCompiler(model: Company.model).bind(predicate, arguments: arguments, entity: entity)
+        return try lowering.select(entity, where: bound, columns: .identifiers)
+    }
+
+    @Test("Where clauses", arguments: [
+        ("age > 30", #"t0."age" > ?1"#),
+        ("age == 30.0", #"t0."age" = ?1"#),
+        ("rating > 2", #"t0."rating" > ?1"#),
+        ("NOT (rating > 2)", #"((t0."rating" > ?1) IS NOT 1)"#),
+        ("NOT (age > 2)", #"(NOT (t0."age" > ?1))"#),
+        ("nickname == nil", #"t0."nickname" IS NULL"#),
+        ("nickname != 'Ace'", #"t0."nickname" IS NOT ?1"#),
+        ("name != 'Ace'", #"t0."name" <> ?1"#),
+        ("name ==[cd] 'jose'", #"sift_fold(t0."name", 3) = ?1"#),
+        ("name BEGINSWITH 'Al'", #"(t0."name" >= ?1 AND t0."name" < ?2)"#),
+        ("name ENDSWITH 'er'", #"(substr(t0."name", -length(?1)) = ?1)"#),
+        ("name CONTAINS 'an'", #"(instr(t0."name", ?1) > 0)"#),
+        ("name CONTAINS ''", "0"),
+        ("name LIKE 'A?[*'", #"t0."name" GLOB ?1"#),
+        ("name MATCHES '^A.*'", #"sift_matches(t0."name", ?1, 0)"#),
+        ("age IN {1, 2}", #"t0."age" IN (?1, ?2)"#),
+        ("age IN %@", #"t0."age" IN (SELECT value FROM json_each(?1))"#),
+        ("age BETWEEN {30, 40}", #"t0."age" BETWEEN ?1 AND ?2"#),
+        ("department.name == 'Sales'", #"t1."name" = ?1"#),
+        ("manager == nil", #"t0."manager" IS NULL"#),
+        ("ANY reports.age > 60", #"EXISTS (SELECT 1 FROM "Employee" AS t1 WHERE t1."manager" = t0."Z_PK" AND t1."age" > ?1)"#),
+        ("ALL reports.age > 60",
+         #"NOT EXISTS (SELECT 1 FROM "Employee" AS t1 WHERE t1."manager" = t0."Z_PK" AND (NOT (t1."age" > ?1)))"#),
+        ("reports.@count > 4", #"(SELECT COUNT(*) FROM "Employee" AS t1 WHERE t1."manager" = t0."Z_PK") > ?1"#),
+        ("salary / 1000 < 35", #"(CAST(t0."salary" AS REAL) / ?1) < ?2"#),
+    ])
+    func whereClause(_ predicate: String, _ condition: String) throws {
+        let query = try Self.sql(predicate, predicate.contains("%@") ? [[1, 2]] : [])
+        let whereText = query.sql.components(separatedBy: " WHERE ").dropFirst().joined(separator: " WHERE ")
+            .components(separatedBy: " ORDER BY ").first ?? ""
+        #expect(whereText == condition, "\(query.sql)")
+    }
+
+    @Test func joinsAreSharedBetweenTerms() throws {
+        let query = try Self.sql("department.name == 'Sales' OR department.budget > 5")
+        #expect(query.sql.components(separatedBy: "LEFT JOIN").count == 2)
+    }
+
+    @Test func manyToManyGoesThroughTheJoinTable() throws {
+        let query = try Self.sql("ANY tags.name == 'lead'")
+        #expect(query.sql.contains(#"JOIN "Z_Employee_tags" AS t2 ON t2."Z_TARGET" = t1."Z_PK" WHERE t2."Z_SOURCE" = t0."Z_PK""#))
+    }
+
+    @Test func constantsAreAlwaysBound() throws {
+        let query = try Self.sql("name == %@ AND age > 3 AND name IN %@", ["x'); DROP TABLE Employee; --", ["a", "b"]])
+        #expect(!query.sql.contains("DROP"))
+        #expect(!query.sql.contains("'a'"))
+        #expect(query.bindings.count == 3)
+    }
+
+    @Test func unsupportedConstructsAreTypedErrors() throws {
+        let bound = try PredicateCompiler(model: Company.model).bind("median({age, 3}) > 3", entity: "Employee")
+        #expect(throws: SQLLoweringError.self) { try Self.lowering.select("Employee", where: bound) }
+    }
+}

@@ -1,0 +1,28 @@
+// The conformance corpus through the SQL lowering and the SQLite store: every
+// case gives the expected ids, the same ids as the memory backend.
+
+import Foundation
+import Sift
+import SiftStore
+import Testing
+
+@Suite("Conformance corpus (SQLite)")
+struct SQLCorpusTests {
+    @Test("SQLite backend agrees with the corpus and with memory", arguments: CorpusCase.all)
+    func sqlite(_ testCase: CorpusCase) throws {
+        let compiler = PredicateCompiler(model: Company.model)
+        let bound: BoundPredicate
+        do {
+            bound = try compiler.bind(testCase.predicate, arguments: testCase.args ?? [], entity: testCase.entity)
+        } catch {
+            #expect(testCase.expect == .error(error.kind))
+            return
+        }
+        var request = FetchRequest(entityName: testCase.entity)
+        request.predicate = .bound(bound)
+        let ids = try ObjectContext(store: CompanyStore.store).fetchObjectIDs(request).map(\.primaryKey)
+        #expect(testCase.expect == .matches(ids), "\(testCase.predicate)")
+        let memory = Company.cache.nodes(of: testCase.entity, matching: bound).map(\.id.primaryKey)
+        #expect(ids == memory, "SQL and memory disagree on \(testCase.predicate)")
+    }
+}
