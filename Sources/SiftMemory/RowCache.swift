@@ -98,6 +98,44 @@ public final class RowCache: Sendable {
         }
     }
 
+    /// Adds or replaces nodes read afresh from the store, keeping the to-many
+    /// relationships the cached nodes had loaded when the row's version has
+    /// not changed (a row read does not read its to-many relationships).
+    /// Returns the nodes as stored.
+    @discardableResult
+    public func storeFetched(_ nodes: [RowNode]) -> [RowNode] {
+        state.withLock { state in
+            nodes.map { node in
+                var stored = node
+                if let cached = state.tables[node.id.entity][node.id.primaryKey], cached.version == node.version,
+                   cached.toMany.contains(where: { $0 != nil }) {
+                    let toMany = zip(node.toMany, cached.toMany).map { $0 ?? $1 }
+                    stored = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
+                                     values: node.values, toOne: node.toOne, toMany: toMany)
+                }
+                state.tables[node.id.entity][node.id.primaryKey] = stored
+                return stored
+            }
+        }
+    }
+
+    /// Sets one to-many relationship of cached nodes, keeping the rest of
+    /// each node as the cache has it now. Returns the updated nodes.
+    @discardableResult
+    public func setToMany(slot: Int, _ keys: [ObjectID: [Int64]]) -> [RowNode] {
+        state.withLock { state in
+            keys.compactMap { id, targets in
+                guard let node = state.tables[id.entity][id.primaryKey] else { return nil }
+                var toMany = node.toMany
+                toMany[slot] = targets
+                let updated = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
+                                      values: node.values, toOne: node.toOne, toMany: toMany)
+                state.tables[id.entity][id.primaryKey] = updated
+                return updated
+            }
+        }
+    }
+
     /// The node for `id`, if the cache holds it.
     public func node(_ id: ObjectID) -> RowNode? {
         state.withLock { $0.tables[id.entity][id.primaryKey] }

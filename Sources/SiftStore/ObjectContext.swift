@@ -331,18 +331,15 @@ public final class ObjectContext {
             }
             for (owner, target) in pairs { links[owner, default: []].append(target) }
         }
-        // Keep the loaded keys in the nodes, so memory evaluation and later
-        // reads see them.
-        var updated: [RowNode] = []
-        for node in nodes {
-            var toMany = node.toMany
-            toMany[relationship.slot] = links[node.id.primaryKey] ?? []
-            let replacement = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
-                                      values: node.values, toOne: node.toOne, toMany: toMany)
-            updated.append(replacement)
-            if let object = objects[node.id], object.node != nil { object.node = replacement }
+        // Keep the loaded keys in the cached nodes (as they are now: other
+        // prefetches may have filled other slots), so memory evaluation and
+        // later reads see them.
+        let updated = store.rowCache.setToMany(
+            slot: relationship.slot,
+            Dictionary(uniqueKeysWithValues: nodes.map { ($0.id, links[$0.id.primaryKey] ?? []) }))
+        for node in updated {
+            if let object = objects[node.id], object.node != nil { object.node = node }
         }
-        store.rowCache.store(updated)
         return links
     }
 

@@ -267,8 +267,7 @@ public final class SQLiteStore: @unchecked Sendable {
         } catch {
             throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: query.sql))
         }
-        rowCache.store(nodes)
-        return nodes
+        return rowCache.storeFetched(nodes)
     }
 
     /// Runs a query whose first column is an integer and returns that column.

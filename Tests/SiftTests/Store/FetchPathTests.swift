@@ -1,0 +1,299 @@
+// The fetch path: uniquing, faults and what fires them, batch faulting,
+// relationship faults, prefetching (statement counts), staleness, reference
+// counting and purge, sort/limit/offset/batch, result types, injection.
+
+import Foundation
+import Sift
+import SiftStore
+import Testing
+
+@Suite("Fetch path")
+struct FetchPathTests {
+    /// A fresh store per test, so statement counts and the row cache start clean.
+    func freshStore() throws -> SQLiteStore {
+        let store = try SQLiteStore(inMemoryWith: Company.model)
+        try store.importDataSet(Company.dataSet)
+        store.rowCache.removeAll()
+        return store
+    }
+
+    func statements(_ store: SQLiteStore, _ body: () throws -> Void) rethrows -> Int {
+        let before = store.statementCount
+        try body()
+        return store.statementCount - before
+    }
+
+    @Test func uniquing() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        let a = try context.fetch(FetchRequest(entityName: "Employee", predicate: "age > 55"))
+        let b = try context.fetch(FetchRequest(entityName: "Employee", predicate: "age > 20"))
+        let first = try #require(a.first)
+        #expect(b.contains { $0 === first })
+        let manager = try #require(try b.first { $0.objectID.primaryKey == 102 }?.object(forKey: "manager"))
+        #expect(manager === a.first { $0.objectID.primaryKey == 101 })
+        #expect(context.object(for: first.objectID) === first)
+    }
+
+    @Test func faultsFireOnlyWhenValuesAreRead() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        let id = ObjectID(entity: 1, primaryKey: 101)
+        let object = context.object(for: id)
+        let quiet = statements(store) {
+            #expect(object.isFault)
+            #expect(object.objectID == id)
+            #expect(object.entity.name == "Employee")
+            #expect(object.description.contains("fault"))
+        }
+        #expect(quiet == 0)
+        var name: PredicateValue?
+        let firing = try statements(store) { name = try object.value(forKey: "name") }
+        #expect(firing == 1)
+        #expect(name == "Alice Anderson")
+        #expect(!object.isFault)
+        let count1 = try statements(store) { _ = try object.value(forKey: "age") }
+        #expect(count1 == 0)
+    }
+
+    @Test func fetchedFaultsFireFromTheRowCache() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        let objects = try context.fetch(FetchRequest(entityName: "Employee", predicate: "age > 55"))
+        #expect(objects.allSatisfy { $0.isFault })
+        let count2 = try statements(store) { for o in objects { _ = try o.value(forKey: "age") } }
+        #expect(count2 == 0)
+    }
+
+    @Test func batchFaultingUsesOneStatement() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        let faults = (101...130).map { context.object(for: ObjectID(entity: 1, primaryKey: Int64($0))) }
+        let count3 = try statements(store) { try context.fireFaults(faults) }
+        #expect(count3 == 1)
+        #expect(faults.allSatisfy { !$0.isFault })
+    }
+
+    @Test func batchSizeFetchesIDsThenRowsInBatches() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        var request = FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("age"), SortDescriptor("name")])
+        request.fetchBatchSize = 20
+        var objects: [ManagedObject] = []
+        let count4 = try statements(store) { objects = try context.fetch(request) }
+        #expect(count4 == 1)
+        #expect(objects.count == 60)
+        #expect(objects.allSatisfy { $0.isFault })
+        let count5 = try statements(store) { _ = try objects[25].value(forKey: "name") }
+        #expect(count5 == 1)
+        #expect(objects[20..<40].allSatisfy { !$0.isFault })
+        #expect(objects[0..<20].allSatisfy { $0.isFault })
+        let count6 = try statements(store) { for o in objects[20..<40] { _ = try o.value(forKey: "age") } }
+        #expect(count6 == 0)
+        // Batched results keep the request's order.
+        let ages = try objects.map { try $0.value(forKey: "age") }
+        #expect(ages == ages.sorted { ValueComparison.order($0, $1)! < 0 || $0 == $1 })
+    }
+
+    @Test func relationshipFaults() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        let alice = context.object(for: ObjectID(entity: 1, primaryKey: 101))
+        let department = try #require(try alice.object(forKey: "department"))
+        #expect(department.isFault)
+        #expect(try department.value(forKey: "name") == "Engineering")
+        var reports: [ManagedObject] = []
+        let count7 = try statements(store) { reports = try alice.objects(forKey: "reports") }
+        #expect(count7 == 1)
+        let expected = try #require(Company.cache.node(ObjectID(entity: 1, primaryKey: 101))?.toMany[0])
+        #expect(reports.map(\.objectID.primaryKey) == expected.sorted())
+        #expect(!reports.isEmpty)
+        let count8 = try statements(store) { _ = try alice.objects(forKey: "reports") }
+        #expect(count8 == 0)
+        #expect(try alice.objects(forKey: "tags").map(\.objectID.primaryKey) == [4, 6, 7])
+        #expect(throws: StoreError.self) { try alice.objects(forKey: "department") }
+    }
+
+    @Test func prefetchingTakesOneStatementPerKeyPath() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        var request = FetchRequest(entityName: "Employee", predicate: "age > 30")
+        request.relationshipKeyPathsForPrefetching = ["department", "reports", "tags", "manager.department"]
+        var objects: [ManagedObject] = []
+        // 1 fetch + department + reports + tags + manager + manager.department
+        let count9 = try statements(store) { objects = try context.fetch(request) }
+        #expect(count9 == 6)
+        let touched = try statements(store) {
+            for object in objects {
+                _ = try object.object(forKey: "department")?.value(forKey: "name")
+                for report in try object.objects(forKey: "reports") { _ = try report.value(forKey: "age") }
+                for tag in try object.objects(forKey: "tags") { _ = try tag.value(forKey: "name") }
+                _ = try object.object(forKey: "manager")?.object(forKey: "department")?.value(forKey: "budget")
+            }
+        }
+        #expect(touched == 0)
+    }
+
+    @Test func staleNodesAreRefetched() throws {
+        let store = try freshStore()
+        let id = ObjectID(entity: 1, primaryKey: 101)
+        let holder = ObjectContext(store: store)
+        _ = try holder.object(for: id).value(forKey: "age")  // keeps the node cached
+        Thread.sleep(forTimeInterval: 0.01)
+        let strict = ObjectContext(store: store)
+        strict.stalenessInterval = 0
+        let refetched = try statements(store) { _ = try strict.object(for: id).value(forKey: "age") }
+        #expect(refetched == 1)
+        let trusting = ObjectContext(store: store)
+        let cached = try statements(store) { _ = try trusting.object(for: id).value(forKey: "age") }
+        #expect(cached == 0)
+    }
+
+    @Test func referenceCountsAndPurge() throws {
+        let store = try freshStore()
+        let id = ObjectID(entity: 1, primaryKey: 101)
+        let one = ObjectContext(store: store)
+        let two = ObjectContext(store: store)
+        _ = try one.object(for: id).value(forKey: "age")
+        _ = try two.object(for: id).value(forKey: "age")
+        #expect(store.rowCache.referenceCount(id) == 2)
+        one.refresh(one.object(for: id))
+        #expect(store.rowCache.node(id) != nil)
+        #expect(one.object(for: id).isFault)
+        two.reset()
+        #expect(store.rowCache.referenceCount(id) == 0)
+        #expect(store.rowCache.node(id) == nil)
+        #expect(two.registeredObjectCount == 0)
+    }
+
+    @Test func sortLimitOffset() throws {
+        let context = ObjectContext(store: try freshStore())
+        func ids(_ request: FetchRequest) throws -> [Int64] { try context.fetch(request).map(\.objectID.primaryKey) }
+        let byAge = FetchRequest(entityName: "Employee", predicate: "age > 55",
+                                 sortDescriptors: [SortDescriptor("age", ascending: false), SortDescriptor("name")])
+        let all = try ids(byAge)
+        var limited = byAge
+        limited.fetchLimit = 3
+        limited.fetchOffset = 2
+        #expect(try ids(limited) == Array(all[2..<5]))
+        let ages = try context.fetch(byAge).map { try $0.value(forKey: "age") }
+        #expect(ages == ages.sorted { (ValueComparison.order($0, $1) ?? 0) > 0 || $0 == $1 })
+        // Sorting through a to-one path, and case-insensitively.
+        let byDepartment = FetchRequest(entityName: "Employee", predicate: "department != nil",
+                                        sortDescriptors: [SortDescriptor("department.name"), SortDescriptor("name", caseInsensitive: true)])
+        let names = try context.fetch(byDepartment).map { try $0.object(forKey: "department")!.value(forKey: "name") }
+        #expect(names == names.sorted { (ValueComparison.order($0, $1) ?? 0) < 0 || $0 == $1 })
+    }
+
+    @Test func resultTypes() throws {
+        let context = ObjectContext(store: try freshStore())
+        let request = FetchRequest(entityName: "Employee", predicate: "department.name == 'Sales'")
+        #expect(try context.count(for: request) == 5)
+        #expect(try context.fetchObjectIDs(request).map(\.primaryKey) == [102, 112, 116, 129, 160])
+        let rows = try context.fetchDictionaries(request, properties: ["name", "department"])
+        #expect(rows.first?["name"] == "bob baker")
+        #expect(rows.first?["department"] == .object(ObjectReference(entity: "Department", id: 2)))
+        var limited = request
+        limited.fetchLimit = 2
+        #expect(try context.count(for: limited) == 2)
+    }
+
+    @Test func injectionNeverAltersTheSQL() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        let hostile = ["'; DROP TABLE \"Employee\"; --", "\" OR 1=1 --", "x'); DELETE FROM Employee; --", "%%%", "_;_", "\\\\"]
+        for text in hostile {
+            let request = FetchRequest(entityName: "Employee", predicate: "name == %@ OR name BEGINSWITH %@ OR name IN %@",
+                                       arguments: [.string(text), .string(text), [.string(text)]])
+            let query = try store.sqlQuery(for: request)
+            #expect(!query.sql.contains(text))
+            #expect(try context.fetch(request).isEmpty)
+        }
+        let quoted = FetchRequest(entityName: "Employee", predicate: "name == 'it''s' OR name == \"Say \\\"Hi\\\"\"")
+        _ = quoted
+        #expect(try context.count(for: FetchRequest(entityName: "Employee")) == 60)
+    }
+
+    @Test func storesRememberTheirModel() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sift-\(UUID()).sqlite")
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) } }
+        do {
+            let store = try SQLiteStore(url: url, model: Company.model)
+            try store.importDataSet(Company.dataSet)
+        }
+        let reopened = try SQLiteStore(url: url)
+        #expect(reopened.model == Company.model)
+        #expect(try ObjectContext(store: reopened).count(for: FetchRequest(entityName: "Tag")) == 11)
+        let other = try DataModel([Entity("Other", attributes: [Attribute("x", .string)])])
+        #expect {
+            try SQLiteStore(url: url, model: other)
+        } throws: { error in
+            if case StoreError.modelMismatch = error { return true }
+            return false
+        }
+    }
+
+    @Test func invalidPredicatesAreReportedWithTheirText() throws {
+        let context = ObjectContext(store: try freshStore())
+        #expect {
+            try context.fetch(FetchRequest(entityName: "Employee", predicate: "agee > 3"))
+        } throws: { error in
+            "\(error)".contains("did you mean 'age'?")
+        }
+    }
+}
+
+@Suite("SQLite connection")
+struct SQLiteConnectionTests {
+    @Test func valuesRoundTripThroughBoundParameters() throws {
+        let db = try SQLiteConnection()
+        try db.execute("CREATE TABLE t (a)")
+        let values: [SQLValue] = [.null, .integer(.min), .real(-0.5), .text("it's; -- \"quoted\""), .blob(Data([0, 255]))]
+        for value in values { _ = try db.query("INSERT INTO t (a) VALUES (?1)", [value]) }
+        #expect(try db.query("SELECT a FROM t ORDER BY rowid").map { $0[0] } == values)
+    }
+
+    @Test func errorsCarryCodeMessageAndSQL() throws {
+        let db = try SQLiteConnection()
+        do {
+            _ = try db.query("SELECT * FROM missing")
+            Issue.record("expected an error")
+        } catch let error as SQLiteError {
+            #expect(error.code == 1)
+            #expect(error.message == "no such table: missing")
+            #expect(error.sql == "SELECT * FROM missing")
+        }
+    }
+
+    @Test func statementsAreCachedAndCounted() throws {
+        let db = try SQLiteConnection()
+        let a = try db.statement("SELECT 1")
+        let b = try db.statement("SELECT 1")
+        #expect(a === b)
+        let before = db.statementCount
+        _ = try db.query("SELECT 1")
+        #expect(db.statementCount == before + 1)
+    }
+
+    @Test func transactionsRollBackOnError() throws {
+        let db = try SQLiteConnection()
+        try db.execute("CREATE TABLE t (a)")
+        struct Failure: Error {}
+        #expect(throws: Failure.self) {
+            try db.transaction {
+                _ = try db.query("INSERT INTO t VALUES (1)")
+                throw Failure()
+            }
+        }
+        #expect(try db.query("SELECT COUNT(*) FROM t").first?.first == .integer(0))
+    }
+
+    @Test func registeredFunctions() throws {
+        let db = try SQLiteConnection()
+        try db.registerFunction("twice", arity: 1) { args in
+            if case .integer(let i) = args[0] { return .integer(i * 2) }
+            return .null
+        }
+        #expect(try db.query("SELECT twice(?1)", [.integer(21)]).first?.first == .integer(42))
+    }
+}
