@@ -27,10 +27,12 @@ extension Measurement {
     /// Times a baseline and a candidate in alternating rounds, so that
     /// whatever else the machine does falls on both alike; keeps each one's
     /// fastest round.
-    static func compare(operations: Int, rounds: Int, baseline: () -> Void, candidate: () -> Void)
-        -> (baseline: Measurement, candidate: Measurement)
+    static func compare(operations: Int, rounds: Int, setUp: () -> Void = {}, baseline: () -> Void,
+                        candidate: () -> Void) -> (baseline: Measurement, candidate: Measurement)
     {
+        setUp()
         baseline()
+        setUp()
         candidate()
         var best = (Double.infinity, Double.infinity)
         let clock = ContinuousClock()
@@ -38,7 +40,9 @@ extension Measurement {
             (Double(d.components.seconds) * 1e18 + Double(d.components.attoseconds)) / 1e9 / Double(operations)
         }
         for _ in 0..<rounds {
+            setUp()
             best.0 = min(best.0, nanoseconds(clock.measure(baseline)))
+            setUp()
             best.1 = min(best.1, nanoseconds(clock.measure(candidate)))
         }
         return (Measurement(name: "baseline", nanosecondsPerOperation: best.0),

@@ -27,6 +27,11 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(entity)/\(primaryKey)" }
+
+    /// One word to hash: row caches and contexts hash IDs a great deal.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(UInt64(bitPattern: primaryKey) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(entity))
+    }
 }
 
 /// One object's values, as the store delivered them.
@@ -153,19 +158,33 @@ public final class RowCache: Sendable {
 
     /// Notes that a context uses `id`.
     public func register(_ id: ObjectID) {
-        state.withLock { $0.references[id, default: 0] += 1 }
+        register(CollectionOfOne(id))
+    }
+
+    /// Notes that a context uses each of `ids`, under one lock.
+    public func register(_ ids: some Sequence<ObjectID>) {
+        state.withLock { state in
+            for id in ids { state.references[id, default: 0] += 1 }
+        }
     }
 
     /// Notes that a context no longer uses `id`; when nothing uses it any
     /// more its node is purged.
     public func unregister(_ id: ObjectID) {
+        unregister(CollectionOfOne(id))
+    }
+
+    /// `unregister` for each of `ids`, under one lock.
+    public func unregister(_ ids: some Sequence<ObjectID>) {
         state.withLock { state in
-            guard let count = state.references[id] else { return }
-            if count <= 1 {
-                state.references[id] = nil
-                state.tables[id.entity][id.primaryKey] = nil
-            } else {
-                state.references[id] = count - 1
+            for id in ids {
+                guard let count = state.references[id] else { continue }
+                if count <= 1 {
+                    state.references[id] = nil
+                    state.tables[id.entity][id.primaryKey] = nil
+                } else {
+                    state.references[id] = count - 1
+                }
             }
         }
     }

@@ -38,7 +38,8 @@ public struct SQLSchema: Sendable {
 
     /// An identifier quoted for SQLite: the one place identifiers are quoted.
     public static func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
+        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// The table of an entity.

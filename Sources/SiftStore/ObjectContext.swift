@@ -18,7 +18,9 @@ public final class ManagedObject: CustomStringConvertible {
     public let objectID: ObjectID
     /// The object's entity.
     public let entity: Entity
-    weak var context: ObjectContext?
+    /// The context that holds the object. Unowned: a context outlives the
+    /// objects it hands out (keep the context while you use its objects).
+    unowned(unsafe) let context: ObjectContext
     /// The object's values, once fired.
     var node: RowNode?
     /// The faults fetched with this one, fired together.
@@ -39,7 +41,6 @@ public final class ManagedObject: CustomStringConvertible {
     /// The values, firing the fault if needed.
     func values() throws(StoreError) -> RowNode {
         if let node { return node }
-        guard let context else { throw .contextDeallocated }
         try context.fire(self)
         return node!
     }
@@ -61,7 +62,6 @@ public final class ManagedObject: CustomStringConvertible {
         guard let relationship = entity.relationship(named: key), !relationship.isToMany else {
             throw .unknownRelationship(key, entity: entity.name)
         }
-        guard let context else { throw .contextDeallocated }
         guard let key = try values().toOne[relationship.slot] else { return nil }
         let destination = context.store.model.entity(named: relationship.destination)!
         return context.object(for: ObjectID(entity: destination.index, primaryKey: key))
@@ -73,7 +73,6 @@ public final class ManagedObject: CustomStringConvertible {
         guard let relationship = entity.relationship(named: key), relationship.isToMany else {
             throw .unknownRelationship(key, entity: entity.name)
         }
-        guard let context else { throw .contextDeallocated }
         let keys = try context.toManyKeys(of: self, relationship)
         let destination = context.store.model.entity(named: relationship.destination)!
         return keys.map { context.object(for: ObjectID(entity: destination.index, primaryKey: $0)) }
@@ -106,7 +105,7 @@ public final class ObjectContext {
     }
 
     deinit {
-        for object in objects.values where object.node != nil { store.rowCache.unregister(object.objectID) }
+        store.rowCache.unregister(objects.values.lazy.filter { $0.node != nil }.map(\.objectID))
     }
 
     /// How many objects the context holds.
@@ -141,11 +140,18 @@ public final class ObjectContext {
             return result
         }
         let nodes = try store.fetchNodes(try store.sqlQuery(for: request), entity: entity)
+        objects.reserveCapacity(objects.count + nodes.count)
+        var newlyRealized: [ObjectID] = []
         let result = nodes.map { node -> ManagedObject in
             let object = object(for: node.id)
-            if !request.returnsObjectsAsFaults { attach(node, to: object) }
+            if !request.returnsObjectsAsFaults {
+                if object.node == nil { newlyRealized.append(node.id) }
+                object.node = node
+                object.batch = nil
+            }
             return object
         }
+        store.rowCache.register(newlyRealized)
         for keyPath in request.relationshipKeyPathsForPrefetching {
             try prefetch(keyPath, from: nodes, entity: entity)
         }
@@ -268,7 +274,8 @@ public final class ObjectContext {
 
     /// Forgets every object: they all become faults, and the context holds none.
     public func reset() {
-        for object in objects.values { refresh(object) }
+        store.rowCache.unregister(objects.values.lazy.filter { $0.node != nil }.map(\.objectID))
+        for object in objects.values { object.node = nil }
         objects.removeAll()
     }
 

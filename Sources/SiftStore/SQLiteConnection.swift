@@ -9,7 +9,7 @@
 import CSQLite
 import Foundation
 import Logging
-import SiftSQL
+import Sift
 
 /// An error reported by SQLite, with its result code, its message and the SQL
 /// that caused it.
@@ -61,6 +61,35 @@ public final class SQLiteStatement {
             return .blob(Data(bytes: bytes, count: count))
         default: return .null
         }
+    }
+
+    /// Column `index` as a value of an attribute of `type`, read without an
+    /// intermediate `SQLValue`.
+    @inline(__always)
+    public func value(_ index: Int, as type: AttributeType) -> PredicateValue {
+        let i = Int32(index)
+        let columnType = sqlite3_column_type(handle, i)
+        if columnType == SQLITE_NULL { return .null }
+        switch type {
+        case .integer16, .integer32, .integer64:
+            if columnType == SQLITE_INTEGER { return .int(sqlite3_column_int64(handle, i)) }
+        case .double, .float, .decimal:
+            if columnType == SQLITE_FLOAT || columnType == SQLITE_INTEGER { return .double(sqlite3_column_double(handle, i)) }
+        case .boolean:
+            if columnType == SQLITE_INTEGER { return .bool(sqlite3_column_int64(handle, i) != 0) }
+        case .date:
+            if columnType == SQLITE_FLOAT || columnType == SQLITE_INTEGER {
+                return .date(Date(timeIntervalSinceReferenceDate: sqlite3_column_double(handle, i)))
+            }
+        case .string:
+            if columnType == SQLITE_TEXT, let bytes = sqlite3_column_text(handle, i) {
+                let count = Int(sqlite3_column_bytes(handle, i))
+                return .string(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
+            }
+        case .uuid, .binary:
+            break
+        }
+        return PredicateValue(sqlValue: column(index), type: type)
     }
 
     /// Column `index` as an integer (0 for NULL).

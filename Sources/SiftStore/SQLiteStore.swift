@@ -29,8 +29,6 @@ public enum StoreError: Error, CustomStringConvertible {
     case unknownKey(String, entity: String)
     /// A data set that cannot be imported.
     case invalidDataSet(DataSetError)
-    /// The object's context is gone.
-    case contextDeallocated
 
     public var description: String {
         switch self {
@@ -45,7 +43,6 @@ public enum StoreError: Error, CustomStringConvertible {
         case .unknownRelationship(let path, let entity): "'\(path)' is not a relationship key path of '\(entity)'"
         case .unknownKey(let key, let entity): "'\(entity)' has no attribute or relationship named '\(key)'"
         case .invalidDataSet(let e): "\(e)"
-        case .contextDeallocated: "the object's context no longer exists"
         }
     }
 }
@@ -240,15 +237,18 @@ public final class SQLiteStore: @unchecked Sendable {
         let toOneCount = entity.toOneCount
         let toManyCount = entity.toManyCount
         let base = extraLeadingColumns
+        // Every node starts with its to-many relationships not loaded: one
+        // shared array.
+        let unloaded = [[Int64]?](repeating: nil, count: toManyCount)
         var nodes: [RowNode] = []
         do {
             try withConnection { connection in
                 try connection.forEachRow(query.sql, query.bindings) { row in
-                    leading?(row)
+                    if let leading { leading(row) }
                     var values: [PredicateValue] = []
                     values.reserveCapacity(attributeTypes.count)
                     for (i, type) in attributeTypes.enumerated() {
-                        values.append(PredicateValue(sqlValue: row.column(base + 2 + i), type: type))
+                        values.append(row.value(base + 2 + i, as: type))
                     }
                     var toOne: [Int64?] = []
                     toOne.reserveCapacity(toOneCount)
@@ -258,7 +258,7 @@ public final class SQLiteStore: @unchecked Sendable {
                     }
                     nodes.append(RowNode(id: ObjectID(entity: entity.index, primaryKey: row.integer(base)),
                                          version: row.integer(base + 1), fetchTimestamp: now, values: values,
-                                         toOne: toOne, toMany: Array(repeating: nil, count: toManyCount)))
+                                         toOne: toOne, toMany: unloaded))
                     return true
                 }
             }

@@ -1,0 +1,181 @@
+// Store benchmark: the SQL lowering and the fetch path on a one-million-row
+// store, next to hand-written SQL and raw sqlite3 calls in the same run.
+
+import CSQLite
+import Foundation
+import Sift
+import SiftDemo
+import SiftStore
+
+/// The benchmark store: one million employees, generated once and kept in
+/// the system's temporary folder.
+func benchmarkStore(employees: Int) throws -> SQLiteStore {
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("sift-bench-\(employees)-\(CompanyGenerator.model.versionHash).sqlite")
+    if !FileManager.default.fileExists(atPath: url.path) {
+        report("(generating the \(employees)-employee store at \(url.path), once)")
+        let partial = url.appendingPathExtension("partial")
+        try? FileManager.default.removeItem(at: partial)
+        do {
+            let store = try SQLiteStore(url: partial, model: CompanyGenerator.model)
+            try store.importNodes(CompanyGenerator.nodes(employees: employees))
+            try store.withConnection { try $0.execute("PRAGMA wal_checkpoint(TRUNCATE); ANALYZE") }
+        }
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial.path + suffix) }
+        try FileManager.default.moveItem(at: partial, to: url)
+    }
+    return try SQLiteStore(url: url, model: CompanyGenerator.model)
+}
+
+/// SQLite copies transient bindings.
+let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// Runs a query with raw sqlite3 calls and counts its rows.
+func rawCount(_ db: OpaquePointer, _ sql: String, _ bind: (OpaquePointer) -> Void) -> Int {
+    var statement: OpaquePointer?
+    precondition(sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, String(cString: sqlite3_errmsg(db)))
+    defer { sqlite3_finalize(statement) }
+    bind(statement!)
+    var rows = 0
+    while sqlite3_step(statement) == SQLITE_ROW { rows += 1 }
+    return rows
+}
+
+func storeBenchmark() {
+    let employees = 1_000_000
+    let store = try! benchmarkStore(employees: employees)
+    var db: OpaquePointer?
+    sqlite3_open_v2(store.url!.path, &db, SQLITE_OPEN_READONLY, nil)
+    defer { sqlite3_close_v2(db) }
+    // The store's functions, for the generated SQL run through raw calls too.
+    report("== SQL lowering and fetch path: \(employees) employees, one core")
+
+    // 1. Compile time, and the generated SQL next to the same query written by hand.
+    let cases: [(String, String, (OpaquePointer) -> Void)] = [
+        ("age BETWEEN {30, 32} AND salary > 190000",
+         #"SELECT e."Z_PK" FROM "Employee" AS e WHERE e."age" BETWEEN ?1 AND ?2 AND e."salary" > ?3 ORDER BY e."Z_PK""#,
+         { sqlite3_bind_int64($0, 1, 30); sqlite3_bind_int64($0, 2, 32); sqlite3_bind_double($0, 3, 190000) }),
+        ("name BEGINSWITH 'Zo'",
+         #"SELECT e."Z_PK" FROM "Employee" AS e WHERE e."name" >= ?1 AND e."name" < ?2 ORDER BY e."Z_PK""#,
+         { sqlite3_bind_text($0, 1, "Zo", -1, SQLITE_TRANSIENT); sqlite3_bind_text($0, 2, "Zp", -1, SQLITE_TRANSIENT) }),
+        ("department.name == 'Sales' AND age == 40",
+         #"SELECT e."Z_PK" FROM "Employee" AS e JOIN "Department" AS d ON d."Z_PK" = e."department" WHERE d."name" = ?1 AND e."age" = ?2 ORDER BY e."Z_PK""#,
+         { sqlite3_bind_text($0, 1, "Sales", -1, SQLITE_TRANSIENT); sqlite3_bind_int64($0, 2, 40) }),
+        ("ANY tags.name == 'mentor' AND age == 33",
+         #"SELECT e."Z_PK" FROM "Employee" AS e WHERE e."age" = ?2 AND EXISTS (SELECT 1 FROM "Z_Employee_tags" AS j JOIN "Tag" AS t ON t."Z_PK" = j."Z_TARGET" WHERE j."Z_SOURCE" = e."Z_PK" AND t."name" = ?1) ORDER BY e."Z_PK""#,
+         { sqlite3_bind_text($0, 1, "mentor", -1, SQLITE_TRANSIENT); sqlite3_bind_int64($0, 2, 33) }),
+        ("reports.@count > 9 AND age == 50",
+         #"SELECT e."Z_PK" FROM "Employee" AS e WHERE (SELECT COUNT(*) FROM "Employee" AS r WHERE r."manager" = e."Z_PK") > ?1 AND e."age" = ?2 ORDER BY e."Z_PK""#,
+         { sqlite3_bind_int64($0, 1, 9); sqlite3_bind_int64($0, 2, 50) }),
+    ]
+    let part = ProcessInfo.processInfo.environment["SIFT_BENCH_PART"]
+    for (predicate, handWritten, bind) in cases where part == nil || part == "sql" {
+        let request = FetchRequest(entityName: "Employee", predicate: predicate)
+        let compile = Measurement.run("compile", operations: 200, rounds: 5) {
+            for _ in 0..<200 { blackHole(try! store.sqlQuery(for: request, columns: .identifiers)) }
+        }
+        let query = try! store.sqlQuery(for: request, columns: .identifiers)
+        var generatedRows = 0
+        var handRows = 0
+        let (hand, generated) = Measurement.compare(operations: 1, rounds: 5, baseline: {
+            handRows = rawCount(db!, handWritten, bind)
+        }, candidate: {
+            generatedRows = try! store.withConnection { connection in
+                var rows = 0
+                try connection.forEachRow(query.sql, query.bindings) { _ in rows += 1; return true }
+                return rows
+            }
+        })
+        precondition(generatedRows == handRows, "\(predicate): \(generatedRows) vs \(handRows)")
+        let samePlan = (try? store.queryPlan(query)) ?? []
+        report(predicate.padding(toLength: 44, withPad: " ", startingAt: 0),
+               "compile \(formatted(compile.nanosecondsPerOperation / 1000)) us",
+               "sql \(formatted(generated.nanosecondsPerOperation / 1e6, digits: 2)) ms vs hand-written \(formatted(hand.nanosecondsPerOperation / 1e6, digits: 2)) ms",
+               "= \(formatted(generated.nanosecondsPerOperation / hand.nanosecondsPerOperation, digits: 2))x",
+               "(\(generatedRows) rows; plan: \(samePlan.joined(separator: "; ")))")
+    }
+
+    // 2. Fetching 100 000 rows into objects, next to a raw sqlite3_step loop
+    //    reading the same columns into Swift values.
+    let count = 100_000
+    if part == nil || part == "fetch" {
+    let rawSQL = #"SELECT "Z_PK", "Z_OPT", "name", "nickname", "age", "salary", "rating", "isManager", "startDate", "department", "manager" FROM "Employee" ORDER BY "Z_PK" LIMIT ?1"#
+    var rawRows = 0
+    var objects = 0
+    var kept: (ObjectContext, [ManagedObject])?
+    var keptRows: [(Int64, String, Double)] = []
+    // What each round made is dropped before the next one, untimed.
+    let (raw, fetched) = Measurement.compare(operations: count, rounds: 5, setUp: {
+        kept = nil
+        keptRows = []
+        store.rowCache.removeAll()
+    }, baseline: {
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, rawSQL, -1, &statement, nil)
+        sqlite3_bind_int64(statement, 1, Int64(count))
+        var rows: [(Int64, String, Double)] = []
+        rows.reserveCapacity(count)
+        while sqlite3_step(statement) == SQLITE_ROW {
+            let pk = sqlite3_column_int64(statement, 0)
+            _ = sqlite3_column_int64(statement, 1)
+            let name = String(cString: sqlite3_column_text(statement, 2))
+            _ = sqlite3_column_type(statement, 3) == SQLITE_NULL ? nil : String(cString: sqlite3_column_text(statement, 3))
+            _ = sqlite3_column_int64(statement, 4)
+            let salary = sqlite3_column_double(statement, 5)
+            _ = sqlite3_column_type(statement, 6) == SQLITE_NULL ? nil : sqlite3_column_double(statement, 6)
+            _ = sqlite3_column_int64(statement, 7) != 0
+            _ = Date(timeIntervalSinceReferenceDate: sqlite3_column_double(statement, 8))
+            _ = sqlite3_column_int64(statement, 9)
+            _ = sqlite3_column_type(statement, 10) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, 10)
+            rows.append((pk, name, salary))
+        }
+        sqlite3_finalize(statement)
+        rawRows = rows.count
+        keptRows = rows
+    }, candidate: {
+        let context = ObjectContext(store: store)
+        var request = FetchRequest(entityName: "Employee")
+        request.fetchLimit = count
+        request.returnsObjectsAsFaults = false
+        let fetched = try! context.fetch(request)
+        objects = fetched.count
+        kept = (context, fetched)
+    })
+    _ = (kept, keptRows)
+    precondition(objects == rawRows)
+    report("fetch \(count) rows into objects: \(formatted(fetched.nanosecondsPerOperation)) ns/row vs raw sqlite3_step loop \(formatted(raw.nanosecondsPerOperation)) ns/row",
+           "= \(formatted(fetched.nanosecondsPerOperation / raw.nanosecondsPerOperation, digits: 2))x")
+    }
+
+    // 3. Prefetching a to-one and a to-many for 10 000 objects, next to
+    //    firing their faults one by one.
+    let many = 10_000
+    func touchAll(_ objects: [ManagedObject]) {
+        for object in objects {
+            blackHole(try! object.object(forKey: "department")?.value(forKey: "name"))
+            for report in try! object.objects(forKey: "reports") { blackHole(try! report.value(forKey: "age")) }
+        }
+    }
+    guard part == nil || part == "prefetch" else { return }
+    var prefetchedStatements = 0
+    var faultingStatements = 0
+    let (oneByOne, prefetched) = Measurement.compare(operations: many, rounds: 3, baseline: {
+        store.rowCache.removeAll()
+        let context = ObjectContext(store: store)
+        let before = store.statementCount
+        let objects = try! context.fetch(FetchRequest(entityName: "Employee", predicate: "age >= 0", fetchLimit: many))
+        touchAll(objects)
+        faultingStatements = store.statementCount - before
+    }, candidate: {
+        store.rowCache.removeAll()
+        let context = ObjectContext(store: store)
+        let before = store.statementCount
+        var request = FetchRequest(entityName: "Employee", predicate: "age >= 0", fetchLimit: many)
+        request.relationshipKeyPathsForPrefetching = ["department", "reports"]
+        touchAll(try! context.fetch(request))
+        prefetchedStatements = store.statementCount - before
+    })
+    report("prefetch department + reports for \(many) objects: \(prefetchedStatements) statements, \(formatted(prefetched.nanosecondsPerOperation / 1e3, digits: 2)) us/object",
+           "vs faults one by one: \(faultingStatements) statements, \(formatted(oneByOne.nanosecondsPerOperation / 1e3, digits: 2)) us/object",
+           "= \(formatted(prefetched.nanosecondsPerOperation / oneByOne.nanosecondsPerOperation, digits: 2))x")
+}
