@@ -131,3 +131,61 @@ struct CheckAndBatchTests {
         }
     }
 }
+
+@Suite("sift import, sql, explain, query, demo")
+struct StoreCommandTests {
+    static func fixture(_ name: String) -> String {
+        Bundle.module.url(forResource: "Fixtures/" + name, withExtension: nil)!.path
+    }
+
+    @Test func sqlPrintsTheQueryAndBindings() throws {
+        let result = try runSift(["sql", "--model", Self.fixture("company.json"), "--entity", "Employee",
+                                  "--arg", "Sales", "department.name == %@ AND age > 30"])
+        #expect(result.status == 0)
+        #expect(result.output.contains(#"LEFT JOIN "Department" AS t1 ON t1."Z_PK" = t0."department""#))
+        #expect(result.output.contains(#"-- bindings: ?1 = "Sales", ?2 = 30"#))
+    }
+
+    @Test func importExplainAndQuery() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sift-cli-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = folder.appendingPathComponent("company.sqlite").path
+        let imported = try runSift(["import", "--data", Self.fixture("company.json"), "--store", store])
+        #expect(imported.status == 0)
+        #expect(imported.output == "imported 79 objects into \(store)\n")
+
+        let explain = try runSift(["explain", "--store", store, "--entity", "Employee", "--sort", "name",
+                                   "department.name == 'Sales'"])
+        #expect(explain.status == 0)
+        for section in ["parsed:", "bound:", "sql:", "bindings:", "plan:"] { #expect(explain.output.contains(section)) }
+
+        let json = try runSift(["query", "--store", store, "--entity", "Employee", "--sort", "age:desc", "--limit", "2",
+                                "--prefetch", "department", "--format", "json", "department.name == 'Sales'"])
+        #expect(json.status == 0)
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        #expect(rows.map { $0["id"] as? Int } == [160, 112])
+        #expect(json.error.contains("2 objects"))
+
+        let table = try runSift(["query", "--store", store, "--entity", "Tag", "--sort", "name", "name BEGINSWITH 'l'"])
+        #expect(table.output.split(separator: "\n").first?.hasPrefix("id  name") == true)
+
+        let bad = try runSift(["query", "--store", store, "--entity", "Employee", "agee > 3"])
+        #expect(bad.status == 65)
+        #expect(bad.error.contains("did you mean 'age'?"))
+        #expect(try runSift(["query", "--store", folder.appendingPathComponent("none.sqlite").path,
+                             "--entity", "Employee"]).status == 66)
+    }
+
+    @Test func demoBuildsItsStoreOnceAndRunsTheTour() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sift-demo-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = try runSift(["demo", "--employees", "2000", "--cache", folder.path])
+        #expect(first.status == 0)
+        #expect(first.output.contains("Creating the demo store"))
+        #expect(first.output.components(separatedBy: "▸ ").count == 11)
+        #expect(first.output.contains("plan: SEARCH"))
+        let second = try runSift(["demo", "--employees", "2000", "--cache", folder.path])
+        #expect(!second.output.contains("Creating the demo store"))
+    }
+}
