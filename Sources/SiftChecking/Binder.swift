@@ -41,6 +41,20 @@ public struct Binder: Sendable {
         return try state.predicate(predicate, self: BoundExpression(.evaluatedObject, type: .object(entity)))
     }
 
+    /// Binds a predicate and returns, with the bound tree, where in the text
+    /// each bound expression came from: later stages' errors (a construct SQL
+    /// cannot express) use it to point at the source.
+    public func bindWithSourceMap(_ predicate: PredicateSyntax, entity: String) throws(PredicateValidationError)
+        -> (BoundPredicate, [BoundExpression: SourceRange])
+    {
+        guard model.entity(named: entity) != nil else {
+            throw PredicateValidationError(.unknownEntity(entity), range: predicate.range)
+        }
+        var state = BindingState(model: model, values: variables)
+        let bound = try state.predicate(predicate, self: BoundExpression(.evaluatedObject, type: .object(entity)))
+        return (bound, state.ranges)
+    }
+
     /// Binds an expression whose evaluated object is of `entity`, such as the
     /// key of a sort descriptor.
     public func bind(_ expression: ExpressionSyntax, entity: String) throws(PredicateValidationError) -> BoundExpression {
@@ -87,6 +101,9 @@ struct BindingState {
     var scope: [String: String] = [:]
     /// Numbers the variables the binder makes for `map`.
     var nextVariable = 0
+    /// Where each bound expression came from (the first place, when several
+    /// are equal).
+    var ranges: [BoundExpression: SourceRange] = [:]
 
     init(model: DataModel, values: [String: PredicateValue]) {
         self.model = model
@@ -249,6 +266,14 @@ struct BindingState {
     // MARK: Expressions
 
     mutating func expression(_ e: ExpressionSyntax, self selfExpression: BoundExpression) throws(Failure) -> BoundExpression {
+        let bound = try boundExpression(e, self: selfExpression)
+        if ranges[bound] == nil { ranges[bound] = e.range }
+        return bound
+    }
+
+    mutating func boundExpression(_ e: ExpressionSyntax, self selfExpression: BoundExpression) throws(Failure)
+        -> BoundExpression
+    {
         switch e.kind {
         case .constant(let value):
             return try constant(value, range: e.range)

@@ -122,7 +122,24 @@ extension SQLiteStore {
                                        limit: request.fetchLimit, offset: request.fetchOffset > 0 ? request.fetchOffset : nil,
                                        columns: columns)
         } catch {
-            throw .notExpressibleInSQL(error)
+            throw .notExpressibleInSQL(error, range: sourceRange(of: error.expression, in: request), text: request.predicateText)
         }
+    }
+
+    /// Where in the request's predicate text a bound expression came from.
+    func sourceRange(of expression: BoundExpression?, in request: FetchRequest) -> SourceRange? {
+        guard let expression, case .format(let text, let arguments) = request.predicate,
+              let syntax = try? PredicateParser.parse(text, arguments: arguments),
+              let (_, ranges) = try? Binder(model: model).bindWithSourceMap(syntax, entity: request.entityName)
+        else { return nil }
+        return ranges[expression]
+    }
+}
+
+extension FetchRequest {
+    /// The predicate's text, when it was given as text.
+    var predicateText: String? {
+        if case .format(let text, _) = predicate { return text }
+        return nil
     }
 }

@@ -261,7 +261,7 @@ public final class ObjectContext {
         do {
             return try store.lowering.select(entity.name, where: predicate)
         } catch {
-            throw .notExpressibleInSQL(error)
+            throw .notExpressibleInSQL(error, range: nil, text: nil)
         }
     }
 

@@ -19,8 +19,9 @@ public enum StoreError: Error, CustomStringConvertible {
     case noModel(path: String)
     /// The predicate or a sort key does not parse or fit the model.
     case invalidPredicate(PredicateCompileError, text: String)
-    /// The predicate uses something SQL cannot express.
-    case notExpressibleInSQL(SQLLoweringError)
+    /// The predicate uses something SQL cannot express; the range is where,
+    /// in the predicate's text, when it is known.
+    case notExpressibleInSQL(SQLLoweringError, range: SourceRange?, text: String?)
     /// An entity the model does not have.
     case unknownEntity(String)
     /// A key path that is not a relationship of the entity (prefetching, faults).
@@ -38,7 +39,9 @@ public enum StoreError: Error, CustomStringConvertible {
                 + "open it with the model it was made with, or migrate it"
         case .noModel(let path): "'\(path)' is not a Sift store, and no model was given to create one"
         case .invalidPredicate(let e, let text): e.rendered(in: text)
-        case .notExpressibleInSQL(let e): "\(e)"
+        case .notExpressibleInSQL(let e, let range?, let text?):
+            SourceDiagnostic(message: e.description, range: range, in: text).rendered()
+        case .notExpressibleInSQL(let e, _, _): "\(e)"
         case .unknownEntity(let name): "the model has no entity named '\(name)'"
         case .unknownRelationship(let path, let entity): "'\(path)' is not a relationship key path of '\(entity)'"
         case .unknownKey(let key, let entity): "'\(entity)' has no attribute or relationship named '\(key)'"

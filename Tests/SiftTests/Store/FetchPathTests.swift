@@ -233,6 +233,23 @@ struct FetchPathTests {
         }
     }
 
+    @Test func whatSQLCannotExpressIsReportedAtItsSource() throws {
+        let store = try freshStore()
+        let request = FetchRequest(entityName: "Employee", predicate: "age > 3 AND median({age, salary}) > 40")
+        do {
+            _ = try store.sqlQuery(for: request)
+            Issue.record("median should not lower to SQL")
+        } catch {
+            guard case .notExpressibleInSQL(let e, let range, _) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(e.construct == "the function median")
+            #expect(range == SourceRange(12, 33))
+            #expect("\(error)".contains("1:13"))
+        }
+    }
+
     @Test func invalidPredicatesAreReportedWithTheirText() throws {
         let context = ObjectContext(store: try freshStore())
         #expect {
