@@ -9,6 +9,7 @@
 //   SiftModel    the data model: entities, attributes, relationships; JSON and Xcode loaders
 //   SiftTree     the bound tree: resolved, typed, free of source text
 //   SiftChecking the binder: syntax tree + model -> bound tree, validation errors
+//   SiftOptimizer rewrite rules over bound trees
 //   SiftMemory   row cache and in-memory evaluation of bound trees
 //   SiftSQL      SQL lowering: bound trees to SQLite SQL with bound parameters
 //   Sift         the public compiler library (re-exports every compiler stage)
@@ -38,12 +39,16 @@ let package = Package(
         .target(name: "SiftTree", dependencies: ["SiftSyntax", "SiftModel"]),
         // Stage 4: binding and validation.
         .target(name: "SiftChecking", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
+        // Stage 5: the optimizer.
+        .target(name: "SiftOptimizer", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
         // Memory lowering: row cache, compiled filters.
         .target(name: "SiftMemory", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
         // SQL lowering (text only: the compiler never links SQLite).
         .target(name: "SiftSQL", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
         // The compiler library users import.
-        .target(name: "Sift", dependencies: ["SiftSyntax", "SiftModel", "SiftTree", "SiftChecking", "SiftMemory", "SiftSQL"]),
+        .target(name: "Sift", dependencies: [
+            "SiftSyntax", "SiftModel", "SiftTree", "SiftChecking", "SiftOptimizer", "SiftMemory", "SiftSQL",
+        ]),
         // The system SQLite (Debian's libsqlite3-dev).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The persistence core. The compiler library never depends on it.

@@ -65,13 +65,18 @@ public enum PredicateCompileError: Error, Hashable, Sendable, CustomStringConver
 public struct PredicateCompiler: Sendable {
     /// The model predicates are checked against.
     public let model: DataModel
+    /// The rewrites applied after binding (`nil`: none).
+    public var optimizer: Optimizer?
 
-    public init(model: DataModel) {
+    /// A compiler for `model`, optimizing with `optimizer` (the standard
+    /// rules unless told otherwise).
+    public init(model: DataModel, optimizer: Optimizer? = .standard) {
         self.model = model
+        self.optimizer = optimizer
     }
 
     /// Parses `text` with its format arguments and binds it to `entity`,
-    /// giving `$variables` the values in `variables`.
+    /// giving `$variables` the values in `variables`, then optimizes it.
     public func bind(_ text: String, arguments: [PredicateValue] = [], entity: String,
                      variables: [String: PredicateValue] = [:]) throws(PredicateCompileError) -> BoundPredicate {
         let syntax: PredicateSyntax
@@ -80,11 +85,13 @@ public struct PredicateCompiler: Sendable {
         } catch {
             throw .syntax(error)
         }
+        let bound: BoundPredicate
         do {
-            return try Binder(model: model, variables: variables).bind(syntax, entity: entity)
+            bound = try Binder(model: model, variables: variables).bind(syntax, entity: entity)
         } catch {
             throw .validation(error)
         }
+        return optimizer?.optimize(bound) ?? bound
     }
 
     /// Parses, binds and compiles a predicate for evaluation in memory.

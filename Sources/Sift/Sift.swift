@@ -6,6 +6,7 @@
 @_exported import SiftChecking
 @_exported import SiftMemory
 @_exported import SiftModel
+@_exported import SiftOptimizer
 @_exported import SiftSQL
 @_exported import SiftSyntax
 @_exported import SiftTree

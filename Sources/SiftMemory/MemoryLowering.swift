@@ -147,6 +147,17 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
             return Self.any(ps.map { test($0) }[...])
         case .comparison(let c):
             return comparison(c)
+        case .exists(let collection):
+            if case .collection(.object) = collection.type {
+                if case .toMany(let base, let relationship) = collection.kind, case .evaluatedObject = base.kind {
+                    let (d, r) = (domain, domain.handle(for: relationship))
+                    return { o, _ in !d.forEach(r, of: o) { _ in false } }
+                }
+                let members = objects(collection)
+                return { o, s in !members(o, &s).isEmpty }
+            }
+            let members = values(collection)
+            return { o, s in !members(o, &s).isEmpty }
         }
     }
 

@@ -316,6 +316,9 @@ struct SQLWriter {
                                  nullable: parts.contains { $0.nullable })
         case .comparison(let comparison):
             return try self.comparison(comparison, c)
+        case .exists(let collection):
+            let source = try self.source(collection, c)
+            return SQLExpression(sql: "EXISTS (\(source.select("1")))", nullable: false)
         }
     }
 

@@ -83,7 +83,7 @@ extension SQLiteStore {
         case nil:
             return nil
         case .bound(let bound):
-            return bound
+            return Optimizer.standard.optimize(bound)
         case .format(let text, let arguments):
             do {
                 return try PredicateCompiler(model: model).bind(text, arguments: arguments, entity: request.entityName)

@@ -23,6 +23,9 @@ extension BoundPredicate: CustomStringConvertible {
         case .and(let ps), .or(let ps):
             if case .and = self { lines.append(indent + "AND") } else { lines.append(indent + "OR") }
             for p in ps { p.write(indent: indent + "  ", into: &lines) }
+        case .exists(let collection):
+            lines.append(indent + "EXISTS")
+            collection.write(indent: indent + "  ", into: &lines)
         case .comparison(let c):
             let quantifier = c.quantifier == .direct ? "" : c.quantifier.rawValue + " "
             lines.append(indent + quantifier + c.operator.rawValue + c.options.description)

@@ -148,6 +148,9 @@ public indirect enum BoundPredicate: Hashable, Sendable {
     /// Some operand holds (two or more operands).
     case or([BoundPredicate])
     case comparison(BoundComparison)
+    /// The collection has at least one member (the optimizer writes
+    /// `SUBQUERY(…).@count > 0` this way; SQL runs it as `EXISTS`).
+    case exists(BoundExpression)
 }
 
 /// A bound comparison.

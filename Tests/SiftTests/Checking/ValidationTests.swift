@@ -114,7 +114,8 @@ struct ValidationTests {
     }
 
     @Test func boundTreesCarryTypesAndNoText() throws {
-        let bound = try PredicateCompiler(model: Company.model).bind(
+        let unoptimized = PredicateCompiler(model: Company.model, optimizer: nil)
+        let bound = try unoptimized.bind(
             "ANY reports.age > 60 AND department.name == %@", arguments: ["Sales"], entity: "Employee")
         guard case .and(let parts) = bound, case .comparison(let any) = parts[0], case .comparison(let eq) = parts[1] else {
             Issue.record("unexpected shape: \(bound)")
@@ -125,7 +126,7 @@ struct ValidationTests {
         #expect(eq.left.type == .string)
         #expect(eq.right == .constant("Sales", type: .string))
         // Hashable: binding twice gives equal trees.
-        let again = try PredicateCompiler(model: Company.model).bind(
+        let again = try unoptimized.bind(
             "ANY reports.age > 60 AND department.name == %@", arguments: ["Sales"], entity: "Employee")
         #expect(Set([bound, again]).count == 1)
     }

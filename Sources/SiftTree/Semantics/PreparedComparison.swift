@@ -1,13 +1,14 @@
-// Memory lowering: one comparison operator applied to a left value, with its
+// Stage 3 (tree): one comparison operator applied to a left value, with its
 // right operand prepared once (folded, compiled to a regular expression or a
 // LIKE pattern) when it is a constant.
 
 import Foundation
 import SiftSyntax
-import SiftTree
 
-/// A comparison with its right operand ready: `test(left)` answers it.
-struct PreparedComparison {
+/// A comparison with its right operand ready: `test(left)` answers it. The
+/// memory lowering tests every object with it; the optimizer folds constant
+/// comparisons with it.
+public struct PreparedComparison {
     let op: ComparisonOperator
     let options: ComparisonOptions
     let right: PredicateValue
@@ -20,7 +21,7 @@ struct PreparedComparison {
     /// The folded members of an IN list of strings.
     let foldedMembers: [PredicateValue]?
 
-    init(_ op: ComparisonOperator, _ options: ComparisonOptions, right: PredicateValue) {
+    public init(_ op: ComparisonOperator, _ options: ComparisonOptions, right: PredicateValue) {
         self.op = op
         self.options = options
         self.right = right
@@ -60,7 +61,7 @@ struct PreparedComparison {
         ValueComparison.order(left, right, options)
     }
 
-    func test(_ left: PredicateValue) -> Bool {
+    public func test(_ left: PredicateValue) -> Bool {
         switch op {
         case .equalTo:
             return equal(left)
@@ -126,7 +127,7 @@ struct PreparedComparison {
 
     /// A test for a constant right operand, with fast paths for the common
     /// cases: numbers compared with a number, strings with a string.
-    func makeTest() -> (PredicateValue) -> Bool {
+    public func makeTest() -> (PredicateValue) -> Bool {
         guard options.isEmpty else { return test }
         switch (op, right) {
         case (.equalTo, .int(let k)):

@@ -1,4 +1,4 @@
-// Memory lowering: arithmetic, aggregates and built-in functions on values.
+// Stage 3 (tree): arithmetic, aggregates and built-in functions on values.
 //
 // Nil in, nil out: arithmetic and functions on nil yield nil. Aggregates skip
 // nil members; @count and @sum of an empty collection are 0, @avg, @min and
@@ -7,10 +7,9 @@
 
 import Foundation
 import SiftSyntax
-import SiftTree
 
-enum Arithmetic {
-    static func integer(_ value: PredicateValue) -> Int64? {
+public enum Arithmetic {
+    public static func integer(_ value: PredicateValue) -> Int64? {
         switch value {
         case .int(let i): i
         case .bool(let b): b ? 1 : 0
@@ -18,7 +17,7 @@ enum Arithmetic {
         }
     }
 
-    static func apply(_ op: BinaryOperator, _ a: PredicateValue, _ b: PredicateValue) -> PredicateValue {
+    public static func apply(_ op: BinaryOperator, _ a: PredicateValue, _ b: PredicateValue) -> PredicateValue {
         if let x = integer(a), let y = integer(b) {
             switch op {
             case .add:
@@ -46,9 +45,9 @@ enum Arithmetic {
     }
 }
 
-enum Aggregates {
+public enum Aggregates {
     /// `@sum`, `@avg`, `@min`, `@max` (`@count` is counted by the caller).
-    static func apply(_ op: AggregateOperator, _ members: [PredicateValue], integer: Bool) -> PredicateValue {
+    public static func apply(_ op: AggregateOperator, _ members: [PredicateValue], integer: Bool) -> PredicateValue {
         switch op {
         case .count: return .int(Int64(members.count))
         case .sum: return sum(members, integer: integer)
@@ -60,7 +59,7 @@ enum Aggregates {
         }
     }
 
-    static func sum(_ members: [PredicateValue], integer: Bool) -> PredicateValue {
+    public static func sum(_ members: [PredicateValue], integer: Bool) -> PredicateValue {
         if integer {
             var total: Int64 = 0
             for m in members {
@@ -74,7 +73,7 @@ enum Aggregates {
         return .double(members.compactMap(ValueComparison.number).reduce(0, +))
     }
 
-    static func extreme(_ members: [PredicateValue], wantLess: Bool) -> PredicateValue {
+    public static func extreme(_ members: [PredicateValue], wantLess: Bool) -> PredicateValue {
         var best: PredicateValue?
         for m in members where m != .null {
             guard let current = best else {
@@ -87,7 +86,7 @@ enum Aggregates {
     }
 
     /// The built-in functions over a collection.
-    static func function(_ function: BuiltinFunction, _ members: [PredicateValue], integer: Bool) -> PredicateValue {
+    public static func function(_ function: BuiltinFunction, _ members: [PredicateValue], integer: Bool) -> PredicateValue {
         let numbers = members.compactMap(ValueComparison.number)
         switch function {
         case .sum: return sum(members, integer: integer)
@@ -117,7 +116,7 @@ enum Aggregates {
 
     /// `base[index]`: lists and arrays by position (negative from the end),
     /// dictionaries by key.
-    static func index(_ base: PredicateValue, _ position: PredicateValue) -> PredicateValue {
+    public static func index(_ base: PredicateValue, _ position: PredicateValue) -> PredicateValue {
         switch (base, position) {
         case (.array(let members), _):
             guard let i = Arithmetic.integer(position) ?? ValueComparison.number(position).flatMap({ Int64(exactly: $0) })
@@ -132,8 +131,8 @@ enum Aggregates {
     }
 }
 
-enum Functions {
-    static func apply(_ function: BuiltinFunction, _ arguments: [PredicateValue]) -> PredicateValue {
+public enum Functions {
+    public static func apply(_ function: BuiltinFunction, _ arguments: [PredicateValue]) -> PredicateValue {
         let first = arguments.first ?? .null
         let number = ValueComparison.number(first)
         switch function {

@@ -1,4 +1,4 @@
-// Memory lowering: the meaning of comparisons, written once.
+// Stage 3 (tree): the meaning of comparisons, written once.
 //
 // These functions are the reference semantics of Sift (Grammar/README.md,
 // "Meaning"): two-valued nil logic, numbers compared by value across integer
@@ -9,7 +9,6 @@
 
 import Foundation
 import SiftSyntax
-import SiftTree
 
 /// Comparisons of values under two-valued logic.
 public enum ValueComparison {

@@ -1,0 +1,104 @@
+// Stage 5 (optimizer): rewrites of bound trees that keep their meaning.
+//
+// An ordered list of named rules, one file each under Rules/, applied
+// bottom-up, the whole list repeated until nothing changes (or the iteration
+// cap). Every rule keeps meaning exactly under Sift's semantics — two-valued
+// nil logic included — so both lowerings give the same answers before and
+// after; a property test holds them to it. The optimizer never sees source
+// text and never consults the store.
+
+import SiftModel
+import SiftSyntax
+import SiftTree
+
+/// One rewrite.
+public protocol OptimizerRule: Sendable {
+    /// The rule's name, as fixtures and `explain` show it.
+    var name: String { get }
+    /// Rewrites one predicate node whose children are already rewritten;
+    /// returns nil when the rule does not apply here.
+    func rewrite(_ predicate: BoundPredicate) -> BoundPredicate?
+}
+
+/// Applies rules to a bound tree until it no longer changes.
+///
+/// ```swift
+/// let optimized = Optimizer.standard.optimize(bound)
+/// ```
+public struct Optimizer: Sendable {
+    /// The rules, in the order they are tried.
+    public var rules: [any OptimizerRule]
+    /// The most passes over the rules.
+    public var iterationCap: Int
+
+    public init(rules: [any OptimizerRule], iterationCap: Int = 16) {
+        self.rules = rules
+        self.iterationCap = iterationCap
+    }
+
+    /// Every rule, in order: simplify first, then merge, then order for speed.
+    public static let standard = Optimizer(rules: [
+        ConstantFolding(),
+        FlattenConnectives(),
+        BooleanAbsorption(),
+        DoubleNegation(),
+        NegationPushDown(),
+        DuplicateTerms(),
+        Contradictions(),
+        RangeMerging(),
+        EqualitiesToIn(),
+        CountToExists(),
+        TermOrdering(),
+    ])
+
+    /// The rule called `name` on its own.
+    public static func rule(named name: String) -> (any OptimizerRule)? {
+        standard.rules.first { $0.name == name }
+    }
+
+    /// The optimized tree.
+    public func optimize(_ predicate: BoundPredicate) -> BoundPredicate {
+        optimizeWithTrace(predicate).0
+    }
+
+    /// The optimized tree, and the names of the rules that changed it, in
+    /// the order they applied.
+    public func optimizeWithTrace(_ predicate: BoundPredicate) -> (BoundPredicate, [String]) {
+        var current = predicate
+        var applied: [String] = []
+        for _ in 0..<iterationCap {
+            var changed = false
+            for rule in rules {
+                let next = Self.apply(rule, current)
+                if next != current {
+                    applied.append(rule.name)
+                    current = next
+                    changed = true
+                }
+            }
+            if !changed { break }
+        }
+        return (current, applied)
+    }
+
+    /// Applies `rule` bottom-up, once per node (repeating at a node while it
+    /// keeps changing, up to a small cap).
+    static func apply(_ rule: any OptimizerRule, _ predicate: BoundPredicate) -> BoundPredicate {
+        var node: BoundPredicate
+        switch predicate {
+        case .constant, .comparison, .exists:
+            node = predicate
+        case .not(let p):
+            node = .not(apply(rule, p))
+        case .and(let ps):
+            node = .and(ps.map { apply(rule, $0) })
+        case .or(let ps):
+            node = .or(ps.map { apply(rule, $0) })
+        }
+        for _ in 0..<8 {
+            guard let rewritten = rule.rewrite(node), rewritten != node else { break }
+            node = rewritten
+        }
+        return node
+    }
+}

@@ -1,0 +1,96 @@
+// Rule: constant folding.
+//
+//   age > 10 * 3 + 2          =>  age > 32
+//   3 > 2                     =>  TRUEPREDICATE
+//   floor(2.5) == 2           =>  TRUEPREDICATE
+//   age IN {}                 =>  FALSEPREDICATE
+//
+// Arithmetic, comparisons and functions whose operands are all constants are
+// computed now, with the semantics both lowerings share (SiftTree's
+// Semantics: nil in, nil out), so the answer cannot differ. `random()` and
+// `now()` are left alone.
+
+import SiftSyntax
+import SiftTree
+
+public struct ConstantFolding: OptimizerRule {
+    public let name = "constant-folding"
+    public init() {}
+
+    public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {
+        guard case .comparison(var c) = predicate else { return nil }
+        c.left = Self.fold(c.left)
+        c.right = Self.fold(c.right)
+        if c.quantifier == .direct, let left = Self.value(c.left), let right = Self.value(c.right) {
+            // Both sides known: so is the comparison.
+            if left.isCollection, c.operator == .contains, case .array(let members) = left {
+                return .constant(members.contains { ValueComparison.equal($0, right, c.options) })
+            }
+            return .constant(PreparedComparison(c.operator, c.options, right: right).test(left))
+        }
+        if c.quantifier == .direct, c.operator == .in, case .list(let members) = c.right.kind, members.isEmpty {
+            return .constant(false)
+        }
+        let rewritten = BoundPredicate.comparison(c)
+        return rewritten == predicate ? nil : rewritten
+    }
+
+    /// The expression with its constant parts computed.
+    static func fold(_ e: BoundExpression) -> BoundExpression {
+        var e = e
+        switch e.kind {
+        case .arithmetic(let op, let l, let r): e.kind = .arithmetic(op, fold(l), fold(r))
+        case .negate(let a): e.kind = .negate(fold(a))
+        case .function(let f, let arguments): e.kind = .function(f, arguments.map(fold))
+        case .list(let elements): e.kind = .list(elements.map(fold))
+        default: return e
+        }
+        if case .list = e.kind { return e }
+        guard let v = value(e) else { return e }
+        return BoundExpression(.constant(v), type: e.type)
+    }
+
+    /// The value of an expression made of constants only; nil otherwise.
+    static func value(_ e: BoundExpression) -> PredicateValue? {
+        switch e.kind {
+        case .constant(let v):
+            return v
+        case .list(let elements):
+            var values: [PredicateValue] = []
+            for element in elements {
+                guard let v = value(element) else { return nil }
+                values.append(v)
+            }
+            return .array(values)
+        case .arithmetic(let op, let l, let r):
+            guard op != .union, op != .intersect, op != .minus, let a = value(l), let b = value(r) else { return nil }
+            return Arithmetic.apply(op, a, b)
+        case .negate(let a):
+            return value(a).map { Arithmetic.apply(.subtract, .int(0), $0) }
+        case .function(let f, let arguments):
+            switch f {
+            case .random, .randomn, .now, .distinct, .union, .intersect, .minus, .castToDate, .castToNumber, .castToString:
+                return nil
+            case .sum, .count, .min, .max, .average, .median, .mode, .stddev:
+                guard case .array(let members)? = arguments.first.flatMap(value) else { return nil }
+                return Aggregates.function(f, members, integer: e.type == .integer)
+            default:
+                var values: [PredicateValue] = []
+                for argument in arguments {
+                    guard let v = value(argument) else { return nil }
+                    values.append(v)
+                }
+                return Functions.apply(f, values)
+            }
+        default:
+            return nil
+        }
+    }
+}
+
+extension PredicateValue {
+    var isCollection: Bool {
+        if case .array = self { return true }
+        return false
+    }
+}

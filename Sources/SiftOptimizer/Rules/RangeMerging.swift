@@ -1,0 +1,69 @@
+// Rule: range merging.
+//
+//   age > 3 AND age > 5               =>  age > 5
+//   age < 9 AND age <= 7              =>  age <= 7
+//   age >= 30 AND age <= 40           =>  age BETWEEN {30, 40}
+//
+// Bounds on the same key (no options, no quantifier) keep only the tightest;
+// an inclusive lower and upper bound together are one BETWEEN. A nil key
+// fails the bounds and the BETWEEN alike.
+
+import SiftSyntax
+import SiftTree
+
+public struct RangeMerging: OptimizerRule {
+    public let name = "range-merging"
+    public init() {}
+
+    public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {
+        guard case .and(let ps) = predicate else { return nil }
+        var lower: [BoundExpression: (index: Int, op: ComparisonOperator, value: PredicateValue)] = [:]
+        var upper: [BoundExpression: (index: Int, op: ComparisonOperator, value: PredicateValue)] = [:]
+        var drop = Set<Int>()
+        for (i, p) in ps.enumerated() {
+            guard case .comparison(let c) = p, let test = c.keyTest else { continue }
+            switch test.op {
+            case .greaterThan, .greaterThanOrEqualTo:
+                if let current = lower[test.key] {
+                    guard let o = ValueComparison.order(test.value, current.value) else { continue }
+                    if o > 0 || (o == 0 && test.op == .greaterThan) {
+                        drop.insert(current.index)
+                        lower[test.key] = (i, test.op, test.value)
+                    } else {
+                        drop.insert(i)
+                    }
+                } else {
+                    lower[test.key] = (i, test.op, test.value)
+                }
+            case .lessThan, .lessThanOrEqualTo:
+                if let current = upper[test.key] {
+                    guard let o = ValueComparison.order(test.value, current.value) else { continue }
+                    if o < 0 || (o == 0 && test.op == .lessThan) {
+                        drop.insert(current.index)
+                        upper[test.key] = (i, test.op, test.value)
+                    } else {
+                        drop.insert(i)
+                    }
+                } else {
+                    upper[test.key] = (i, test.op, test.value)
+                }
+            default:
+                continue
+            }
+        }
+        var replace: [Int: BoundPredicate] = [:]
+        for (key, low) in lower {
+            guard let high = upper[key], low.op == .greaterThanOrEqualTo, high.op == .lessThanOrEqualTo else { continue }
+            let bounds = BoundExpression(.list([.constant(low.value, type: key.type), .constant(high.value, type: key.type)]),
+                                         type: .collection(key.type))
+            replace[low.index] = .comparison(BoundComparison(key, .between, bounds))
+            drop.insert(high.index)
+        }
+        guard !drop.isEmpty || !replace.isEmpty else { return nil }
+        let result = ps.enumerated().compactMap { i, p -> BoundPredicate? in
+            if drop.contains(i) { return nil }
+            return replace[i] ?? p
+        }
+        return result.count == 1 ? result[0] : .and(result)
+    }
+}

@@ -1,0 +1,35 @@
+// Rule: order the terms of AND and OR by estimated cost.
+//
+//   name MATCHES '.*x' AND age > 3    =>  age > 3 AND name MATCHES '.*x'
+//   ANY tags.name == 'a' OR age == 2  =>  age == 2 OR ANY tags.name == 'a'
+//
+// Terms have no side effects and AND/OR are commutative, so the order is
+// free; memory evaluation stops at the first term that decides, so cheap
+// numeric tests go first and regular expressions and to-many scans last.
+// The sort is stable, so equal costs keep their written order.
+
+import SiftTree
+
+public struct TermOrdering: OptimizerRule {
+    public let name = "term-ordering"
+    public init() {}
+
+    public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {
+        switch predicate {
+        case .and(let ps):
+            let sorted = Self.sorted(ps)
+            return sorted == ps ? nil : .and(sorted)
+        case .or(let ps):
+            let sorted = Self.sorted(ps)
+            return sorted == ps ? nil : .or(sorted)
+        default:
+            return nil
+        }
+    }
+
+    static func sorted(_ ps: [BoundPredicate]) -> [BoundPredicate] {
+        ps.enumerated().map { ($0, Cost.of($1), $1) }
+            .sorted { ($0.1, $0.0) < ($1.1, $1.0) }
+            .map(\.2)
+    }
+}
