@@ -59,7 +59,7 @@ enum RandomWorld {
         mutating func string() -> String { pick(strings.map { PredicateValue.string($0).description } + ["nil"]) }
 
         mutating func atom() -> String {
-            switch int(16) {
+            switch int(22) {
             case 0: return "i \(pick(["==", "!=", "<", "<=", ">", ">="])) \(number())"
             case 1: return "d \(pick(["==", "!=", "<", ">="])) \(number())"
             case 2: return "s \(pick(["==", "!=", "<", ">", ">=", "BEGINSWITH", "ENDSWITH", "CONTAINS"]))\(options()) \(string())"
@@ -75,7 +75,14 @@ enum RandomWorld {
             case 12: return "children.@\(pick(["sum", "avg", "min", "max"])).i \(pick(["==", ">", "<", "!="])) \(number())"
             case 13: return "parent.s \(pick(["==", "!="]))\(options()) \(string())"
             case 14: return "i + d \(pick(["<", ">", "=="])) \(number())"
-            default: return "SUBQUERY(children, $c, $c.s != nil AND $c.i > \(int(5) - 2)).@count \(pick([">", "=="])) \(int(3))"
+            case 15: return "SUBQUERY(children, $c, $c.s != nil AND $c.i > \(int(5) - 2)).@count \(pick([">", "=="])) \(int(3))"
+            // Shapes the optimizer rewrites.
+            case 16: return "i >= \(int(5) - 3) AND i <= \(int(5) - 1)"
+            case 17: return "i == \(int(5) - 2) OR i == \(int(5) - 2) OR i IN {\(int(5)), nil}"
+            case 18: return "s ==\(options()) \(string()) OR s == \(string())"
+            case 19: return "\(pick(["children", "labels"])).@count \(pick(["==", "!=", ">", ">=", "<"])) \(pick(["0", "1"]))"
+            case 20: return "NOT (\(pick(["i", "d", "children.@count"])) \(pick([">", "<=", "==", "!="])) \(int(4)))"
+            default: return "i > \(int(5) - 2) AND i > \(int(5) - 2) AND i < \(int(5))"
             }
         }
 
