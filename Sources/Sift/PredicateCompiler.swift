@@ -67,12 +67,15 @@ public struct PredicateCompiler: Sendable {
     public let model: DataModel
     /// The rewrites applied after binding (`nil`: none).
     public var optimizer: Optimizer?
+    /// Functions the application registered.
+    public var functions: FunctionRegistry?
 
     /// A compiler for `model`, optimizing with `optimizer` (the standard
-    /// rules unless told otherwise).
-    public init(model: DataModel, optimizer: Optimizer? = .standard) {
+    /// rules unless told otherwise), with the application's functions.
+    public init(model: DataModel, optimizer: Optimizer? = .standard, functions: FunctionRegistry? = nil) {
         self.model = model
         self.optimizer = optimizer
+        self.functions = functions
     }
 
     /// Parses `text` with its format arguments and binds it to `entity`,
@@ -87,7 +90,7 @@ public struct PredicateCompiler: Sendable {
         }
         let bound: BoundPredicate
         do {
-            bound = try Binder(model: model, variables: variables).bind(syntax, entity: entity)
+            bound = try Binder(model: model, variables: variables, functions: functions).bind(syntax, entity: entity)
         } catch {
             throw .validation(error)
         }

@@ -25,11 +25,20 @@ public struct Binder: Sendable {
     public let model: DataModel
     /// Values for `$variables`.
     public var variables: [String: PredicateValue]
+    /// Functions the application registered, callable by name.
+    public var functions: FunctionRegistry?
+    /// Whether `$variables` without a value become parameters of a template
+    /// (filled when it runs) rather than errors.
+    public var allowsParameters: Bool
 
-    /// Creates a binder for `model`, with values for `$variables`.
-    public init(model: DataModel, variables: [String: PredicateValue] = [:]) {
+    /// Creates a binder for `model`, with values for `$variables` and the
+    /// application's functions.
+    public init(model: DataModel, variables: [String: PredicateValue] = [:], functions: FunctionRegistry? = nil,
+                allowsParameters: Bool = false) {
         self.model = model
         self.variables = variables
+        self.functions = functions
+        self.allowsParameters = allowsParameters
     }
 
     /// Binds a predicate whose evaluated objects are of `entity`.
@@ -37,8 +46,15 @@ public struct Binder: Sendable {
         guard model.entity(named: entity) != nil else {
             throw PredicateValidationError(.unknownEntity(entity), range: predicate.range)
         }
-        var state = BindingState(model: model, values: variables)
+        var state = makeState()
         return try state.predicate(predicate, self: BoundExpression(.evaluatedObject, type: .object(entity)))
+    }
+
+    func makeState() -> BindingState {
+        var state = BindingState(model: model, values: variables)
+        state.functions = functions
+        state.allowsParameters = allowsParameters
+        return state
     }
 
     /// Binds a predicate and returns, with the bound tree, where in the text
@@ -50,7 +66,7 @@ public struct Binder: Sendable {
         guard model.entity(named: entity) != nil else {
             throw PredicateValidationError(.unknownEntity(entity), range: predicate.range)
         }
-        var state = BindingState(model: model, values: variables)
+        var state = makeState()
         let bound = try state.predicate(predicate, self: BoundExpression(.evaluatedObject, type: .object(entity)))
         return (bound, state.ranges)
     }
@@ -61,7 +77,7 @@ public struct Binder: Sendable {
         guard model.entity(named: entity) != nil else {
             throw PredicateValidationError(.unknownEntity(entity), range: expression.range)
         }
-        var state = BindingState(model: model, values: variables)
+        var state = makeState()
         return try state.expression(expression, self: BoundExpression(.evaluatedObject, type: .object(entity)))
     }
 }
@@ -104,6 +120,8 @@ struct BindingState {
     /// Where each bound expression came from (the first place, when several
     /// are equal).
     var ranges: [BoundExpression: SourceRange] = [:]
+    var functions: FunctionRegistry?
+    var allowsParameters = false
 
     init(model: DataModel, values: [String: PredicateValue]) {
         self.model = model
@@ -284,6 +302,7 @@ struct BindingState {
         case .variable(let name):
             if let entity = scope[name] { return BoundExpression(.variable(name), type: .object(entity)) }
             if let value = values[name] { return try constant(value, range: e.range) }
+            if allowsParameters { return BoundExpression(.parameter(name), type: .any) }
             throw Failure(.unboundVariable(name), range: e.range)
         case .assignment:
             throw Failure(.unsupported("assignment ($x := …)"), range: e.range)
@@ -311,8 +330,17 @@ struct BindingState {
             var bound: [BoundExpression] = []
             for argument in arguments { bound.append(try expression(argument, self: selfExpression)) }
             return try function(name, bound, range: e.range)
-        case .functionCall:
-            throw Failure(.unsupported("FUNCTION(…) without a registered function"), range: e.range)
+        case .functionCall(let receiver, let selector, let arguments):
+            // FUNCTION(receiver, 'name', args): the registered function `name`
+            // with the receiver as its first argument.
+            let name = selector.split(separator: ":").first.map(String.init) ?? selector
+            guard let function = functions?.function(named: name) else {
+                throw Failure(.unsupported("FUNCTION(…) calling '\(selector)', which is not a registered function"),
+                              range: e.range)
+            }
+            var bound = [try expression(receiver, self: selfExpression)]
+            for argument in arguments { bound.append(try expression(argument, self: selfExpression)) }
+            return try custom(function, bound, range: e.range)
         case .subquery(let collection, let variable, let p):
             let boundCollection = try expression(collection, self: selfExpression)
             guard case .collection(.object(let entity)) = boundCollection.type else {
@@ -523,10 +551,32 @@ struct BindingState {
         }
     }
 
+    /// A call of a registered function, checked against its signature.
+    func custom(_ function: CustomFunction, _ arguments: [BoundExpression], range: SourceRange) throws(Failure)
+        -> BoundExpression
+    {
+        guard arguments.count == function.argumentTypes.count else {
+            throw Failure(.wrongArgumentCount(function: function.name, expected: "\(function.argumentTypes.count) arguments",
+                                              found: arguments.count), range: range)
+        }
+        for (argument, expected) in zip(arguments, function.argumentTypes) {
+            let fits = expected == .any || argument.type == expected || argument.type == .null || argument.type == .any
+                || (expected.isNumeric && argument.type.isNumeric)
+            guard fits else {
+                throw Failure(.wrongArgumentType(function: function.name, expected: PredicateValidationError.article(expected),
+                                                 found: argument.type), range: range)
+            }
+        }
+        return BoundExpression(.custom(function, arguments), type: function.resultType)
+    }
+
     func function(_ name: String, _ arguments: [BoundExpression], range: SourceRange) throws(Failure) -> BoundExpression {
         guard let (function, signature) = FunctionSignature.byName[name] else {
-            throw Failure(.unknownFunction(name, suggestion: Self.closest(to: name, in: Array(FunctionSignature.byName.keys))),
-                          range: range)
+            if let custom = functions?.function(named: name) {
+                return try self.custom(custom, arguments, range: range)
+            }
+            let names = Array(FunctionSignature.byName.keys) + (functions?.all.map(\.name) ?? [])
+            throw Failure(.unknownFunction(name, suggestion: Self.closest(to: name, in: names)), range: range)
         }
         func count(_ expected: Int) throws(Failure) {
             guard arguments.count == expected else {

@@ -173,11 +173,13 @@ struct Explain: ParsableCommand {
             let request = options.request()
             guard let bound = try store.boundPredicate(request) else { return }
             print("bound:\n" + bound.outline.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
-            let query = try store.sqlQuery(for: request)
+            let plan = try store.plan(request)
+            print("plan:\n" + plan.description.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+            let query = try store.sqlQuery(for: request, plan: plan, columns: .rows)
             print("sql:\n  \(query.sql)")
             print("bindings:\n" + (query.bindings.isEmpty ? "  (none)"
                 : query.bindings.enumerated().map { "  ?\($0 + 1) = \($1)" }.joined(separator: "\n")))
-            print("plan:\n" + (try store.queryPlan(query)).map { "  " + $0 }.joined(separator: "\n"))
+            print("sqlite plan:\n" + (try store.queryPlan(query)).map { "  " + $0 }.joined(separator: "\n"))
         } catch let error as PredicateSyntaxError {
             printError(error.rendered())
             throw ExitStatus.dataError

@@ -53,6 +53,8 @@ extension EvaluationDomain {
 /// members that `reports.age` ranges over), by slot.
 public struct EvaluationScope<Object> {
     var slots: [Object?]
+    /// The values of a template's `$variables`, for this evaluation.
+    var parameters: [String: PredicateValue] = [:]
 }
 
 /// A predicate compiled for evaluation in memory.
@@ -78,6 +80,14 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     @_specialize(exported: true, where Domain == RowNodeDomain)
     public func evaluate(_ object: Domain.Object) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
+        return test(object, &scope)
+    }
+
+    /// Whether `object` satisfies a template's predicate with its
+    /// `$variables` set to `parameters`.
+    public func evaluate(_ object: Domain.Object, parameters: [String: PredicateValue]) -> Bool {
+        var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount),
+                                            parameters: parameters)
         return test(object, &scope)
     }
 }
@@ -490,6 +500,12 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
         case .size(let base):
             let b = values(base)
             return { o, s in .int(Int64(b(o, &s).count)) }
+        case .custom(let function, let arguments):
+            let parts = arguments.map { value($0) }
+            let body = function.body
+            return { o, s in body(parts.map { $0(o, &s) }) }
+        case .parameter(let name):
+            return { _, s in s.parameters[name] ?? .null }
         }
     }
 

@@ -19,7 +19,7 @@ extension BoundExpression {
         case .arithmetic(let op, let l, let r):
             return op == .divide || op == .power || l.mayBeNil || r.mayBeNil
         case .negate(let e): return e.mayBeNil
-        case .function, .ternary, .index, .size: return true
+        case .function, .ternary, .index, .size, .custom, .parameter: return true
         }
     }
 
@@ -43,6 +43,8 @@ extension BoundExpression {
         case .subquery(let a, _, _): return a.isDeterministic
         case .list(let es): return es.allSatisfy(\.isDeterministic)
         case .ternary(_, let a, let b): return a.isDeterministic && b.isDeterministic
+        case .custom(_, let args): return args.allSatisfy(\.isDeterministic)
+        case .parameter: return true
         }
     }
 }
@@ -96,6 +98,8 @@ enum Cost {
         case .negate(let a), .size(let a): return 1 + of(a)
         case .function(_, let args): return 5 + args.map(of).reduce(0, +)
         case .ternary(let p, let a, let b): return of(p) + of(a) + of(b)
+        case .custom(_, let args): return 20 + args.map(of).reduce(0, +)
+        case .parameter: return 0
         }
     }
 }

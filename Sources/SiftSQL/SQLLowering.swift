@@ -46,16 +46,42 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
 public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
     public var sql: String
     public var bindings: [SQLValue]
+    /// The bindings that a template's `$variables` fill at each execution.
+    public var parameters: [SQLParameter]
 
-    public init(sql: String, bindings: [SQLValue] = []) {
+    public init(sql: String, bindings: [SQLValue] = [], parameters: [SQLParameter] = []) {
         self.sql = sql
         self.bindings = bindings
+        self.parameters = parameters
+    }
+
+    /// The query with its parameters bound to `values`; nil when a value is missing.
+    public func binding(_ values: [String: PredicateValue]) -> SQLQuery? {
+        var query = self
+        for parameter in parameters {
+            guard let value = values[parameter.name] else { return nil }
+            if parameter.asJSON {
+                query.bindings[parameter.index] = .text(SQLLowering.jsonArray(value) ?? "[]")
+            } else {
+                query.bindings[parameter.index] = SQLLowering.sqlValue(value)
+            }
+        }
+        query.parameters = []
+        return query
     }
 
     public var description: String {
         sql + (bindings.isEmpty ? "" : "\n-- bindings: " + bindings.enumerated().map { "?\($0 + 1) = \($1)" }
             .joined(separator: ", "))
     }
+}
+
+/// A binding a template's `$variable` fills: which one, and whether the value
+/// goes in as a JSON array (for `IN`).
+public struct SQLParameter: Hashable, Sendable {
+    public var index: Int
+    public var name: String
+    public var asJSON: Bool
 }
 
 /// The names of the SQL functions the store registers for the lowering.
@@ -161,7 +187,7 @@ public struct SQLLowering: Sendable {
                 if let offset { sql += " OFFSET \(writer.bind(.integer(Int64(offset))))" }
             }
         }
-        return SQLQuery(sql: sql, bindings: writer.bindings)
+        return SQLQuery(sql: sql, bindings: writer.bindings, parameters: writer.parameters)
     }
 
     /// The SQL value of a bound constant (dates as seconds since 2001,
@@ -268,7 +294,15 @@ struct SQLSource {
 struct SQLWriter {
     let schema: SQLSchema
     var bindings: [SQLValue] = []
+    var parameters: [SQLParameter] = []
     var aliasCount = 0
+
+    /// A placeholder a template's `$variable` fills when it runs.
+    mutating func parameter(_ name: String, asJSON: Bool) -> String {
+        bindings.append(.null)
+        parameters.append(SQLParameter(index: bindings.count - 1, name: name, asJSON: asJSON))
+        return "?\(bindings.count)"
+    }
 
     init(schema: SQLSchema) {
         self.schema = schema
@@ -507,6 +541,9 @@ struct SQLWriter {
             return SQLExpression(sql: "(length(\(l.sql)) > 0 AND instr(\(bind(.text(folded))), \(l.sql)) > 0)", nullable: true)
         case .constant(.null):
             return SQLExpression(sql: "0", nullable: false)
+        case .parameter(let name) where !folds:
+            return SQLExpression(sql: "\(l.sql) IN (SELECT value FROM json_each(\(parameter(name, asJSON: true))))",
+                                 nullable: true)
         case .list(let elements) where !elements.contains(where: { $0.type.isCollection }):
             var parts: [SQLExpression] = []
             for element in elements {
@@ -619,6 +656,12 @@ struct SQLWriter {
             return SQLExpression(sql: "(CASE WHEN \(p.sql) THEN \(a.sql) ELSE \(b.sql) END)", nullable: a.nullable || b.nullable)
         case .index, .size:
             throw Failure("indexing a collection ([FIRST], [LAST], [SIZE], [n])", expression: e)
+        case .custom(let function, let arguments):
+            var parts: [String] = []
+            for argument in arguments { parts.append(try value(argument, c).sql) }
+            return SQLExpression(sql: "\(q(function.sqlName))(\(parts.joined(separator: ", ")))", nullable: true)
+        case .parameter(let name):
+            return SQLExpression(sql: parameter(name, asJSON: false), nullable: true)
         case .toMany, .map, .subquery, .list:
             throw Failure("a collection where one value is needed", expression: e)
         }

@@ -86,7 +86,7 @@ extension SQLiteStore {
             return Optimizer.standard.optimize(bound)
         case .format(let text, let arguments):
             do {
-                return try PredicateCompiler(model: model).bind(text, arguments: arguments, entity: request.entityName)
+                return try compiler.bind(text, arguments: arguments, entity: request.entityName)
             } catch {
                 throw .invalidPredicate(error, text: text)
             }
@@ -130,7 +130,7 @@ extension SQLiteStore {
     func sourceRange(of expression: BoundExpression?, in request: FetchRequest) -> SourceRange? {
         guard let expression, case .format(let text, let arguments) = request.predicate,
               let syntax = try? PredicateParser.parse(text, arguments: arguments),
-              let (_, ranges) = try? Binder(model: model).bindWithSourceMap(syntax, entity: request.entityName)
+              let (_, ranges) = try? Binder(model: model, functions: functions).bindWithSourceMap(syntax, entity: request.entityName)
         else { return nil }
         return ranges[expression]
     }

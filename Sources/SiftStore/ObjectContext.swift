@@ -124,8 +124,13 @@ public final class ObjectContext {
     /// Fetches the objects a request selects.
     public func fetch(_ request: FetchRequest) throws(StoreError) -> [ManagedObject] {
         let entity = try store.entity(request.entityName)
+        let plan = try store.plan(request)
+        if plan.residual != nil {
+            let nodes = try fetchWithResidual(request, plan, entity)
+            return try realize(nodes, request, entity)
+        }
         if request.fetchBatchSize > 0 {
-            let keys = try store.fetchIntegers(try store.sqlQuery(for: request, columns: .identifiers))
+            let keys = try store.fetchIntegers(try store.sqlQuery(for: request, plan: plan, columns: .identifiers))
             let ids = keys.map { ObjectID(entity: entity.index, primaryKey: $0) }
             var result: [ManagedObject] = []
             result.reserveCapacity(ids.count)
@@ -139,7 +144,13 @@ public final class ObjectContext {
             }
             return result
         }
-        let nodes = try store.fetchNodes(try store.sqlQuery(for: request), entity: entity)
+        let nodes = try store.fetchNodes(try store.sqlQuery(for: request, plan: plan, columns: .rows), entity: entity)
+        return try realize(nodes, request, entity)
+    }
+
+    /// The context's objects for fetched nodes: faults backed by the row
+    /// cache, or realized when the request says so; then the prefetching.
+    func realize(_ nodes: [RowNode], _ request: FetchRequest, _ entity: Entity) throws(StoreError) -> [ManagedObject] {
         objects.reserveCapacity(objects.count + nodes.count)
         var newlyRealized: [ObjectID] = []
         let result = nodes.map { node -> ManagedObject in
@@ -158,23 +169,45 @@ public final class ObjectContext {
         return result
     }
 
-    /// The number of objects a request selects (one `COUNT(*)` statement).
+    /// The number of objects a request selects (one `COUNT(*)` statement
+    /// when SQL can run the whole predicate).
     public func count(for request: FetchRequest) throws(StoreError) -> Int {
+        let entity = try store.entity(request.entityName)
         var countRequest = request
         countRequest.sortDescriptors = []
-        let query = try store.sqlQuery(for: countRequest, columns: request.fetchLimit == nil && request.fetchOffset == 0
-                                       ? .count : .identifiers)
-        if request.fetchLimit == nil && request.fetchOffset == 0 {
-            return Int(try store.fetchIntegers(query).first ?? 0)
-        }
+        let plan = try store.plan(countRequest)
+        if plan.residual != nil { return try fetchWithResidual(countRequest, plan, entity).count }
+        let whole = request.fetchLimit == nil && request.fetchOffset == 0
+        let query = try store.sqlQuery(for: countRequest, plan: plan, columns: whole ? .count : .identifiers)
+        if whole { return Int(try store.fetchIntegers(query).first ?? 0) }
         return try store.fetchIntegers(query).count
     }
 
     /// The IDs of the objects a request selects.
     public func fetchObjectIDs(_ request: FetchRequest) throws(StoreError) -> [ObjectID] {
         let entity = try store.entity(request.entityName)
-        return try store.fetchIntegers(try store.sqlQuery(for: request, columns: .identifiers))
+        let plan = try store.plan(request)
+        if plan.residual != nil { return try fetchWithResidual(request, plan, entity).map(\.id) }
+        return try store.fetchIntegers(try store.sqlQuery(for: request, plan: plan, columns: .identifiers))
             .map { ObjectID(entity: entity.index, primaryKey: $0) }
+    }
+
+    /// Runs a plan with a residual: SQL returns the candidate rows in order,
+    /// the relationships the residual follows are loaded (one statement per
+    /// key path), memory filters, then offset and limit apply.
+    func fetchWithResidual(_ request: FetchRequest, _ plan: FetchPlan, _ entity: Entity) throws(StoreError) -> [RowNode] {
+        guard let residual = plan.residual else { return [] }
+        let candidates = try store.fetchNodes(try store.sqlQuery(for: request, plan: plan, columns: .rows), entity: entity)
+        for path in RelationshipPaths.of(residual).sorted() {
+            try prefetch(path, from: candidates, entity: entity)
+        }
+        let filter = MemoryPredicate(residual, domain: RowNodeDomain(cache: store.rowCache))
+        let snapshot = RowNodeDomain(cache: store.rowCache).snapshot
+        var matching = candidates.compactMap { snapshot.node(entity: entity.index, primaryKey: $0.id.primaryKey) }
+            .filter(filter.evaluate)
+        if request.fetchOffset > 0 { matching = Array(matching.dropFirst(request.fetchOffset)) }
+        if let limit = request.fetchLimit { matching = Array(matching.prefix(limit)) }
+        return matching
     }
 
     /// The named properties of the objects a request selects, as dictionaries:
@@ -184,7 +217,10 @@ public final class ObjectContext {
         for name in properties where entity.property(named: name) == nil {
             throw .unknownKey(name, entity: entity.name)
         }
-        let nodes = try store.fetchNodes(try store.sqlQuery(for: request), entity: entity)
+        let plan = try store.plan(request)
+        let nodes = plan.residual != nil
+            ? try fetchWithResidual(request, plan, entity)
+            : try store.fetchNodes(try store.sqlQuery(for: request, plan: plan, columns: .rows), entity: entity)
         return nodes.map { node in
             var dictionary: [String: PredicateValue] = [:]
             for name in properties {

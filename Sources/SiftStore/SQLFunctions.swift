@@ -47,6 +47,17 @@ extension SQLiteConnection {
     }
 }
 
+extension SQLiteConnection {
+    /// Registers an application's function under its SQL name.
+    func register(_ function: CustomFunction) throws(SQLiteError) {
+        let types = function.argumentTypes
+        try registerFunction(function.sqlName, arity: Int32(types.count)) { arguments in
+            let values = zip(arguments, types).map { PredicateValue(sqlValue: $0, expected: $1) }
+            return SQLLowering.sqlValue(function.body(values))
+        }
+    }
+}
+
 final class RegexBox {
     let regex: NSRegularExpression?
     init(_ regex: NSRegularExpression?) { self.regex = regex }
@@ -61,6 +72,17 @@ extension PredicateValue {
         case .real(let d): self = .double(d)
         case .text(let s): self = .string(s)
         case .blob(let d): self = .data(d)
+        }
+    }
+
+    /// A value read from SQLite as a function argument of `expected` type.
+    init(sqlValue: SQLValue, expected: ValueType) {
+        switch (sqlValue, expected) {
+        case (.integer(let i), .boolean): self = .bool(i != 0)
+        case (.real(let d), .date): self = .date(Date(timeIntervalSinceReferenceDate: d))
+        case (.integer(let i), .date): self = .date(Date(timeIntervalSinceReferenceDate: Double(i)))
+        case (.text(let s), .uuid): self = UUID(uuidString: s).map(PredicateValue.uuid) ?? .string(s)
+        default: self.init(sqlValue: sqlValue)
         }
     }
 

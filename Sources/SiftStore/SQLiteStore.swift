@@ -70,13 +70,18 @@ public final class SQLiteStore: @unchecked Sendable {
     public let rowCache: RowCache
     /// The store's file, or nil for an in-memory store.
     public let url: URL?
+    /// Functions the application registered: callable in predicates, in
+    /// memory and in SQL alike.
+    public let functions: FunctionRegistry
     let connection: SQLiteConnection
     private let lock = NSRecursiveLock()
 
     /// Opens the store at `url`. A missing or empty file becomes a new store
     /// for `model`; an existing store must have been made for `model` (or,
     /// when `model` is nil, is opened with the model it was made for).
-    public convenience init(url: URL, model: DataModel? = nil) throws(StoreError) {
+    public convenience init(url: URL, model: DataModel? = nil, functions: FunctionRegistry = FunctionRegistry())
+        throws(StoreError)
+    {
         let path = url.path
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         let connection: SQLiteConnection
@@ -94,11 +99,13 @@ public final class SQLiteStore: @unchecked Sendable {
         } else {
             resolved = try Self.storedModel(connection, path: path, expected: model)
         }
-        try self.init(connection: connection, model: resolved, url: url)
+        try self.init(connection: connection, model: resolved, url: url, functions: functions)
     }
 
     /// An in-memory store for `model`, for tests and one-off work.
-    public convenience init(inMemoryWith model: DataModel) throws(StoreError) {
+    public convenience init(inMemoryWith model: DataModel, functions: FunctionRegistry = FunctionRegistry())
+        throws(StoreError)
+    {
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection()
@@ -106,21 +113,41 @@ public final class SQLiteStore: @unchecked Sendable {
             throw .sqlite(error)
         }
         try Self.create(connection, model)
-        try self.init(connection: connection, model: model, url: nil)
+        try self.init(connection: connection, model: model, url: nil, functions: functions)
     }
 
-    private init(connection: SQLiteConnection, model: DataModel, url: URL?) throws(StoreError) {
+    private init(connection: SQLiteConnection, model: DataModel, url: URL?, functions: FunctionRegistry) throws(StoreError) {
         self.connection = connection
         self.model = model
         self.schema = SQLSchema(model: model)
         self.lowering = SQLLowering(schema: schema)
         self.rowCache = RowCache(model: model)
         self.url = url
+        self.functions = functions
         do {
             try connection.registerSiftFunctions()
+            for function in functions.all { try connection.register(function) }
         } catch {
             throw .sqlite(error)
         }
+    }
+
+    /// Registers a function for predicates, in memory and with SQLite.
+    public func register(_ function: CustomFunction) throws(StoreError) {
+        functions.register(function)
+        do {
+            try withConnection { try $0.register(function) }
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch {
+            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: nil))
+        }
+    }
+
+    /// The compiler for this store's predicates: its model, the standard
+    /// optimizer and its functions.
+    public var compiler: PredicateCompiler {
+        PredicateCompiler(model: model, functions: functions)
     }
 
     private static func create(_ connection: SQLiteConnection, _ model: DataModel) throws(StoreError) {

@@ -100,6 +100,11 @@ extension BoundExpression: CustomStringConvertible {
         case .size(let base):
             line("SIZE")
             base.write(indent: next, into: &lines)
+        case .custom(let function, let arguments):
+            line("\(function.name)() [registered]")
+            for a in arguments { a.write(indent: next, into: &lines) }
+        case .parameter(let name):
+            line("$\(name) [parameter]")
         }
     }
 }

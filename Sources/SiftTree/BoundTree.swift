@@ -209,6 +209,11 @@ public struct BoundExpression: Hashable, Sendable {
         case index(BoundExpression, BoundExpression)
         /// `collection[SIZE]`.
         case size(BoundExpression)
+        /// A function the application registered (`name(args)` or
+        /// `FUNCTION(receiver, 'name', args)`).
+        case custom(CustomFunction, [BoundExpression])
+        /// A `$variable` of a template: its value comes with each execution.
+        case parameter(String)
     }
 
     public var kind: Kind

@@ -1,0 +1,172 @@
+// Store stage: the split planner.
+//
+// For a fetch against the SQLite store, the optimized predicate is split in
+// two: the terms SQL can run, and a residual that runs in memory over the rows
+// SQL returns (a median, an index into a list, anything the SQL lowering
+// refuses). With a residual, SQL returns every candidate row in order; the
+// residual filters them, and only then do offset and limit apply, so sort,
+// limit, offset and batch size keep their meaning.
+
+import Foundation
+import Sift
+
+/// How a fetch runs: what SQL does, what memory does, and why.
+public struct FetchPlan: CustomStringConvertible {
+    /// The part SQLite runs (nil: every row of the entity).
+    public var sql: BoundPredicate?
+    /// The part that runs in memory over the rows, if any.
+    public var residual: BoundPredicate?
+    /// Why each part of the residual could not run in SQL.
+    public var reasons: [String]
+    /// The optimizer rules that changed the predicate.
+    public var rewrites: [String]
+
+    public var description: String {
+        var lines: [String] = []
+        lines.append("sql: " + (sql.map { "\n" + indent($0.outline) } ?? "every row"))
+        if let residual {
+            lines.append("memory:\n" + indent(residual.outline))
+            lines.append("because: " + reasons.joined(separator: "; "))
+        }
+        if !rewrites.isEmpty { lines.append("rewrites: " + rewrites.joined(separator: ", ")) }
+        return lines.joined(separator: "\n")
+    }
+
+    private func indent(_ text: String) -> String {
+        text.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
+    }
+}
+
+extension SQLiteStore {
+    /// Splits a request's predicate into what SQL runs and what memory runs.
+    public func plan(_ request: FetchRequest) throws(StoreError) -> FetchPlan {
+        let entity = try self.entity(request.entityName)
+        var rewrites: [String] = []
+        let predicate: BoundPredicate?
+        switch request.predicate {
+        case nil:
+            predicate = nil
+        case .bound(let bound):
+            (predicate, rewrites) = Optimizer.standard.optimizeWithTrace(bound)
+        case .format(let text, let arguments):
+            do {
+                var unoptimized = compiler
+                unoptimized.optimizer = nil
+                let bound = try unoptimized.bind(text, arguments: arguments, entity: request.entityName)
+                (predicate, rewrites) = Optimizer.standard.optimizeWithTrace(bound)
+            } catch {
+                throw .invalidPredicate(error, text: text)
+            }
+        }
+        guard let predicate else { return FetchPlan(sql: nil, residual: nil, reasons: [], rewrites: rewrites) }
+        if lowers(predicate, entity) == nil {
+            return FetchPlan(sql: predicate, residual: nil, reasons: [], rewrites: rewrites)
+        }
+        let terms: [BoundPredicate]
+        if case .and(let ps) = predicate { terms = ps } else { terms = [predicate] }
+        var sql: [BoundPredicate] = []
+        var residual: [BoundPredicate] = []
+        var reasons: [String] = []
+        for term in terms {
+            if let error = lowers(term, entity) {
+                residual.append(term)
+                reasons.append(error.description)
+            } else {
+                sql.append(term)
+            }
+        }
+        func joined(_ ps: [BoundPredicate]) -> BoundPredicate? {
+            ps.isEmpty ? nil : ps.count == 1 ? ps[0] : .and(ps)
+        }
+        return FetchPlan(sql: joined(sql), residual: joined(residual), reasons: reasons, rewrites: rewrites)
+    }
+
+    /// Nil when SQL can run `predicate`; the reason otherwise.
+    func lowers(_ predicate: BoundPredicate, _ entity: Entity) -> SQLLoweringError? {
+        do {
+            _ = try lowering.select(entity.name, where: predicate, columns: .identifiers)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// The SQL for a plan's SQL part, sorted as the request says; with a
+    /// residual, without limit and offset (they apply after it).
+    public func sqlQuery(for request: FetchRequest, plan: FetchPlan, columns: SQLColumns) throws(StoreError) -> SQLQuery {
+        let sort = try sortKeys(request)
+        let deferred = plan.residual != nil
+        do {
+            return try lowering.select(request.entityName, where: plan.sql, sortedBy: sort,
+                                       limit: deferred ? nil : request.fetchLimit,
+                                       offset: deferred || request.fetchOffset == 0 ? nil : request.fetchOffset,
+                                       columns: columns)
+        } catch {
+            throw .notExpressibleInSQL(error, range: sourceRange(of: error.expression, in: request), text: request.predicateText)
+        }
+    }
+}
+
+/// The relationship key paths (from the evaluated object) an expression
+/// follows: what must be loaded before memory evaluates it over store rows.
+enum RelationshipPaths {
+    static func of(_ p: BoundPredicate, _ variables: [String: String] = [:]) -> Set<String> {
+        switch p {
+        case .constant: return []
+        case .not(let q): return of(q, variables)
+        case .and(let qs), .or(let qs): return qs.reduce(into: []) { $0.formUnion(of($1, variables)) }
+        case .comparison(let c): return of(c.left, variables).union(of(c.right, variables))
+        case .exists(let e): return of(e, variables)
+        }
+    }
+
+    static func of(_ e: BoundExpression, _ variables: [String: String]) -> Set<String> {
+        var paths = Set<String>()
+        if let path = path(e, variables), !path.isEmpty { paths.insert(path) }
+        switch e.kind {
+        case .attribute(let b, _), .toOne(let b, _), .toMany(let b, _), .negate(let b), .aggregate(_, let b), .size(let b):
+            paths.formUnion(of(b, variables))
+        case .map(let collection, let variable, let each):
+            paths.formUnion(of(collection, variables))
+            var inner = variables
+            inner[variable] = path(collection, variables) ?? ""
+            paths.formUnion(of(each, inner))
+        case .subquery(let collection, let variable, let predicate):
+            paths.formUnion(of(collection, variables))
+            var inner = variables
+            inner[variable] = path(collection, variables) ?? ""
+            paths.formUnion(of(predicate, inner))
+        case .arithmetic(_, let a, let b), .index(let a, let b):
+            paths.formUnion(of(a, variables))
+            paths.formUnion(of(b, variables))
+        case .list(let es), .function(_, let es), .custom(_, let es):
+            for x in es { paths.formUnion(of(x, variables)) }
+        case .ternary(let p, let a, let b):
+            paths.formUnion(of(p, variables))
+            paths.formUnion(of(a, variables))
+            paths.formUnion(of(b, variables))
+        case .constant, .evaluatedObject, .variable, .parameter:
+            break
+        }
+        return paths
+    }
+
+    /// The key path of an object-valued expression, from the evaluated object.
+    static func path(_ e: BoundExpression, _ variables: [String: String]) -> String? {
+        switch e.kind {
+        case .evaluatedObject: return ""
+        case .variable(let name): return variables[name]
+        case .toOne(let base, let r), .toMany(let base, let r):
+            guard let b = path(base, variables) else { return nil }
+            return b.isEmpty ? r.name : b + "." + r.name
+        case .map(let collection, let variable, let each):
+            var inner = variables
+            inner[variable] = path(collection, variables) ?? ""
+            return path(each, inner)
+        case .subquery(let collection, _, _):
+            return path(collection, variables)
+        default:
+            return nil
+        }
+    }
+}
