@@ -80,6 +80,47 @@ public enum PredicateValue: Hashable, Sendable {
     }
 }
 
+extension PredicateValue {
+    /// Values are equal when they are the same value: strings by their
+    /// Unicode scalars (as Sift compares them, and SQLite's BINARY does), not
+    /// by Swift's canonical equivalence — "é" and "e\u{301}" are different
+    /// constants, so trees that hold them are different trees.
+    public static func == (lhs: PredicateValue, rhs: PredicateValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.int(let a), .int(let b)): return a == b
+        case (.double(let a), .double(let b)): return a == b
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.date(let a), .date(let b)): return a == b
+        case (.data(let a), .data(let b)): return a == b
+        case (.uuid(let a), .uuid(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.dictionary(let a), .dictionary(let b)): return a == b
+        case (.object(let a), .object(let b)): return a == b
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let b): hasher.combine(1); hasher.combine(b)
+        case .int(let i): hasher.combine(2); hasher.combine(i)
+        case .double(let d): hasher.combine(3); hasher.combine(d)
+        case .string(let s):
+            hasher.combine(4)
+            for byte in s.utf8 { hasher.combine(byte) }
+        case .date(let d): hasher.combine(5); hasher.combine(d)
+        case .data(let d): hasher.combine(6); hasher.combine(d)
+        case .uuid(let u): hasher.combine(7); hasher.combine(u)
+        case .array(let a): hasher.combine(8); hasher.combine(a)
+        case .dictionary(let d): hasher.combine(9); hasher.combine(d)
+        case .object(let o): hasher.combine(10); hasher.combine(o)
+        }
+    }
+}
+
 extension PredicateValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral

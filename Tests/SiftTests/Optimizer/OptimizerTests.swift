@@ -96,3 +96,17 @@ struct OptimizerTests {
         }
     }
 }
+
+@Suite("Optimizer regressions")
+struct OptimizerRegressionTests {
+    /// Found by the equivalence property: "é" and "e\u{301}" were one term to
+    /// the duplicate-terms rule, because values compared as Swift strings do
+    /// (canonical equivalence) rather than as Sift does (scalars).
+    @Test func canonicallyEquivalentStringsAreDifferentConstants() throws {
+        let compiler = PredicateCompiler(model: Company.model)
+        let bound = try compiler.bind("name == 'Renée Roux' OR name == 'Rene\\u0301e Roux'", entity: "Employee")
+        #expect(Company.cache.nodes(of: "Employee", matching: bound).map(\.id.primaryKey) == [119, 120])
+        #expect(PredicateValue.string("é") != PredicateValue.string("e\u{301}"))
+        #expect(Set([PredicateValue.string("é"), .string("e\u{301}")]).count == 2)
+    }
+}
