@@ -15,7 +15,7 @@ public enum CompanyGenerator {
         Entity("Department", attributes: [Attribute("name", .string, indexed: true), Attribute("budget", .double)],
                relationships: [Relationship("employees", to: "Employee", toMany: true, inverse: "department")]),
         Entity("Employee", attributes: [
-            Attribute("name", .string, indexed: true), Attribute("nickname", .string, optional: true),
+            Attribute("name", .string, indexed: true, canonical: true), Attribute("nickname", .string, optional: true),
             Attribute("age", .integer64, indexed: true), Attribute("salary", .double),
             Attribute("rating", .double, optional: true), Attribute("isManager", .boolean),
             Attribute("startDate", .date),

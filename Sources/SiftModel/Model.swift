@@ -52,17 +52,22 @@ public struct Attribute: Hashable, Sendable {
     public var defaultValue: PredicateValue?
     /// Whether the store keeps an index on it.
     public var isIndexed: Bool
+    /// Whether the store keeps folded ("canonical") companion columns of this
+    /// string attribute, indexed, so `==[cd]`, `BEGINSWITH[cd]` and the `[c]`
+    /// forms use an index instead of folding every row.
+    public var isCanonical: Bool
     /// Its index among the entity's attributes: the slot that holds its value.
     public internal(set) var slot: Int = 0
 
     /// Creates an attribute: `Attribute("age", .integer64, indexed: true)`.
     public init(_ name: String, _ type: AttributeType, optional: Bool = false, defaultValue: PredicateValue? = nil,
-                indexed: Bool = false) {
+                indexed: Bool = false, canonical: Bool = false) {
         self.name = name
         self.type = type
         self.isOptional = optional
         self.defaultValue = defaultValue
         self.isIndexed = indexed
+        self.isCanonical = canonical && type == .string
     }
 }
 

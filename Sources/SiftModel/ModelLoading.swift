@@ -27,6 +27,7 @@ extension DataModel {
             var optional: Bool?
             var `default`: PredicateValue?
             var indexed: Bool?
+            var canonical: Bool?
         }
         struct RelationshipForm: Decodable {
             var name: String
@@ -55,7 +56,7 @@ extension DataModel {
                     throw ModelError.unknownAttributeType(entity: entity.name, attribute: a.name, type: a.type)
                 }
                 attributes.append(Attribute(a.name, type, optional: a.optional ?? false, defaultValue: a.default,
-                                            indexed: a.indexed ?? false))
+                                            indexed: a.indexed ?? false, canonical: a.canonical ?? false))
             }
             let relationships = (entity.relationships ?? []).map {
                 Relationship($0.name, to: $0.destination, toMany: $0.toMany ?? false, optional: $0.optional ?? true,
@@ -239,6 +240,7 @@ extension DataModel {
                 var object: [String: Any] = ["name": a.name, "type": a.type.rawValue]
                 if a.isOptional { object["optional"] = true }
                 if a.isIndexed { object["indexed"] = true }
+                if a.isCanonical { object["canonical"] = true }
                 if let value = a.defaultValue,
                    let data = try? JSONEncoder().encode(value),
                    let json = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) {

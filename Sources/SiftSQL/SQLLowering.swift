@@ -137,9 +137,13 @@ public enum SQLColumns: Hashable, Sendable {
 /// Lowers bound predicates to SQL for a schema.
 public struct SQLLowering: Sendable {
     public let schema: SQLSchema
+    /// Whether `[c]` and `[cd]` comparisons on canonical attributes read their
+    /// folded companion columns (index-usable) rather than folding each row.
+    public var usesCompanionColumns: Bool
 
-    public init(schema: SQLSchema) {
+    public init(schema: SQLSchema, usesCompanionColumns: Bool = true) {
         self.schema = schema
+        self.usesCompanionColumns = usesCompanionColumns
     }
 
     /// A SELECT of `entity`'s rows that satisfy `predicate`, sorted, limited
@@ -150,6 +154,7 @@ public struct SQLLowering: Sendable {
     ) throws(SQLLoweringError) -> SQLQuery {
         guard let e = schema.model.entity(named: entity) else { throw SQLLoweringError("the unknown entity '\(entity)'") }
         var writer = SQLWriter(schema: schema)
+        writer.usesCompanionColumns = usesCompanionColumns
         let query = writer.newQuery(e)
         let root = ObjectRow(alias: query.alias, entity: e, nullable: false)
         let context = SQLContext(query: query, selfRow: root, variables: [:])
@@ -293,6 +298,7 @@ struct SQLSource {
 
 struct SQLWriter {
     let schema: SQLSchema
+    var usesCompanionColumns = true
     var bindings: [SQLValue] = []
     var parameters: [SQLParameter] = []
     var aliasCount = 0
@@ -385,7 +391,21 @@ struct SQLWriter {
             }
         }
         let left = try value(comparison.left, c)
-        return try compare(op, comparison.options, left, comparison.left.type, comparison.right, c)
+        return try compare(op, comparison.options, left, comparison.left.type, comparison.right, c,
+                           folded: try companion(comparison.left, comparison.options, c))
+    }
+
+    /// The folded companion column of a canonical attribute, for `[c]` and
+    /// `[cd]`: the same text `sift_fold` would give, already in an index.
+    mutating func companion(_ e: BoundExpression, _ options: ComparisonOptions, _ c: SQLContext) throws(Failure)
+        -> SQLExpression?
+    {
+        let flags = options.foldingFlags
+        guard usesCompanionColumns, SQLSchema.companionFlags.contains(flags),
+              case .attribute(let base, let attribute) = e.kind, attribute.isCanonical else { return nil }
+        let r = try row(base, c)
+        let column = SQLSchema.companionColumn(attribute.name, flags: flags)
+        return SQLExpression(sql: "\(r.alias).\(q(column))", nullable: attribute.isOptional || r.nullable)
     }
 
     /// What each member of a source contributes to a comparison.
@@ -399,13 +419,14 @@ struct SQLWriter {
     /// `left op right` under two-valued logic.
     mutating func compare(_ op: ComparisonOperator, _ options: ComparisonOptions, _ left: SQLExpression,
                           _ leftType: ValueType, _ rightExpression: BoundExpression,
-                          _ c: SQLContext) throws(Failure) -> SQLExpression {
+                          _ c: SQLContext, folded: SQLExpression? = nil) throws(Failure) -> SQLExpression {
         let folds = options.foldingFlags != 0
         let constant: PredicateValue?
         if case .constant(let k) = rightExpression.kind { constant = k } else { constant = nil }
 
         func fold(_ e: SQLExpression) -> SQLExpression {
-            folds ? SQLExpression(sql: "\(SQLFunction.fold)(\(e.sql), \(options.foldingFlags))", nullable: e.nullable) : e
+            if let folded, e.sql == left.sql { return folded }
+            return folds ? SQLExpression(sql: "\(SQLFunction.fold)(\(e.sql), \(options.foldingFlags))", nullable: e.nullable) : e
         }
         /// A constant string folded here, a non-constant one folded in SQL.
         func foldedRight() throws(Failure) -> (SQLExpression, String?) {
@@ -459,7 +480,7 @@ struct SQLWriter {
             return SQLExpression(sql: "\(l.sql) BETWEEN \(bounds[0].sql) AND \(bounds[1].sql)",
                                  nullable: l.nullable || bounds.contains { $0.nullable })
         case .in:
-            return try membership(left, leftType, in: rightExpression, options, c)
+            return try membership(left, leftType, in: rightExpression, options, c, folded: folded)
         case .contains, .beginsWith, .endsWith, .like:
             if case .string(let s)? = constant, op != .like, StringFolding.fold(s, options).isEmpty {
                 return SQLExpression(sql: "0", nullable: false)  // an empty pattern never matches
@@ -518,10 +539,11 @@ struct SQLWriter {
 
     /// `left IN right`: membership in a collection, or a substring of a string.
     mutating func membership(_ left: SQLExpression, _ leftType: ValueType, in right: BoundExpression,
-                             _ options: ComparisonOptions, _ c: SQLContext) throws(Failure) -> SQLExpression {
+                             _ options: ComparisonOptions, _ c: SQLContext,
+                             folded: SQLExpression? = nil) throws(Failure) -> SQLExpression {
         let folds = options.foldingFlags != 0
-        let l = folds ? SQLExpression(sql: "\(SQLFunction.fold)(\(left.sql), \(options.foldingFlags))", nullable: left.nullable)
-            : left
+        let l = folded ?? (folds ? SQLExpression(sql: "\(SQLFunction.fold)(\(left.sql), \(options.foldingFlags))",
+                                                 nullable: left.nullable) : left)
         switch right.kind {
         case .constant(.array(let values)):
             let members = folds ? values.map { v -> PredicateValue in
@@ -547,6 +569,11 @@ struct SQLWriter {
         case .list(let elements) where !elements.contains(where: { $0.type.isCollection }):
             var parts: [SQLExpression] = []
             for element in elements {
+                if folds, case .constant(.string(let s)) = element.kind {
+                    // A constant is folded here, once.
+                    parts.append(bindConstant(.string(StringFolding.fold(s, options))))
+                    continue
+                }
                 let v = try value(element, c)
                 parts.append(folds ? SQLExpression(sql: "\(SQLFunction.fold)(\(v.sql), \(options.foldingFlags))",
                                                    nullable: v.nullable) : v)

@@ -48,6 +48,15 @@ public struct SQLSchema: Sendable {
     /// The column of an attribute.
     public func column(_ attribute: Attribute) -> String { attribute.name }
 
+    /// The folding flags companion columns exist for: `[c]` (1) and `[cd]` (3).
+    public static let companionFlags = [1, 3]
+
+    /// The companion column holding an attribute folded with `flags`, named
+    /// `Z_FOLD<flags>_<attribute>`.
+    public static func companionColumn(_ attribute: String, flags: Int) -> String {
+        "Z_FOLD\(flags)_\(attribute)"
+    }
+
     /// Where a relationship of `entity` is stored.
     public func storage(of relationship: Relationship, in entity: Entity) -> RelationshipStorage {
         if !relationship.isToMany { return .foreignKey(column: relationship.name) }
@@ -89,10 +98,21 @@ public struct SQLSchema: Sendable {
             for relationship in entity.relationships where !relationship.isToMany {
                 columns.append("\(q(relationship.name)) INTEGER")
             }
+            for attribute in entity.attributes where attribute.isCanonical {
+                for flags in Self.companionFlags {
+                    columns.append("\(q(Self.companionColumn(attribute.name, flags: flags))) TEXT")
+                }
+            }
             statements.append("CREATE TABLE \(q(table(entity))) (\(columns.joined(separator: ", ")))")
             for relationship in entity.relationships where !relationship.isToMany {
                 statements.append("CREATE INDEX \(q("Z_\(entity.name)_\(relationship.name)_INDEX")) "
                     + "ON \(q(table(entity))) (\(q(relationship.name)))")
+            }
+            for attribute in entity.attributes where attribute.isCanonical {
+                for flags in Self.companionFlags {
+                    let column = Self.companionColumn(attribute.name, flags: flags)
+                    statements.append("CREATE INDEX \(q("Z_\(entity.name)_\(column)_INDEX")) ON \(q(table(entity))) (\(q(column)))")
+                }
             }
             for attribute in entity.attributes where attribute.isIndexed {
                 statements.append("CREATE INDEX \(q("Z_\(entity.name)_\(attribute.name)_INDEX")) "

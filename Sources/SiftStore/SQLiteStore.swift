@@ -232,13 +232,21 @@ public final class SQLiteStore: @unchecked Sendable {
                 for (index, node) in nodes.enumerated() {
                     let entity = model.entities[node.id.entity]
                     let toOne = entity.relationships.filter { !$0.isToMany }.sorted { $0.slot < $1.slot }
+                    let canonical = entity.attributes.filter(\.isCanonical)
+                    let companions = canonical.flatMap { a in
+                        SQLSchema.companionFlags.map { (a, $0) }
+                    }
                     let columns = [SQLSchema.primaryKey, SQLSchema.version] + entity.attributes.map(schema.column)
-                        + toOne.map(\.name)
+                        + toOne.map(\.name) + companions.map { SQLSchema.companionColumn($0.0.name, flags: $0.1) }
                     let sql = "INSERT INTO \(q(schema.table(entity))) (\(columns.map(q).joined(separator: ", "))) VALUES ("
                         + (1...columns.count).map { "?\($0)" }.joined(separator: ", ") + ")"
                     var values: [SQLValue] = [.integer(node.id.primaryKey), .integer(node.version)]
                     values += node.values.map(SQLLowering.sqlValue)
                     values += toOne.map { node.toOne[$0.slot].map(SQLValue.integer) ?? .null }
+                    values += companions.map { attribute, flags in
+                        guard case .string(let text) = node.values[attribute.slot] else { return SQLValue.null }
+                        return .text(StringFolding.fold(text, ComparisonOptions(foldingFlags: flags)))
+                    }
                     try connection.forEachRow(sql, values)
                     for relationship in entity.relationships where relationship.isToMany {
                         // Join tables are written from their source side only.

@@ -82,6 +82,8 @@ public struct AttributeReference: Hashable, Sendable, CustomStringConvertible {
     public var slot: Int
     public var type: AttributeType
     public var isOptional: Bool
+    /// Whether the store keeps folded companion columns of it.
+    public var isCanonical: Bool
 
     public init(entity: String, attribute: Attribute) {
         self.entity = entity
@@ -89,6 +91,7 @@ public struct AttributeReference: Hashable, Sendable, CustomStringConvertible {
         self.slot = attribute.slot
         self.type = attribute.type
         self.isOptional = attribute.isOptional
+        self.isCanonical = attribute.isCanonical
     }
 
     public var description: String { "\(entity).\(name)" }

@@ -1,0 +1,101 @@
+// Store stage: templates — predicates with `$variables` compiled once.
+//
+// Parsing, binding, optimizing and lowering happen when the template is made;
+// each execution only binds the variables' values and runs the prepared
+// statement the connection keeps in its cache (its SQL text, and so the cache
+// key, is the same for every execution of the same normalized tree).
+
+import Foundation
+import Sift
+
+/// A fetch whose predicate has `$variables`, ready to run with their values.
+///
+/// ```swift
+/// let byAge = try PredicateTemplate(store: store, entityName: "Employee",
+///                                   predicate: "age > $min AND department.name == $department")
+/// let objects = try byAge.fetch(in: context, ["min": 40, "department": "Sales"])
+/// ```
+public final class PredicateTemplate {
+    public let store: SQLiteStore
+    public let request: FetchRequest
+    /// The bound, optimized predicate with `$variables` as parameters.
+    public let predicate: BoundPredicate
+    /// The names of the variables an execution must give.
+    public let variables: Set<String>
+    /// The SQL each execution runs, with the variables as parameters (nil
+    /// when the predicate needs memory evaluation).
+    public let query: SQLQuery?
+    let memory: MemoryPredicate<RowNodeDomain>?
+    let entity: Entity
+
+    /// Compiles a template. Only the predicate's unbound `$variables` wait
+    /// for values; `arguments` fill its format specifiers now.
+    public init(store: SQLiteStore, entityName: String, predicate text: String, arguments: [PredicateValue] = [],
+                sortDescriptors: [SortDescriptor] = [], fetchLimit: Int? = nil) throws(StoreError) {
+        self.store = store
+        self.entity = try store.entity(entityName)
+        var request = FetchRequest(entityName: entityName, sortDescriptors: sortDescriptors, fetchLimit: fetchLimit)
+        let syntax: PredicateSyntax
+        do {
+            syntax = try PredicateParser.parse(text, arguments: arguments)
+        } catch {
+            throw .invalidPredicate(.syntax(error), text: text)
+        }
+        let bound: BoundPredicate
+        do {
+            bound = try Binder(model: store.model, functions: store.functions, allowsParameters: true)
+                .bind(syntax, entity: entityName)
+        } catch {
+            throw .invalidPredicate(.validation(error), text: text)
+        }
+        let optimized = Optimizer.standard.optimize(bound)
+        self.predicate = optimized
+        self.variables = syntax.variables
+        request.predicate = .bound(optimized)
+        self.request = request
+        let plan = try store.plan(request)
+        if plan.residual == nil {
+            query = try store.sqlQuery(for: request, plan: plan, columns: .identifiers)
+            memory = nil
+        } else {
+            query = nil
+            memory = MemoryPredicate(optimized, domain: RowNodeDomain(cache: store.rowCache))
+        }
+    }
+
+    /// The IDs of the objects that match with these values.
+    public func fetchObjectIDs(_ values: [String: PredicateValue]) throws(StoreError) -> [ObjectID] {
+        for name in variables where values[name] == nil {
+            throw .invalidPredicate(.validation(PredicateValidationError(.unboundVariable(name), range: .at(0))),
+                                    text: "$" + name)
+        }
+        guard let query, let bound = query.binding(values) else {
+            // The template needs memory: evaluate every row with these values.
+            let nodes = try store.fetchNodes(try store.lowering.selectAll(entity), entity: entity)
+            let filter = MemoryPredicate(predicate, domain: RowNodeDomain(cache: store.rowCache))
+            var matching = nodes.filter { filter.evaluate($0, parameters: values) }.map(\.id)
+            if let limit = request.fetchLimit { matching = Array(matching.prefix(limit)) }
+            return matching
+        }
+        return try store.fetchIntegers(bound).map { ObjectID(entity: entity.index, primaryKey: $0) }
+    }
+
+    /// The objects of `context` that match with these values.
+    public func fetch(in context: ObjectContext, _ values: [String: PredicateValue]) throws(StoreError) -> [ManagedObject] {
+        let ids = try fetchObjectIDs(values)
+        let objects = ids.map(context.object(for:))
+        try context.fireFaults(objects)
+        return objects
+    }
+}
+
+extension SQLLowering {
+    /// Every row of an entity.
+    func selectAll(_ entity: Entity) throws(StoreError) -> SQLQuery {
+        do {
+            return try select(entity.name, where: nil)
+        } catch {
+            throw .notExpressibleInSQL(error, range: nil, text: nil)
+        }
+    }
+}
