@@ -279,6 +279,11 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     /// The test of one left value against the comparison's right operand.
     @_specialize(where Domain == RowNodeDomain)
     mutating func elementTest(_ c: BoundComparison) -> (PredicateValue, Object, inout Scope) -> Bool {
+        // A list of constants is a constant array.
+        if case .list(let elements) = c.right.kind, elements.allSatisfy({ $0.constantValue != nil }) {
+            let t = PreparedComparison(c.operator, c.options, right: .array(elements.compactMap(\.constantValue))).makeTest()
+            return { v, _, _ in t(v) }
+        }
         if case .constant(let k) = c.right.kind {
             let t = PreparedComparison(c.operator, c.options, right: k).makeTest()
             return { v, _, _ in t(v) }
@@ -544,5 +549,13 @@ extension BoundExpression {
               case .attribute(let member, let attribute) = each.kind,
               case .variable(variable) = member.kind else { return nil }
         return .attribute(collection, attribute)
+    }
+}
+
+extension BoundExpression {
+    /// The value of a constant expression.
+    var constantValue: PredicateValue? {
+        if case .constant(let v) = kind { return v }
+        return nil
     }
 }

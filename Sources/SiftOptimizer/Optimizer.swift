@@ -69,8 +69,7 @@ public struct Optimizer: Sendable {
         for _ in 0..<iterationCap {
             var changed = false
             for rule in rules {
-                let next = Self.apply(rule, current)
-                if next != current {
+                if let next = Self.apply(rule, current) {
                     applied.append(rule.name)
                     current = next
                     changed = true
@@ -82,23 +81,36 @@ public struct Optimizer: Sendable {
     }
 
     /// Applies `rule` bottom-up, once per node (repeating at a node while it
-    /// keeps changing, up to a small cap).
-    static func apply(_ rule: any OptimizerRule, _ predicate: BoundPredicate) -> BoundPredicate {
-        var node: BoundPredicate
+    /// keeps changing, up to a small cap); nil when nothing changed, so an
+    /// unchanged tree is neither rebuilt nor compared.
+    static func apply(_ rule: any OptimizerRule, _ predicate: BoundPredicate) -> BoundPredicate? {
+        var node = predicate
+        var changed = false
         switch predicate {
         case .constant, .comparison, .exists:
-            node = predicate
+            break
         case .not(let p):
-            node = .not(apply(rule, p))
-        case .and(let ps):
-            node = .and(ps.map { apply(rule, $0) })
-        case .or(let ps):
-            node = .or(ps.map { apply(rule, $0) })
+            if let q = apply(rule, p) {
+                node = .not(q)
+                changed = true
+            }
+        case .and(let ps), .or(let ps):
+            var operands = ps
+            for (i, p) in ps.enumerated() {
+                if let q = apply(rule, p) {
+                    operands[i] = q
+                    changed = true
+                }
+            }
+            if changed {
+                if case .and = predicate { node = .and(operands) } else { node = .or(operands) }
+            }
         }
         for _ in 0..<8 {
-            guard let rewritten = rule.rewrite(node), rewritten != node else { break }
+            guard let rewritten = rule.rewrite(node) else { break }
             node = rewritten
+            changed = true
         }
-        return node
+        return changed ? node : nil
     }
 }

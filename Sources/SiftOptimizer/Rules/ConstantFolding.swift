@@ -19,6 +19,10 @@ public struct ConstantFolding: OptimizerRule {
 
     public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {
         guard case .comparison(var c) = predicate else { return nil }
+        let foldable = Self.isFoldable(c.left) || Self.isFoldable(c.right)
+        let constants = c.left.constantValue != nil && c.right.constantValue != nil
+        let emptyIn: Bool = if case .list(let m) = c.right.kind, m.isEmpty, c.operator == .in { true } else { false }
+        guard foldable || constants || emptyIn else { return nil }
         c.left = Self.fold(c.left)
         c.right = Self.fold(c.right)
         if c.quantifier == .direct, let left = Self.value(c.left), let right = Self.value(c.right) {
@@ -33,6 +37,15 @@ public struct ConstantFolding: OptimizerRule {
         }
         let rewritten = BoundPredicate.comparison(c)
         return rewritten == predicate ? nil : rewritten
+    }
+
+    /// Whether folding could change the expression.
+    static func isFoldable(_ e: BoundExpression) -> Bool {
+        switch e.kind {
+        case .arithmetic, .negate, .function: return true
+        case .list(let elements): return elements.contains(where: isFoldable)
+        default: return false
+        }
     }
 
     /// The expression with its constant parts computed.

@@ -39,6 +39,7 @@ public struct Contradictions: OptimizerRule {
 
     /// Whether some operand is the negation of another.
     static func hasComplement(_ ps: [BoundPredicate]) -> Bool {
+        guard ps.contains(where: { if case .not = $0 { true } else { false } }) else { return false }
         let set = Set(ps)
         return ps.contains { p in
             if case .not(let q) = p { return set.contains(q) }

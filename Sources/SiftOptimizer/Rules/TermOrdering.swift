@@ -17,19 +17,18 @@ public struct TermOrdering: OptimizerRule {
     public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {
         switch predicate {
         case .and(let ps):
-            let sorted = Self.sorted(ps)
-            return sorted == ps ? nil : .and(sorted)
+            return Self.sorted(ps).map(BoundPredicate.and)
         case .or(let ps):
-            let sorted = Self.sorted(ps)
-            return sorted == ps ? nil : .or(sorted)
+            return Self.sorted(ps).map(BoundPredicate.or)
         default:
             return nil
         }
     }
 
-    static func sorted(_ ps: [BoundPredicate]) -> [BoundPredicate] {
-        ps.enumerated().map { ($0, Cost.of($1), $1) }
-            .sorted { ($0.1, $0.0) < ($1.1, $1.0) }
-            .map(\.2)
+    /// The operands by cost, or nil when they are in that order already.
+    static func sorted(_ ps: [BoundPredicate]) -> [BoundPredicate]? {
+        let order = ps.enumerated().map { ($0, Cost.of($1)) }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.map(\.0)
+        guard order != Array(ps.indices) else { return nil }
+        return order.map { ps[$0] }
     }
 }

@@ -20,6 +20,8 @@ public struct PreparedComparison {
     let regex: NSRegularExpression?
     /// The folded members of an IN list of strings.
     let foldedMembers: [PredicateValue]?
+    /// The members of an IN list of numbers, for a hashed lookup.
+    let numericMembers: Set<Double>?
 
     public init(_ op: ComparisonOperator, _ options: ComparisonOptions, right: PredicateValue) {
         self.op = op
@@ -34,6 +36,12 @@ public struct PreparedComparison {
             foldedRight = nil
             likePattern = []
             regex = nil
+        }
+        if case .array(let members) = right, members.count > 8,
+           members.allSatisfy({ if case .int(let i) = $0 { Swift.abs(i) < 1 << 53 } else if case .double = $0 { true } else { false } }) {
+            numericMembers = Set(members.compactMap(ValueComparison.number))
+        } else {
+            numericMembers = nil
         }
         if case .array(let members) = right, !options.isEmpty {
             foldedMembers = members.map {
@@ -86,6 +94,10 @@ public struct PreparedComparison {
         case .in:
             switch right {
             case .array(let members):
+                if let numericMembers {
+                    guard let n = ValueComparison.number(left) else { return false }
+                    return numericMembers.contains(n)
+                }
                 if let foldedMembers, let l = fold(left) {
                     return foldedMembers.contains { ValueComparison.equal(.string(l), $0) }
                 }
