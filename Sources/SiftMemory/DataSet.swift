@@ -169,7 +169,7 @@ public struct DataSet: Sendable {
     }
 
     /// Converts a JSON value to an attribute's type, or nil when it does not fit.
-    static func convert(_ value: PredicateValue, to type: AttributeType) -> PredicateValue? {
+    public static func convert(_ value: PredicateValue, to type: AttributeType) -> PredicateValue? {
         switch (value, type) {
         case (.null, _): return .null
         case (.int, .integer16), (.int, .integer32), (.int, .integer64): return value

@@ -194,6 +194,14 @@ public final class RowCache: Sendable {
         state.withLock { $0.references[id] ?? 0 }
     }
 
+    /// Removes the nodes of `ids` (rows deleted from the store), whoever
+    /// holds them.
+    public func remove(_ ids: some Sequence<ObjectID>) {
+        state.withLock { state in
+            for id in ids { state.tables[id.entity][id.primaryKey] = nil }
+        }
+    }
+
     /// Removes every node.
     public func removeAll() {
         state.withLock { state in

@@ -60,6 +60,10 @@ public struct FetchRequest: Sendable {
     /// Whether fetched objects come back as faults (their rows are in the row
     /// cache all the same, so firing them needs no SQL).
     public var returnsObjectsAsFaults: Bool
+    /// Whether the context's unsaved changes count: inserted and changed
+    /// objects are tested in memory, deleted ones drop out — the answers a
+    /// save first would give.
+    public var includesPendingChanges: Bool
 
     /// A request for `entityName`'s objects matching `predicate`, if given.
     public init(entityName: String, predicate: String? = nil, arguments: [PredicateValue] = [],
@@ -73,6 +77,7 @@ public struct FetchRequest: Sendable {
         self.resultType = .objects
         self.relationshipKeyPathsForPrefetching = []
         self.returnsObjectsAsFaults = true
+        self.includesPendingChanges = true
     }
 }
 

@@ -12,77 +12,6 @@
 import Foundation
 import Sift
 
-/// An object of a context: a fault until its values are first read.
-public final class ManagedObject: CustomStringConvertible {
-    /// The object's identity.
-    public let objectID: ObjectID
-    /// The object's entity.
-    public let entity: Entity
-    /// The context that holds the object. Unowned: a context outlives the
-    /// objects it hands out (keep the context while you use its objects).
-    unowned(unsafe) let context: ObjectContext
-    /// The object's values, once fired.
-    var node: RowNode?
-    /// The faults fetched with this one, fired together.
-    var batch: FaultBatch?
-
-    init(objectID: ObjectID, entity: Entity, context: ObjectContext) {
-        self.objectID = objectID
-        self.entity = entity
-        self.context = context
-    }
-
-    /// Whether the object's values are not loaded yet.
-    public var isFault: Bool { node == nil }
-
-    /// The object as a reference, for predicates (`SELF == %@`).
-    public var reference: ObjectReference { ObjectReference(entity: entity.name, id: objectID.primaryKey) }
-
-    /// The values, firing the fault if needed.
-    func values() throws(StoreError) -> RowNode {
-        if let node { return node }
-        try context.fire(self)
-        return node!
-    }
-
-    /// The value of the attribute `key`.
-    public func value(forKey key: String) throws(StoreError) -> PredicateValue {
-        guard let attribute = entity.attribute(named: key) else { throw .unknownKey(key, entity: entity.name) }
-        return try values().values[attribute.slot]
-    }
-
-    /// The value of an attribute, or nil when the key is unknown or the
-    /// object cannot be fired.
-    public subscript(key: String) -> PredicateValue? {
-        try? value(forKey: key)
-    }
-
-    /// The object of the to-one relationship `key` (a fault), or nil.
-    public func object(forKey key: String) throws(StoreError) -> ManagedObject? {
-        guard let relationship = entity.relationship(named: key), !relationship.isToMany else {
-            throw .unknownRelationship(key, entity: entity.name)
-        }
-        guard let key = try values().toOne[relationship.slot] else { return nil }
-        let destination = context.store.model.entity(named: relationship.destination)!
-        return context.object(for: ObjectID(entity: destination.index, primaryKey: key))
-    }
-
-    /// The objects of the to-many relationship `key` (faults), loaded on
-    /// first use with one statement.
-    public func objects(forKey key: String) throws(StoreError) -> [ManagedObject] {
-        guard let relationship = entity.relationship(named: key), relationship.isToMany else {
-            throw .unknownRelationship(key, entity: entity.name)
-        }
-        let keys = try context.toManyKeys(of: self, relationship)
-        let destination = context.store.model.entity(named: relationship.destination)!
-        return keys.map { context.object(for: ObjectID(entity: destination.index, primaryKey: $0)) }
-    }
-
-    public var description: String {
-        "<\(entity.name) \(objectID.primaryKey)\(isFault ? " (fault)" : "")>"
-    }
-}
-
 /// Faults fetched together (one batch of a batched fetch), fired together.
 final class FaultBatch {
     let members: [ObjectID]
@@ -98,7 +27,16 @@ public final class ObjectContext {
     /// How old, in seconds, a cached row may be and still fire a fault without
     /// SQL. The default, infinity, always trusts the row cache.
     public var stalenessInterval: Double = .infinity
-    private var objects: [ObjectID: ManagedObject] = [:]
+    /// How a save resolves conflicts with changes other contexts saved.
+    public var mergePolicy: MergePolicy = .error
+    var objects: [ObjectID: ManagedObject] = [:]
+    /// Objects with unsaved changes (inserted, updated, deleted), by ID.
+    var changed: [ObjectID: ManagedObject] = [:]
+    /// Deletes that a deny rule refuses, reported at save (if the object is
+    /// still deleted then).
+    var denied: [ObjectID: [SaveValidationFailure]] = [:]
+    /// The last temporary key given to an inserted object.
+    var nextTemporaryKey: Int64 = 0
 
     public init(store: SQLiteStore) {
         self.store = store
@@ -119,11 +57,24 @@ public final class ObjectContext {
         return object
     }
 
+    func register(_ object: ManagedObject) {
+        objects[object.objectID] = object
+    }
+
+    func unregisterObject(_ object: ManagedObject) {
+        objects[object.objectID] = nil
+        if object.node != nil {
+            object.node = nil
+            store.rowCache.unregister(object.objectID)
+        }
+    }
+
     // MARK: Fetching
 
     /// Fetches the objects a request selects.
     public func fetch(_ request: FetchRequest) throws(StoreError) -> [ManagedObject] {
         let entity = try store.entity(request.entityName)
+        if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity) }
         let plan = try store.plan(request)
         if plan.residual != nil {
             let nodes = try fetchWithResidual(request, plan, entity)
@@ -173,6 +124,7 @@ public final class ObjectContext {
     /// when SQL can run the whole predicate).
     public func count(for request: FetchRequest) throws(StoreError) -> Int {
         let entity = try store.entity(request.entityName)
+        if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity).count }
         var countRequest = request
         countRequest.sortDescriptors = []
         let plan = try store.plan(countRequest)
@@ -186,6 +138,7 @@ public final class ObjectContext {
     /// The IDs of the objects a request selects.
     public func fetchObjectIDs(_ request: FetchRequest) throws(StoreError) -> [ObjectID] {
         let entity = try store.entity(request.entityName)
+        if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity).map(\.objectID) }
         let plan = try store.plan(request)
         if plan.residual != nil { return try fetchWithResidual(request, plan, entity).map(\.id) }
         return try store.fetchIntegers(try store.sqlQuery(for: request, plan: plan, columns: .identifiers))
@@ -301,18 +254,28 @@ public final class ObjectContext {
         }
     }
 
-    /// Turns an object back into a fault, releasing its values.
-    public func refresh(_ object: ManagedObject) {
+    /// Turns an object back into a fault, releasing its values (and its
+    /// unsaved changes, unless `keepingChanges`).
+    public func refresh(_ object: ManagedObject, keepingChanges: Bool = false) {
+        if !keepingChanges, !object.isInserted {
+            object.discardChanges()
+            if !object.isDeleted { changed[object.objectID] = nil }
+        }
         guard object.node != nil else { return }
         object.node = nil
         store.rowCache.unregister(object.objectID)
     }
 
-    /// Forgets every object: they all become faults, and the context holds none.
+    /// Forgets every object and every unsaved change: the context holds none.
     public func reset() {
         store.rowCache.unregister(objects.values.lazy.filter { $0.node != nil }.map(\.objectID))
-        for object in objects.values { object.node = nil }
+        for object in objects.values {
+            object.node = nil
+            object.discardChanges()
+        }
         objects.removeAll()
+        changed = [:]
+        denied = [:]
     }
 
     // MARK: Relationships

@@ -221,6 +221,9 @@ public final class SQLiteConnection {
     /// The rowid of the last row inserted.
     public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    /// How many rows the last INSERT, UPDATE or DELETE changed.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
     func bind(_ value: SQLValue, at index: Int32, in statement: SQLiteStatement) throws(SQLiteError) {
         let status: Int32
         switch value {

@@ -8,6 +8,7 @@
 
 import Foundation
 import Sift
+import Synchronization
 
 /// Why a store operation failed.
 public enum StoreError: Error, CustomStringConvertible {
@@ -30,6 +31,14 @@ public enum StoreError: Error, CustomStringConvertible {
     case unknownKey(String, entity: String)
     /// A data set that cannot be imported.
     case invalidDataSet(DataSetError)
+    /// A change to an object deleted in this context.
+    case objectDeleted(String)
+    /// A save refused before it touched the store: each failure names the
+    /// object and the property.
+    case validation([SaveValidationFailure])
+    /// A save that found rows changed or deleted since this context read them,
+    /// under the `.error` merge policy; nothing was written.
+    case conflicts([SaveConflict])
 
     public var description: String {
         switch self {
@@ -46,6 +55,11 @@ public enum StoreError: Error, CustomStringConvertible {
         case .unknownRelationship(let path, let entity): "'\(path)' is not a relationship key path of '\(entity)'"
         case .unknownKey(let key, let entity): "'\(entity)' has no attribute or relationship named '\(key)'"
         case .invalidDataSet(let e): "\(e)"
+        case .objectDeleted(let object): "\(object) was deleted in this context"
+        case .validation(let failures): "the save was refused: " + failures.map(\.description).joined(separator: "; ")
+        case .conflicts(let conflicts):
+            "the save found \(conflicts.count) conflict\(conflicts.count == 1 ? "" : "s") and wrote nothing: "
+                + conflicts.map(\.description).joined(separator: "; ")
         }
     }
 }
@@ -75,6 +89,8 @@ public final class SQLiteStore: @unchecked Sendable {
     public let functions: FunctionRegistry
     let connection: SQLiteConnection
     private let lock = NSRecursiveLock()
+    /// Who hears about saves.
+    let observers = Mutex<[UUID: @Sendable (StoreChanges) -> Void]>([:])
 
     /// Opens the store at `url`. A missing or empty file becomes a new store
     /// for `model`; an existing store must have been made for `model` (or,

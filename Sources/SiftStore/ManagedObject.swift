@@ -1,0 +1,164 @@
+// Store stage: objects of a context, with the changes not yet saved.
+//
+// An object's snapshot is the row-cache node it was last read from (its
+// values and the row version it saw). Unsaved changes sit beside it:
+// attribute values by slot, to-one targets by slot, and to-many additions
+// and removals by slot (so a to-many relationship can change without
+// loading it). Reading gives the snapshot with the changes applied.
+
+import Foundation
+import Sift
+
+/// An object of a context: a fault until its values are first read.
+public final class ManagedObject: CustomStringConvertible {
+    /// The object's identity: temporary (a negative key) until its first save.
+    public internal(set) var objectID: ObjectID
+    /// The object's entity.
+    public let entity: Entity
+    /// The context that holds the object. Unowned: a context outlives the
+    /// objects it hands out (keep the context while you use its objects).
+    unowned(unsafe) let context: ObjectContext
+    /// The snapshot: the values and version last read, once fired.
+    var node: RowNode?
+    /// The faults fetched with this one, fired together.
+    var batch: FaultBatch?
+    /// Unsaved attribute values, by slot.
+    var changedValues: [Int: PredicateValue] = [:]
+    /// Unsaved to-one targets (primary keys, negative for unsaved objects), by slot.
+    var changedToOne: [Int: Int64?] = [:]
+    /// Unsaved to-many additions and removals, by slot.
+    var addedToMany: [Int: [Int64]] = [:]
+    var removedToMany: [Int: Set<Int64>] = [:]
+    /// Whether the object was inserted and not saved yet.
+    public internal(set) var isInserted = false
+    /// Whether the object was deleted and the delete not saved yet.
+    public internal(set) var isDeleted = false
+
+    init(objectID: ObjectID, entity: Entity, context: ObjectContext) {
+        self.objectID = objectID
+        self.entity = entity
+        self.context = context
+    }
+
+    /// Whether the object's values are not loaded yet.
+    public var isFault: Bool { node == nil && !isInserted }
+
+    /// Whether the object has unsaved changes.
+    public var hasChanges: Bool {
+        isInserted || isDeleted || hasValueChanges
+    }
+
+    /// Whether attributes or relationships changed (not counting insert and delete).
+    var hasValueChanges: Bool {
+        !changedValues.isEmpty || !changedToOne.isEmpty || !addedToMany.isEmpty || !removedToMany.isEmpty
+    }
+
+    /// The object as a reference, for predicates (`SELF == %@`).
+    public var reference: ObjectReference { ObjectReference(entity: entity.name, id: objectID.primaryKey) }
+
+    /// The snapshot, firing the fault if needed.
+    func values() throws(StoreError) -> RowNode {
+        if let node { return node }
+        if isInserted {
+            return RowNode(id: objectID, version: 0, values: entity.attributes.map { $0.defaultValue ?? .null },
+                           toOne: Array(repeating: nil, count: entity.toOneCount),
+                           toMany: Array(repeating: [], count: entity.toManyCount))
+        }
+        try context.fire(self)
+        return node!
+    }
+
+    func attribute(_ key: String) throws(StoreError) -> Attribute {
+        guard let attribute = entity.attribute(named: key) else { throw .unknownKey(key, entity: entity.name) }
+        return attribute
+    }
+
+    func relationship(_ key: String, toMany: Bool) throws(StoreError) -> Relationship {
+        guard let relationship = entity.relationship(named: key), relationship.isToMany == toMany else {
+            throw .unknownRelationship(key, entity: entity.name)
+        }
+        return relationship
+    }
+
+    /// The current value of the attribute `key`, unsaved changes included.
+    public func value(forKey key: String) throws(StoreError) -> PredicateValue {
+        let attribute = try attribute(key)
+        if let changed = changedValues[attribute.slot] { return changed }
+        return try values().values[attribute.slot]
+    }
+
+    /// The value of an attribute, or nil when the key is unknown or the
+    /// object cannot be fired.
+    public subscript(key: String) -> PredicateValue? {
+        try? value(forKey: key)
+    }
+
+    /// The current target key of a to-one slot.
+    func toOneKey(_ relationship: Relationship) throws(StoreError) -> Int64? {
+        if let changed = changedToOne[relationship.slot] { return changed }
+        return try values().toOne[relationship.slot]
+    }
+
+    /// The current member keys of a to-many slot.
+    func toManyKeys(_ relationship: Relationship) throws(StoreError) -> [Int64] {
+        let base = isInserted ? [] : try context.toManyKeys(of: self, relationship)
+        let removed = removedToMany[relationship.slot] ?? []
+        let added = addedToMany[relationship.slot] ?? []
+        return base.filter { !removed.contains($0) } + added.filter { !base.contains($0) || removed.contains($0) }
+    }
+
+    /// The object of the to-one relationship `key` (a fault), or nil.
+    public func object(forKey key: String) throws(StoreError) -> ManagedObject? {
+        let relationship = try relationship(key, toMany: false)
+        guard let target = try toOneKey(relationship) else { return nil }
+        return context.object(for: ObjectID(entity: context.store.model.entity(named: relationship.destination)!.index,
+                                            primaryKey: target))
+    }
+
+    /// The objects of the to-many relationship `key` (faults), loaded on
+    /// first use with one statement.
+    public func objects(forKey key: String) throws(StoreError) -> [ManagedObject] {
+        let relationship = try relationship(key, toMany: true)
+        let destination = context.store.model.entity(named: relationship.destination)!
+        return try toManyKeys(relationship).map { context.object(for: ObjectID(entity: destination.index, primaryKey: $0)) }
+    }
+
+    // MARK: Changing
+
+    /// Sets an attribute. The change is saved with the context.
+    public func setValue(_ value: PredicateValue, forKey key: String) throws(StoreError) {
+        let attribute = try attribute(key)
+        try context.willChange(self)
+        changedValues[attribute.slot] = value
+    }
+
+    /// Sets a to-one relationship, keeping the inverse on both sides in step.
+    public func setObject(_ object: ManagedObject?, forKey key: String) throws(StoreError) {
+        let relationship = try relationship(key, toMany: false)
+        try context.setToOne(self, relationship, object)
+    }
+
+    /// Adds an object to a to-many relationship, keeping the inverse in step.
+    public func addObject(_ object: ManagedObject, forKey key: String) throws(StoreError) {
+        let relationship = try relationship(key, toMany: true)
+        try context.link(self, relationship, object)
+    }
+
+    /// Removes an object from a to-many relationship, keeping the inverse in step.
+    public func removeObject(_ object: ManagedObject, forKey key: String) throws(StoreError) {
+        let relationship = try relationship(key, toMany: true)
+        try context.unlink(self, relationship, object)
+    }
+
+    /// Forgets unsaved changes (not insert or delete).
+    func discardChanges() {
+        changedValues = [:]
+        changedToOne = [:]
+        addedToMany = [:]
+        removedToMany = [:]
+    }
+
+    public var description: String {
+        "<\(entity.name) \(objectID.primaryKey)\(isFault ? " (fault)" : "")\(isInserted ? " (inserted)" : "")\(isDeleted ? " (deleted)" : "")>"
+    }
+}

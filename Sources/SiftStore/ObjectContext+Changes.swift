@@ -1,0 +1,207 @@
+// Store stage: changing objects in a context — insert, update, delete with
+// the model's delete rules, inverse relationships kept in step, rollback.
+
+import Foundation
+import Sift
+
+extension ObjectContext {
+    /// A new object of `entityName`, with a temporary ID until it is saved.
+    public func insert(_ entityName: String) throws(StoreError) -> ManagedObject {
+        let entity = try store.entity(entityName)
+        nextTemporaryKey -= 1
+        let object = ManagedObject(objectID: ObjectID(entity: entity.index, primaryKey: nextTemporaryKey),
+                                   entity: entity, context: self)
+        object.isInserted = true
+        for attribute in entity.attributes {
+            if let value = attribute.defaultValue { object.changedValues[attribute.slot] = value }
+        }
+        register(object)
+        changed[object.objectID] = object
+        return object
+    }
+
+    /// Whether any object has unsaved changes.
+    public var hasChanges: Bool { changed.values.contains { $0.hasChanges } }
+
+    /// Objects inserted and not saved yet.
+    public var insertedObjects: [ManagedObject] { changed.values.filter(\.isInserted).sorted(by: Self.order) }
+    /// Objects changed and not saved yet (not inserted, not deleted).
+    public var updatedObjects: [ManagedObject] {
+        changed.values.filter { !$0.isInserted && !$0.isDeleted && $0.hasValueChanges }.sorted(by: Self.order)
+    }
+    /// Objects deleted and not saved yet.
+    public var deletedObjects: [ManagedObject] { changed.values.filter(\.isDeleted).sorted(by: Self.order) }
+
+    static func order(_ a: ManagedObject, _ b: ManagedObject) -> Bool {
+        (a.objectID.entity, abs(a.objectID.primaryKey)) < (b.objectID.entity, abs(b.objectID.primaryKey))
+    }
+
+    /// Notes that `object` is about to change.
+    func willChange(_ object: ManagedObject) throws(StoreError) {
+        guard !object.isDeleted else { throw .objectDeleted(object.description) }
+        if !object.isInserted { _ = try object.values() }
+        changed[object.objectID] = object
+    }
+
+    func destination(_ relationship: Relationship) -> Entity {
+        store.model.entity(named: relationship.destination)!
+    }
+
+    func inverse(_ relationship: Relationship) -> Relationship? {
+        relationship.inverse.flatMap { destination(relationship).relationship(named: $0) }
+    }
+
+    func object(_ entity: Entity, _ key: Int64) -> ManagedObject {
+        object(for: ObjectID(entity: entity.index, primaryKey: key))
+    }
+
+    // MARK: One side of a link
+
+    /// Sets one to-one slot, without touching the inverse.
+    func assign(_ object: ManagedObject, _ relationship: Relationship, _ target: Int64?) throws(StoreError) {
+        try willChange(object)
+        object.changedToOne[relationship.slot] = target
+    }
+
+    /// Adds to one to-many slot, without touching the inverse.
+    func add(_ object: ManagedObject, _ relationship: Relationship, _ target: Int64) throws(StoreError) {
+        try willChange(object)
+        if object.removedToMany[relationship.slot]?.remove(target) != nil { return }
+        if !(object.addedToMany[relationship.slot] ?? []).contains(target) {
+            object.addedToMany[relationship.slot, default: []].append(target)
+        }
+    }
+
+    /// Removes from one to-many slot, without touching the inverse.
+    func remove(_ object: ManagedObject, _ relationship: Relationship, _ target: Int64) throws(StoreError) {
+        try willChange(object)
+        if let i = object.addedToMany[relationship.slot]?.firstIndex(of: target) {
+            object.addedToMany[relationship.slot]!.remove(at: i)
+            return
+        }
+        object.removedToMany[relationship.slot, default: []].insert(target)
+    }
+
+    // MARK: Both sides
+
+    /// `object.relationship = target`, with the inverse kept in step: the old
+    /// target loses `object`, the new one gains it (and, one-to-one, the new
+    /// target's old partner loses it).
+    func setToOne(_ object: ManagedObject, _ relationship: Relationship, _ target: ManagedObject?) throws(StoreError) {
+        let old = try object.toOneKey(relationship)
+        let destinationEntity = destination(relationship)
+        guard old != target?.objectID.primaryKey else { return }
+        try assign(object, relationship, target?.objectID.primaryKey)
+        guard let inverse = inverse(relationship) else { return }
+        let me = object.objectID.primaryKey
+        if let old {
+            let previous = self.object(destinationEntity, old)
+            if inverse.isToMany { try remove(previous, inverse, me) } else { try assign(previous, inverse, nil) }
+        }
+        if let target {
+            if inverse.isToMany {
+                try add(target, inverse, me)
+            } else {
+                if let partner = try target.toOneKey(inverse), partner != me {
+                    try assign(self.object(object.entity, partner), relationship, nil)
+                }
+                try assign(target, inverse, me)
+            }
+        }
+    }
+
+    /// Adds `member` to `owner.relationship`, with the inverse kept in step.
+    func link(_ owner: ManagedObject, _ relationship: Relationship, _ member: ManagedObject) throws(StoreError) {
+        if let inverse = inverse(relationship), !inverse.isToMany {
+            // The member's to-one side holds the link.
+            try setToOne(member, inverse, owner)
+            return
+        }
+        try add(owner, relationship, member.objectID.primaryKey)
+        if let inverse = inverse(relationship) { try add(member, inverse, owner.objectID.primaryKey) }
+    }
+
+    /// Removes `member` from `owner.relationship`, with the inverse kept in step.
+    func unlink(_ owner: ManagedObject, _ relationship: Relationship, _ member: ManagedObject) throws(StoreError) {
+        if let inverse = inverse(relationship), !inverse.isToMany {
+            if try member.toOneKey(inverse) == owner.objectID.primaryKey { try setToOne(member, inverse, nil) }
+            return
+        }
+        try remove(owner, relationship, member.objectID.primaryKey)
+        if let inverse = inverse(relationship) { try remove(member, inverse, owner.objectID.primaryKey) }
+    }
+
+    // MARK: Delete
+
+    /// Deletes an object, applying its relationships' delete rules: nullify
+    /// (the related objects forget it), cascade (they are deleted too), deny
+    /// (the save fails while they exist), no action.
+    public func delete(_ object: ManagedObject) throws(StoreError) {
+        guard !object.isDeleted else { return }
+        if !object.isInserted { _ = try object.values() }
+        for relationship in object.entity.relationships {
+            let targets: [ManagedObject]
+            if relationship.isToMany {
+                targets = try object.objects(forKey: relationship.name)
+            } else {
+                targets = [try object.object(forKey: relationship.name)].compactMap { $0 }
+            }
+            switch relationship.deleteRule {
+            case .nullify:
+                guard let inverse = inverse(relationship) else { continue }
+                for target in targets where !target.isDeleted {
+                    if inverse.isToMany {
+                        try remove(target, inverse, object.objectID.primaryKey)
+                    } else if try target.toOneKey(inverse) == object.objectID.primaryKey {
+                        try assign(target, inverse, nil)
+                    }
+                }
+            case .cascade:
+                object.isDeleted = true  // so cycles stop here
+                for target in targets { try delete(target) }
+            case .deny:
+                if !targets.filter({ !$0.isDeleted }).isEmpty {
+                    denied[object.objectID, default: []].append(SaveValidationFailure(
+                        object: "<\(object.entity.name) \(object.objectID.primaryKey)>", property: relationship.name,
+                        reason: "cannot be deleted while '\(relationship.name)' is not empty (deny rule)"))
+                }
+            case .noAction:
+                continue
+            }
+        }
+        object.isDeleted = true
+        if object.isInserted {
+            // Never saved: it simply goes.
+            changed[object.objectID] = nil
+            unregisterObject(object)
+        } else {
+            changed[object.objectID] = object
+        }
+    }
+
+    // MARK: Rollback
+
+    /// Discards every unsaved change: inserted objects go, deleted ones come
+    /// back, changed ones show their saved values again.
+    public func rollback() {
+        for object in changed.values {
+            object.discardChanges()
+            object.isDeleted = false
+            if object.isInserted { unregisterObject(object) }
+        }
+        changed = [:]
+        denied = [:]
+    }
+}
+
+/// One reason a save was refused before it touched the store.
+public struct SaveValidationFailure: Hashable, Sendable, CustomStringConvertible {
+    /// The object, as described: `<Employee -1 (inserted)>`.
+    public var object: String
+    /// The property at fault.
+    public var property: String
+    /// What is wrong.
+    public var reason: String
+
+    public var description: String { "\(object).\(property): \(reason)" }
+}

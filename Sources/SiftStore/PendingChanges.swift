@@ -1,0 +1,98 @@
+// Store stage: fetches that see the context's unsaved changes.
+//
+// The store answers for what is saved; then inserted and changed objects of
+// the entity are tested in memory with their unsaved values, deleted ones
+// drop out, and sort, offset and limit apply to the result — the answers the
+// same fetch would give after a save. (As in Core Data, an unchanged object
+// is not re-tested because an object it relates to changed.)
+
+import Foundation
+import Sift
+
+/// Evaluates against a context's objects, unsaved changes included.
+struct ContextDomain: EvaluationDomain {
+    typealias Object = ManagedObject
+    unowned(unsafe) let context: ObjectContext
+
+    func handle(for attribute: AttributeReference) -> String { attribute.name }
+    func handle(for relationship: RelationshipReference) -> String { relationship.name }
+
+    func value(_ key: String, of object: ManagedObject) -> PredicateValue {
+        (try? object.value(forKey: key)) ?? .null
+    }
+
+    func object(_ key: String, of object: ManagedObject) -> ManagedObject? {
+        (try? object.object(forKey: key)) ?? nil
+    }
+
+    func objects(_ key: String, of object: ManagedObject) -> [ManagedObject] {
+        (try? object.objects(forKey: key)) ?? []
+    }
+
+    func reference(to object: ManagedObject) -> PredicateValue {
+        .object(object.reference)
+    }
+}
+
+extension ObjectContext {
+    /// Whether a fetch of `request` must look at unsaved changes.
+    func needsPendingChanges(_ request: FetchRequest, _ entity: Entity) -> Bool {
+        request.includesPendingChanges && changed.values.contains { $0.objectID.entity == entity.index && $0.hasChanges }
+    }
+
+    /// The objects a request selects, unsaved changes included.
+    func fetchIncludingChanges(_ request: FetchRequest, _ entity: Entity) throws(StoreError) -> [ManagedObject] {
+        // What the store has, before offset and limit.
+        var unlimited = request
+        unlimited.fetchLimit = nil
+        unlimited.fetchOffset = 0
+        unlimited.fetchBatchSize = 0
+        unlimited.includesPendingChanges = false
+        unlimited.relationshipKeyPathsForPrefetching = []
+        var result = try fetch(unlimited)
+        let predicate = try store.boundPredicate(request)
+        let filter = predicate.map { MemoryPredicate($0, domain: ContextDomain(context: self)) }
+        let pending = changed.values.filter { $0.objectID.entity == entity.index && $0.hasChanges }
+        let pendingIDs = Set(pending.map(\.objectID))
+        result.removeAll { pendingIDs.contains($0.objectID) || $0.isDeleted }
+        for object in pending where !object.isDeleted && (filter?.evaluate(object) ?? true) {
+            result.append(object)
+        }
+        result = try sorted(result, by: request)
+        if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
+        if let limit = request.fetchLimit { result = Array(result.prefix(limit)) }
+        for keyPath in request.relationshipKeyPathsForPrefetching {
+            try prefetch(keyPath, from: result.compactMap(\.node), entity: entity)
+        }
+        return result
+    }
+
+    /// Sorts objects as the store would: by each sort key (nil first, `[c]`
+    /// folding when asked), then by primary key (unsaved objects last).
+    func sorted(_ objects: [ManagedObject], by request: FetchRequest) throws(StoreError) -> [ManagedObject] {
+        let domain = ContextDomain(context: self)
+        let keys = try store.sortKeys(request).map { key in
+            (MemoryExpression(key.expression, domain: domain), key.ascending, key.caseInsensitive)
+        }
+        let decorated = objects.map { object in
+            (object, keys.map { expression, _, fold -> PredicateValue in
+                let value = expression.evaluate(object)
+                if fold, case .string(let s) = value { return .string(StringFolding.fold(s, .caseInsensitive)) }
+                return value
+            })
+        }
+        return decorated.sorted { a, b in
+            for (i, key) in keys.enumerated() {
+                let (x, y) = (a.1[i], b.1[i])
+                if x == .null && y == .null { continue }
+                if x == .null { return key.1 }
+                if y == .null { return !key.1 }
+                guard let order = ValueComparison.order(x, y), order != 0 else { continue }
+                return key.1 ? order < 0 : order > 0
+            }
+            let (p, q) = (a.0.objectID.primaryKey, b.0.objectID.primaryKey)
+            if (p < 0) != (q < 0) { return q < 0 }
+            return abs(p) < abs(q)
+        }.map(\.0)
+    }
+}

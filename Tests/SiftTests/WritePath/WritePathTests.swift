@@ -1,0 +1,352 @@
+// The write path: changes in a context, delete rules, validation, fetches
+// that see unsaved changes, saves with optimistic locking and every merge
+// policy, several contexts, change notifications.
+
+import Foundation
+import Sift
+import SiftStore
+import Testing
+
+@Suite("Write path")
+struct WritePathTests {
+    func freshStore() throws -> SQLiteStore {
+        let store = try SQLiteStore(inMemoryWith: Company.model)
+        try store.importDataSet(Company.dataSet)
+        return store
+    }
+
+    func employee(_ context: ObjectContext, _ id: Int64) -> ManagedObject {
+        context.object(for: ObjectID(entity: 1, primaryKey: id))
+    }
+
+    func storeValue(_ store: SQLiteStore, _ id: Int64, _ key: String) throws -> PredicateValue? {
+        let fresh = ObjectContext(store: store)
+        store.rowCache.removeAll()
+        return try fresh.object(for: ObjectID(entity: 1, primaryKey: id)).value(forKey: key)
+    }
+
+    func newEmployee(_ context: ObjectContext, _ name: String, age: Int64 = 30) throws -> ManagedObject {
+        let e = try context.insert("Employee")
+        try e.setValue(.string(name), forKey: "name")
+        try e.setValue(.int(age), forKey: "age")
+        try e.setValue(.double(50_000), forKey: "salary")
+        try e.setValue(.bool(false), forKey: "isManager")
+        try e.setValue(.date(Date(timeIntervalSinceReferenceDate: 0)), forKey: "startDate")
+        return e
+    }
+
+    @Test func insertGetsAPermanentIDAndKeepsItsIdentity() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        let e = try newEmployee(context, "New Person")
+        #expect(e.objectID.primaryKey < 0)
+        #expect(e.isInserted && context.hasChanges)
+        #expect(context.insertedObjects.map { $0 === e } == [true])
+        try context.save()
+        #expect(e.objectID.primaryKey == 161)
+        #expect(!e.isInserted && !context.hasChanges)
+        #expect(context.object(for: e.objectID) === e)
+        #expect(try storeValue(store, 161, "name") == "New Person")
+    }
+
+    @Test func updatesBumpTheVersion() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        let alice = employee(context, 101)
+        #expect(try alice.value(forKey: "age") == 58)
+        try alice.setValue(59, forKey: "age")
+        #expect(context.updatedObjects.count == 1)
+        #expect(try alice.value(forKey: "age") == 59)
+        try context.save()
+        let version = try store.withConnection { try $0.query(#"SELECT "Z_OPT" FROM "Employee" WHERE "Z_PK" = 101"#) }
+        #expect(version.first?.first == .integer(2))
+        #expect(try storeValue(store, 101, "age") == 59)
+    }
+
+    @Test func inversesStayInStep() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        let bob = employee(context, 102)
+        let legal = context.object(for: ObjectID(entity: 0, primaryKey: 6))
+        let sales = try #require(try bob.object(forKey: "department"))
+        try bob.setObject(legal, forKey: "department")
+        #expect(try legal.objects(forKey: "employees").contains { $0 === bob })
+        #expect(try !sales.objects(forKey: "employees").contains { $0 === bob })
+        // Many-to-many: both sides.
+        let lead = context.object(for: ObjectID(entity: 2, primaryKey: 2))
+        try bob.addObject(lead, forKey: "tags")
+        #expect(try lead.objects(forKey: "employees").contains { $0 === bob })
+        let remote = context.object(for: ObjectID(entity: 2, primaryKey: 1))
+        try remote.removeObject(bob, forKey: "employees")
+        #expect(try !bob.objects(forKey: "tags").contains { $0 === remote })
+        // A to-many whose inverse is to-one sets the member's to-one.
+        let carol = employee(context, 103)
+        try legal.addObject(carol, forKey: "employees")
+        #expect(try carol.object(forKey: "department") === legal)
+        try context.save()
+
+        let fresh = ObjectContext(store: store)
+        store.rowCache.removeAll()
+        let bob2 = employee(fresh, 102)
+        #expect(try bob2.object(forKey: "department")?.objectID.primaryKey == 6)
+        #expect(try Set(bob2.objects(forKey: "tags").map(\.objectID.primaryKey)) == [2, 10])
+        #expect(try employee(fresh, 103).object(forKey: "department")?.objectID.primaryKey == 6)
+    }
+
+    @Test func deleteNullifiesInverses() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        let sales = context.object(for: ObjectID(entity: 0, primaryKey: 2))
+        let members = try sales.objects(forKey: "employees")
+        try context.delete(sales)
+        #expect(sales.isDeleted)
+        for member in members { #expect(try member.object(forKey: "department") == nil) }
+        try context.save()
+        let fresh = ObjectContext(store: store)
+        store.rowCache.removeAll()
+        #expect(try fresh.count(for: FetchRequest(entityName: "Department")) == 7)
+        #expect(try fresh.count(for: FetchRequest(entityName: "Employee", predicate: "department == nil")) == 3 + members.count)
+    }
+
+    static let rulesModel = try! DataModel([
+        Entity("Owner", attributes: [Attribute("name", .string)],
+               relationships: [Relationship("pets", to: "Pet", toMany: true, inverse: "owner", deleteRule: .cascade)]),
+        Entity("Pet", attributes: [Attribute("name", .string)],
+               relationships: [Relationship("owner", to: "Owner", inverse: "pets"),
+                               Relationship("toys", to: "Toy", toMany: true, inverse: "pet", deleteRule: .deny)]),
+        Entity("Toy", attributes: [Attribute("name", .string)],
+               relationships: [Relationship("pet", to: "Pet", inverse: "toys", deleteRule: .noAction)]),
+    ])
+
+    @Test func cascadeDenyAndNoAction() throws {
+        let store = try SQLiteStore(inMemoryWith: Self.rulesModel)
+        try store.importDataSet(try DataSet(model: Self.rulesModel, objects: [
+            "Owner": [["id": 1, "name": "Ann"]],
+            "Pet": [["id": 1, "name": "Rex", "owner": 1], ["id": 2, "name": "Tom", "owner": 1]],
+            "Toy": [["id": 1, "name": "ball", "pet": 2]],
+        ]))
+        let context = ObjectContext(store: store)
+        let ann = context.object(for: ObjectID(entity: 0, primaryKey: 1))
+        try context.delete(ann)
+        #expect(context.deletedObjects.count == 3)  // Ann, Rex, Tom
+        #expect {
+            try context.save()
+        } throws: { error in
+            guard case StoreError.validation(let failures) = error else { return false }
+            return failures.count == 1 && failures[0].property == "toys" && failures[0].object.contains("Pet 2")
+        }
+        context.rollback()
+        let tom = context.object(for: ObjectID(entity: 1, primaryKey: 2))
+        let ball = try #require(try tom.objects(forKey: "toys").first)
+        try context.delete(ball)  // no action: Tom still lists it until saved
+        try context.delete(ann)
+        try context.save()
+        let fresh = ObjectContext(store: store)
+        #expect(try fresh.count(for: FetchRequest(entityName: "Pet")) == 0)
+        #expect(try fresh.count(for: FetchRequest(entityName: "Owner")) == 0)
+    }
+
+    @Test func rollbackDiscardsEverything() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        let alice = employee(context, 101)
+        try alice.setValue(1, forKey: "age")
+        let inserted = try newEmployee(context, "X")
+        let bob = employee(context, 102)
+        try context.delete(bob)
+        context.rollback()
+        #expect(!context.hasChanges)
+        #expect(try alice.value(forKey: "age") == 58)
+        #expect(!bob.isDeleted)
+        #expect(context.object(for: inserted.objectID) !== inserted)
+    }
+
+    @Test func validationNamesTheObjectAndProperty() throws {
+        let context = ObjectContext(store: try freshStore())
+        let e = try context.insert("Employee")
+        try e.setValue("Nameless", forKey: "name")
+        try e.setValue("thirty", forKey: "age")
+        #expect {
+            try context.save()
+        } throws: { error in
+            guard case StoreError.validation(let failures) = error else { return false }
+            let properties = Set(failures.map(\.property))
+            return properties == ["age", "salary", "isManager", "startDate"]
+                && failures.first { $0.property == "age" }!.reason == "must be integer64, not a string"
+        }
+    }
+
+    @Test func fetchesSeeUnsavedChanges() throws {
+        let store = try freshStore()
+        let context = ObjectContext(store: store)
+        var request = FetchRequest(entityName: "Employee", predicate: "age > 60",
+                                   sortDescriptors: [SortDescriptor("age", ascending: false)])
+        let before = try context.fetchObjectIDs(request).map(\.primaryKey)
+        let young = employee(context, 102)
+        try young.setValue(99, forKey: "age")
+        let old = try #require(try context.fetch(request).last)
+        try old.setValue(20, forKey: "age")
+        let inserted = try newEmployee(context, "Elder", age: 70)
+        try context.delete(employee(context, before.first!))
+        let ids = try context.fetch(request).map(\.objectID.primaryKey)
+        #expect(ids.first == 102)
+        #expect(ids.contains(inserted.objectID.primaryKey))
+        #expect(!ids.contains(old.objectID.primaryKey))
+        #expect(!ids.contains(before.first!))
+        request.fetchLimit = 2
+        #expect(try context.fetch(request).map(\.objectID.primaryKey) == Array(ids.prefix(2)))
+        request.includesPendingChanges = false
+        request.fetchLimit = nil
+        #expect(try context.fetchObjectIDs(request).map(\.primaryKey) == before)
+        // After saving, the store gives the same answer.
+        try context.save()
+        var saved = FetchRequest(entityName: "Employee", predicate: "age > 60",
+                                 sortDescriptors: [SortDescriptor("age", ascending: false)])
+        saved.includesPendingChanges = false
+        let afterSave = try ObjectContext(store: store).fetchObjectIDs(saved).map(\.primaryKey)
+        #expect(afterSave == ids.map { $0 < 0 ? inserted.objectID.primaryKey : $0 }, "\(afterSave) vs \(ids)")
+    }
+
+    func conflictingEdit(_ store: SQLiteStore, policy: MergePolicy) throws -> (ObjectContext, ManagedObject) {
+        let mine = ObjectContext(store: store)
+        mine.mergePolicy = policy
+        let alice = employee(mine, 101)
+        _ = try alice.value(forKey: "age")
+        // Another context changes age and salary, and saves first.
+        let theirs = ObjectContext(store: store)
+        let theirAlice = employee(theirs, 101)
+        try theirAlice.setValue(40, forKey: "age")
+        try theirAlice.setValue(1.0, forKey: "salary")
+        try theirs.save()
+        try alice.setValue(41, forKey: "age")
+        try alice.setValue("Renamed", forKey: "name")
+        return (mine, alice)
+    }
+
+    @Test func conflictsFailTheWholeSaveByDefault() throws {
+        let store = try freshStore()
+        let (mine, _) = try conflictingEdit(store, policy: .error)
+        let inserted = try newEmployee(mine, "Never Saved")
+        #expect {
+            try mine.save()
+        } throws: { error in
+            guard case StoreError.conflicts(let conflicts) = error else { return false }
+            return conflicts.count == 1 && conflicts[0].contextVersion == 1 && conflicts[0].storeVersion == 2
+                && conflicts[0].storeValues?["age"] == 40 && conflicts[0].contextValues["age"] == 41
+        }
+        #expect(inserted.isInserted)
+        #expect(try ObjectContext(store: store).count(for: FetchRequest(entityName: "Employee")) == 60)
+        #expect(try storeValue(store, 101, "name") == "Alice Anderson")
+    }
+
+    @Test("Merge policies", arguments: [
+        (MergePolicy.storeTrump, PredicateValue.int(40), PredicateValue.string("Renamed"), PredicateValue.double(1)),
+        (.objectTrump, 41, "Renamed", 1.0),
+        (.overwrite, 41, "Renamed", 250_000.0),
+        (.rollback, 40, "Alice Anderson", 1.0),
+    ] as [(MergePolicy, PredicateValue, PredicateValue, PredicateValue)])
+    func mergePolicies(_ policy: MergePolicy, _ age: PredicateValue, _ name: PredicateValue, _ salary: PredicateValue) throws {
+        let store = try freshStore()
+        let (mine, alice) = try conflictingEdit(store, policy: policy)
+        try mine.save()
+        #expect(try storeValue(store, 101, "age") == age)
+        #expect(try storeValue(store, 101, "name") == name)
+        #expect(try storeValue(store, 101, "salary") == salary)
+        #expect(try alice.value(forKey: "age") == age)
+        #expect(!mine.hasChanges)
+    }
+
+    @Test func deletedInOneContextWhileChangedInAnother() throws {
+        let store = try freshStore()
+        let changer = ObjectContext(store: store)
+        let bob = employee(changer, 102)
+        try bob.setValue(31, forKey: "age")
+        let deleter = ObjectContext(store: store)
+        try deleter.delete(employee(deleter, 102))
+        try deleter.save()
+        #expect {
+            try changer.save()
+        } throws: { error in
+            guard case StoreError.conflicts(let conflicts) = error else { return false }
+            return conflicts.first?.storeVersion == nil
+        }
+        changer.mergePolicy = .objectTrump
+        try changer.save()  // the context's object wins: the row comes back
+        #expect(try storeValue(store, 102, "age") == 31)
+    }
+
+    @Test func deletingWhatAnotherContextDeletedIsFine() throws {
+        let store = try freshStore()
+        let first = ObjectContext(store: store)
+        let second = ObjectContext(store: store)
+        _ = try employee(second, 140).value(forKey: "age")
+        try first.delete(employee(first, 140))
+        try first.save()
+        try second.delete(employee(second, 140))
+        try second.save()
+        #expect(try ObjectContext(store: store).count(for: FetchRequest(entityName: "Employee")) == 59)
+    }
+
+    @Test func otherContextsMergeWhatWasSaved() throws {
+        let store = try freshStore()
+        let reader = ObjectContext(store: store)
+        let alice = employee(reader, 101)
+        let bob = employee(reader, 102)
+        #expect(try alice.value(forKey: "age") == 58)
+        _ = try bob.value(forKey: "age")
+        let announced = Announcements()
+        let observation = store.addObserver { announced.append($0) }
+        defer { observation.cancel() }
+        let writer = ObjectContext(store: store)
+        try employee(writer, 101).setValue(60, forKey: "age")
+        try writer.delete(employee(writer, 102))
+        try writer.save()
+        let changes = try #require(announced.all.first)
+        #expect(changes.updated.contains(ObjectID(entity: 1, primaryKey: 101)))
+        #expect(changes.deleted.contains(ObjectID(entity: 1, primaryKey: 102)))
+        try reader.mergeChanges(from: changes)
+        #expect(try alice.value(forKey: "age") == 60)
+        #expect(bob.isDeleted)
+        // After a reset, objects come back by ID with an IN predicate.
+        reader.reset()
+        let ids = [101, 103].map { PredicateValue.object(ObjectReference(entity: "Employee", id: $0)) }
+        let again = try reader.fetch(FetchRequest(entityName: "Employee", predicate: "SELF IN %@", arguments: [.array(ids)]))
+        #expect(again.map(\.objectID.primaryKey) == [101, 103])
+    }
+
+    @Test func mergeKeepsUnsavedEditsAsThePolicySays() throws {
+        let store = try freshStore()
+        let reader = ObjectContext(store: store)
+        reader.mergePolicy = .storeTrump
+        let alice = employee(reader, 101)
+        try alice.setValue(1, forKey: "age")
+        try alice.setValue("Mine", forKey: "name")
+        let announced = Announcements()
+        let observation = store.addObserver { announced.append($0) }
+        defer { observation.cancel() }
+        let writer = ObjectContext(store: store)
+        try employee(writer, 101).setValue(70, forKey: "age")
+        try writer.save()
+        try reader.mergeChanges(from: try #require(announced.all.first))
+        #expect(try alice.value(forKey: "age") == 70)       // the store changed it: its value wins
+        #expect(try alice.value(forKey: "name") == "Mine")  // untouched in the store: the edit stays
+        try reader.save()                                   // no conflict: the snapshot is current
+        #expect(try storeValue(store, 101, "name") == "Mine")
+    }
+}
+
+/// Collects store announcements from any thread.
+final class Announcements: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [StoreChanges] = []
+    func append(_ changes: StoreChanges) {
+        lock.lock()
+        items.append(changes)
+        lock.unlock()
+    }
+    var all: [StoreChanges] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
+}
