@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
         // Stage 1: text -> syntax tree. Depends on nothing but Foundation.
@@ -54,6 +55,7 @@ let package = Package(
         // The persistence core. The compiler library never depends on it.
         .target(name: "SiftStore", dependencies: [
             "Sift", "CSQLite", .product(name: "Logging", package: "swift-log"),
+            .product(name: "OrderedCollections", package: "swift-collections"),
         ]),
         // Generated demo data for `sift demo` and the benchmarks.
         .target(name: "SiftDemo", dependencies: ["Sift"]),

@@ -7,6 +7,7 @@
 // loading it). Reading gives the snapshot with the changes applied.
 
 import Foundation
+import OrderedCollections
 import Sift
 
 /// An object of a context: a fault until its values are first read.
@@ -27,7 +28,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// Unsaved to-one targets (primary keys, negative for unsaved objects), by slot.
     var changedToOne: [Int: Int64?] = [:]
     /// Unsaved to-many additions and removals, by slot.
-    var addedToMany: [Int: [Int64]] = [:]
+    var addedToMany: [Int: OrderedSet<Int64>] = [:]
     var removedToMany: [Int: Set<Int64>] = [:]
     /// Whether the object was inserted and not saved yet.
     public internal(set) var isInserted = false
@@ -104,7 +105,9 @@ public final class ManagedObject: CustomStringConvertible {
         let base = isInserted ? [] : try context.toManyKeys(of: self, relationship)
         let removed = removedToMany[relationship.slot] ?? []
         let added = addedToMany[relationship.slot] ?? []
-        return base.filter { !removed.contains($0) } + added.filter { !base.contains($0) || removed.contains($0) }
+        guard !removed.isEmpty || !added.isEmpty else { return base }
+        let kept = base.filter { !removed.contains($0) && !added.contains($0) }
+        return kept + added.elements
     }
 
     /// The object of the to-one relationship `key` (a fault), or nil.

@@ -67,18 +67,13 @@ extension ObjectContext {
     func add(_ object: ManagedObject, _ relationship: Relationship, _ target: Int64) throws(StoreError) {
         try willChange(object)
         if object.removedToMany[relationship.slot]?.remove(target) != nil { return }
-        if !(object.addedToMany[relationship.slot] ?? []).contains(target) {
-            object.addedToMany[relationship.slot, default: []].append(target)
-        }
+        object.addedToMany[relationship.slot, default: []].append(target)
     }
 
     /// Removes from one to-many slot, without touching the inverse.
     func remove(_ object: ManagedObject, _ relationship: Relationship, _ target: Int64) throws(StoreError) {
         try willChange(object)
-        if let i = object.addedToMany[relationship.slot]?.firstIndex(of: target) {
-            object.addedToMany[relationship.slot]!.remove(at: i)
-            return
-        }
+        if object.addedToMany[relationship.slot]?.remove(target) != nil { return }
         object.removedToMany[relationship.slot, default: []].insert(target)
     }
 
