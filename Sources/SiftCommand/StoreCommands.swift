@@ -171,7 +171,7 @@ struct Explain: ParsableCommand {
             let syntax = try PredicateParser.parse(text, arguments: options.predicateArguments.values)
             print("parsed:\n  \(syntax)")
             let request = options.request()
-            guard let bound = try store.boundPredicate(request) else { return }
+            guard let bound = try store.bind(request) else { return }
             print("bound:\n" + bound.outline.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
             let plan = try store.plan(request)
             print("plan:\n" + plan.description.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))

@@ -72,6 +72,9 @@ public struct RowSnapshot: Sendable {
         tables[entity][primaryKey]
     }
 
+    /// An entity's nodes by primary key.
+    public func nodesByKey(entity: Int) -> [Int64: RowNode] { tables[entity] }
+
     /// Every node of an entity, in primary-key order.
     public func nodes(entity: Int) -> [RowNode] {
         tables[entity].values.sorted { $0.id.primaryKey < $1.id.primaryKey }

@@ -82,39 +82,9 @@ public struct FetchRequest: Sendable {
 }
 
 extension SQLiteStore {
-    /// The bound predicate of a request.
-    public func boundPredicate(_ request: FetchRequest) throws(StoreError) -> BoundPredicate? {
-        switch request.predicate {
-        case nil:
-            return nil
-        case .bound(let bound):
-            return Optimizer.standard.optimize(bound)
-        case .format(let text, let arguments):
-            do {
-                return try compiler.bind(text, arguments: arguments, entity: request.entityName)
-            } catch {
-                throw .invalidPredicate(error, text: text)
-            }
-        }
-    }
-
-    /// The sort keys of a request, bound.
-    func sortKeys(_ request: FetchRequest) throws(StoreError) -> [SQLSortKey] {
-        var keys: [SQLSortKey] = []
-        for descriptor in request.sortDescriptors {
-            do {
-                let syntax = try PredicateParser.parseExpression(descriptor.keyPath)
-                let bound = try Binder(model: model).bind(syntax, entity: request.entityName)
-                keys.append(SQLSortKey(bound, ascending: descriptor.ascending, caseInsensitive: descriptor.caseInsensitive))
-            } catch let error as PredicateSyntaxError {
-                throw .invalidPredicate(.syntax(error), text: descriptor.keyPath)
-            } catch let error as PredicateValidationError {
-                throw .invalidPredicate(.validation(error), text: descriptor.keyPath)
-            } catch {
-                throw .unknownKey(descriptor.keyPath, entity: request.entityName)
-            }
-        }
-        return keys
+    /// A request's predicate, bound to the store's model and optimized.
+    public func bind(_ request: FetchRequest) throws(StoreError) -> BoundPredicate? {
+        try boundPredicate(request)
     }
 
     /// The SQL a request runs.

@@ -90,7 +90,7 @@ public final class SQLiteStore: @unchecked Sendable {
     let connection: SQLiteConnection
     private let lock = NSRecursiveLock()
     /// Who hears about saves.
-    let observers = Mutex<[UUID: @Sendable (StoreChanges) -> Void]>([:])
+    let observers = Observers()
 
     /// Opens the store at `url`. A missing or empty file becomes a new store
     /// for `model`; an existing store must have been made for `model` (or,
@@ -160,11 +160,7 @@ public final class SQLiteStore: @unchecked Sendable {
         }
     }
 
-    /// The compiler for this store's predicates: its model, the standard
-    /// optimizer and its functions.
-    public var compiler: PredicateCompiler {
-        PredicateCompiler(model: model, functions: functions)
-    }
+
 
     private static func create(_ connection: SQLiteConnection, _ model: DataModel) throws(StoreError) {
         let schema = SQLSchema(model: model)
@@ -213,11 +209,6 @@ public final class SQLiteStore: @unchecked Sendable {
     /// How many SQL statements the store has run.
     public var statementCount: Int { withConnection { $0.statementCount } }
 
-    /// The entity called `name`.
-    func entity(_ name: String) throws(StoreError) -> Entity {
-        guard let entity = model.entity(named: name) else { throw .unknownEntity(name) }
-        return entity
-    }
 
     // MARK: Import
 

@@ -108,20 +108,7 @@ extension ObjectContext {
         // The current state of every written object, read before the transaction.
         var rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])] = [:]
         for object in inserted + updated { rows[object.objectID] = try currentRow(object) }
-        var outcome = SaveOutcome()
-        do {
-            try store.withConnection { connection in
-                try connection.transaction {
-                    outcome = try write(connection, inserted: inserted, updated: updated, deleted: deleted, rows: rows)
-                }
-            }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as SQLiteError {
-            throw .sqlite(error)
-        } catch {
-            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: nil))
-        }
+        let outcome = try store.commit(self, inserted: inserted, updated: updated, deleted: deleted, rows: rows)
         try finish(outcome, inserted: inserted, updated: updated, deleted: deleted, rows: rows)
     }
 
@@ -138,7 +125,7 @@ extension ObjectContext {
         var discarded: Set<ObjectID> = []
     }
 
-    func write(_ connection: SQLiteConnection, inserted: [ManagedObject], updated: [ManagedObject],
+    func write(_ connection: SQLiteConnection, _ store: SQLiteStore, inserted: [ManagedObject], updated: [ManagedObject],
                deleted: [ManagedObject], rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])]) throws -> SaveOutcome {
         let q = SQLSchema.quote
         let schema = store.schema
@@ -239,7 +226,7 @@ extension ObjectContext {
             let version = object.node?.version ?? 0
             try connection.forEachRow("DELETE FROM \(q(schema.table(entity))) WHERE \(q(SQLSchema.primaryKey)) = ?1 AND \(q(SQLSchema.version)) = ?2",
                                       [.integer(key(object)), .integer(version)])
-            if connection.changes == 0, try storeRow(connection, object) != nil {
+            if connection.changes == 0, try storeRow(connection, store, object) != nil {
                 conflicts.append(object)
                 continue
             }
@@ -254,7 +241,7 @@ extension ObjectContext {
         guard !conflicts.isEmpty else { return outcome }
         var records: [SaveConflict] = []
         for object in conflicts {
-            let current = try storeRow(connection, object)
+            let current = try storeRow(connection, store, object)
             var contextValues: [String: PredicateValue] = [:]
             if let row = rows[object.objectID] {
                 for a in object.entity.attributes { contextValues[a.name] = row.values[a.slot] }
@@ -313,7 +300,9 @@ extension ObjectContext {
     }
 
     /// The row of `object` as the store has it now: version and attribute values.
-    func storeRow(_ connection: SQLiteConnection, _ object: ManagedObject) throws -> (version: Int64, values: [String: PredicateValue])? {
+    func storeRow(_ connection: SQLiteConnection, _ store: SQLiteStore, _ object: ManagedObject) throws
+        -> (version: Int64, values: [String: PredicateValue])?
+    {
         let q = SQLSchema.quote
         let entity = object.entity
         let columns = [SQLSchema.version] + entity.attributes.map(\.name)
@@ -328,6 +317,10 @@ extension ObjectContext {
     }
 
     func companionColumns(_ attribute: Attribute) -> [String] {
+        Self.companionColumns(attribute)
+    }
+
+    static func companionColumns(_ attribute: Attribute) -> [String] {
         attribute.isCanonical ? SQLSchema.companionFlags.map { SQLSchema.companionColumn(attribute.name, flags: $0) } : []
     }
 
@@ -452,32 +445,3 @@ extension ObjectContext {
     }
 }
 
-extension SQLiteStore {
-    /// Calls `observer` after every save, with what it changed.
-    @discardableResult
-    public func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
-        let token = StoreObservation(store: self)
-        observers.withLock { $0[token.id] = observer }
-        return token
-    }
-
-    func announce(_ changes: StoreChanges) {
-        guard !changes.isEmpty else { return }
-        for observer in observers.withLock({ Array($0.values) }) { observer(changes) }
-    }
-}
-
-/// An observer of a store; `cancel()` stops it.
-public final class StoreObservation: Sendable {
-    let id = UUID()
-    weak let store: SQLiteStore?
-
-    init(store: SQLiteStore) {
-        self.store = store
-    }
-
-    /// Stops observing.
-    public func cancel() {
-        _ = store?.observers.withLock { $0.removeValue(forKey: id) }
-    }
-}

@@ -1,0 +1,170 @@
+// Store stage: what a context needs from a store. The SQLite store answers
+// with SQL (and memory for residuals); the atomic store answers everything
+// with the memory lowering over the rows it loaded from its file.
+
+import Foundation
+import Sift
+
+/// A store that contexts can work on: `SQLiteStore` or `AtomicStore`.
+public protocol PersistentStore: AnyObject, Sendable {
+    /// The model the store holds.
+    var model: DataModel { get }
+    /// The nodes of the rows read so far, shared by every context.
+    var rowCache: RowCache { get }
+    /// Functions the application registered.
+    var functions: FunctionRegistry { get }
+    /// Calls `observer` after every save, with what it changed.
+    @discardableResult
+    func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation
+}
+
+/// The operations behind a context.
+protocol StoreBackend: PersistentStore {
+    /// The rows a request selects, in its order, offset and limit applied;
+    /// stored in the row cache.
+    func rows(for request: FetchRequest) throws(StoreError) -> [RowNode]
+    /// The primary keys a request selects, in its order.
+    func keys(for request: FetchRequest) throws(StoreError) -> [Int64]
+    /// How many objects a request selects.
+    func count(for request: FetchRequest) throws(StoreError) -> Int
+    /// The rows of `entity` with these keys (in no particular order); stored in the row cache.
+    func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode]
+    /// The member keys of a to-many relationship for each owner; with
+    /// `loadingRows`, the members' rows are read into the row cache too.
+    func links(_ relationship: Relationship, of owners: [Int64], entity: Entity,
+               loadingRows: Bool) throws(StoreError) -> [Int64: [Int64]]
+    /// Writes a context's changes, all or nothing.
+    func commit(_ context: ObjectContext, inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
+                rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])]) throws(StoreError) -> ObjectContext.SaveOutcome
+    /// Tells every observer what a save changed.
+    func announce(_ changes: StoreChanges)
+    /// Who hears about saves.
+    var observers: Observers { get }
+}
+
+/// The observers of a store.
+final class Observers: Sendable {
+    let handlers = Synchronization.Mutex<[UUID: @Sendable (StoreChanges) -> Void]>([:])
+}
+
+import Synchronization
+
+extension StoreBackend {
+    func entity(_ name: String) throws(StoreError) -> Entity {
+        guard let entity = model.entity(named: name) else { throw .unknownEntity(name) }
+        return entity
+    }
+
+    /// The compiler for this store's predicates: its model, the standard
+    /// optimizer and its functions.
+    var compiler: PredicateCompiler { PredicateCompiler(model: model, functions: functions) }
+
+    /// The bound, optimized predicate of a request.
+    func boundPredicate(_ request: FetchRequest) throws(StoreError) -> BoundPredicate? {
+        switch request.predicate {
+        case nil:
+            return nil
+        case .bound(let bound):
+            return Optimizer.standard.optimize(bound)
+        case .format(let text, let arguments):
+            do {
+                return try compiler.bind(text, arguments: arguments, entity: request.entityName)
+            } catch {
+                throw .invalidPredicate(error, text: text)
+            }
+        }
+    }
+
+    /// The sort keys of a request, bound.
+    func sortKeys(_ request: FetchRequest) throws(StoreError) -> [SQLSortKey] {
+        var keys: [SQLSortKey] = []
+        for descriptor in request.sortDescriptors {
+            do {
+                let syntax = try PredicateParser.parseExpression(descriptor.keyPath)
+                let bound = try Binder(model: model, functions: functions).bind(syntax, entity: request.entityName)
+                keys.append(SQLSortKey(bound, ascending: descriptor.ascending, caseInsensitive: descriptor.caseInsensitive))
+            } catch let error as PredicateSyntaxError {
+                throw .invalidPredicate(.syntax(error), text: descriptor.keyPath)
+            } catch let error as PredicateValidationError {
+                throw .invalidPredicate(.validation(error), text: descriptor.keyPath)
+            } catch {
+                throw .unknownKey(descriptor.keyPath, entity: request.entityName)
+            }
+        }
+        return keys
+    }
+
+    func announce(_ changes: StoreChanges) {
+        guard !changes.isEmpty else { return }
+        for observer in observers.handlers.withLock({ Array($0.values) }) { observer(changes) }
+    }
+
+    /// Reads the rows along a relationship key path from `nodes`, one read per
+    /// key of the path; to-many keys are kept in the cached nodes. Returns the
+    /// rows at the end of the path.
+    @discardableResult
+    func loadPath(_ keyPath: String, from nodes: [RowNode], entity: Entity) throws(StoreError) -> [RowNode] {
+        var current = nodes
+        var currentEntity = entity
+        for key in keyPath.split(separator: ".").map(String.init) {
+            guard let relationship = currentEntity.relationship(named: key) else {
+                throw .unknownRelationship(keyPath, entity: entity.name)
+            }
+            let destination = model.entity(named: relationship.destination)!
+            if relationship.isToMany {
+                let links = try links(relationship, of: current.map(\.id.primaryKey), entity: currentEntity, loadingRows: true)
+                rowCache.setToMany(slot: relationship.slot, Dictionary(uniqueKeysWithValues: current.map {
+                    ($0.id, links[$0.id.primaryKey] ?? [])
+                }))
+                let keys = Set(links.values.joined())
+                current = keys.compactMap { rowCache.node(ObjectID(entity: destination.index, primaryKey: $0)) }
+            } else {
+                let keys = Array(Set(current.compactMap { $0.toOne[relationship.slot] })).sorted()
+                current = keys.isEmpty ? [] : try rows(destination, keys: keys)
+            }
+            currentEntity = destination
+        }
+        return current
+    }
+
+    /// Sorts nodes as SQL would: by each key (nil first when ascending, `[c]`
+    /// folding when asked), then by primary key.
+    func sortedNodes(_ nodes: [RowNode], _ request: FetchRequest, domain: RowNodeDomain) throws(StoreError) -> [RowNode] {
+        let keys = try sortKeys(request)
+        guard !keys.isEmpty else { return nodes.sorted { $0.id.primaryKey < $1.id.primaryKey } }
+        let expressions = keys.map { (MemoryExpression($0.expression, domain: domain), $0.ascending, $0.caseInsensitive) }
+        let decorated = nodes.map { node in
+            (node, expressions.map { expression, _, fold -> PredicateValue in
+                let value = expression.evaluate(node)
+                if fold, case .string(let s) = value { return .string(StringFolding.fold(s, .caseInsensitive)) }
+                return value
+            })
+        }
+        return decorated.sorted { a, b in
+            for (i, key) in expressions.enumerated() {
+                let (x, y) = (a.1[i], b.1[i])
+                if x == .null && y == .null { continue }
+                if x == .null { return key.1 }
+                if y == .null { return !key.1 }
+                guard let order = ValueComparison.order(x, y), order != 0 else { continue }
+                return key.1 ? order < 0 : order > 0
+            }
+            return a.0.id.primaryKey < b.0.id.primaryKey
+        }.map(\.0)
+    }
+}
+
+/// An observer of a store; `cancel()` stops it.
+public final class StoreObservation: Sendable {
+    let id = UUID()
+    weak let observers: Observers?
+
+    init(observers: Observers) {
+        self.observers = observers
+    }
+
+    /// Stops observing.
+    public func cancel() {
+        _ = observers?.handlers.withLock { $0.removeValue(forKey: id) }
+    }
+}
