@@ -60,6 +60,23 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
         return token
     }
 
+    /// Adds a data set's objects to the store and writes the file.
+    /// Objects whose keys the store already holds are replaced.
+    public func importDataSet(_ dataSet: DataSet) throws(StoreError) {
+        guard dataSet.model.versionHash == model.versionHash else {
+            throw .modelMismatch(path: url.path, storeHash: model.versionHash, modelHash: dataSet.model.versionHash)
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        let snapshot = data.snapshot()
+        var tables = (0..<model.entities.count).map { snapshot.nodesByKey(entity: $0) }
+        for node in dataSet.nodes { tables[node.id.entity][node.id.primaryKey] = node }
+        let all = tables.flatMap(\.values)
+        try write(all)
+        data.removeAll()
+        data.store(all)
+    }
+
     // MARK: Reading
 
     /// The rows of the entity that match, sorted, before offset and limit.
@@ -290,13 +307,14 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
                 .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
             try data.write(to: temporary)
             guard rename(temporary.path, url.path) == 0 else {
+                let reason = String(cString: strerror(errno))
                 try? FileManager.default.removeItem(at: temporary)
-                throw StoreError.sqlite(SQLiteError(code: errno, message: "cannot replace \(url.path)", sql: nil))
+                throw StoreError.cannotWrite(path: url.path, reason: reason)
             }
         } catch let error as StoreError {
             throw error
         } catch {
-            throw .sqlite(SQLiteError(code: 1, message: "cannot write \(url.path): \(error)", sql: nil))
+            throw .cannotWrite(path: url.path, reason: "\(error)")
         }
     }
 }

@@ -39,6 +39,8 @@ public enum StoreError: Error, CustomStringConvertible {
     /// A save that found rows changed or deleted since this context read them,
     /// under the `.error` merge policy; nothing was written.
     case conflicts([SaveConflict])
+    /// A store file that could not be written; the old file is intact.
+    case cannotWrite(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -60,6 +62,7 @@ public enum StoreError: Error, CustomStringConvertible {
         case .conflicts(let conflicts):
             "the save found \(conflicts.count) conflict\(conflicts.count == 1 ? "" : "s") and wrote nothing: "
                 + conflicts.map(\.description).joined(separator: "; ")
+        case .cannotWrite(let path, let reason): "cannot write '\(path)': \(reason); the old file is unchanged"
         }
     }
 }

@@ -1,7 +1,10 @@
-// Helpers shared by the front-end tests: fixture files and the corpus format.
+// Helpers shared by the tests: fixture files, the corpus format, the company
+// data set and stores made from it.
 
 import Foundation
 import Sift
+import SiftStore
+import Testing
 
 /// Files the tests read.
 enum Fixtures {
@@ -62,9 +65,6 @@ struct CorpusCase: Decodable, Sendable, CustomTestStringConvertible {
     }()
 }
 
-import Testing
-
-extension CustomTestStringConvertible {}
 
 /// The conformance data set, loaded once.
 enum Company {
@@ -79,8 +79,6 @@ enum Company {
     static let cache: RowCache = dataSet.makeRowCache()
 }
 
-import SiftStore
-
 /// The conformance data set in an in-memory SQLite store, loaded once.
 enum CompanyStore {
     static let store: SQLiteStore = {
@@ -92,4 +90,49 @@ enum CompanyStore {
             fatalError("company.json does not import: \(error)")
         }
     }()
+}
+
+/// The two kinds of store a context works on, for tests that must hold on both.
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, atomic
+
+    var testDescription: String { rawValue }
+
+    /// A new store of this kind holding `dataSet` (the company data set when not given).
+    func make(_ dataSet: DataSet = Company.dataSet) throws -> TestStore {
+        switch self {
+        case .sqlite:
+            let store = try SQLiteStore(inMemoryWith: dataSet.model)
+            try store.importDataSet(dataSet)
+            return TestStore(store, file: nil)
+        case .atomic:
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("sift-test-\(UUID().uuidString).json")
+            let store = try AtomicStore(url: url, model: dataSet.model)
+            try store.importDataSet(dataSet)
+            return TestStore(store, file: url)
+        }
+    }
+}
+
+/// A store made for one test; its file, if any, goes with it.
+final class TestStore {
+    let store: any PersistentStore
+    let file: URL?
+
+    init(_ store: any PersistentStore, file: URL?) {
+        self.store = store
+        self.file = file
+    }
+
+    deinit {
+        if let file { try? FileManager.default.removeItem(at: file) }
+    }
+
+    /// A new context on the store.
+    func context() -> ObjectContext {
+        if let sqlite = store as? SQLiteStore { return ObjectContext(store: sqlite) }
+        return ObjectContext(store: store as! AtomicStore)
+    }
+
+    var rowCache: RowCache { store.rowCache }
 }

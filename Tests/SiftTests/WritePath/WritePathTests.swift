@@ -1,6 +1,7 @@
 // The write path: changes in a context, delete rules, validation, fetches
 // that see unsaved changes, saves with optimistic locking and every merge
-// policy, several contexts, change notifications.
+// policy, several contexts, change notifications. Every test runs on the
+// SQLite store and on the atomic store: the context API is the same.
 
 import Foundation
 import Sift
@@ -9,18 +10,12 @@ import Testing
 
 @Suite("Write path")
 struct WritePathTests {
-    func freshStore() throws -> SQLiteStore {
-        let store = try SQLiteStore(inMemoryWith: Company.model)
-        try store.importDataSet(Company.dataSet)
-        return store
-    }
-
     func employee(_ context: ObjectContext, _ id: Int64) -> ManagedObject {
         context.object(for: ObjectID(entity: 1, primaryKey: id))
     }
 
-    func storeValue(_ store: SQLiteStore, _ id: Int64, _ key: String) throws -> PredicateValue? {
-        let fresh = ObjectContext(store: store)
+    func storeValue(_ store: TestStore, _ id: Int64, _ key: String) throws -> PredicateValue? {
+        let fresh = store.context()
         store.rowCache.removeAll()
         return try fresh.object(for: ObjectID(entity: 1, primaryKey: id)).value(forKey: key)
     }
@@ -35,9 +30,10 @@ struct WritePathTests {
         return e
     }
 
-    @Test func insertGetsAPermanentIDAndKeepsItsIdentity() throws {
-        let store = try freshStore()
-        let context = ObjectContext(store: store)
+    @Test(arguments: StoreKind.allCases)
+    func insertGetsAPermanentIDAndKeepsItsIdentity(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let context = store.context()
         let e = try newEmployee(context, "New Person")
         #expect(e.objectID.primaryKey < 0)
         #expect(e.isInserted && context.hasChanges)
@@ -49,23 +45,27 @@ struct WritePathTests {
         #expect(try storeValue(store, 161, "name") == "New Person")
     }
 
-    @Test func updatesBumpTheVersion() throws {
-        let store = try freshStore()
-        let context = ObjectContext(store: store)
+    @Test(arguments: StoreKind.allCases)
+    func updatesBumpTheVersion(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let context = store.context()
         let alice = employee(context, 101)
         #expect(try alice.value(forKey: "age") == 58)
         try alice.setValue(59, forKey: "age")
         #expect(context.updatedObjects.count == 1)
         #expect(try alice.value(forKey: "age") == 59)
         try context.save()
-        let version = try store.withConnection { try $0.query(#"SELECT "Z_OPT" FROM "Employee" WHERE "Z_PK" = 101"#) }
-        #expect(version.first?.first == .integer(2))
+        if let sqlite = store.store as? SQLiteStore {
+            let version = try sqlite.withConnection { try $0.query(#"SELECT "Z_OPT" FROM "Employee" WHERE "Z_PK" = 101"#) }
+            #expect(version.first?.first == .integer(2))
+        }
         #expect(try storeValue(store, 101, "age") == 59)
     }
 
-    @Test func inversesStayInStep() throws {
-        let store = try freshStore()
-        let context = ObjectContext(store: store)
+    @Test(arguments: StoreKind.allCases)
+    func inversesStayInStep(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let context = store.context()
         let bob = employee(context, 102)
         let legal = context.object(for: ObjectID(entity: 0, primaryKey: 6))
         let sales = try #require(try bob.object(forKey: "department"))
@@ -85,7 +85,7 @@ struct WritePathTests {
         #expect(try carol.object(forKey: "department") === legal)
         try context.save()
 
-        let fresh = ObjectContext(store: store)
+        let fresh = store.context()
         store.rowCache.removeAll()
         let bob2 = employee(fresh, 102)
         #expect(try bob2.object(forKey: "department")?.objectID.primaryKey == 6)
@@ -93,16 +93,17 @@ struct WritePathTests {
         #expect(try employee(fresh, 103).object(forKey: "department")?.objectID.primaryKey == 6)
     }
 
-    @Test func deleteNullifiesInverses() throws {
-        let store = try freshStore()
-        let context = ObjectContext(store: store)
+    @Test(arguments: StoreKind.allCases)
+    func deleteNullifiesInverses(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let context = store.context()
         let sales = context.object(for: ObjectID(entity: 0, primaryKey: 2))
         let members = try sales.objects(forKey: "employees")
         try context.delete(sales)
         #expect(sales.isDeleted)
         for member in members { #expect(try member.object(forKey: "department") == nil) }
         try context.save()
-        let fresh = ObjectContext(store: store)
+        let fresh = store.context()
         store.rowCache.removeAll()
         #expect(try fresh.count(for: FetchRequest(entityName: "Department")) == 7)
         #expect(try fresh.count(for: FetchRequest(entityName: "Employee", predicate: "department == nil")) == 3 + members.count)
@@ -118,14 +119,14 @@ struct WritePathTests {
                relationships: [Relationship("pet", to: "Pet", inverse: "toys", deleteRule: .noAction)]),
     ])
 
-    @Test func cascadeDenyAndNoAction() throws {
-        let store = try SQLiteStore(inMemoryWith: Self.rulesModel)
-        try store.importDataSet(try DataSet(model: Self.rulesModel, objects: [
+    @Test(arguments: StoreKind.allCases)
+    func cascadeDenyAndNoAction(_ kind: StoreKind) throws {
+        let store = try kind.make(try DataSet(model: Self.rulesModel, objects: [
             "Owner": [["id": 1, "name": "Ann"]],
             "Pet": [["id": 1, "name": "Rex", "owner": 1], ["id": 2, "name": "Tom", "owner": 1]],
             "Toy": [["id": 1, "name": "ball", "pet": 2]],
         ]))
-        let context = ObjectContext(store: store)
+        let context = store.context()
         let ann = context.object(for: ObjectID(entity: 0, primaryKey: 1))
         try context.delete(ann)
         #expect(context.deletedObjects.count == 3)  // Ann, Rex, Tom
@@ -141,14 +142,15 @@ struct WritePathTests {
         try context.delete(ball)  // no action: Tom still lists it until saved
         try context.delete(ann)
         try context.save()
-        let fresh = ObjectContext(store: store)
+        let fresh = store.context()
         #expect(try fresh.count(for: FetchRequest(entityName: "Pet")) == 0)
         #expect(try fresh.count(for: FetchRequest(entityName: "Owner")) == 0)
     }
 
-    @Test func rollbackDiscardsEverything() throws {
-        let store = try freshStore()
-        let context = ObjectContext(store: store)
+    @Test(arguments: StoreKind.allCases)
+    func rollbackDiscardsEverything(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let context = store.context()
         let alice = employee(context, 101)
         try alice.setValue(1, forKey: "age")
         let inserted = try newEmployee(context, "X")
@@ -161,8 +163,9 @@ struct WritePathTests {
         #expect(context.object(for: inserted.objectID) !== inserted)
     }
 
-    @Test func validationNamesTheObjectAndProperty() throws {
-        let context = ObjectContext(store: try freshStore())
+    @Test(arguments: StoreKind.allCases)
+    func validationNamesTheObjectAndProperty(_ kind: StoreKind) throws {
+        let context = try kind.make().context()
         let e = try context.insert("Employee")
         try e.setValue("Nameless", forKey: "name")
         try e.setValue("thirty", forKey: "age")
@@ -176,9 +179,10 @@ struct WritePathTests {
         }
     }
 
-    @Test func fetchesSeeUnsavedChanges() throws {
-        let store = try freshStore()
-        let context = ObjectContext(store: store)
+    @Test(arguments: StoreKind.allCases)
+    func fetchesSeeUnsavedChanges(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let context = store.context()
         var request = FetchRequest(entityName: "Employee", predicate: "age > 60",
                                    sortDescriptors: [SortDescriptor("age", ascending: false)])
         let before = try context.fetchObjectIDs(request).map(\.primaryKey)
@@ -203,17 +207,17 @@ struct WritePathTests {
         var saved = FetchRequest(entityName: "Employee", predicate: "age > 60",
                                  sortDescriptors: [SortDescriptor("age", ascending: false)])
         saved.includesPendingChanges = false
-        let afterSave = try ObjectContext(store: store).fetchObjectIDs(saved).map(\.primaryKey)
+        let afterSave = try store.context().fetchObjectIDs(saved).map(\.primaryKey)
         #expect(afterSave == ids.map { $0 < 0 ? inserted.objectID.primaryKey : $0 }, "\(afterSave) vs \(ids)")
     }
 
-    func conflictingEdit(_ store: SQLiteStore, policy: MergePolicy) throws -> (ObjectContext, ManagedObject) {
-        let mine = ObjectContext(store: store)
+    func conflictingEdit(_ store: TestStore, policy: MergePolicy) throws -> (ObjectContext, ManagedObject) {
+        let mine = store.context()
         mine.mergePolicy = policy
         let alice = employee(mine, 101)
         _ = try alice.value(forKey: "age")
         // Another context changes age and salary, and saves first.
-        let theirs = ObjectContext(store: store)
+        let theirs = store.context()
         let theirAlice = employee(theirs, 101)
         try theirAlice.setValue(40, forKey: "age")
         try theirAlice.setValue(1.0, forKey: "salary")
@@ -223,8 +227,9 @@ struct WritePathTests {
         return (mine, alice)
     }
 
-    @Test func conflictsFailTheWholeSaveByDefault() throws {
-        let store = try freshStore()
+    @Test(arguments: StoreKind.allCases)
+    func conflictsFailTheWholeSaveByDefault(_ kind: StoreKind) throws {
+        let store = try kind.make()
         let (mine, _) = try conflictingEdit(store, policy: .error)
         let inserted = try newEmployee(mine, "Never Saved")
         #expect {
@@ -235,18 +240,20 @@ struct WritePathTests {
                 && conflicts[0].storeValues?["age"] == 40 && conflicts[0].contextValues["age"] == 41
         }
         #expect(inserted.isInserted)
-        #expect(try ObjectContext(store: store).count(for: FetchRequest(entityName: "Employee")) == 60)
+        #expect(try store.context().count(for: FetchRequest(entityName: "Employee")) == 60)
         #expect(try storeValue(store, 101, "name") == "Alice Anderson")
     }
 
-    @Test("Merge policies", arguments: [
+    @Test("Merge policies", arguments: StoreKind.allCases, [
         (MergePolicy.storeTrump, PredicateValue.int(40), PredicateValue.string("Renamed"), PredicateValue.double(1)),
         (.objectTrump, 41, "Renamed", 1.0),
         (.overwrite, 41, "Renamed", 250_000.0),
         (.rollback, 40, "Alice Anderson", 1.0),
     ] as [(MergePolicy, PredicateValue, PredicateValue, PredicateValue)])
-    func mergePolicies(_ policy: MergePolicy, _ age: PredicateValue, _ name: PredicateValue, _ salary: PredicateValue) throws {
-        let store = try freshStore()
+    func mergePolicies(_ kind: StoreKind,
+                       _ expected: (policy: MergePolicy, age: PredicateValue, name: PredicateValue, salary: PredicateValue)) throws {
+        let (policy, age, name, salary) = expected
+        let store = try kind.make()
         let (mine, alice) = try conflictingEdit(store, policy: policy)
         try mine.save()
         #expect(try storeValue(store, 101, "age") == age)
@@ -256,12 +263,13 @@ struct WritePathTests {
         #expect(!mine.hasChanges)
     }
 
-    @Test func deletedInOneContextWhileChangedInAnother() throws {
-        let store = try freshStore()
-        let changer = ObjectContext(store: store)
+    @Test(arguments: StoreKind.allCases)
+    func deletedInOneContextWhileChangedInAnother(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let changer = store.context()
         let bob = employee(changer, 102)
         try bob.setValue(31, forKey: "age")
-        let deleter = ObjectContext(store: store)
+        let deleter = store.context()
         try deleter.delete(employee(deleter, 102))
         try deleter.save()
         #expect {
@@ -275,29 +283,31 @@ struct WritePathTests {
         #expect(try storeValue(store, 102, "age") == 31)
     }
 
-    @Test func deletingWhatAnotherContextDeletedIsFine() throws {
-        let store = try freshStore()
-        let first = ObjectContext(store: store)
-        let second = ObjectContext(store: store)
+    @Test(arguments: StoreKind.allCases)
+    func deletingWhatAnotherContextDeletedIsFine(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let first = store.context()
+        let second = store.context()
         _ = try employee(second, 140).value(forKey: "age")
         try first.delete(employee(first, 140))
         try first.save()
         try second.delete(employee(second, 140))
         try second.save()
-        #expect(try ObjectContext(store: store).count(for: FetchRequest(entityName: "Employee")) == 59)
+        #expect(try store.context().count(for: FetchRequest(entityName: "Employee")) == 59)
     }
 
-    @Test func otherContextsMergeWhatWasSaved() throws {
-        let store = try freshStore()
-        let reader = ObjectContext(store: store)
+    @Test(arguments: StoreKind.allCases)
+    func otherContextsMergeWhatWasSaved(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let reader = store.context()
         let alice = employee(reader, 101)
         let bob = employee(reader, 102)
         #expect(try alice.value(forKey: "age") == 58)
         _ = try bob.value(forKey: "age")
         let announced = Announcements()
-        let observation = store.addObserver { announced.append($0) }
+        let observation = store.store.addObserver { announced.append($0) }
         defer { observation.cancel() }
-        let writer = ObjectContext(store: store)
+        let writer = store.context()
         try employee(writer, 101).setValue(60, forKey: "age")
         try writer.delete(employee(writer, 102))
         try writer.save()
@@ -314,17 +324,18 @@ struct WritePathTests {
         #expect(again.map(\.objectID.primaryKey) == [101, 103])
     }
 
-    @Test func mergeKeepsUnsavedEditsAsThePolicySays() throws {
-        let store = try freshStore()
-        let reader = ObjectContext(store: store)
+    @Test(arguments: StoreKind.allCases)
+    func mergeKeepsUnsavedEditsAsThePolicySays(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let reader = store.context()
         reader.mergePolicy = .storeTrump
         let alice = employee(reader, 101)
         try alice.setValue(1, forKey: "age")
         try alice.setValue("Mine", forKey: "name")
         let announced = Announcements()
-        let observation = store.addObserver { announced.append($0) }
+        let observation = store.store.addObserver { announced.append($0) }
         defer { observation.cancel() }
-        let writer = ObjectContext(store: store)
+        let writer = store.context()
         try employee(writer, 101).setValue(70, forKey: "age")
         try writer.save()
         try reader.mergeChanges(from: try #require(announced.all.first))
