@@ -100,8 +100,16 @@ public final class RowCache: Sendable {
     }
 
     /// Adds or replaces nodes.
-    public func store(_ nodes: some Sequence<RowNode>) {
+    public func store(_ nodes: some Collection<RowNode>) {
         state.withLock { state in
+            if nodes.count > 1024 {
+                // Grow each table once, not by doubling as the nodes come.
+                var added = Array(repeating: 0, count: state.tables.count)
+                for node in nodes { added[node.id.entity] += 1 }
+                for (entity, count) in added.enumerated() where count > 0 {
+                    state.tables[entity].reserveCapacity(state.tables[entity].count + count)
+                }
+            }
             for node in nodes { state.tables[node.id.entity][node.id.primaryKey] = node }
         }
     }

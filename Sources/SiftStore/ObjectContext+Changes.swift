@@ -24,16 +24,20 @@ extension ObjectContext {
     public var hasChanges: Bool { changed.values.contains { $0.hasChanges } }
 
     /// Objects inserted and not saved yet.
-    public var insertedObjects: [ManagedObject] { changed.values.filter(\.isInserted).sorted(by: Self.order) }
+    public var insertedObjects: [ManagedObject] { Self.ordered(changed.values.filter(\.isInserted)) }
     /// Objects changed and not saved yet (not inserted, not deleted).
     public var updatedObjects: [ManagedObject] {
-        changed.values.filter { !$0.isInserted && !$0.isDeleted && $0.hasValueChanges }.sorted(by: Self.order)
+        Self.ordered(changed.values.filter { !$0.isInserted && !$0.isDeleted && $0.hasValueChanges })
     }
     /// Objects deleted and not saved yet.
-    public var deletedObjects: [ManagedObject] { changed.values.filter(\.isDeleted).sorted(by: Self.order) }
+    public var deletedObjects: [ManagedObject] { Self.ordered(changed.values.filter(\.isDeleted)) }
 
-    static func order(_ a: ManagedObject, _ b: ManagedObject) -> Bool {
-        (a.objectID.entity, abs(a.objectID.primaryKey)) < (b.objectID.entity, abs(b.objectID.primaryKey))
+    /// Objects by entity, then by key (temporary keys in the order they were
+    /// given): the order saves write in. Sorts plain keys, not objects.
+    static func ordered(_ objects: [ManagedObject]) -> [ManagedObject] {
+        var keys = objects.indices.map { (objects[$0].objectID.entity, abs(objects[$0].objectID.primaryKey), $0) }
+        keys.sort { ($0.0, $0.1) < ($1.0, $1.1) }
+        return keys.map { objects[$0.2] }
     }
 
     /// Notes that `object` is about to change.

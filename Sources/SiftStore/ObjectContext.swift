@@ -203,7 +203,7 @@ public final class ObjectContext {
         }
         for object in faults where object.isFault {
             // The row is gone from the store: the object is not there any more.
-            throw .sqlite(SQLiteError(code: 0, message: "no row for \(object) in the store", sql: nil))
+            throw .objectNotFound("\(object)")
         }
     }
 

@@ -169,7 +169,15 @@ public final class SQLiteConnection {
     /// returns; `row` returns false to stop early.
     public func forEachRow(_ sql: String, _ bindings: [SQLValue] = [],
                            _ row: (SQLiteStatement) throws -> Bool = { _ in true }) throws {
-        let statement = try self.statement(sql)
+        try forEachRow(self.statement(sql), bindings, row)
+    }
+
+    /// Runs a statement prepared before (by `statement(_:)`) with its
+    /// bindings, as `forEachRow(_:_:_:)` does; saves the lookup by SQL text
+    /// when one statement runs many times.
+    public func forEachRow(_ statement: SQLiteStatement, _ bindings: [SQLValue] = [],
+                           _ row: (SQLiteStatement) throws -> Bool = { _ in true }) throws {
+        let sql = statement.sql
         defer {
             sqlite3_reset(statement.handle)
             sqlite3_clear_bindings(statement.handle)

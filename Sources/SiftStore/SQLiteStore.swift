@@ -39,6 +39,9 @@ public enum StoreError: Error, CustomStringConvertible {
     /// A save that found rows changed or deleted since this context read them,
     /// under the `.error` merge policy; nothing was written.
     case conflicts([SaveConflict])
+    /// A fault whose row is no longer in the store (deleted by another
+    /// context or process since the object was first seen).
+    case objectNotFound(String)
     /// A store file that could not be written; the old file is intact.
     case cannotWrite(path: String, reason: String)
 
@@ -62,6 +65,7 @@ public enum StoreError: Error, CustomStringConvertible {
         case .conflicts(let conflicts):
             "the save found \(conflicts.count) conflict\(conflicts.count == 1 ? "" : "s") and wrote nothing: "
                 + conflicts.map(\.description).joined(separator: "; ")
+        case .objectNotFound(let object): "\(object) is no longer in the store"
         case .cannotWrite(let path, let reason): "cannot write '\(path)': \(reason); the old file is unchanged"
         }
     }

@@ -69,11 +69,12 @@ extension ObjectContext {
     // MARK: Validation
 
     /// Refuses a save that would store what the model does not allow.
-    func validateChanges() throws(StoreError) {
+    /// `rows` holds the current state of every inserted and updated object.
+    func validateChanges(_ rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])]) throws(StoreError) {
         var failures = denied.filter { changed[$0.key]?.isDeleted == true }.sorted { $0.key.primaryKey < $1.key.primaryKey }
             .flatMap(\.value)
         for object in changed.values where !object.isDeleted && (object.isInserted || object.hasValueChanges) {
-            let row = try currentRow(object)
+            guard let row = rows[object.objectID] else { continue }
             for attribute in object.entity.attributes {
                 let value = row.values[attribute.slot]
                 if value == .null {
@@ -101,13 +102,14 @@ extension ObjectContext {
     /// Saves every change in one transaction, with optimistic locking.
     public func save() throws(StoreError) {
         guard hasChanges else { return }
-        try validateChanges()
         let inserted = insertedObjects
         let updated = updatedObjects
         let deleted = deletedObjects
         // The current state of every written object, read before the transaction.
         var rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])] = [:]
+        rows.reserveCapacity(inserted.count + updated.count)
         for object in inserted + updated { rows[object.objectID] = try currentRow(object) }
+        try validateChanges(rows)
         let outcome = try store.commit(self, inserted: inserted, updated: updated, deleted: deleted, rows: rows)
         try finish(outcome, inserted: inserted, updated: updated, deleted: deleted, rows: rows)
     }
@@ -145,24 +147,33 @@ extension ObjectContext {
         func resolve(_ key: Int64?) -> Int64? { key.map { $0 < 0 ? outcome.keys[$0] ?? $0 : $0 } }
         func key(_ object: ManagedObject) -> Int64 { resolve(object.objectID.primaryKey)! }
 
+        // One INSERT statement per entity, prepared once for the whole save.
+        var insertStatements: [Int: SQLiteStatement] = [:]
+        func insertStatement(_ entity: Entity) throws -> SQLiteStatement {
+            if let statement = insertStatements[entity.index] { return statement }
+            var columns = [SQLSchema.primaryKey, SQLSchema.version]
+            for attribute in entity.attributes { columns += [schema.column(attribute)] + companionColumns(attribute) }
+            for relationship in entity.relationships where !relationship.isToMany { columns.append(relationship.name) }
+            let sql = "INSERT INTO \(q(schema.table(entity))) (\(columns.map(q).joined(separator: ", "))) VALUES ("
+                + (1...columns.count).map { "?\($0)" }.joined(separator: ", ") + ")"
+            let statement = try connection.statement(sql)
+            insertStatements[entity.index] = statement
+            return statement
+        }
+
         func insertRow(_ object: ManagedObject, version: Int64) throws {
             let entity = object.entity
             let row = rows[object.objectID]!
-            var columns = [SQLSchema.primaryKey, SQLSchema.version]
             var values: [SQLValue] = [.integer(key(object)), .integer(version)]
+            values.reserveCapacity(2 + entity.attributes.count * 3 + entity.relationships.count)
             for attribute in entity.attributes {
-                columns.append(schema.column(attribute))
                 values.append(SQLLowering.sqlValue(row.values[attribute.slot]))
-                columns += companionColumns(attribute)
-                values += companionValues(attribute, row.values[attribute.slot])
+                if attribute.isCanonical { values += companionValues(attribute, row.values[attribute.slot]) }
             }
             for relationship in entity.relationships where !relationship.isToMany {
-                columns.append(relationship.name)
                 values.append(resolve(row.toOne[relationship.slot]).map(SQLValue.integer) ?? .null)
             }
-            let sql = "INSERT INTO \(q(schema.table(entity))) (\(columns.map(q).joined(separator: ", "))) VALUES ("
-                + (1...columns.count).map { "?\($0)" }.joined(separator: ", ") + ")"
-            try connection.forEachRow(sql, values)
+            try connection.forEachRow(insertStatement(entity), values)
         }
 
         /// Writes an object's changed columns if its version is `expected`;
@@ -194,7 +205,8 @@ extension ObjectContext {
         }
 
         func writeLinks(_ object: ManagedObject) throws {
-            for relationship in object.entity.relationships where relationship.isToMany {
+            for relationship in object.entity.relationships where relationship.isToMany
+                && (object.addedToMany[relationship.slot] != nil || object.removedToMany[relationship.slot] != nil) {
                 guard case .joinTable(let table, let source, let target) = schema.storage(of: relationship, in: object.entity)
                 else { continue }
                 for added in object.addedToMany[relationship.slot] ?? [] {
@@ -338,8 +350,11 @@ extension ObjectContext {
                 rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])]) throws(StoreError) {
         func resolve(_ key: Int64?) -> Int64? { key.map { $0 < 0 ? outcome.keys[$0] ?? $0 : $0 } }
         var changes = StoreChanges(inserted: [], updated: [], deleted: [])
+        changes.inserted.reserveCapacity(inserted.count)
+        changes.updated.reserveCapacity(updated.count)
         let now = Date().timeIntervalSinceReferenceDate
         var fresh: [RowNode] = []
+        fresh.reserveCapacity(inserted.count + updated.count)
         for object in inserted {
             let row = rows[object.objectID]!
             objects[object.objectID] = nil
@@ -349,10 +364,10 @@ extension ObjectContext {
             let node = RowNode(id: object.objectID, version: 1, fetchTimestamp: now, values: row.values,
                                toOne: row.toOne.map(resolve), toMany: Array(repeating: nil, count: object.entity.toManyCount))
             fresh.append(node)
-            store.rowCache.register(object.objectID)
             object.node = node
             changes.inserted.insert(object.objectID)
         }
+        store.rowCache.register(changes.inserted)
         for object in updated where outcome.versions[object.objectID] != nil {
             let row = rows[object.objectID]!
             let node = RowNode(id: object.objectID, version: outcome.versions[object.objectID]!, fetchTimestamp: now,

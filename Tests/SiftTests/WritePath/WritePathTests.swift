@@ -297,6 +297,22 @@ struct WritePathTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aFaultWhoseRowIsGoneSaysSo(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let reader = store.context()
+        let carol = employee(reader, 103)  // a fault: not read yet
+        let deleter = store.context()
+        try deleter.delete(employee(deleter, 103))
+        try deleter.save()
+        #expect {
+            _ = try carol.value(forKey: "age")
+        } throws: { error in
+            guard case StoreError.objectNotFound(let object) = error else { return false }
+            return object.contains("103")
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func otherContextsMergeWhatWasSaved(_ kind: StoreKind) throws {
         let store = try kind.make()
         let reader = store.context()
