@@ -18,9 +18,13 @@ struct StressSave: ParsableCommand {
     @Option(help: "How many employees to insert.")
     var count = 100_000
 
+    @Flag(help: "The store is an atomic store (a JSON data set file), not SQLite.")
+    var atomic = false
+
     func run() throws {
-        let target = try openStore(store)
-        let context = ObjectContext(store: target)
+        let context = atomic
+            ? ObjectContext(store: try AtomicStore(url: URL(fileURLWithPath: store)))
+            : ObjectContext(store: try openStore(store))
         let department = context.object(for: ObjectID(entity: 0, primaryKey: 1))
         for i in 0..<count {
             let e = try context.insert("Employee")

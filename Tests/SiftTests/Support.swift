@@ -115,7 +115,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 }
 
 /// A store made for one test; its file, if any, goes with it.
-final class TestStore {
+final class TestStore: Sendable {
     let store: any PersistentStore
     let file: URL?
 
