@@ -48,6 +48,9 @@ public final class ObjectContext {
         self.store = store
     }
 
+    /// The store the context reads and saves to.
+    public var persistentStore: any PersistentStore { store }
+
     /// The model of the context's store.
     public var model: DataModel { store.model }
 

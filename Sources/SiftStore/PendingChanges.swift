@@ -70,29 +70,10 @@ extension ObjectContext {
     /// Sorts objects as the store would: by each sort key (nil first, `[c]`
     /// folding when asked), then by primary key (unsaved objects last).
     func sorted(_ objects: [ManagedObject], by request: FetchRequest) throws(StoreError) -> [ManagedObject] {
-        let domain = ContextDomain(context: self)
-        let keys = try store.sortKeys(request).map { key in
-            (MemoryExpression(key.expression, domain: domain), key.ascending, key.caseInsensitive)
-        }
-        let decorated = objects.map { object in
-            (object, keys.map { expression, _, fold -> PredicateValue in
-                let value = expression.evaluate(object)
-                if fold, case .string(let s) = value { return .string(StringFolding.fold(s, .caseInsensitive)) }
-                return value
-            })
-        }
-        return decorated.sorted { a, b in
-            for (i, key) in keys.enumerated() {
-                let (x, y) = (a.1[i], b.1[i])
-                if x == .null && y == .null { continue }
-                if x == .null { return key.1 }
-                if y == .null { return !key.1 }
-                guard let order = ValueComparison.order(x, y), order != 0 else { continue }
-                return key.1 ? order < 0 : order > 0
-            }
-            let (p, q) = (a.0.objectID.primaryKey, b.0.objectID.primaryKey)
+        sortedInMemory(objects, by: try store.sortKeys(request), domain: ContextDomain(context: self)) { a, b in
+            let (p, q) = (a.objectID.primaryKey, b.objectID.primaryKey)
             if (p < 0) != (q < 0) { return q < 0 }
             return abs(p) < abs(q)
-        }.map(\.0)
+        }
     }
 }

@@ -4,6 +4,7 @@
 
 import Foundation
 import Sift
+import Synchronization
 
 /// A store that contexts can work on: `SQLiteStore` or `AtomicStore`.
 public protocol PersistentStore: AnyObject, Sendable {
@@ -46,8 +47,6 @@ protocol StoreBackend: PersistentStore {
 final class Observers: Sendable {
     let handlers = Synchronization.Mutex<[UUID: @Sendable (StoreChanges) -> Void]>([:])
 }
-
-import Synchronization
 
 extension StoreBackend {
     func entity(_ name: String) throws(StoreError) -> Entity {
@@ -132,26 +131,36 @@ extension StoreBackend {
     func sortedNodes(_ nodes: [RowNode], _ request: FetchRequest, domain: RowNodeDomain) throws(StoreError) -> [RowNode] {
         let keys = try sortKeys(request)
         guard !keys.isEmpty else { return nodes.sorted { $0.id.primaryKey < $1.id.primaryKey } }
-        let expressions = keys.map { (MemoryExpression($0.expression, domain: domain), $0.ascending, $0.caseInsensitive) }
-        let decorated = nodes.map { node in
-            (node, expressions.map { expression, _, fold -> PredicateValue in
-                let value = expression.evaluate(node)
-                if fold, case .string(let s) = value { return .string(StringFolding.fold(s, .caseInsensitive)) }
-                return value
-            })
-        }
-        return decorated.sorted { a, b in
-            for (i, key) in expressions.enumerated() {
-                let (x, y) = (a.1[i], b.1[i])
-                if x == .null && y == .null { continue }
-                if x == .null { return key.1 }
-                if y == .null { return !key.1 }
-                guard let order = ValueComparison.order(x, y), order != 0 else { continue }
-                return key.1 ? order < 0 : order > 0
-            }
-            return a.0.id.primaryKey < b.0.id.primaryKey
-        }.map(\.0)
+        return sortedInMemory(nodes, by: keys, domain: domain) { $0.id.primaryKey < $1.id.primaryKey }
     }
+}
+
+/// Sorts objects by sort keys evaluated in memory over `domain`, as SQL
+/// orders them: nil first when ascending, `[c]` keys folded; ties broken by
+/// `tieBreak`.
+func sortedInMemory<Domain: EvaluationDomain>(
+    _ objects: [Domain.Object], by keys: [SQLSortKey], domain: Domain,
+    tieBreak: (Domain.Object, Domain.Object) -> Bool
+) -> [Domain.Object] {
+    let expressions = keys.map { (MemoryExpression($0.expression, domain: domain), $0.ascending, $0.caseInsensitive) }
+    let decorated = objects.map { object in
+        (object, expressions.map { expression, _, fold -> PredicateValue in
+            let value = expression.evaluate(object)
+            if fold, case .string(let s) = value { return .string(StringFolding.fold(s, .caseInsensitive)) }
+            return value
+        })
+    }
+    return decorated.sorted { a, b in
+        for (i, key) in expressions.enumerated() {
+            let (x, y) = (a.1[i], b.1[i])
+            if x == .null && y == .null { continue }
+            if x == .null { return key.1 }
+            if y == .null { return !key.1 }
+            guard let order = ValueComparison.order(x, y), order != 0 else { continue }
+            return key.1 ? order < 0 : order > 0
+        }
+        return tieBreak(a.0, b.0)
+    }.map(\.0)
 }
 
 /// An observer of a store; `cancel()` stops it.
