@@ -204,7 +204,7 @@ func writeBenchmark() {
         }
         report("update \(updated) objects with version checks",
                "raw \(formatted(bestRaw * 1000)) ms",
-               "save \(formatted(bestSave * 1000)) ms = \(formatted(bestSave / bestRaw, digits: 2))x")
+               "set salary on each and save \(formatted(bestSave * 1000)) ms = \(formatted(bestSave / bestRaw, digits: 2))x")
         report("merge a \(updated)-object save into a second context",
                "merge \(formatted(bestMerge * 1000, digits: 2)) ms",
                "merge and read every value again (the save left the new rows in the shared row cache) \(formatted(bestMergeAndRead * 1000)) ms",

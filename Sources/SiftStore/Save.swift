@@ -178,29 +178,36 @@ extension ObjectContext {
 
         /// Writes an object's changed columns if its version is `expected`;
         /// returns whether the row was there at that version.
+        // One UPDATE statement per entity and set of changed columns.
+        var updateStatements: [[Int]: SQLiteStatement] = [:]
         func updateRow(_ object: ManagedObject, expected: Int64, everything: Bool) throws -> Bool {
             let entity = object.entity
             let row = rows[object.objectID]!
-            var assignments: [String] = []
+            let attributes = entity.attributes.filter { everything || object.changedValues[$0.slot] != nil }
+            let toOne = entity.relationships.filter { !$0.isToMany && (everything || object.changedToOne[$0.slot] != nil) }
             var values: [SQLValue] = []
-            for attribute in entity.attributes where everything || object.changedValues[attribute.slot] != nil {
-                let value = row.values[attribute.slot]
-                for (column, sqlValue) in zip([schema.column(attribute)] + companionColumns(attribute),
-                                              [SQLLowering.sqlValue(value)] + companionValues(attribute, value)) {
-                    values.append(sqlValue)
-                    assignments.append("\(q(column)) = ?\(values.count)")
-                }
+            for attribute in attributes {
+                values.append(SQLLowering.sqlValue(row.values[attribute.slot]))
+                if attribute.isCanonical { values += companionValues(attribute, row.values[attribute.slot]) }
             }
-            for relationship in entity.relationships where !relationship.isToMany
-                && (everything || object.changedToOne[relationship.slot] != nil) {
+            for relationship in toOne {
                 values.append(resolve(row.toOne[relationship.slot]).map(SQLValue.integer) ?? .null)
-                assignments.append("\(q(relationship.name)) = ?\(values.count)")
             }
-            assignments.append("\(q(SQLSchema.version)) = \(q(SQLSchema.version)) + 1")
             values += [.integer(key(object)), .integer(expected)]
-            let sql = "UPDATE \(q(schema.table(entity))) SET \(assignments.joined(separator: ", ")) WHERE "
-                + "\(q(SQLSchema.primaryKey)) = ?\(values.count - 1) AND \(q(SQLSchema.version)) = ?\(values.count)"
-            try connection.forEachRow(sql, values)
+            let shape = [entity.index] + attributes.map(\.slot) + [-1] + toOne.map(\.slot)
+            let statement: SQLiteStatement
+            if let prepared = updateStatements[shape] {
+                statement = prepared
+            } else {
+                let columns = attributes.flatMap { [schema.column($0)] + companionColumns($0) } + toOne.map(\.name)
+                let assignments = columns.enumerated().map { "\(q($1)) = ?\($0 + 1)" }
+                    + ["\(q(SQLSchema.version)) = \(q(SQLSchema.version)) + 1"]
+                let sql = "UPDATE \(q(schema.table(entity))) SET \(assignments.joined(separator: ", ")) WHERE "
+                    + "\(q(SQLSchema.primaryKey)) = ?\(columns.count + 1) AND \(q(SQLSchema.version)) = ?\(columns.count + 2)"
+                statement = try connection.statement(sql)
+                updateStatements[shape] = statement
+            }
+            try connection.forEachRow(statement, values)
             return connection.changes == 1
         }
 

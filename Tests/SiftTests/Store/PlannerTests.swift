@@ -122,16 +122,21 @@ struct PlannerTests {
         return try! DataModel(entities)
     }()
 
+    /// The company data set with `Employee.name` canonical.
+    static func canonicalDataSet() throws -> DataSet {
+        let objects = try JSONSerialization.jsonObject(with: Fixtures.data("company.json")) as! [String: Any]
+        let data = try JSONSerialization.data(withJSONObject: ["model": try JSONSerialization.jsonObject(with: canonicalModel.jsonData),
+                                                               "objects": objects["objects"]!])
+        return try DataSet(json: data)
+    }
+
     @Test("Companion columns give the same answers, through an index", arguments: [
         "name ==[cd] 'renee roux'", "name BEGINSWITH[cd] 'emile'", "name ==[c] 'alice anderson'",
         "name BEGINSWITH[c] 'a'", "name IN[cd] {'jose garcia', 'zoe zimmermann'}", "name CONTAINS[cd] 'zoe'",
     ])
     func companionColumns(_ text: String) throws {
         let store = try SQLiteStore(inMemoryWith: Self.canonicalModel)
-        let objects = try JSONSerialization.jsonObject(with: Fixtures.data("company.json")) as! [String: Any]
-        let data = try JSONSerialization.data(withJSONObject: ["model": try JSONSerialization.jsonObject(with: Self.canonicalModel.jsonData),
-                                                               "objects": objects["objects"]!])
-        try store.importDataSet(try DataSet(json: data))
+        try store.importDataSet(try Self.canonicalDataSet())
         let request = FetchRequest(entityName: "Employee", predicate: text)
         let query = try store.sqlQuery(for: request)
         let ids = try ObjectContext(store: store).fetchObjectIDs(request).map(\.primaryKey)

@@ -296,6 +296,35 @@ struct WritePathTests {
         #expect(try store.context().count(for: FetchRequest(entityName: "Employee")) == 59)
     }
 
+    @Test func foldedCompanionColumnsFollowEverySave() throws {
+        let store = try StoreKind.sqlite.make(try PlannerTests.canonicalDataSet())
+        let context = store.context()
+        let inserted = try newEmployee(context, "Önder Ünal")
+        try employee(context, 101).setValue("Ångström", forKey: "name")
+        try context.save()
+        // Overwrite after a conflict writes every column, companions included.
+        let mine = store.context()
+        mine.mergePolicy = .overwrite
+        let carol = employee(mine, 103)
+        _ = try carol.value(forKey: "name")
+        let theirs = store.context()
+        try employee(theirs, 103).setValue("Someone Else", forKey: "name")
+        try theirs.save()
+        try carol.setValue("Çelik", forKey: "name")
+        try mine.save()
+        func ids(_ predicate: String) throws -> [Int64] {
+            var request = FetchRequest(entityName: "Employee", predicate: predicate)
+            request.includesPendingChanges = false
+            let sqlite = try #require(store.store as? SQLiteStore)
+            #expect(try sqlite.sqlQuery(for: request).sql.contains("Z_FOLD"))
+            return try store.context().fetchObjectIDs(request).map(\.primaryKey)
+        }
+        #expect(try ids("name BEGINSWITH[cd] 'onder u'") == [inserted.objectID.primaryKey])
+        #expect(try ids("name ==[cd] 'angstrom'") == [101])
+        #expect(try ids("name ==[c] 'çelik'") == [103])
+        #expect(try ids("name ==[cd] 'someone else'").isEmpty)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aFaultWhoseRowIsGoneSaysSo(_ kind: StoreKind) throws {
         let store = try kind.make()
