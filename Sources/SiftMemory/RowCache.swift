@@ -175,6 +175,7 @@ public final class RowCache: Sendable {
     /// Notes that a context uses each of `ids`, under one lock.
     public func register(_ ids: some Sequence<ObjectID>) {
         state.withLock { state in
+            state.references.reserveCapacity(state.references.count + ids.underestimatedCount)
             for id in ids { state.references[id, default: 0] += 1 }
         }
     }
