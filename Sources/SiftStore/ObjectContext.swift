@@ -113,7 +113,9 @@ public final class ObjectContext {
             let object = object(for: node.id)
             if !request.returnsObjectsAsFaults {
                 if object.node == nil { newlyRealized.append(node.id) }
-                object.node = node
+                // A refetch refreshes an unchanged object; one with unsaved
+                // changes keeps the snapshot its save will be checked against.
+                if object.node == nil || !object.hasChanges { object.node = node }
                 object.batch = nil
             }
             return object
@@ -258,9 +260,25 @@ public final class ObjectContext {
             slot: relationship.slot,
             Dictionary(uniqueKeysWithValues: nodes.map { ($0.id, links[$0.id.primaryKey] ?? []) }))
         for node in updated {
-            if let object = objects[node.id], object.node != nil { object.node = node }
+            if let object = objects[node.id] { adoptToMany(from: node, into: object) }
         }
         return links
+    }
+
+    /// Gives an object that holds a snapshot the to-many keys a cached node
+    /// has loaded. When the cache holds a newer version of the row (another
+    /// context saved it), the object keeps the values and version it read, so
+    /// that its save is still checked against that version.
+    func adoptToMany(from node: RowNode, into object: ManagedObject) {
+        guard let current = object.node else { return }
+        guard current.version != node.version else {
+            object.node = node
+            return
+        }
+        var toMany = current.toMany
+        for slot in toMany.indices where node.toMany[slot] != nil { toMany[slot] = node.toMany[slot] }
+        object.node = RowNode(id: current.id, version: current.version, fetchTimestamp: current.fetchTimestamp,
+                              values: current.values, toOne: current.toOne, toMany: toMany)
     }
 
     // MARK: Prefetching
@@ -274,8 +292,8 @@ public final class ObjectContext {
             let rows = try store.loadPath(key, from: current, entity: currentEntity)
             for node in current {
                 // Objects holding a node see the to-many keys just loaded.
-                if let object = objects[node.id], object.node != nil, let cached = store.rowCache.node(node.id) {
-                    object.node = cached
+                if let object = objects[node.id], let cached = store.rowCache.node(node.id) {
+                    adoptToMany(from: cached, into: object)
                 }
             }
             for node in rows { _ = object(for: node.id) }

@@ -273,9 +273,14 @@ extension ObjectContext {
         case .error:
             throw StoreError.conflicts(records)
         case .rollback:
-            for object in conflicts {
-                outcome.discarded.insert(object.objectID)
-                outcome.reread.insert(object.objectID)
+            for (object, record) in zip(conflicts, records) {
+                if record.storeVersion == nil {
+                    // Deleted in the store: the store's state is that it is gone.
+                    outcome.gone.insert(object.objectID)
+                } else {
+                    outcome.discarded.insert(object.objectID)
+                    outcome.reread.insert(object.objectID)
+                }
             }
         case .storeTrump, .objectTrump, .overwrite:
             for (object, record) in zip(conflicts, records) {

@@ -283,6 +283,68 @@ struct WritePathTests {
         #expect(try storeValue(store, 102, "age") == 31)
     }
 
+    @Test("Changed here, deleted in the store: each policy", arguments: StoreKind.allCases, [
+        (MergePolicy.storeTrump, false), (.rollback, false), (.objectTrump, true), (.overwrite, true),
+    ])
+    func changedHereDeletedThere(_ kind: StoreKind, _ expected: (policy: MergePolicy, rowComesBack: Bool)) throws {
+        let store = try kind.make()
+        let changer = store.context()
+        changer.mergePolicy = expected.policy
+        let bob = employee(changer, 102)
+        try bob.setValue(31, forKey: "age")
+        let deleter = store.context()
+        try deleter.delete(employee(deleter, 102))
+        try deleter.save()
+        try changer.save()
+        #expect(!changer.hasChanges)
+        let count = try store.context().count(for: FetchRequest(entityName: "Employee", predicate: "SELF == %@",
+                                                                arguments: [.object(ObjectReference(entity: "Employee", id: 102))]))
+        #expect(count == (expected.rowComesBack ? 1 : 0))
+        #expect(bob.isDeleted == !expected.rowComesBack)
+        if expected.rowComesBack { #expect(try storeValue(store, 102, "age") == 31) }
+    }
+
+    @Test("Deleted here, changed in the store: each policy", arguments: StoreKind.allCases, [
+        (MergePolicy.storeTrump, true), (.rollback, true), (.objectTrump, false), (.overwrite, false),
+    ])
+    func deletedHereChangedThere(_ kind: StoreKind, _ expected: (policy: MergePolicy, rowStays: Bool)) throws {
+        let store = try kind.make()
+        let deleter = store.context()
+        deleter.mergePolicy = expected.policy
+        let bob = employee(deleter, 102)
+        _ = try bob.value(forKey: "age")
+        let changer = store.context()
+        try employee(changer, 102).setValue(77, forKey: "age")
+        try changer.save()
+        try deleter.delete(bob)
+        try deleter.save()
+        #expect(!deleter.hasChanges)
+        #expect(bob.isDeleted == !expected.rowStays)
+        if expected.rowStays {
+            #expect(try storeValue(store, 102, "age") == 77)
+            #expect(try bob.value(forKey: "age") == 77)
+        } else {
+            #expect(try store.context().count(for: FetchRequest(entityName: "Employee")) == 59)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aRefetchKeepsTheSnapshotOfAChangedObject(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let mine = store.context()
+        let alice = employee(mine, 101)
+        try alice.setValue(59, forKey: "age")
+        let theirs = store.context()
+        try employee(theirs, 101).setValue(1.0, forKey: "salary")
+        try theirs.save()
+        var request = FetchRequest(entityName: "Employee", predicate: "name == 'Alice Anderson'")
+        request.returnsObjectsAsFaults = false
+        request.includesPendingChanges = false
+        #expect(try mine.fetch(request).first === alice)
+        #expect(try alice.value(forKey: "salary") == 250_000.0)  // what this context read
+        #expect(throws: StoreError.self) { try mine.save() }       // checked against that version
+    }
+
     @Test(arguments: StoreKind.allCases)
     func deletingWhatAnotherContextDeletedIsFine(_ kind: StoreKind) throws {
         let store = try kind.make()
