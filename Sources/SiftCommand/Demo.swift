@@ -5,6 +5,7 @@ import Foundation
 import Sift
 import SiftDemo
 import SiftStore
+import Synchronization
 
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -84,7 +85,56 @@ struct Demo: ParsableCommand {
                 throw ExitStatus.dataError
             }
         }
+        do {
+            try writePathTour()
+        } catch {
+            printError("write path: \(error)")
+            throw ExitStatus.dataError
+        }
         print("Next: sift query --store \(url.path) --entity Employee \"age > 60\" --sort name --limit 10")
+    }
+
+    /// Two contexts on a scratch store (the demo store is left as it is):
+    /// unsaved changes in fetches, a conflicting save, a merge policy, an
+    /// announcement merged into the other context.
+    func writePathTour() throws {
+        print("■ Write path (on a scratch in-memory copy of 1 000 employees)")
+        let store = try SQLiteStore(inMemoryWith: CompanyGenerator.model)
+        try store.importNodes(CompanyGenerator.nodes(employees: 1000))
+        let mine = ObjectContext(store: store)
+        let theirs = ObjectContext(store: store)
+        let id = ObjectID(entity: 1, primaryKey: 1)
+        let employee = mine.object(for: id)
+        guard case .string(let name) = try employee.value(forKey: "name") else { return }
+        let observer = ObjectContext(store: store)  // reads now, merges later
+        let observed = observer.object(for: id)
+        let originalAge = try observed.value(forKey: "age")
+        let seniors = FetchRequest(entityName: "Employee", predicate: "age > 60")
+        let before = try mine.count(for: seniors)
+        try employee.setValue(99, forKey: "age")
+        print("  \(name): age set to 99 in one context, not saved")
+        print("  fetch age > 60 in that context: \(before) → \(try mine.count(for: seniors)) (unsaved changes included)")
+
+        let announced = Announcements()
+        let observation = store.addObserver { changes in announced.list.withLock { $0.append(changes) } }
+        defer { observation.cancel() }
+        try theirs.object(for: id).setValue(123_456.0, forKey: "salary")
+        try theirs.save()
+        print("  another context changed the salary and saved (row version 1 → 2)")
+        do {
+            try mine.save()
+        } catch {
+            guard case .conflicts(let conflicts) = error else { throw error }
+            print("  save with .error policy: refused, \(conflicts[0])")
+        }
+        mine.mergePolicy = .storeTrump
+        try mine.save()
+        print("  save with .storeTrump: age \(try employee.value(forKey: "age")), "
+              + "salary \(try employee.value(forKey: "salary")) (each side's change kept)")
+        let saves = announced.list.withLock { $0 }
+        for changes in saves { try observer.mergeChanges(from: changes) }
+        print("  a third context merged the \(saves.count) announced saves: age \(originalAge) → "
+              + "\(try observed.value(forKey: "age")), salary \(try observed.value(forKey: "salary"))\n")
     }
 
     static var defaultFolder: URL {
@@ -93,4 +143,9 @@ struct Demo: ParsableCommand {
         }
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/sift")
     }
+}
+
+/// Store announcements, collected from whichever thread makes them.
+private final class Announcements: Sendable {
+    let list = Mutex<[StoreChanges]>([])
 }

@@ -187,6 +187,8 @@ struct StoreCommandTests {
         #expect(first.output.contains("Creating the demo store"))
         #expect(first.output.components(separatedBy: "▸ ").count == 11)
         #expect(first.output.contains("plan: SEARCH"))
+        #expect(first.output.contains("save with .error policy: refused"))
+        #expect(first.output.contains("save with .storeTrump: age 99, salary 123456.0"))
         let second = try runSift(["demo", "--employees", "2000", "--cache", folder.path])
         #expect(!second.output.contains("Creating the demo store"))
     }
