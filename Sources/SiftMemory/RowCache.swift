@@ -221,4 +221,13 @@ public final class RowCache: Sendable {
             state.references = [:]
         }
     }
+
+    /// Replaces every node with `nodes` at once: a reader sees either the
+    /// old nodes or the new ones, never a cache half emptied. Reference
+    /// counts are kept.
+    public func replaceAll(with nodes: some Sequence<RowNode>) {
+        var tables = Array(repeating: [Int64: RowNode](), count: model.entities.count)
+        for node in nodes { tables[node.id.entity][node.id.primaryKey] = node }
+        state.withLock { $0.tables = tables }
+    }
 }

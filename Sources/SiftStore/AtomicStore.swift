@@ -73,8 +73,7 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
         for node in dataSet.nodes { tables[node.id.entity][node.id.primaryKey] = node }
         let all = tables.flatMap(\.values)
         try write(all)
-        data.removeAll()
-        data.store(all)
+        data.replaceAll(with: all)
     }
 
     // MARK: Reading
@@ -271,8 +270,7 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
             }
         }
         try write(all)
-        data.removeAll()
-        data.store(all)
+        data.replaceAll(with: all)
         return outcome
     }
 

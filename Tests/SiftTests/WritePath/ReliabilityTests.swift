@@ -5,6 +5,7 @@
 import Foundation
 import Sift
 import SiftStore
+import Synchronization
 import Testing
 
 @Suite("Reliability")
@@ -109,5 +110,38 @@ struct ReliabilityTests {
             total += age - initial[id]!
         }
         #expect(total == Int64(workers * increments))
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func readersNeverSeeASaveHalfDone(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let saves = 100
+        let done = Synchronization.Atomic<Bool>(false)
+        let wrongCounts = Synchronization.Mutex<[Int]>([])
+        let reads = Synchronization.Atomic<Int>(0)
+        // Two threads at once: this one saves, the other counts as fast as it can.
+        let started = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            started.signal()
+            while !done.load(ordering: .acquiring) {
+                let count = (try? store.context().count(for: FetchRequest(entityName: "Employee"))) ?? -1
+                reads.add(1, ordering: .relaxed)
+                if count != 60 { wrongCounts.withLock { $0.append(count) } }
+            }
+            finished.signal()
+        }
+        reader.start()
+        started.wait()
+        let writer = store.context()
+        for i in 0..<saves {
+            let object = writer.object(for: ObjectID(entity: 1, primaryKey: 101 + Int64(i % 10)))
+            try object.setValue(.int(Int64(i)), forKey: "age")
+            try writer.save()
+        }
+        done.store(true, ordering: .releasing)
+        finished.wait()
+        #expect(wrongCounts.withLock { $0 }.isEmpty, "counts seen during saves: \(wrongCounts.withLock { Set($0) })")
+        #expect(reads.load(ordering: .relaxed) > 0)
     }
 }
