@@ -176,10 +176,10 @@ extension ObjectContext {
             try connection.forEachRow(insertStatement(entity), values)
         }
 
-        /// Writes an object's changed columns if its version is `expected`;
-        /// returns whether the row was there at that version.
         // One UPDATE statement per entity and set of changed columns.
         var updateStatements: [[Int]: SQLiteStatement] = [:]
+        /// Writes an object's changed columns if its version is `expected`;
+        /// returns whether the row was there at that version.
         func updateRow(_ object: ManagedObject, expected: Int64, everything: Bool) throws -> Bool {
             let entity = object.entity
             let row = rows[object.objectID]!
