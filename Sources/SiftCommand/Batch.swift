@@ -17,7 +17,12 @@ struct Batch: ParsableCommand {
     )
 
     enum Backend: String, ExpressibleByArgument, CaseIterable {
-        case memory, sqlite
+        /// The memory lowering over the data set's row-cache nodes.
+        case memory
+        /// A temporary in-memory SQLite store holding the data set.
+        case sqlite
+        /// The data set file opened as an atomic store (nothing is saved).
+        case atomic
     }
 
     @Option(help: ArgumentHelp("The JSON data set (model and objects).", valueName: "dataset"))
@@ -50,16 +55,21 @@ struct Batch: ParsableCommand {
         }
         let cache = dataSet.makeRowCache()
         let compiler = PredicateCompiler(model: dataSet.model)
-        var store: SQLiteStore?
-        if backend == .sqlite {
-            // A temporary store holding the data set.
-            do {
-                store = try SQLiteStore(inMemoryWith: dataSet.model)
-                try store!.importDataSet(dataSet)
-            } catch {
-                printError("error: \(error)")
-                throw ExitStatus.noInput
+        var context: ObjectContext?
+        do {
+            switch backend {
+            case .memory:
+                break
+            case .sqlite:
+                let store = try SQLiteStore(inMemoryWith: dataSet.model)
+                try store.importDataSet(dataSet)
+                context = ObjectContext(store: store)
+            case .atomic:
+                context = ObjectContext(store: try AtomicStore(url: URL(fileURLWithPath: data)))
             }
+        } catch {
+            printError("error: \(error)")
+            throw ExitStatus.noInput
         }
         for (number, line) in String(decoding: corpusData, as: UTF8.self).split(separator: "\n").enumerated() {
             guard let entry = try? JSONDecoder().decode(Case.self, from: Data(line.utf8)) else {
@@ -68,11 +78,11 @@ struct Batch: ParsableCommand {
             }
             do {
                 let bound = try compiler.bind(entry.predicate, arguments: entry.args ?? [], entity: entry.entity)
-                if let store {
+                if let context {
                     var request = FetchRequest(entityName: entry.entity)
                     request.predicate = .bound(bound)
                     do {
-                        let ids = try ObjectContext(store: store).fetchObjectIDs(request).map(\.primaryKey)
+                        let ids = try context.fetchObjectIDs(request).map(\.primaryKey)
                         print(BatchOutput.matches(id: entry.id, ids: ids))
                     } catch {
                         print(BatchOutput.error(id: entry.id, kind: "evaluation", message: "\(error)", position: nil))

@@ -111,9 +111,10 @@ struct CheckAndBatchTests {
         #expect(try runSift(["check", "--model", "/nonexistent.json", "--entity", "A", "a == 1"]).status == 66)
     }
 
-    @Test func batchMatchesTheCorpus() throws {
+    @Test(arguments: ["memory", "sqlite", "atomic"])
+    func batchMatchesTheCorpus(_ backend: String) throws {
         let result = try runSift(["batch", "--data", Self.fixture("company.json"), "--corpus", Self.fixture("corpus.jsonl"),
-                                  "--backend", "memory"])
+                                  "--backend", backend])
         #expect(result.status == 0)
         let lines = result.output.split(separator: "\n")
         #expect(lines.count == CorpusCase.all.count)
