@@ -285,7 +285,11 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
             for attribute in entity.attributes {
                 let value = node.values[attribute.slot]
                 guard let data = try? encoder.encode(value),
-                      let json = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) else { continue }
+                      let json = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) else {
+                    // Skipping it would write a file that no longer opens.
+                    throw .cannotWrite(path: url.path, reason: "\(entity.name) \(node.id.primaryKey): "
+                                       + "\(attribute.name) = \(value) has no JSON form")
+                }
                 object[attribute.name] = value == .null ? NSNull() : json
             }
             for relationship in entity.relationships {

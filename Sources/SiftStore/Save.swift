@@ -85,6 +85,10 @@ extension ObjectContext {
                 } else if DataSet.convert(value, to: attribute.type) == nil {
                     failures.append(SaveValidationFailure(object: object.description, property: attribute.name,
                                                           reason: "must be \(attribute.type.rawValue), not \(value.kindDescription)"))
+                } else if case .double(let number) = value, number.isNaN {
+                    // SQLite would keep it as NULL: the value would change silently.
+                    failures.append(SaveValidationFailure(object: object.description, property: attribute.name,
+                                                          reason: "is NaN, which no store keeps"))
                 }
             }
             for relationship in object.entity.relationships where !relationship.isToMany && !relationship.isOptional {

@@ -95,6 +95,21 @@ struct AtomicStoreTests {
         #expect(try reopened.object(for: ObjectID(entity: 1, primaryKey: 101)).value(forKey: "age") == 1)
     }
 
+    @Test func aValueWithNoJSONFormIsRefusedNotDropped() throws {
+        let test = try StoreKind.atomic.make()
+        let context = test.context()
+        try context.object(for: ObjectID(entity: 1, primaryKey: 101)).setValue(.double(.infinity), forKey: "salary")
+        #expect {
+            try context.save()
+        } throws: { error in
+            guard case StoreError.cannotWrite(_, let reason) = error else { return false }
+            return reason.contains("salary")
+        }
+        // The file still opens, with the old value.
+        let reopened = ObjectContext(store: try AtomicStore(url: try #require(test.file)))
+        #expect(try reopened.object(for: ObjectID(entity: 1, primaryKey: 101)).value(forKey: "salary") == 250_000.0)
+    }
+
     @Test func openingErrorsAreTyped() throws {
         let folder = FileManager.default.temporaryDirectory
         let missing = folder.appendingPathComponent("sift-missing-\(UUID().uuidString).json")

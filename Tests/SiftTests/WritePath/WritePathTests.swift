@@ -180,6 +180,19 @@ struct WritePathTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func notANumberIsRefused(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let context = store.context()
+        try employee(context, 101).setValue(.double(.nan), forKey: "salary")
+        #expect {
+            try context.save()
+        } throws: { error in
+            guard case StoreError.validation(let failures) = error else { return false }
+            return failures.map(\.property) == ["salary"] && failures[0].reason.contains("NaN")
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func fetchesSeeUnsavedChanges(_ kind: StoreKind) throws {
         let store = try kind.make()
         let context = store.context()
