@@ -42,7 +42,7 @@ func writeBenchmark() {
         var bestSave = Double.infinity
         let clock = ContinuousClock()
         func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
-        for _ in 0..<3 {
+        for _ in 0..<5 {
             // Raw: one prepared statement, one transaction, the same columns
             // (the folded companions of the canonical name included).
             let rawStore = try! emptyCompanyStore("raw")
@@ -130,7 +130,7 @@ func writeBenchmark() {
         var bestRawRead = Double.infinity
         let keys = (1...updated).map { Int64($0 * (count / updated)) }
         let idList = keys.map(String.init).joined(separator: ",")
-        for round in 0..<3 {
+        for round in 0..<5 {
             // Raw: read the versions, then UPDATE … WHERE Z_PK = ? AND Z_OPT = ?
             // for each row, in one transaction.
             var versions: [Int64: Int64] = [:]
