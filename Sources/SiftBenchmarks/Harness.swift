@@ -50,6 +50,11 @@ extension Measurement {
     }
 }
 
+/// A duration in seconds.
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
 /// Keeps a value alive so the optimizer cannot drop the work that made it.
 @inline(never)
 func blackHole<T>(_ value: T) {

@@ -41,7 +41,6 @@ func writeBenchmark() {
         var bestBuild = Double.infinity
         var bestSave = Double.infinity
         let clock = ContinuousClock()
-        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
         for _ in 0..<5 {
             // Raw: one prepared statement, one transaction, the same columns
             // (the folded companions of the canonical name included).
@@ -122,7 +121,6 @@ func writeBenchmark() {
         sqlite3_exec(db, "PRAGMA synchronous = NORMAL", nil, nil, nil)
         defer { sqlite3_close_v2(db) }
         let clock = ContinuousClock()
-        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
         var bestRaw = Double.infinity
         var bestSave = Double.infinity
         var bestMerge = Double.infinity
