@@ -77,6 +77,7 @@ let package = Package(
             dependencies: [
                 "Sift",
                 "SiftStore",
+                "SiftDemo",
                 // Built so the command-line tests can run it.
                 "SiftCommand",
                 .product(name: "PropertyBased", package: "swift-property-based"),

@@ -4,6 +4,7 @@
 
 import Foundation
 import Sift
+import SiftDemo
 
 /// Resident memory of this process, in bytes (Linux).
 func residentBytes() -> Int {
@@ -12,72 +13,17 @@ func residentBytes() -> Int {
     return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
 }
 
-/// The company model with one million employees.
-func makeCompanyCache(employees: Int) throws -> (RowCache, DataModel) {
-    let model = try DataModel(contentsOf: repositoryRoot.appendingPathComponent("Tests/SiftTests/Fixtures/company.json"))
-    let (departmentIndex, employeeIndex, tagIndex) = (0, 1, 2)
-    let departments = ["Engineering", "Sales", "Marketing", "Research", "Opérations", "Legal", "People", "Empty"]
-    let tags = ["remote", "lead", "café", "new", "senior", "part-time", "mentor", "oncall", "travel", "intern", "alumni"]
-    let firstNames = ["Alice", "alan", "Bob", "Chloé", "Dmitri", "Eve", "Ana", "Zoë", "Émile", "Grace", "Hal", "Ivy"]
-    var generator = SplitMix(seed: 42)
-    var nodes: [RowNode] = []
-    nodes.reserveCapacity(employees + 20)
-    var departmentMembers = Array(repeating: [Int64](), count: departments.count)
-    var tagMembers = Array(repeating: [Int64](), count: tags.count)
-    for i in 1...employees {
-        let id = Int64(i)
-        let department = Int(generator.next() % 7)
-        departmentMembers[department].append(id)
-        // Employee i reports to i / 10; so i's reports are 10i ..< 10i + 10.
-        let manager: Int64? = i > 10 ? Int64(i / 10) : nil
-        let reports = i * 10 > employees ? [] : (i * 10..<min(i * 10 + 10, employees + 1)).filter { $0 > 10 }.map(Int64.init)
-        var myTags: [Int64] = []
-        for _ in 0..<Int(generator.next() % 4) {
-            let t = Int(generator.next() % UInt64(tags.count))
-            if !myTags.contains(Int64(t + 1)) {
-                myTags.append(Int64(t + 1))
-                tagMembers[t].append(id)
-            }
-        }
-        let rating: PredicateValue = generator.next() % 5 == 0 ? .null : .double(Double(generator.next() % 50) / 10)
-        let name = firstNames[Int(generator.next() % UInt64(firstNames.count))] + " \(i)"
-        nodes.append(RowNode(
-            id: ObjectID(entity: employeeIndex, primaryKey: id), version: 1, fetchTimestamp: 0,
-            values: [.string(name), generator.next() % 3 == 0 ? .null : .string("n\(i % 100)"),
-                     .int(Int64(20 + generator.next() % 45)), .double(Double(30_000 + generator.next() % 170_000)),
-                     rating, .bool(generator.next() % 7 == 0),
-                     .date(Date(timeIntervalSinceReferenceDate: Double(generator.next() % 800_000_000)))],
-            toOne: [Int64(department + 1), manager], toMany: [reports, myTags]))
-    }
-    for (d, name) in departments.enumerated() {
-        nodes.append(RowNode(id: ObjectID(entity: departmentIndex, primaryKey: Int64(d + 1)), version: 1, fetchTimestamp: 0,
-                             values: [.string(name), .double(1_000_000)], toMany: [departmentMembers[d]]))
-    }
-    for (t, name) in tags.enumerated() {
-        nodes.append(RowNode(id: ObjectID(entity: tagIndex, primaryKey: Int64(t + 1)), version: 1, fetchTimestamp: 0,
-                             values: [.string(name)], toMany: [tagMembers[t]]))
-    }
-    let cache = RowCache(model: model)
-    cache.store(nodes)
-    return (cache, model)
-}
-
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+/// The generated company, all in a row cache.
+func makeCompanyCache(employees: Int) -> (RowCache, DataModel) {
+    let cache = RowCache(model: CompanyGenerator.model)
+    cache.store(CompanyGenerator.nodes(employees: employees))
+    return (cache, CompanyGenerator.model)
 }
 
 func memoryBenchmark() {
     let count = 1_000_000
     let before = residentBytes()
-    let (cache, model) = try! makeCompanyCache(employees: count)
+    let (cache, model) = makeCompanyCache(employees: count)
     let after = residentBytes()
     let snapshot = cache.snapshot()
     let employees = snapshot.nodes(entity: 1)

@@ -42,13 +42,7 @@ struct Batch: ParsableCommand {
     }
 
     func run() throws {
-        let dataSet: DataSet
-        do {
-            dataSet = try DataSet(contentsOf: URL(fileURLWithPath: data))
-        } catch {
-            printError("error: \(error)")
-            throw ExitStatus.noInput
-        }
+        let dataSet = try loadDataSet(data)
         guard let corpusData = FileManager.default.contents(atPath: corpus) else {
             printError("error: cannot read '\(corpus)'")
             throw ExitStatus.noInput

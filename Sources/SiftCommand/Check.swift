@@ -49,3 +49,13 @@ func loadModel(_ path: String) throws -> DataModel {
         throw ExitStatus.noInput
     }
 }
+
+/// Reads a JSON data set (model and objects), or exits with status 66.
+func loadDataSet(_ path: String) throws -> DataSet {
+    do {
+        return try DataSet(contentsOf: URL(fileURLWithPath: path))
+    } catch {
+        printError("error: \(error)")
+        throw ExitStatus.noInput
+    }
+}

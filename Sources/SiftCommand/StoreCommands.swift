@@ -73,13 +73,7 @@ struct Import: ParsableCommand {
     var store: String
 
     func run() throws {
-        let dataSet: DataSet
-        do {
-            dataSet = try DataSet(contentsOf: URL(fileURLWithPath: data))
-        } catch {
-            printError("error: \(error)")
-            throw ExitStatus.noInput
-        }
+        let dataSet = try loadDataSet(data)
         let progress = Progress("importing")
         defer { progress.finish() }
         do {

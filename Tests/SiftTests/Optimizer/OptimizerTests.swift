@@ -72,11 +72,7 @@ struct OptimizerTests {
     @Test("Optimized and unoptimized trees agree, in memory and in SQL")
     func equivalence() async throws {
         await propertyCheck(count: 80, input: Gen.uint64(in: 0...UInt64.max)) { seed in
-            var generator = RandomWorld.Generator(rng: SeededGenerator(state: seed))
-            let dataSet = try DataSet(model: RandomWorld.model, objects: generator.data())
-            let store = try SQLiteStore(inMemoryWith: RandomWorld.model)
-            try store.importDataSet(dataSet)
-            let cache = dataSet.makeRowCache()
+            var (generator, store, cache) = try RandomWorld.make(seed: seed)
             let plain = PredicateCompiler(model: RandomWorld.model, optimizer: nil)
             var rewritten = 0
             for _ in 0..<25 {

@@ -5,6 +5,7 @@
 import Foundation
 import PropertyBased
 import Sift
+import SiftDemo
 import SiftStore
 import Testing
 
@@ -28,8 +29,18 @@ enum RandomWorld {
     static let patterns = ["a*", "*b", "?", "*", "[x]", "*é*", "A?", "%", "_*"]
     static let regexes = ["a.*", ".*b", "[aA]+", "é|e", ".", ".*\\d.*"]
 
+    /// A generator seeded with `seed`, and the random data it made, in a
+    /// SQLite store and in a row cache.
+    static func make(seed: UInt64) throws -> (generator: Generator, store: SQLiteStore, cache: RowCache) {
+        var generator = Generator(rng: SplitMix(seed: seed))
+        let dataSet = try DataSet(model: model, objects: generator.data())
+        let store = try SQLiteStore(inMemoryWith: model)
+        try store.importDataSet(dataSet)
+        return (generator, store, dataSet.makeRowCache())
+    }
+
     struct Generator {
-        var rng: SeededGenerator
+        var rng: SplitMix
         mutating func int(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
         mutating func chance(_ percent: Int) -> Bool { int(100) < percent }
         mutating func pick<T>(_ values: [T]) -> T { values[int(values.count)] }
@@ -103,11 +114,7 @@ struct DifferentialTests {
     @Test("Random predicates over random data")
     func randomPredicates() async throws {
         await propertyCheck(count: 150, input: Gen.uint64(in: 0...UInt64.max)) { seed in
-            var generator = RandomWorld.Generator(rng: SeededGenerator(state: seed))
-            let dataSet = try DataSet(model: RandomWorld.model, objects: generator.data())
-            let store = try SQLiteStore(inMemoryWith: RandomWorld.model)
-            try store.importDataSet(dataSet)
-            let cache = dataSet.makeRowCache()
+            var (generator, store, cache) = try RandomWorld.make(seed: seed)
             let compiler = PredicateCompiler(model: RandomWorld.model)
             var checked = 0
             var selectedSome = 0

@@ -4,6 +4,7 @@
 import Foundation
 import PropertyBased
 import Sift
+import SiftDemo
 import Testing
 
 @Suite("Bad input")
@@ -37,7 +38,7 @@ struct BadInputTests {
         let sources = GrammarCorpus.valid + CorpusCase.all.map(\.predicate)
         let alphabet = Array("()[]{}'\"\\$%@#.,=<>!&|*+-/ 0x9eANDORNOTSUBQUERY".utf8)
         await propertyCheck(count: 3000, input: Gen.uint64(in: 0...UInt64.max)) { seed in
-            var rng = SeededGenerator(state: seed)
+            var rng = SplitMix(seed: seed)
             var bytes = Array(sources[Int(rng.next() % UInt64(sources.count))].utf8)
             for _ in 0...(rng.next() % 4) {
                 let position = bytes.isEmpty ? 0 : Int(rng.next() % UInt64(bytes.count))

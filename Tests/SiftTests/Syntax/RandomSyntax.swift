@@ -6,23 +6,12 @@
 
 import Foundation
 import Sift
-
-/// A small, fast, seedable generator (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import SiftDemo
 
 struct RandomSyntax {
-    var rng: SeededGenerator
+    var rng: SplitMix
 
-    init(seed: UInt64) { rng = SeededGenerator(state: seed) }
+    init(seed: UInt64) { rng = SplitMix(seed: seed) }
 
     /// Names, including reserved words (printed with `#`), words reserved only
     /// in some places, collection operators and non-ASCII names.
