@@ -22,33 +22,25 @@ public struct RangeMerging: OptimizerRule {
         var drop = Set<Int>()
         for (i, p) in ps.enumerated() {
             guard case .comparison(let c) = p, let test = c.keyTest else { continue }
+            // `tighter` is the sign of `order(new, old)` that makes the new bound win.
+            func keepTighter(_ bounds: inout [BoundExpression: (index: Int, op: ComparisonOperator, value: PredicateValue)],
+                             tighter: Int, strict: ComparisonOperator) {
+                guard let current = bounds[test.key] else {
+                    bounds[test.key] = (i, test.op, test.value)
+                    return
+                }
+                guard let o = ValueComparison.order(test.value, current.value) else { return }
+                if o.signum() == tighter || (o == 0 && test.op == strict) {
+                    drop.insert(current.index)
+                    bounds[test.key] = (i, test.op, test.value)
+                } else {
+                    drop.insert(i)
+                }
+            }
             switch test.op {
-            case .greaterThan, .greaterThanOrEqualTo:
-                if let current = lower[test.key] {
-                    guard let o = ValueComparison.order(test.value, current.value) else { continue }
-                    if o > 0 || (o == 0 && test.op == .greaterThan) {
-                        drop.insert(current.index)
-                        lower[test.key] = (i, test.op, test.value)
-                    } else {
-                        drop.insert(i)
-                    }
-                } else {
-                    lower[test.key] = (i, test.op, test.value)
-                }
-            case .lessThan, .lessThanOrEqualTo:
-                if let current = upper[test.key] {
-                    guard let o = ValueComparison.order(test.value, current.value) else { continue }
-                    if o < 0 || (o == 0 && test.op == .lessThan) {
-                        drop.insert(current.index)
-                        upper[test.key] = (i, test.op, test.value)
-                    } else {
-                        drop.insert(i)
-                    }
-                } else {
-                    upper[test.key] = (i, test.op, test.value)
-                }
-            default:
-                continue
+            case .greaterThan, .greaterThanOrEqualTo: keepTighter(&lower, tighter: 1, strict: .greaterThan)
+            case .lessThan, .lessThanOrEqualTo: keepTighter(&upper, tighter: -1, strict: .lessThan)
+            default: continue
             }
         }
         var replace: [Int: BoundPredicate] = [:]
