@@ -60,7 +60,7 @@ public enum PredicateCompileError: Error, Hashable, Sendable, CustomStringConver
 /// let filter = try compiler.memoryPredicate("age > %@ AND department.name == %@",
 ///                                           arguments: [40, "Sales"], entity: "Employee",
 ///                                           domain: RowNodeDomain(cache: cache))
-/// let matches = cache.snapshot().nodes(entity: 1).filter(filter.evaluate)
+/// let matches = try filter.filter(cache.snapshot().nodes(entity: 1))
 /// ```
 public struct PredicateCompiler: Sendable {
     /// The model predicates are checked against.
@@ -109,10 +109,9 @@ public struct PredicateCompiler: Sendable {
 
 extension RowCache {
     /// The nodes of `entity` that satisfy `predicate`, in primary-key order.
-    public func nodes(of entity: String, matching predicate: BoundPredicate) -> [RowNode] {
+    public func nodes(of entity: String, matching predicate: BoundPredicate) throws(EvaluationError) -> [RowNode] {
         guard let index = model.entity(named: entity)?.index else { return [] }
         let domain = RowNodeDomain(cache: self)
-        let filter = MemoryPredicate(predicate, domain: domain)
-        return domain.snapshot.nodes(entity: index).filter(filter.evaluate)
+        return try MemoryPredicate(predicate, domain: domain).filter(domain.snapshot.nodes(entity: index))
     }
 }

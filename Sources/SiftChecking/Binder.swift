@@ -255,7 +255,7 @@ struct BindingState {
     /// UUID written as a string a UUID. Both backends then compare like types.
     func convert(_ expression: BoundExpression, toMatch type: ValueType) -> BoundExpression {
         switch (expression.kind, type) {
-        case (.constant(.int(let i)), .double) where Swift.abs(i) < 1 << 53:
+        case (.constant(.int(let i)), .double) where i.magnitude < 1 << 53:
             return .constant(.double(Double(i)), type: .double)
         case (.constant(.double(let d)), .integer):
             if let i = Int64(exactly: d) { return .constant(.int(i), type: .integer) }

@@ -82,8 +82,12 @@ struct Batch: ParsableCommand {
                         print(BatchOutput.error(id: entry.id, kind: "evaluation", message: "\(error)", position: nil))
                     }
                 } else {
-                    let ids = cache.nodes(of: entry.entity, matching: bound).map(\.id.primaryKey)
-                    print(BatchOutput.matches(id: entry.id, ids: ids))
+                    do throws(EvaluationError) {
+                        let ids = try cache.nodes(of: entry.entity, matching: bound).map(\.id.primaryKey)
+                        print(BatchOutput.matches(id: entry.id, ids: ids))
+                    } catch {
+                        print(BatchOutput.error(id: entry.id, kind: "evaluation", message: "\(error)", position: nil))
+                    }
                 }
             } catch {
                 let position = SourcePosition(offset: error.range.lowerBound, in: entry.predicate)

@@ -61,12 +61,18 @@ public struct EvaluationScope<Object> {
 ///
 /// ```swift
 /// let filter = MemoryPredicate(bound, domain: RowNodeDomain(cache: cache))
-/// let matches = nodes.filter(filter.evaluate)
+/// let matches = try nodes.filter(filter.evaluate)
 /// ```
+///
+/// Evaluation throws only when a budget runs out: a `MATCHES` pattern that
+/// needs more than ``PredicateLimits/regularExpressionSteps`` on one value
+/// (``EvaluationError``). A predicate without `MATCHES` never throws.
 public struct MemoryPredicate<Domain: EvaluationDomain> {
     typealias Object = Domain.Object
     let test: (Object, inout EvaluationScope<Object>) -> Bool
     let slotCount: Int
+    /// Whether the predicate has a test that can run out of budget.
+    let mayFail: Bool
 
     /// Compiles `predicate` for objects of `domain`.
     @_specialize(exported: true, where Domain == RowNodeDomain)
@@ -74,21 +80,33 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
         var compiler = MemoryCompiler(domain: domain)
         test = compiler.test(predicate)
         slotCount = compiler.slotCount
+        mayFail = compiler.mayFail
     }
 
     /// Whether `object` satisfies the predicate.
     @_specialize(exported: true, where Domain == RowNodeDomain)
-    public func evaluate(_ object: Domain.Object) -> Bool {
+    public func evaluate(_ object: Domain.Object) throws(EvaluationError) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
-        return test(object, &scope)
+        let result = test(object, &scope)
+        if mayFail, let failure = EvaluationFailure.take() { throw failure }
+        return result
     }
 
     /// Whether `object` satisfies a template's predicate with its
     /// `$variables` set to `parameters`.
-    public func evaluate(_ object: Domain.Object, parameters: [String: PredicateValue]) -> Bool {
+    public func evaluate(_ object: Domain.Object, parameters: [String: PredicateValue]) throws(EvaluationError) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount),
                                             parameters: parameters)
-        return test(object, &scope)
+        let result = test(object, &scope)
+        if mayFail, let failure = EvaluationFailure.take() { throw failure }
+        return result
+    }
+
+    /// The objects of `objects` that satisfy the predicate, in their order.
+    public func filter(_ objects: some Sequence<Domain.Object>) throws(EvaluationError) -> [Domain.Object] {
+        var matching: [Domain.Object] = []
+        for object in objects where try evaluate(object) { matching.append(object) }
+        return matching
     }
 }
 
@@ -97,6 +115,7 @@ public struct MemoryExpression<Domain: EvaluationDomain> {
     typealias Object = Domain.Object
     let value: (Object, inout EvaluationScope<Object>) -> PredicateValue
     let slotCount: Int
+    let mayFail: Bool
 
     /// Compiles `expression` for objects of `domain`.
     @_specialize(exported: true, where Domain == RowNodeDomain)
@@ -104,12 +123,15 @@ public struct MemoryExpression<Domain: EvaluationDomain> {
         var compiler = MemoryCompiler(domain: domain)
         value = compiler.value(expression)
         slotCount = compiler.slotCount
+        mayFail = compiler.mayFail
     }
 
     /// The expression's value for `object`.
-    public func evaluate(_ object: Domain.Object) -> PredicateValue {
+    public func evaluate(_ object: Domain.Object) throws(EvaluationError) -> PredicateValue {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
-        return value(object, &scope)
+        let result = value(object, &scope)
+        if mayFail, let failure = EvaluationFailure.take() { throw failure }
+        return result
     }
 }
 
@@ -126,6 +148,8 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     /// The slot of each variable in scope.
     var slots: [String: Int] = [:]
     var slotCount = 0
+    /// Whether a compiled test can run out of budget (`MATCHES`).
+    var mayFail = false
 
     init(domain: Domain) {
         self.domain = domain
@@ -198,6 +222,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     @_specialize(where Domain == RowNodeDomain)
     mutating func comparison(_ c: BoundComparison) -> Test {
+        if c.operator == .matches { mayFail = true }
         // `collection CONTAINS x`: membership.
         if c.quantifier == .direct, c.operator == .contains, c.left.type.isCollection {
             let members = values(c.left)

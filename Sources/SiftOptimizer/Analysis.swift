@@ -64,13 +64,28 @@ extension BoundComparison {
 
 /// A rough cost of evaluating a term in memory, for ordering: cheap numeric
 /// tests first, regular expressions and to-many scans last.
+///
+/// Costs grow multiplicatively with nesting (a subquery inside a subquery),
+/// so all arithmetic here saturates at `Cost.ceiling` instead of trapping:
+/// past it, terms are simply "very expensive" and keep their order.
 enum Cost {
+    /// The largest cost; every sum and product stops there.
+    static let ceiling = Int.max / 2
+
+    /// `a + b`, saturating at `ceiling`.
+    static func add(_ a: Int, _ b: Int) -> Int { a >= ceiling - b ? ceiling : a + b }
+
+    /// `factor * a` for a small constant factor, saturating at `ceiling`.
+    static func scale(_ a: Int, by factor: Int) -> Int { a >= ceiling / factor ? ceiling : a * factor }
+
+    static func sum(_ costs: some Sequence<Int>) -> Int { costs.reduce(0, add) }
+
     static func of(_ p: BoundPredicate) -> Int {
         switch p {
         case .constant: return 0
         case .not(let q): return of(q)
-        case .and(let qs), .or(let qs): return qs.map(of).reduce(0, +)
-        case .exists(let e): return of(e) + 10
+        case .and(let qs), .or(let qs): return sum(qs.lazy.map(of))
+        case .exists(let e): return add(of(e), 10)
         case .comparison(let c):
             let opCost: Int = switch c.operator {
             case .matches: 40
@@ -80,25 +95,25 @@ enum Cost {
             }
             let optionCost = c.options.isEmpty ? 0 : 8
             let quantified = c.quantifier == .direct ? 0 : 10
-            return opCost + optionCost + quantified + of(c.left) + of(c.right)
+            return sum([opCost + optionCost + quantified, of(c.left), of(c.right)])
         }
     }
 
     static func of(_ e: BoundExpression) -> Int {
         switch e.kind {
         case .constant, .evaluatedObject, .variable: return 0
-        case .attribute(let b, _): return 1 + of(b)
-        case .toOne(let b, _): return 5 + of(b)
-        case .toMany(let b, _): return 20 + of(b)
-        case .map(let a, _, let b): return of(a) + 5 * of(b)
-        case .aggregate(_, let a): return 5 + of(a)
-        case .subquery(let a, _, let p): return of(a) + 10 * of(p)
-        case .list(let es): return es.map(of).reduce(0, +)
-        case .arithmetic(_, let a, let b), .index(let a, let b): return 1 + of(a) + of(b)
-        case .negate(let a), .size(let a): return 1 + of(a)
-        case .function(_, let args): return 5 + args.map(of).reduce(0, +)
-        case .ternary(let p, let a, let b): return of(p) + of(a) + of(b)
-        case .custom(_, let args): return 20 + args.map(of).reduce(0, +)
+        case .attribute(let b, _): return add(1, of(b))
+        case .toOne(let b, _): return add(5, of(b))
+        case .toMany(let b, _): return add(20, of(b))
+        case .map(let a, _, let b): return add(of(a), scale(of(b), by: 5))
+        case .aggregate(_, let a): return add(5, of(a))
+        case .subquery(let a, _, let p): return add(of(a), scale(of(p), by: 10))
+        case .list(let es): return sum(es.lazy.map(of))
+        case .arithmetic(_, let a, let b), .index(let a, let b): return sum([1, of(a), of(b)])
+        case .negate(let a), .size(let a): return add(1, of(a))
+        case .function(_, let args): return add(5, sum(args.lazy.map(of)))
+        case .ternary(let p, let a, let b): return sum([of(p), of(a), of(b)])
+        case .custom(_, let args): return add(20, sum(args.lazy.map(of)))
         case .parameter: return 0
         }
     }

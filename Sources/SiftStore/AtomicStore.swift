@@ -85,7 +85,11 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
         var nodes = domain.snapshot.nodes(entity: entity.index)
         if let predicate = try boundPredicate(request) {
             let filter = MemoryPredicate(predicate, domain: domain)
-            nodes = nodes.filter(filter.evaluate)
+            do throws(EvaluationError) {
+                nodes = try filter.filter(nodes)
+            } catch {
+                throw .evaluation(error)
+            }
         }
         return try sortedNodes(nodes, request, domain: domain)
     }

@@ -35,7 +35,7 @@ extension ObjectContext {
     /// Objects by entity, then by key (temporary keys in the order they were
     /// given): the order saves write in. Sorts plain keys, not objects.
     static func ordered(_ objects: [ManagedObject]) -> [ManagedObject] {
-        var keys = objects.indices.map { (objects[$0].objectID.entity, abs(objects[$0].objectID.primaryKey), $0) }
+        var keys = objects.indices.map { (objects[$0].objectID.entity, objects[$0].objectID.primaryKey.magnitude, $0) }
         keys.sort { ($0.0, $0.1) < ($1.0, $1.1) }
         return keys.map { objects[$0.2] }
     }

@@ -55,8 +55,12 @@ extension ObjectContext {
         let pending = changed.values.filter { $0.objectID.entity == entity.index && $0.hasChanges }
         let pendingIDs = Set(pending.map(\.objectID))
         result.removeAll { pendingIDs.contains($0.objectID) || $0.isDeleted }
-        for object in pending where !object.isDeleted && (filter?.evaluate(object) ?? true) {
-            result.append(object)
+        for object in pending where !object.isDeleted {
+            do throws(EvaluationError) {
+                if try filter?.evaluate(object) ?? true { result.append(object) }
+            } catch {
+                throw .evaluation(error)
+            }
         }
         result = try sorted(result, by: request)
         if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
@@ -70,10 +74,10 @@ extension ObjectContext {
     /// Sorts objects as the store would: by each sort key (nil first, `[c]`
     /// folding when asked), then by primary key (unsaved objects last).
     func sorted(_ objects: [ManagedObject], by request: FetchRequest) throws(StoreError) -> [ManagedObject] {
-        sortedInMemory(objects, by: try store.sortKeys(request), domain: ContextDomain(context: self)) { a, b in
+        try sortedInMemory(objects, by: try store.sortKeys(request), domain: ContextDomain(context: self)) { a, b in
             let (p, q) = (a.objectID.primaryKey, b.objectID.primaryKey)
             if (p < 0) != (q < 0) { return q < 0 }
-            return abs(p) < abs(q)
+            return p.magnitude < q.magnitude
         }
     }
 }

@@ -73,7 +73,14 @@ public final class PredicateTemplate {
             // The template needs memory: evaluate every row with these values.
             let nodes = try store.fetchNodes(try store.lowering.selectAll(entity), entity: entity)
             let filter = MemoryPredicate(predicate, domain: RowNodeDomain(cache: store.rowCache))
-            var matching = nodes.filter { filter.evaluate($0, parameters: values) }.map(\.id)
+            var matching: [ObjectID] = []
+            for node in nodes {
+                do throws(EvaluationError) {
+                    if try filter.evaluate(node, parameters: values) { matching.append(node.id) }
+                } catch {
+                    throw .evaluation(error)
+                }
+            }
             if let limit = request.fetchLimit { matching = Array(matching.prefix(limit)) }
             return matching
         }

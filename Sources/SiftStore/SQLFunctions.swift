@@ -37,7 +37,13 @@ extension SQLiteConnection {
             }
             let subject = options.contains(.diacriticInsensitive)
                 ? StringFolding.fold(text, options.subtracting(.caseInsensitive)) : text
-            sqlite3_result_int64(context, StringMatching.matches(subject, regex) ? 1 : 0)
+            let matched = StringMatching.matches(subject, regex)
+            if let failure = EvaluationFailure.pending {
+                // Stops the statement; the connection throws the failure.
+                sqlite3_result_error(context, failure.description, -1)
+                return
+            }
+            sqlite3_result_int64(context, matched ? 1 : 0)
         }
         try registerFunction(SQLFunction.call, arity: -1, deterministic: false) { arguments in
             guard case .text(let name)? = arguments.first else { return .null }

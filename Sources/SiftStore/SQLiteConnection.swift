@@ -158,7 +158,9 @@ public final class SQLiteConnection {
     public func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         if let cached = statements[sql] { return cached }
         var statement: OpaquePointer?
-        let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        // With its length, so a U+0000 in a name is an error, not an end.
+        let status = sqlite3_prepare_v3(handle, sql, Int32(clamping: sql.utf8.count), UInt32(SQLITE_PREPARE_PERSISTENT),
+                                        &statement, nil)
         guard status == SQLITE_OK, let statement else { throw error(status, sql: sql) }
         let prepared = SQLiteStatement(handle: statement, sql: sql)
         statements[sql] = prepared
@@ -192,7 +194,11 @@ public final class SQLiteConnection {
         while true {
             let status = sqlite3_step(statement.handle)
             if status == SQLITE_DONE { return }
-            guard status == SQLITE_ROW else { throw error(status, sql: sql) }
+            guard status == SQLITE_ROW else {
+                // A function SQLite called stopped the statement over a budget.
+                if let failure = EvaluationFailure.take() { throw failure }
+                throw error(status, sql: sql)
+            }
             if try !row(statement) { return }
         }
     }
@@ -238,10 +244,14 @@ public final class SQLiteConnection {
         case .null: status = sqlite3_bind_null(statement.handle, index)
         case .integer(let i): status = sqlite3_bind_int64(statement.handle, index, i)
         case .real(let d): status = sqlite3_bind_double(statement.handle, index, d)
-        case .text(let s): status = sqlite3_bind_text(statement.handle, index, s, -1, SQLITE_TRANSIENT)
+        case .text(let s):
+            status = withSQLText(s) { text, count in
+                sqlite3_bind_text64(statement.handle, index, text, count, SQLITE_TRANSIENT, UInt8(SQLITE_UTF8))
+            }
         case .blob(let data):
             status = data.withUnsafeBytes { bytes in
-                sqlite3_bind_blob(statement.handle, index, bytes.baseAddress, Int32(bytes.count), SQLITE_TRANSIENT)
+                sqlite3_bind_blob64(statement.handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                    sqlite3_uint64(bytes.count), SQLITE_TRANSIENT)
             }
         }
         guard status == SQLITE_OK else { throw error(status, sql: statement.sql) }
@@ -310,9 +320,28 @@ enum SQLiteFunctionContext {
         case .null: sqlite3_result_null(context)
         case .integer(let i): sqlite3_result_int64(context, i)
         case .real(let d): sqlite3_result_double(context, d)
-        case .text(let s): sqlite3_result_text(context, s, -1, SQLITE_TRANSIENT)
+        case .text(let s):
+            withSQLText(s) { text, count in
+                sqlite3_result_text64(context, text, count, SQLITE_TRANSIENT, UInt8(SQLITE_UTF8))
+            }
         case .blob(let d):
-            d.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT) }
+            d.withUnsafeBytes { bytes in
+                sqlite3_result_blob64(context, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                      sqlite3_uint64(bytes.count), SQLITE_TRANSIENT)
+            }
+        }
+    }
+}
+
+/// Calls `body` with the UTF-8 bytes of `string` and their count. Text goes
+/// to SQLite with its length, never as a C string, so a U+0000 inside it is
+/// kept rather than taken for its end.
+func withSQLText<R>(_ string: String, _ body: (UnsafePointer<CChar>, sqlite3_uint64) -> R) -> R {
+    var text = string
+    return text.withUTF8 { bytes in
+        bytes.withMemoryRebound(to: CChar.self) { characters in
+            guard let start = characters.baseAddress else { return "".withCString { body($0, 0) } }
+            return body(start, sqlite3_uint64(characters.count))
         }
     }
 }

@@ -49,8 +49,13 @@ extension SQLiteStore: StoreBackend {
         }
         let domain = RowNodeDomain(cache: rowCache)
         let filter = MemoryPredicate(residual, domain: domain)
-        var matching = candidates.compactMap { domain.snapshot.node(entity: entity.index, primaryKey: $0.id.primaryKey) }
-            .filter(filter.evaluate)
+        let current = candidates.compactMap { domain.snapshot.node(entity: entity.index, primaryKey: $0.id.primaryKey) }
+        var matching: [RowNode]
+        do throws(EvaluationError) {
+            matching = try filter.filter(current)
+        } catch {
+            throw .evaluation(error)
+        }
         if request.fetchOffset > 0 { matching = Array(matching.dropFirst(request.fetchOffset)) }
         if let limit = request.fetchLimit { matching = Array(matching.prefix(limit)) }
         return matching
@@ -112,10 +117,8 @@ extension SQLiteStore: StoreBackend {
                         return true
                     }
                 }
-            } catch let error as SQLiteError {
-                throw .sqlite(error)
             } catch {
-                throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: sql))
+                throw StoreError(error, sql: sql)
             }
             for (owner, target) in pairs { links[owner, default: []].append(target) }
         }
@@ -130,12 +133,8 @@ extension SQLiteStore: StoreBackend {
                     try context.write(connection, self, inserted: inserted, updated: updated, deleted: deleted, rows: rows)
                 }
             }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as SQLiteError {
-            throw .sqlite(error)
         } catch {
-            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: nil))
+            throw StoreError(error)
         }
     }
 }

@@ -44,10 +44,25 @@ public enum StoreError: Error, CustomStringConvertible {
     case objectNotFound(String)
     /// A store file that could not be written; the old file is intact.
     case cannotWrite(path: String, reason: String)
+    /// Evaluating the predicate ran out of a budget (a regular expression
+    /// that backtracks without end); nothing was returned.
+    case evaluation(EvaluationError)
+
+    /// `error` as a store error: store and evaluation errors as they are,
+    /// SQLite's as `.sqlite`, anything else as an SQLite error with its text.
+    init(_ error: any Error, sql: String? = nil) {
+        switch error {
+        case let error as StoreError: self = error
+        case let error as SQLiteError: self = .sqlite(error)
+        case let error as EvaluationError: self = .evaluation(error)
+        default: self = .sqlite(SQLiteError(code: 1, message: "\(error)", sql: sql))
+        }
+    }
 
     public var description: String {
         switch self {
         case .sqlite(let e): "\(e)"
+        case .evaluation(let e): "\(e)"
         case .modelMismatch(let path, let storeHash, let modelHash):
             "the store '\(path)' was made for another model (store \(storeHash), model \(modelHash)): "
                 + "open it with the model it was made with, or migrate it"
@@ -314,10 +329,8 @@ public final class SQLiteStore: @unchecked Sendable {
                     return true
                 }
             }
-        } catch let error as SQLiteError {
-            throw .sqlite(error)
         } catch {
-            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: query.sql))
+            throw StoreError(error, sql: query.sql)
         }
         return rowCache.storeFetched(nodes)
     }
@@ -332,10 +345,8 @@ public final class SQLiteStore: @unchecked Sendable {
                     return true
                 }
             }
-        } catch let error as SQLiteError {
-            throw .sqlite(error)
         } catch {
-            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: query.sql))
+            throw StoreError(error, sql: query.sql)
         }
         return result
     }
@@ -349,10 +360,8 @@ public final class SQLiteStore: @unchecked Sendable {
                     return row.map(\.description).joined(separator: " ")
                 }
             }
-        } catch let error as SQLiteError {
-            throw .sqlite(error)
         } catch {
-            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: query.sql))
+            throw StoreError(error, sql: query.sql)
         }
     }
 }

@@ -131,7 +131,7 @@ extension StoreBackend {
     func sortedNodes(_ nodes: [RowNode], _ request: FetchRequest, domain: RowNodeDomain) throws(StoreError) -> [RowNode] {
         let keys = try sortKeys(request)
         guard !keys.isEmpty else { return nodes.sorted { $0.id.primaryKey < $1.id.primaryKey } }
-        return sortedInMemory(nodes, by: keys, domain: domain) { $0.id.primaryKey < $1.id.primaryKey }
+        return try sortedInMemory(nodes, by: keys, domain: domain) { $0.id.primaryKey < $1.id.primaryKey }
     }
 }
 
@@ -141,14 +141,26 @@ extension StoreBackend {
 func sortedInMemory<Domain: EvaluationDomain>(
     _ objects: [Domain.Object], by keys: [SQLSortKey], domain: Domain,
     tieBreak: (Domain.Object, Domain.Object) -> Bool
-) -> [Domain.Object] {
+) throws(StoreError) -> [Domain.Object] {
     let expressions = keys.map { (MemoryExpression($0.expression, domain: domain), $0.ascending, $0.caseInsensitive) }
-    let decorated = objects.map { object in
-        (object, expressions.map { expression, _, fold -> PredicateValue in
-            let value = expression.evaluate(object)
-            if fold, case .string(let s) = value { return .string(StringFolding.fold(s, .caseInsensitive)) }
-            return value
-        })
+    var decorated: [(Domain.Object, [PredicateValue])] = []
+    decorated.reserveCapacity(objects.count)
+    for object in objects {
+        var values: [PredicateValue] = []
+        for (expression, _, fold) in expressions {
+            let value: PredicateValue
+            do throws(EvaluationError) {
+                value = try expression.evaluate(object)
+            } catch {
+                throw .evaluation(error)
+            }
+            if fold, case .string(let s) = value {
+                values.append(.string(StringFolding.fold(s, .caseInsensitive)))
+            } else {
+                values.append(value)
+            }
+        }
+        decorated.append((object, values))
     }
     return decorated.sorted { a, b in
         for (i, key) in expressions.enumerated() {

@@ -46,8 +46,14 @@ public enum SyntaxErrorReason: Hashable, Sendable {
     case subqueryVariableExpected
     /// The type argument of `CAST` or the selector of `FUNCTION` must be a string.
     case stringExpected(context: String)
-    /// Nesting deeper than the parser allows.
+    /// Nesting deeper than ``PredicateLimits/maximumDepth``.
     case nestingTooDeep(limit: Int)
+    /// A chain of one operator longer than ``PredicateLimits/maximumChain``.
+    case chainTooLong(limit: Int)
+    /// Text longer than ``PredicateLimits/maximumLength``.
+    case predicateTooLong(length: Int, limit: Int)
+    /// More tokens than ``PredicateLimits/maximumNodes``.
+    case tooManyNodes(limit: Int)
 }
 
 /// An error in the text of a predicate or in its format arguments.
@@ -129,6 +135,14 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
             return "\(context) must be a quoted string"
         case .nestingTooDeep(let limit):
             return "predicate is nested too deeply (more than \(limit) levels)"
+        case .chainTooLong(let limit):
+            return "too many operands in one chain of arithmetic or set operators (the limit is \(limit)): "
+                + "sum a collection with @sum or sum({…}) instead"
+        case .predicateTooLong(let length, let limit):
+            return "predicate is \(length) bytes long; the limit is \(limit) (PredicateLimits.maximumLength)"
+        case .tooManyNodes(let limit):
+            return "predicate has more than \(limit) tokens (PredicateLimits.maximumNodes): "
+                + "pass long lists of values as one argument, as in 'x IN %@'"
         }
     }
 
@@ -177,21 +191,40 @@ public struct SourceDiagnostic: Hashable, Sendable {
                   sourceLine: String(text.line(containing: range.lowerBound)), note: note)
     }
 
-    /// The diagnostic with the source line and a caret under the problem.
+    /// The diagnostic with the source line and a caret under the problem. A
+    /// line longer than ``windowWidth`` characters is shown as a window
+    /// around the caret, with `…` where it was cut.
     public func rendered(sourceName: String = "predicate", firstLine: Int = 1) -> String {
         let line = location.line + firstLine - 1
         let lineNumber = String(line)
         let gutter = String(repeating: " ", count: lineNumber.count)
+        let characters = Array(sourceLine)
+        let column = max(0, min(location.column - 1, characters.count))
+        let width = max(1, min(caretWidth, characters.count - column))
+        // The part of the line shown: all of it, or a window around the caret.
+        var start = 0
+        var end = characters.count
+        if characters.count > Self.windowWidth {
+            let shownCaret = min(width, Self.windowWidth / 2)
+            start = max(0, min(column - Self.windowWidth / 4, characters.count - Self.windowWidth))
+            end = min(characters.count, max(start + Self.windowWidth, column + shownCaret))
+        }
+        let shown = String(characters[start..<end])
+        let lead = start > 0 ? "…" : ""
+        let trail = end < characters.count ? "…" : ""
         // Columns count characters; tabs are kept so the caret lines up.
-        let pad = sourceLine.prefix(location.column - 1).map { $0 == "\t" ? "\t" : " " }.joined()
-        let width = max(1, min(caretWidth, sourceLine.count - (location.column - 1)))
+        let pad = (lead.isEmpty ? "" : " ") + characters[start..<column].map { $0 == "\t" ? "\t" : " " }.joined()
+        let carets = min(width, end - column)
         var text = "error: \(message)\n"
         text += "\(gutter)--> \(sourceName):\(line):\(location.column)\n"
-        text += "\(lineNumber) | \(sourceLine)\n"
-        text += "\(gutter) | \(pad)\(String(repeating: "^", count: width))"
+        text += "\(lineNumber) | \(lead)\(shown)\(trail)\n"
+        text += "\(gutter) | \(pad)\(String(repeating: "^", count: max(1, carets)))"
         if let note { text += "\n\(gutter) = note: \(note)" }
         return text
     }
+
+    /// The most characters of a source line a rendered diagnostic shows.
+    public static let windowWidth = 100
 
     /// How many characters of the source line the range covers (at least one).
     private var caretWidth: Int {

@@ -11,8 +11,10 @@
 // tries the predicate, and if that fails, parses a comparison from the same
 // token, reporting whichever error got further.
 //
-// Nesting is capped at `PredicateParser.maximumDepth`, so hostile input gets an
-// error instead of exhausting the stack.
+// The text's length, its token count, its nesting and the length of each
+// operator chain are capped by `PredicateLimits`, so hostile input gets an
+// error instead of exhausting the stack or the clock; below the caps parsing is
+// linear in the length of the text.
 
 /// Parses the text of a predicate into a ``PredicateSyntax`` tree.
 ///
@@ -23,23 +25,29 @@
 ///
 /// Errors are ``PredicateSyntaxError`` values with the position of the problem.
 public enum PredicateParser {
-    /// The deepest nesting of parentheses, `NOT`s, unary minus signs, function
-    /// calls, indexes and aggregates that a predicate may have.
-    public static let maximumDepth = 100
-
     /// The most stack, in bytes, one parse may use. Whatever the nesting, the
     /// parser stops with ``SyntaxErrorReason/nestingTooDeep(limit:)`` before
-    /// it uses more. A release build needs about 5 KiB a level, so the full
-    /// ``maximumDepth`` fits; a debug build needs about 16 KiB a level and may
-    /// stop sooner. Threads on Linux have 8 MiB of stack by default.
+    /// it uses more. A release build needs about 5 KiB a level, so the default
+    /// ``PredicateLimits/maximumDepth`` fits; a debug build needs about 16 KiB
+    /// a level and may stop sooner. Threads on Linux have 8 MiB of stack by
+    /// default.
     public static let stackBudget = 1024 * 1024
 
     /// Parses a predicate, filling its format specifiers (`%@`, `%K`, `%d`, …)
-    /// from `arguments` in order.
+    /// from `arguments` in order, within ``PredicateLimits/standard``.
     public static func parse(
         _ text: String, arguments: [PredicateValue] = []
     ) throws(PredicateSyntaxError) -> PredicateSyntax {
-        try Parser.run(text, arguments) { (parser: inout Parser) throws(SyntaxErrorAt) in try parser.parsePredicate() }
+        try parse(text, arguments: arguments, limits: .standard)
+    }
+
+    /// Parses a predicate as ``parse(_:arguments:)`` does, within `limits`.
+    public static func parse(
+        _ text: String, arguments: [PredicateValue] = [], limits: PredicateLimits
+    ) throws(PredicateSyntaxError) -> PredicateSyntax {
+        try Parser.run(text, arguments, limits) { (parser: inout Parser) throws(SyntaxErrorAt) in
+            try parser.parsePredicate()
+        }
     }
 
     /// Parses a predicate, converting each argument with ``PredicateValueConvertible``.
@@ -52,9 +60,11 @@ public enum PredicateParser {
     /// Parses an expression on its own, such as `department.name` or `salary * 12`
     /// (the key of a sort descriptor, the value of a `$variable`).
     public static func parseExpression(
-        _ text: String, arguments: [PredicateValue] = []
+        _ text: String, arguments: [PredicateValue] = [], limits: PredicateLimits = .standard
     ) throws(PredicateSyntaxError) -> ExpressionSyntax {
-        try Parser.run(text, arguments) { (parser: inout Parser) throws(SyntaxErrorAt) in try parser.parseExpression() }
+        try Parser.run(text, arguments, limits) { (parser: inout Parser) throws(SyntaxErrorAt) in
+            try parser.parseExpression()
+        }
     }
 }
 
@@ -77,22 +87,32 @@ struct Parser {
     let arguments: [PredicateValue]
     var argumentIndex = 0
     var depth = 0
+    /// The tokens read so far.
+    var tokenCount = 0
+    let limits: PredicateLimits
     /// The stack address where parsing started.
     let stackBase = currentStackAddress()
 
-    init(text: String, bytes: UnsafeBufferPointer<UInt8>, arguments: [PredicateValue]) {
+    init(text: String, bytes: UnsafeBufferPointer<UInt8>, arguments: [PredicateValue], limits: PredicateLimits) {
         self.text = text
         self.lexer = Lexer(bytes: bytes)
         self.arguments = arguments
+        self.limits = limits
     }
 
     /// Parses the whole of `text` with `rule`, then checks that nothing is left
     /// over and every argument was used.
     static func run<T>(
-        _ text: String, _ arguments: [PredicateValue], _ rule: (inout Parser) throws(SyntaxErrorAt) -> T
+        _ text: String, _ arguments: [PredicateValue], _ limits: PredicateLimits,
+        _ rule: (inout Parser) throws(SyntaxErrorAt) -> T
     ) throws(PredicateSyntaxError) -> T {
+        let length = text.utf8.count
+        guard length <= limits.maximumLength else {
+            throw PredicateSyntaxError(.predicateTooLong(length: length, limit: limits.maximumLength),
+                                       range: SourceRange(limits.maximumLength, length), in: text)
+        }
         let result = Lexer.withUTF8(of: text) { bytes -> Result<T, SyntaxErrorAt> in
-            var parser = Parser(text: text, bytes: bytes, arguments: arguments)
+            var parser = Parser(text: text, bytes: bytes, arguments: arguments, limits: limits)
             do throws(SyntaxErrorAt) {
                 return .success(try parser.parseAll(rule))
             } catch {
@@ -137,6 +157,10 @@ struct Parser {
     mutating func advance() throws(SyntaxErrorAt) {
         previousEnd = token.end
         token = try lexer.next()
+        tokenCount += 1
+        if tokenCount > limits.maximumNodes {
+            throw SyntaxErrorAt(.tooManyNodes(limit: limits.maximumNodes), token.range)
+        }
     }
 
     /// How a token is named in a message.
@@ -167,10 +191,19 @@ struct Parser {
     /// Enters one level of nesting.
     mutating func nest() throws(SyntaxErrorAt) {
         depth += 1
-        if depth > PredicateParser.maximumDepth
+        if depth > limits.maximumDepth
             || stackBase &- currentStackAddress() > UInt(PredicateParser.stackBudget)
         {
-            throw SyntaxErrorAt(.nestingTooDeep(limit: PredicateParser.maximumDepth), token.range)
+            throw SyntaxErrorAt(.nestingTooDeep(limit: limits.maximumDepth), token.range)
+        }
+    }
+
+    /// Counts one more operator of a left-leaning chain (`+ -`, `* /`, the
+    /// set operators): its length is capped, its nesting is not counted.
+    func extendChain(_ length: inout Int, at op: Token) throws(SyntaxErrorAt) {
+        length += 1
+        if length >= limits.maximumChain {
+            throw SyntaxErrorAt(.chainTooLong(limit: limits.maximumChain), op.range)
         }
     }
 
@@ -391,10 +424,7 @@ struct Parser {
         {
             let opToken = token
             try advance()
-            chain += 1
-            if chain > PredicateParser.maximumDepth {
-                throw SyntaxErrorAt(.nestingTooDeep(limit: PredicateParser.maximumDepth), opToken.range)
-            }
+            try extendChain(&chain, at: opToken)
             guard startsExpression else { throw unexpected("an expression after \(previousTokenText(opToken))") }
             let right = try parseAdditiveExpression()
             left = ExpressionSyntax(.binary(op, left, right), range: left.range.union(right.range))
@@ -409,10 +439,7 @@ struct Parser {
         while token.kind == .plus || token.kind == .minus {
             let op = token
             try advance()
-            chain += 1
-            if chain > PredicateParser.maximumDepth {
-                throw SyntaxErrorAt(.nestingTooDeep(limit: PredicateParser.maximumDepth), op.range)
-            }
+            try extendChain(&chain, at: op)
             guard startsExpression else { throw unexpected("an expression after \(previousTokenText(op))") }
             let right = try parseMultiplicativeExpression()
             left = ExpressionSyntax(.binary(op.kind == .plus ? .add : .subtract, left, right),
@@ -428,10 +455,7 @@ struct Parser {
         while token.kind == .star || token.kind == .slash {
             let op = token
             try advance()
-            chain += 1
-            if chain > PredicateParser.maximumDepth {
-                throw SyntaxErrorAt(.nestingTooDeep(limit: PredicateParser.maximumDepth), op.range)
-            }
+            try extendChain(&chain, at: op)
             guard startsExpression else { throw unexpected("an expression after \(previousTokenText(op))") }
             let right = try parsePowerExpression()
             left = ExpressionSyntax(.binary(op.kind == .star ? .multiply : .divide, left, right),
@@ -508,11 +532,17 @@ struct Parser {
                     throw unexpected("a key after '.'")
                 }
                 let range = expression.range.union(key.range)
+                // Extending a path appends in place: the tree's copy is let go
+                // first, so a path of n keys costs O(n), not O(n²).
                 switch expression.kind {
-                case .keyPath(let path) where extendable:
-                    expression = ExpressionSyntax(.keyPath(path + keys), range: range)
-                case .member(let base, let path) where extendable:
-                    expression = ExpressionSyntax(.member(base, path + keys), range: range)
+                case .keyPath(var path) where extendable:
+                    expression.kind = .evaluatedObject
+                    path.append(contentsOf: keys)
+                    expression = ExpressionSyntax(.keyPath(path), range: range)
+                case .member(let base, var path) where extendable:
+                    expression.kind = .evaluatedObject
+                    path.append(contentsOf: keys)
+                    expression = ExpressionSyntax(.member(base, path), range: range)
                 default:
                     expression = ExpressionSyntax(.member(expression, keys), range: range)
                 }

@@ -30,7 +30,10 @@ public struct ConstantFolding: OptimizerRule {
             if left.isCollection, c.operator == .contains, case .array(let members) = left {
                 return .constant(members.contains { ValueComparison.equal($0, right, c.options) })
             }
-            return .constant(PreparedComparison(c.operator, c.options, right: right).test(left))
+            let answer = PreparedComparison(c.operator, c.options, right: right).test(left)
+            // A pattern past its budget is left for evaluation to report.
+            if EvaluationFailure.take() != nil { return nil }
+            return .constant(answer)
         }
         if c.quantifier == .direct, c.operator == .in, case .list(let members) = c.right.kind, members.isEmpty {
             return .constant(false)

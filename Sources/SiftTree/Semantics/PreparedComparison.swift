@@ -18,6 +18,8 @@ public struct PreparedComparison {
     let likePattern: [Unicode.Scalar]
     /// The MATCHES pattern, compiled.
     let regex: NSRegularExpression?
+    /// The most steps the pattern may take on one value.
+    let regexSteps: Int
     /// The folded members of an IN list of strings.
     let foldedMembers: [PredicateValue]?
     /// The members of an IN list of numbers, for a hashed lookup.
@@ -37,8 +39,9 @@ public struct PreparedComparison {
             likePattern = []
             regex = nil
         }
+        regexSteps = regex == nil ? 0 : PredicateLimits.standard.regularExpressionSteps
         if case .array(let members) = right, members.count > 8,
-           members.allSatisfy({ if case .int(let i) = $0 { Swift.abs(i) < 1 << 53 } else if case .double = $0 { true } else { false } }) {
+           members.allSatisfy({ if case .int(let i) = $0 { i.magnitude < 1 << 53 } else if case .double = $0 { true } else { false } }) {
             numericMembers = Set(members.compactMap(ValueComparison.number))
         } else {
             numericMembers = nil
@@ -131,7 +134,7 @@ public struct PreparedComparison {
             guard let regex, case .string(let s) = left else { return false }
             let subject = options.contains(.diacriticInsensitive)
                 ? StringFolding.fold(s, options.subtracting(.caseInsensitive)) : s
-            return StringMatching.matches(subject, regex)
+            return StringMatching.matches(subject, regex, stepLimit: regexSteps)
         case .conformsTo, .utiEquals:
             return false
         }

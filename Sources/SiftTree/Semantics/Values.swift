@@ -147,11 +147,40 @@ public enum StringMatching {
     }
 
     /// `MATCHES`: the regular expression must match the whole string.
-    public static func matches(_ text: String, _ regex: NSRegularExpression) -> Bool {
+    ///
+    /// The engine reports its progress every 10 000 steps; past `stepLimit`
+    /// steps the match stops, ``EvaluationError/regularExpressionTooCostly(pattern:steps:)``
+    /// is recorded for the evaluation to throw (``EvaluationFailure``), and
+    /// the answer is false.
+    public static func matches(_ text: String, _ regex: NSRegularExpression,
+                               stepLimit: Int = PredicateLimits.standard.regularExpressionSteps) -> Bool {
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
-        guard let match = regex.firstMatch(in: text, options: [.anchored], range: range) else { return false }
-        return match.range == range
+        let reports = max(1, stepLimit / stepsPerReport)
+        var matched = false
+        var reported = 0
+        var exceeded = false
+        regex.enumerateMatches(in: text, options: [.anchored, .reportProgress], range: range) { match, flags, stop in
+            if let match {
+                matched = match.range == range
+                stop.pointee = true
+            } else if flags.contains(.progress) {
+                reported += 1
+                if reported >= reports {
+                    exceeded = true
+                    stop.pointee = true
+                }
+            }
+        }
+        if exceeded {
+            EvaluationFailure.record(.regularExpressionTooCostly(pattern: regex.pattern, steps: stepLimit))
+            return false
+        }
+        return matched
     }
+
+    /// How many steps the regular expression engine takes between two
+    /// progress reports (ICU's fixed interval).
+    static let stepsPerReport = 10_000
 
     /// Compiles a MATCHES pattern, case-insensitive for `[c]`.
     public static func regex(_ pattern: String, _ options: ComparisonOptions) -> NSRegularExpression? {

@@ -8,14 +8,16 @@ import Testing
 @Suite("Conformance corpus (memory)")
 struct MemoryCorpusTests {
     @Test("Memory backend", arguments: CorpusCase.all)
-    func memory(_ testCase: CorpusCase) {
+    func memory(_ testCase: CorpusCase) throws {
         let compiler = PredicateCompiler(model: Company.model)
+        let bound: BoundPredicate
         do {
-            let bound = try compiler.bind(testCase.predicate, arguments: testCase.args ?? [], entity: testCase.entity)
-            let ids = Company.cache.nodes(of: testCase.entity, matching: bound).map(\.id.primaryKey)
-            #expect(testCase.expect == .matches(ids), "\(testCase.predicate)")
+            bound = try compiler.bind(testCase.predicate, arguments: testCase.args ?? [], entity: testCase.entity)
         } catch {
             #expect(testCase.expect == .error(error.kind), "\(testCase.predicate): \(error.message)")
+            return
         }
+        let ids = try Company.cache.nodes(of: testCase.entity, matching: bound).map(\.id.primaryKey)
+        #expect(testCase.expect == .matches(ids), "\(testCase.predicate)")
     }
 }

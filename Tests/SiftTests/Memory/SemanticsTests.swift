@@ -122,7 +122,7 @@ struct SemanticsTests {
     ] as [(String, [Int64])])
     func rule(_ predicate: String, _ expected: [Int64]) throws {
         let bound = try PredicateCompiler(model: Edges.model).bind(predicate, entity: "Item")
-        #expect(Edges.cache.nodes(of: "Item", matching: bound).map(\.id.primaryKey) == expected)
+        #expect(try Edges.cache.nodes(of: "Item", matching: bound).map(\.id.primaryKey) == expected)
     }
 
     @Test func foldingFollowsTheRules() {
@@ -150,7 +150,7 @@ struct KeyValueTests {
         let compiler = PredicateCompiler(model: Self.model)
         func names(_ text: String, _ arguments: [PredicateValue] = []) throws -> [String] {
             let filter = try compiler.memoryPredicate(text, arguments: arguments, entity: "Person", domain: KeyValueDomain())
-            return people.filter(filter.evaluate).compactMap { if case .string(let s)? = $0["name"] { s } else { nil } }
+            return try people.filter(filter.evaluate).compactMap { if case .string(let s)? = $0["name"] { s } else { nil } }
         }
         #expect(try names("age > 25") == ["Ann", "Cy"])
         #expect(try names("ANY friends.age < 30") == ["Ann"])
@@ -176,6 +176,6 @@ struct KeyValueTests {
         let filter = try PredicateCompiler(model: Self.model).memoryPredicate(
             "name BEGINSWITH[c] 'a' AND age >= 18", entity: "Person", domain: KeyValueDomain())
         let people = [Person(name: "Ann", age: 31), Person(name: "al", age: 12), Person(name: "Bo", age: 40)]
-        #expect(people.filter(filter.evaluate).map(\.name) == ["Ann"])
+        #expect(try people.filter(filter.evaluate).map(\.name) == ["Ann"])
     }
 }

@@ -80,8 +80,8 @@ struct OptimizerTests {
                 guard let bound = try? plain.bind(text, entity: "Thing") else { continue }
                 let optimized = Optimizer.standard.optimize(bound)
                 if optimized != bound { rewritten += 1 }
-                let before = cache.nodes(of: "Thing", matching: bound).map(\.id.primaryKey)
-                let after = cache.nodes(of: "Thing", matching: optimized).map(\.id.primaryKey)
+                let before = try cache.nodes(of: "Thing", matching: bound).map(\.id.primaryKey)
+                let after = try cache.nodes(of: "Thing", matching: optimized).map(\.id.primaryKey)
                 #expect(before == after, "memory: \(text)\n\(optimized.outline)")
                 var request = FetchRequest(entityName: "Thing")
                 request.predicate = .bound(optimized)
@@ -101,7 +101,7 @@ struct OptimizerRegressionTests {
     @Test func canonicallyEquivalentStringsAreDifferentConstants() throws {
         let compiler = PredicateCompiler(model: Company.model)
         let bound = try compiler.bind("name == 'Renée Roux' OR name == 'Rene\\u0301e Roux'", entity: "Employee")
-        #expect(Company.cache.nodes(of: "Employee", matching: bound).map(\.id.primaryKey) == [119, 120])
+        #expect(try Company.cache.nodes(of: "Employee", matching: bound).map(\.id.primaryKey) == [119, 120])
         #expect(PredicateValue.string("é") != PredicateValue.string("e\u{301}"))
         #expect(Set([PredicateValue.string("é"), .string("e\u{301}")]).count == 2)
     }

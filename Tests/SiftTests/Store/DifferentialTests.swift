@@ -135,7 +135,7 @@ struct DifferentialTests {
                 var request = FetchRequest(entityName: "Thing")
                 request.predicate = .bound(bound)
                 let sql = try ObjectContext(store: store).fetchObjectIDs(request).map(\.primaryKey)
-                let memory = cache.nodes(of: "Thing", matching: bound).map(\.id.primaryKey)
+                let memory = try cache.nodes(of: "Thing", matching: bound).map(\.id.primaryKey)
                 checked += 1
                 if !memory.isEmpty { selectedSome += 1 }
                 #expect(sql == memory, "\(text)\nSQL: \((try? store.sqlQuery(for: request).sql) ?? "")")

@@ -15,7 +15,7 @@ struct PlannerTests {
 
     func memoryIDs(_ text: String, _ arguments: [PredicateValue] = [], functions: FunctionRegistry? = nil) throws -> [Int64] {
         let bound = try PredicateCompiler(model: Company.model, functions: functions).bind(text, arguments: arguments, entity: "Employee")
-        return Company.cache.nodes(of: "Employee", matching: bound).map(\.id.primaryKey)
+        return try Company.cache.nodes(of: "Employee", matching: bound).map(\.id.primaryKey)
     }
 
     @Test func whatSQLCannotRunRunsInMemory() throws {

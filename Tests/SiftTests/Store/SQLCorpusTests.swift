@@ -22,7 +22,7 @@ struct SQLCorpusTests {
         request.predicate = .bound(bound)
         let ids = try ObjectContext(store: CompanyStore.store).fetchObjectIDs(request).map(\.primaryKey)
         #expect(testCase.expect == .matches(ids), "\(testCase.predicate)")
-        let memory = Company.cache.nodes(of: testCase.entity, matching: bound).map(\.id.primaryKey)
+        let memory = try Company.cache.nodes(of: testCase.entity, matching: bound).map(\.id.primaryKey)
         #expect(ids == memory, "SQL and memory disagree on \(testCase.predicate)")
     }
 }

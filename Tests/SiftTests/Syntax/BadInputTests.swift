@@ -58,9 +58,11 @@ struct BadInputTests {
         var repeated: String
         var suffix: String
         var closing = ""
-        var testDescription: String { "\(prefix)(\(repeated))×100000\(suffix)" }
+        /// A flat chain: refused for its length, not its depth.
+        var isChain = false
+        var testDescription: String { "\(prefix)(\(repeated))×60000\(suffix)" }
         var text: String {
-            prefix + String(repeating: repeated, count: 100_000) + suffix + String(repeating: closing, count: 100_000)
+            prefix + String(repeating: repeated, count: 60_000) + suffix + String(repeating: closing, count: 60_000)
         }
     }
 
@@ -73,9 +75,9 @@ struct BadInputTests {
         Nesting(prefix: "a == ", repeated: "{", suffix: ""),
         Nesting(prefix: "a == ", repeated: "f(", suffix: ""),
         Nesting(prefix: "a == ", repeated: "2 ** ", suffix: "2"),
-        Nesting(prefix: "a == ", repeated: "1 + ", suffix: "1"),
-        Nesting(prefix: "a == ", repeated: "1 * ", suffix: "1"),
-        Nesting(prefix: "a == ", repeated: "a UNION ", suffix: "a"),
+        Nesting(prefix: "a == ", repeated: "1 + ", suffix: "1", isChain: true),
+        Nesting(prefix: "a == ", repeated: "1 * ", suffix: "1", isChain: true),
+        Nesting(prefix: "a == ", repeated: "a UNION ", suffix: "a", isChain: true),
         Nesting(prefix: "a == ", repeated: "$x := ", suffix: "1"),
         Nesting(prefix: "a == ", repeated: "a[", suffix: ""),
         Nesting(prefix: "a == ", repeated: "SUBQUERY(a, $x, ", suffix: ""),
@@ -84,11 +86,13 @@ struct BadInputTests {
     ])
     func deepNesting(_ nesting: Nesting) throws {
         let e = try #require(throws: PredicateSyntaxError.self) { try PredicateParser.parse(nesting.text) }
-        #expect(e.reason == .nestingTooDeep(limit: PredicateParser.maximumDepth))
+        let limits = PredicateLimits.standard
+        #expect(e.reason == (nesting.isChain ? .chainTooLong(limit: limits.maximumChain)
+                                             : .nestingTooDeep(limit: limits.maximumDepth)))
     }
 
     @Test func nestingUpToTheLimitParses() throws {
-        let depth = PredicateParser.maximumDepth - 1
+        let depth = PredicateLimits.standard.maximumDepth - 1
         let text = String(repeating: "(", count: depth) + "a == 1" + String(repeating: ")", count: depth)
         #expect(try PredicateParser.parse(text).description == "a == 1")
     }

@@ -1,0 +1,66 @@
+// Stage 1 (syntax): the limits that keep hostile predicates cheap.
+//
+// Every stage reads its bounds from here, so a server that takes predicates
+// from its clients sets them in one place. Below the limits, each stage's
+// work grows linearly (or as n log n) with the predicate's size.
+
+import Synchronization
+
+/// How large, deep and costly a predicate may be.
+///
+/// The parser refuses text past ``maximumLength`` or ``maximumNodes`` and
+/// nesting past ``maximumDepth`` with a ``PredicateSyntaxError``; a regular
+/// expression (`MATCHES`) that takes more than ``regularExpressionSteps`` on
+/// one value ends its evaluation with an error naming the pattern.
+///
+/// ```swift
+/// var limits = PredicateLimits.standard
+/// limits.maximumLength = 4_096          // what a client may send
+/// PredicateLimits.standard = limits     // for every parse from now on
+/// let tree = try PredicateParser.parse(text, limits: limits)
+/// ```
+public struct PredicateLimits: Hashable, Sendable {
+    /// The longest predicate text, in UTF-8 bytes. Default: 1 MiB.
+    public var maximumLength: Int
+    /// The most tokens (names, literals, operators, punctuation) a predicate
+    /// may have; every node of its tree holds at least one, so this bounds
+    /// the tree too. Default: 262 144.
+    public var maximumNodes: Int
+    /// The deepest real nesting: parentheses, `NOT`, unary minus, `**`,
+    /// function calls, indexes, aggregates and `SUBQUERY`. A flat chain
+    /// (`a AND b AND …`, `x + y + …`) is not nesting and does not count.
+    /// Default: 100.
+    public var maximumDepth: Int
+    /// The most operands one chain of `+ -`, `* /` or `UNION INTERSECT
+    /// MINUS` may have. Such a chain is a left-leaning tree as deep as it is
+    /// long, and SQLite refuses expressions deeper than 1 000, so a longer
+    /// chain is refused here with a clear message. `AND` and `OR` chains have
+    /// no such limit (only ``maximumNodes``). Default: 1 000.
+    public var maximumChain: Int
+    /// The most work one `MATCHES` may do on one value, in the regular
+    /// expression engine's steps (about 10 000 steps take 0.1 ms). Past it
+    /// the evaluation ends with an error. Default: 10 000 000, which no
+    /// pattern without catastrophic backtracking reaches on a value of less
+    /// than a megabyte.
+    public var regularExpressionSteps: Int
+
+    /// Limits with the given values; the defaults are those of ``standard``
+    /// as shipped.
+    public init(maximumLength: Int = 1 << 20, maximumNodes: Int = 1 << 18, maximumDepth: Int = 100,
+                maximumChain: Int = 1_000, regularExpressionSteps: Int = 10_000_000) {
+        self.maximumLength = maximumLength
+        self.maximumNodes = maximumNodes
+        self.maximumDepth = maximumDepth
+        self.maximumChain = maximumChain
+        self.regularExpressionSteps = regularExpressionSteps
+    }
+
+    private static let current = Mutex(PredicateLimits())
+
+    /// The limits every parse and evaluation uses unless given others.
+    /// Setting it affects what starts afterwards, on every thread.
+    public static var standard: PredicateLimits {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
+}

@@ -1,0 +1,75 @@
+// Stage 3 (tree): what can stop an evaluation that has started.
+//
+// Evaluating a predicate is a tree of small non-throwing closures (memory)
+// or SQL functions called by SQLite. The one thing that can stop it half way
+// is a budget running out (a regular expression that backtracks without end).
+// The code that notices records the error on its thread with
+// `EvaluationFailure.record`; whoever started the evaluation collects it with
+// `EvaluationFailure.take()` and throws it. Each thread has its own slot, so
+// evaluations on different threads never see each other's errors.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why an evaluation that had started was stopped.
+public enum EvaluationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A `MATCHES` pattern needed more than `steps` steps of the regular
+    /// expression engine on one value (``PredicateLimits/regularExpressionSteps``).
+    case regularExpressionTooCostly(pattern: String, steps: Int)
+
+    public var description: String {
+        switch self {
+        case .regularExpressionTooCostly(let pattern, let steps):
+            let shown = pattern.count > 80 ? String(pattern.prefix(80)) + "…" : pattern
+            return "the regular expression '\(shown)' needed more than \(steps) steps on one value "
+                + "(PredicateLimits.regularExpressionSteps): it backtracks too much; "
+                + "rewrite it without nested repetition, or raise the limit"
+        }
+    }
+}
+
+/// The per-thread slot where an evaluation's error waits to be thrown.
+/// Lowerings use it; applications see only the errors it carries.
+public enum EvaluationFailure {
+    private final class Box {
+        let error: EvaluationError
+        init(_ error: EvaluationError) { self.error = error }
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in
+            #if canImport(Darwin)
+            Unmanaged<Box>.fromOpaque(pointer).release()
+            #else
+            if let pointer { Unmanaged<Box>.fromOpaque(pointer).release() }
+            #endif
+        }
+        return key
+    }()
+
+    /// Records `error` for this thread, unless one is waiting already (the
+    /// first error is the one reported).
+    public static func record(_ error: EvaluationError) {
+        guard pthread_getspecific(key) == nil else { return }
+        pthread_setspecific(key, Unmanaged.passRetained(Box(error)).toOpaque())
+    }
+
+    /// The error waiting on this thread, left in place.
+    public static var pending: EvaluationError? {
+        pthread_getspecific(key).map { Unmanaged<Box>.fromOpaque($0).takeUnretainedValue().error }
+    }
+
+    /// The error recorded on this thread since the last call, if any; the
+    /// slot is empty afterwards.
+    public static func take() -> EvaluationError? {
+        guard let pointer = pthread_getspecific(key) else { return nil }
+        pthread_setspecific(key, nil)
+        return Unmanaged<Box>.fromOpaque(pointer).takeRetainedValue().error
+    }
+}
