@@ -313,7 +313,8 @@ struct BindingState {
         case .aggregate(let elements):
             var bound: [BoundExpression] = []
             for element in elements { bound.append(try expression(element, self: selfExpression)) }
-            return BoundExpression(.list(bound), type: .collection(Self.unified(bound.map(\.type))))
+            return BoundExpression(.list(bound), type: .collection(try unified(bound.map(\.type), in: "a collection",
+                                                                                   range: e.range)))
         case .negate(let operand):
             let bound = try expression(operand, self: selfExpression)
             guard bound.type.isNumeric || bound.type == .null || bound.type == .any else {
@@ -356,7 +357,8 @@ struct BindingState {
             let c = try predicate(condition, self: selfExpression)
             let a = try expression(then, self: selfExpression)
             let b = try expression(otherwise, self: selfExpression)
-            return BoundExpression(.ternary(c, a, b), type: Self.unified([a.type, b.type]))
+            return BoundExpression(.ternary(c, a, b), type: try unified([a.type, b.type], in: "TERNARY's results",
+                                                                        range: e.range))
         case .cast(let value, let typeName):
             return try cast(try expression(value, self: selfExpression), to: typeName, range: e.range)
         }
@@ -385,18 +387,24 @@ struct BindingState {
         case .array(let values):
             var types: [ValueType] = []
             for v in values { types.append(try type(of: v, range: range)) }
-            return .collection(Self.unified(types))
+            return .collection(try unified(types, in: "a collection argument", range: range))
         }
     }
 
-    /// One type for values of several: the common one, a number when numbers
-    /// mix, or `.any`.
-    static func unified(_ types: [ValueType]) -> ValueType {
+    /// One type for values of several: the common one, or a number when
+    /// numbers mix. Values of other different types (a number and a string,
+    /// a date and a number, objects of two entities) are an error: memory and
+    /// SQL would order and compare them differently, so Sift gives them no
+    /// meaning (Grammar/README.md, "Types"). `nil` fits any type; a value of
+    /// unknown type (`.any`) makes the whole `.any`.
+    func unified(_ types: [ValueType], in context: String, range: SourceRange) throws(Failure) -> ValueType {
         let known = types.filter { $0 != .null }
         guard let first = known.first else { return .null }
+        if known.contains(.any) { return .any }
         if known.allSatisfy({ $0 == first }) { return first }
         if known.allSatisfy(\.isNumeric) { return known.contains(.double) ? .double : .integer }
-        return .any
+        let other = known.first { $0 != first && !($0.isNumeric && first.isNumeric) } ?? first
+        throw Failure(.mixedTypes(first, other, context: context), range: range)
     }
 
     static func negated(_ value: PredicateValue) -> PredicateValue? {
@@ -539,7 +547,8 @@ struct BindingState {
             }
             let function: BuiltinFunction = op == .union ? .union : op == .intersect ? .intersect : .minus
             return BoundExpression(.function(function, [l, r]),
-                                   type: .collection(Self.unified([l.type.elementType, r.type.elementType])))
+                                   type: .collection(try unified([l.type.elementType, r.type.elementType],
+                                                                 in: "the two sides of \(op.rawValue)", range: range)))
         default:
             func numeric(_ t: ValueType) -> Bool { t.isNumeric || t == .null || t == .any }
             guard numeric(l.type), numeric(r.type) else {
@@ -613,7 +622,9 @@ struct BindingState {
             }
             let collection = arguments.count == 1 && (arguments[0].type.isCollection || arguments[0].type == .any)
                 ? arguments[0]
-                : BoundExpression(.list(arguments), type: .collection(Self.unified(arguments.map(\.type))))
+                : BoundExpression(.list(arguments), type: .collection(try unified(arguments.map(\.type),
+                                                                                  in: "the arguments of \(name)",
+                                                                                  range: range)))
             let element = collection.type.elementType
             let type: ValueType
             switch function {

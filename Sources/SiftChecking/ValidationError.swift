@@ -30,6 +30,9 @@ public enum ValidationErrorReason: Hashable, Sendable {
     case subqueryNeedsObjects(found: ValueType)
     case unsupportedCast(String)
     case unsupported(String)
+    /// Values of two types that do not mix (a number and a string) where
+    /// one type is needed: the members of `{…}`, TERNARY's results.
+    case mixedTypes(ValueType, ValueType, context: String)
 }
 
 /// An error in a predicate that parses but does not fit the model: an unknown
@@ -91,6 +94,8 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
             return "CAST to '\(type)' is not supported: use \"NSDate\", \"NSNumber\" or \"NSString\""
         case .unsupported(let what):
             return "\(what) is not supported"
+        case .mixedTypes(let a, let b, let context):
+            return "values of different types in \(context): \(Self.article(a)) and \(Self.article(b)); use values of one type"
         }
     }
 

@@ -92,6 +92,9 @@ public enum SQLFunction {
     public static let matches = "sift_matches"
     /// `sift_call(name, arguments…)`: a built-in function, as memory computes it.
     public static let call = "sift_call"
+    /// `sift_like(text, pattern)`: LIKE as memory computes it, for text that
+    /// holds U+0000 (SQLite's GLOB stops at it).
+    public static let like = "sift_like"
 }
 
 /// A construct the SQL lowering cannot express.
@@ -485,15 +488,29 @@ struct SQLWriter {
             if case .string(let s)? = constant, op != .like, StringFolding.fold(s, options).isEmpty {
                 return SQLExpression(sql: "0", nullable: false)  // an empty pattern never matches
             }
+            // Text may hold U+0000. SQLite's `=`, `<`, `instr` and BLOB
+            // functions compare bytes with their lengths, but `length`,
+            // `substr` on text and GLOB stop at U+0000: prefixes and
+            // suffixes are compared as BLOBs (UTF-8 bytes; UTF-8 is
+            // self-synchronizing, so a byte match is a match of scalars),
+            // emptiness as `<> ''`, and LIKE falls back to `sift_like` for
+            // text that holds U+0000.
             let l = fold(left)
             if op == .like, case .string(let s)? = constant {
                 // LIKE: * and ? are GLOB's wildcards; the only other GLOB
                 // metacharacter, '[', is made literal.
-                let pattern = StringFolding.fold(s, options).replacingOccurrences(of: "[", with: "[[]")
-                return SQLExpression(sql: "\(l.sql) GLOB \(bind(.text(pattern)))", nullable: true)
+                let folded = StringFolding.fold(s, options)
+                if folded.utf8.contains(0) {
+                    return SQLExpression(sql: "\(SQLFunction.like)(\(l.sql), \(bind(.text(folded))))", nullable: true)
+                }
+                let pattern = folded.replacingOccurrences(of: "[", with: "[[]")
+                return SQLExpression(sql: "(CASE WHEN instr(\(l.sql), char(0)) > 0 THEN \(SQLFunction.like)(\(l.sql), "
+                                        + "\(bind(.text(folded)))) ELSE \(l.sql) GLOB \(bind(.text(pattern))) END)",
+                                     nullable: true)
             }
             let (r, folded) = try foldedRight()
-            let nonEmpty = folded == nil ? "length(\(r.sql)) > 0 AND " : ""
+            let nonEmpty = folded == nil ? "\(r.sql) <> '' AND " : ""
+            func blob(_ e: SQLExpression) -> String { "CAST(\(e.sql) AS BLOB)" }
             switch op {
             case .contains:
                 return SQLExpression(sql: "(\(nonEmpty)instr(\(l.sql), \(r.sql)) > 0)", nullable: true)
@@ -503,11 +520,15 @@ struct SQLWriter {
                     let u = bind(.text(upper))
                     return SQLExpression(sql: "(\(l.sql) >= \(r.sql) AND \(l.sql) < \(u))", nullable: true)
                 }
-                return SQLExpression(sql: "(\(nonEmpty)substr(\(l.sql), 1, length(\(r.sql))) = \(r.sql))", nullable: true)
+                return SQLExpression(sql: "(\(nonEmpty)substr(\(blob(l)), 1, length(\(blob(r)))) = \(blob(r)))",
+                                     nullable: true)
             case .endsWith:
-                return SQLExpression(sql: "(\(nonEmpty)substr(\(l.sql), -length(\(r.sql))) = \(r.sql))", nullable: true)
+                return SQLExpression(sql: "(\(nonEmpty)substr(\(blob(l)), -length(\(blob(r)))) = \(blob(r)))",
+                                     nullable: true)
             default:
-                return SQLExpression(sql: "\(l.sql) GLOB replace(\(r.sql), '[', '[[]')", nullable: true)
+                return SQLExpression(sql: "(CASE WHEN instr(\(l.sql), char(0)) > 0 OR instr(\(r.sql), char(0)) > 0 "
+                                        + "THEN \(SQLFunction.like)(\(l.sql), \(r.sql)) "
+                                        + "ELSE \(l.sql) GLOB replace(\(r.sql), '[', '[[]') END)", nullable: true)
             }
         case .matches:
             let pattern: SQLExpression
@@ -560,7 +581,7 @@ struct SQLWriter {
             return SQLExpression(sql: list, nullable: true)
         case .constant(.string(let s)):
             let folded = StringFolding.fold(s, options)
-            return SQLExpression(sql: "(length(\(l.sql)) > 0 AND instr(\(bind(.text(folded))), \(l.sql)) > 0)", nullable: true)
+            return SQLExpression(sql: "(\(l.sql) <> '' AND instr(\(bind(.text(folded))), \(l.sql)) > 0)", nullable: true)
         case .constant(.null):
             return SQLExpression(sql: "0", nullable: false)
         case .parameter(let name) where !folds:
@@ -591,7 +612,7 @@ struct SQLWriter {
             if right.type == .string {
                 let r = try value(right, c)
                 let rf = folds ? "\(SQLFunction.fold)(\(r.sql), \(options.foldingFlags))" : r.sql
-                return SQLExpression(sql: "(length(\(l.sql)) > 0 AND instr(\(rf), \(l.sql)) > 0)", nullable: true)
+                return SQLExpression(sql: "(\(l.sql) <> '' AND instr(\(rf), \(l.sql)) > 0)", nullable: true)
             }
             let source = try self.source(right, c)
             var member = element(source)

@@ -110,7 +110,7 @@ extension SQLiteStore {
 /// The relationship key paths (from the evaluated object) an expression
 /// follows: what must be loaded before memory evaluates it over store rows.
 enum RelationshipPaths {
-    static func of(_ p: BoundPredicate, _ variables: [String: String] = [:]) -> Set<String> {
+    static func of(_ p: BoundPredicate, _ variables: [String: [String]] = [:]) -> Set<String> {
         switch p {
         case .constant: return []
         case .not(let q): return of(q, variables)
@@ -120,53 +120,58 @@ enum RelationshipPaths {
         }
     }
 
-    static func of(_ e: BoundExpression, _ variables: [String: String]) -> Set<String> {
-        var paths = Set<String>()
-        if let path = path(e, variables), !path.isEmpty { paths.insert(path) }
+    static func of(_ e: BoundExpression, _ variables: [String: [String]]) -> Set<String> {
+        var result = Set(paths(e, variables).filter { !$0.isEmpty })
         switch e.kind {
         case .attribute(let b, _), .toOne(let b, _), .toMany(let b, _), .negate(let b), .aggregate(_, let b), .size(let b):
-            paths.formUnion(of(b, variables))
+            result.formUnion(of(b, variables))
         case .map(let collection, let variable, let each):
-            paths.formUnion(of(collection, variables))
+            result.formUnion(of(collection, variables))
             var inner = variables
-            inner[variable] = path(collection, variables) ?? ""
-            paths.formUnion(of(each, inner))
+            inner[variable] = paths(collection, variables)
+            result.formUnion(of(each, inner))
         case .subquery(let collection, let variable, let predicate):
-            paths.formUnion(of(collection, variables))
+            result.formUnion(of(collection, variables))
             var inner = variables
-            inner[variable] = path(collection, variables) ?? ""
-            paths.formUnion(of(predicate, inner))
+            inner[variable] = paths(collection, variables)
+            result.formUnion(of(predicate, inner))
         case .arithmetic(_, let a, let b), .index(let a, let b):
-            paths.formUnion(of(a, variables))
-            paths.formUnion(of(b, variables))
+            result.formUnion(of(a, variables))
+            result.formUnion(of(b, variables))
         case .list(let es), .function(_, let es), .custom(_, let es):
-            for x in es { paths.formUnion(of(x, variables)) }
+            for x in es { result.formUnion(of(x, variables)) }
         case .ternary(let p, let a, let b):
-            paths.formUnion(of(p, variables))
-            paths.formUnion(of(a, variables))
-            paths.formUnion(of(b, variables))
+            result.formUnion(of(p, variables))
+            result.formUnion(of(a, variables))
+            result.formUnion(of(b, variables))
         case .constant, .evaluatedObject, .variable, .parameter:
             break
         }
-        return paths
+        return result
     }
 
-    /// The key path of an object-valued expression, from the evaluated object.
-    static func path(_ e: BoundExpression, _ variables: [String: String]) -> String? {
+    /// The key paths, from the evaluated object, that the objects an
+    /// object-valued expression gives may be reached by: one for a plain key
+    /// path, both branches' for a TERNARY, every member's for a list or a set
+    /// operation. Empty for objects given as constants.
+    static func paths(_ e: BoundExpression, _ variables: [String: [String]]) -> [String] {
         switch e.kind {
-        case .evaluatedObject: return ""
-        case .variable(let name): return variables[name]
+        case .evaluatedObject: return [""]
+        case .variable(let name): return variables[name] ?? []
         case .toOne(let base, let r), .toMany(let base, let r):
-            guard let b = path(base, variables) else { return nil }
-            return b.isEmpty ? r.name : b + "." + r.name
+            return paths(base, variables).map { $0.isEmpty ? r.name : $0 + "." + r.name }
         case .map(let collection, let variable, let each):
             var inner = variables
-            inner[variable] = path(collection, variables) ?? ""
-            return path(each, inner)
-        case .subquery(let collection, _, _):
-            return path(collection, variables)
+            inner[variable] = paths(collection, variables)
+            return paths(each, inner)
+        case .subquery(let collection, _, _), .index(let collection, _):
+            return paths(collection, variables)
+        case .ternary(_, let a, let b):
+            return paths(a, variables) + paths(b, variables)
+        case .list(let es), .function(_, let es):
+            return es.flatMap { paths($0, variables) }
         default:
-            return nil
+            return []
         }
     }
 }

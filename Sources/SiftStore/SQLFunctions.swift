@@ -7,7 +7,7 @@ import Foundation
 import Sift
 
 extension SQLiteConnection {
-    /// Registers `sift_fold`, `sift_matches` and `sift_call`.
+    /// Registers `sift_fold`, `sift_matches`, `sift_like` and `sift_call`.
     func registerSiftFunctions() throws(SQLiteError) {
         try registerFunction(SQLFunction.fold, arity: 2) { arguments in
             guard case .text(let text) = arguments[0], case .integer(let flags) = arguments[1] else { return arguments[0] }
@@ -44,6 +44,10 @@ extension SQLiteConnection {
                 return
             }
             sqlite3_result_int64(context, matched ? 1 : 0)
+        }
+        try registerFunction(SQLFunction.like, arity: 2) { arguments in
+            guard case .text(let text) = arguments[0], case .text(let pattern) = arguments[1] else { return .null }
+            return .integer(StringMatching.like(text, Array(pattern.unicodeScalars)) ? 1 : 0)
         }
         try registerFunction(SQLFunction.call, arity: -1, deterministic: false) { arguments in
             guard case .text(let name)? = arguments.first else { return .null }
