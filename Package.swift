@@ -15,6 +15,7 @@
 //   Sift         the public compiler library (re-exports every compiler stage)
 //   SiftStore    the persistence core: SQLite store, fetch path (uses CSQLite)
 //   SiftCommand  the `sift` command line
+//   SiftFuzz     libFuzzer targets (Fuzz/run builds them)
 import PackageDescription
 
 let package = Package(
@@ -24,6 +25,7 @@ let package = Package(
         .library(name: "SiftStore", targets: ["SiftStore"]),
         .executable(name: "sift", targets: ["SiftCommand"]),
         .executable(name: "sift-benchmarks", targets: ["SiftBenchmarks"]),
+        .executable(name: "sift-fuzz", targets: ["SiftFuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -71,6 +73,9 @@ let package = Package(
         ),
         // Benchmarks: `swift run -c release sift-benchmarks`.
         .executableTarget(name: "SiftBenchmarks", dependencies: ["Sift", "SiftStore", "SiftDemo", "CSQLite"]),
+        // Fuzz targets: a libFuzzer fuzzer when built by Fuzz/run, a replayer
+        // of saved inputs otherwise.
+        .executableTarget(name: "SiftFuzz", dependencies: ["Sift", "SiftStore"]),
         // One test target, a folder per stage, sharing the fixtures.
         .testTarget(
             name: "SiftTests",

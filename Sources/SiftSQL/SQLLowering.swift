@@ -149,6 +149,11 @@ public struct SQLLowering: Sendable {
         self.usesCompanionColumns = usesCompanionColumns
     }
 
+    /// The longest LIKE pattern, in UTF-8 bytes, handed to SQLite's GLOB
+    /// (which refuses patterns past 50 000 bytes, and '[' is written as
+    /// three); longer ones run through `sift_like`.
+    public static let longestGlobPattern = 16_000
+
     /// A SELECT of `entity`'s rows that satisfy `predicate`, sorted, limited
     /// and offset. LIMIT and OFFSET are bound parameters too.
     public func select(
@@ -305,6 +310,26 @@ struct SQLWriter {
     var bindings: [SQLValue] = []
     var parameters: [SQLParameter] = []
     var aliasCount = 0
+    /// The placeholder already bound to each value: a constant that comes
+    /// back is bound once, so a long predicate stays within SQLite's limit on
+    /// variables.
+    var bound: [BindingKey: Int] = [:]
+
+    /// A bound value, compared by its bits and bytes: 0.0 and -0.0, or two
+    /// spellings of "é", must keep their own placeholders.
+    enum BindingKey: Hashable {
+        case integer(Int64), real(UInt64), text([UInt8]), blob(Data)
+
+        init?(_ value: SQLValue) {
+            switch value {
+            case .null: return nil
+            case .integer(let i): self = .integer(i)
+            case .real(let d): self = .real(d.bitPattern)
+            case .text(let s): self = .text(Array(s.utf8))
+            case .blob(let d): self = .blob(d)
+            }
+        }
+    }
 
     /// A placeholder a template's `$variable` fills when it runs.
     mutating func parameter(_ name: String, asJSON: Bool) -> String {
@@ -320,7 +345,10 @@ struct SQLWriter {
     typealias Failure = SQLLoweringError
 
     mutating func bind(_ value: SQLValue) -> String {
+        let key = BindingKey(value)
+        if let key, let index = bound[key] { return "?\(index)" }
         bindings.append(value)
+        if let key { bound[key] = bindings.count }
         return "?\(bindings.count)"
     }
 
@@ -355,7 +383,7 @@ struct SQLWriter {
             for operand in operands { parts.append(try predicate(operand, c)) }
             let word: String
             if case .and = p { word = " AND " } else { word = " OR " }
-            return SQLExpression(sql: "(" + parts.map(\.sql).joined(separator: word) + ")",
+            return SQLExpression(sql: Self.balanced(parts.map(\.sql)[...], word),
                                  nullable: parts.contains { $0.nullable })
         case .comparison(let comparison):
             return try self.comparison(comparison, c)
@@ -363,6 +391,16 @@ struct SQLWriter {
             let source = try self.source(collection, c)
             return SQLExpression(sql: "EXISTS (\(source.select("1")))", nullable: false)
         }
+    }
+
+    /// Terms joined by AND or OR. SQLite parses a chain as a left-leaning
+    /// tree as deep as it is long and refuses trees deeper than 1 000, so a
+    /// long chain is written as a balanced tree of short ones: 20 000 terms
+    /// nest 12 deep.
+    static func balanced(_ terms: ArraySlice<String>, _ word: String) -> String {
+        guard terms.count > 8 else { return "(" + terms.joined(separator: word) + ")" }
+        let middle = terms.startIndex + terms.count / 2
+        return "(" + balanced(terms[..<middle], word) + word + balanced(terms[middle...], word) + ")"
     }
 
     func not(_ p: SQLExpression) -> SQLExpression {
@@ -500,7 +538,7 @@ struct SQLWriter {
                 // LIKE: * and ? are GLOB's wildcards; the only other GLOB
                 // metacharacter, '[', is made literal.
                 let folded = StringFolding.fold(s, options)
-                if folded.utf8.contains(0) {
+                if folded.utf8.contains(0) || folded.utf8.count > SQLLowering.longestGlobPattern {
                     return SQLExpression(sql: "\(SQLFunction.like)(\(l.sql), \(bind(.text(folded))))", nullable: true)
                 }
                 let pattern = folded.replacingOccurrences(of: "[", with: "[[]")
@@ -527,6 +565,7 @@ struct SQLWriter {
                                      nullable: true)
             default:
                 return SQLExpression(sql: "(CASE WHEN instr(\(l.sql), char(0)) > 0 OR instr(\(r.sql), char(0)) > 0 "
+                                        + "OR length(CAST(\(r.sql) AS BLOB)) > \(SQLLowering.longestGlobPattern) "
                                         + "THEN \(SQLFunction.like)(\(l.sql), \(r.sql)) "
                                         + "ELSE \(l.sql) GLOB replace(\(r.sql), '[', '[[]') END)", nullable: true)
             }

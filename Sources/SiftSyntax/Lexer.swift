@@ -218,7 +218,13 @@ struct Lexer {
                 throw SyntaxErrorAt(.invalidEscapedIdentifier, SourceRange(start, position))
             }
             let nameStart = position
-            if bytes[position] == UInt8(ascii: "@") { position += 1 }
+            if bytes[position] == UInt8(ascii: "@") {
+                // `#@count`: the `@` must start a name, as it must unescaped.
+                position += 1
+                guard position < bytes.count, bytes[position].isIdentifierHead else {
+                    throw SyntaxErrorAt(.invalidEscapedIdentifier, SourceRange(start, position))
+                }
+            }
             try scanIdentifierBody()
             var t = token(.identifier)
             t.contentStart = nameStart
