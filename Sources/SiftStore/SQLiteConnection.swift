@@ -114,10 +114,13 @@ public final class SQLiteConnection {
     public var logger: Logger
 
     /// Opens (creating if needed) the database at `path`, or an in-memory
-    /// database when `path` is `":memory:"`.
-    public init(path: String = ":memory:") throws(SQLiteError) {
+    /// database when `path` is `":memory:"`. A `readOnly` connection never
+    /// creates or writes the file. While another connection or process holds
+    /// a lock the connection needs, it waits up to `busyTimeout` seconds,
+    /// then fails with `SQLITE_BUSY`.
+    public init(path: String = ":memory:", readOnly: Bool = false, busyTimeout: Double = 5) throws(SQLiteError) {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open database"
@@ -126,6 +129,9 @@ public final class SQLiteConnection {
         }
         self.handle = handle
         sqlite3_extended_result_codes(handle, 1)
+        // Clamped: a conversion of the caller's number must not trap.
+        let milliseconds = busyTimeout.isNaN ? 0 : min(max(busyTimeout * 1000, 0), Double(Int32.max))
+        sqlite3_busy_timeout(handle, Int32(milliseconds))
         var logger = Logger(label: "sift.sql")
         logger.logLevel = ProcessInfo.processInfo.environment["SIFT_LOG_SQL"] == "1" ? .debug : .info
         self.logger = logger
@@ -238,10 +244,20 @@ public final class SQLiteConnection {
         case .null: status = sqlite3_bind_null(statement.handle, index)
         case .integer(let i): status = sqlite3_bind_int64(statement.handle, index, i)
         case .real(let d): status = sqlite3_bind_double(statement.handle, index, d)
-        case .text(let s): status = sqlite3_bind_text(statement.handle, index, s, -1, SQLITE_TRANSIENT)
+        case .text(var s):
+            // By length, not as a C string: a NUL inside the text is kept.
+            status = s.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { text in
+                    guard let start = text.baseAddress, !text.isEmpty else {
+                        return sqlite3_bind_text(statement.handle, index, "", 0, SQLITE_TRANSIENT)
+                    }
+                    return sqlite3_bind_text64(statement.handle, index, start, UInt64(text.count), SQLITE_TRANSIENT,
+                                               UInt8(SQLITE_UTF8))
+                }
+            }
         case .blob(let data):
             status = data.withUnsafeBytes { bytes in
-                sqlite3_bind_blob(statement.handle, index, bytes.baseAddress, Int32(bytes.count), SQLITE_TRANSIENT)
+                sqlite3_bind_blob64(statement.handle, index, bytes.baseAddress, UInt64(bytes.count), SQLITE_TRANSIENT)
             }
         }
         guard status == SQLITE_OK else { throw error(status, sql: statement.sql) }
@@ -310,9 +326,17 @@ enum SQLiteFunctionContext {
         case .null: sqlite3_result_null(context)
         case .integer(let i): sqlite3_result_int64(context, i)
         case .real(let d): sqlite3_result_double(context, d)
-        case .text(let s): sqlite3_result_text(context, s, -1, SQLITE_TRANSIENT)
+        case .text(var s):
+            s.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { text in
+                    guard let start = text.baseAddress, !text.isEmpty else {
+                        return sqlite3_result_text(context, "", 0, SQLITE_TRANSIENT)
+                    }
+                    sqlite3_result_text64(context, start, UInt64(text.count), SQLITE_TRANSIENT, UInt8(SQLITE_UTF8))
+                }
+            }
         case .blob(let d):
-            d.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT) }
+            d.withUnsafeBytes { sqlite3_result_blob64(context, $0.baseAddress, UInt64($0.count), SQLITE_TRANSIENT) }
         }
     }
 }

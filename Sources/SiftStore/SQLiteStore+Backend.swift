@@ -113,7 +113,7 @@ extension SQLiteStore: StoreBackend {
                     }
                 }
             } catch let error as SQLiteError {
-                throw .sqlite(error)
+                throw StoreError(error, path: path)
             } catch {
                 throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: sql))
             }
@@ -133,7 +133,7 @@ extension SQLiteStore: StoreBackend {
         } catch let error as StoreError {
             throw error
         } catch let error as SQLiteError {
-            throw .sqlite(error)
+            throw StoreError(error, path: path)
         } catch {
             throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: nil))
         }
