@@ -234,6 +234,34 @@ struct DamagedStoreFileTests {
         #expect(try integrityCheck(file) == [[.text("ok")]])
     }
 
+    @Test func textWithANulIsKeptWhole() throws {
+        let folder = try ScratchFolder()
+        let file = try folder.companyStore()
+        let context = ObjectContext(store: try SQLiteStore(url: file))
+        let text = "before\u{0}after; DROP TABLE Employee; --"
+        _ = try newEmployee(context, text)
+        try context.save()
+        let fresh = ObjectContext(store: try SQLiteStore(url: file))
+        let found = try fresh.fetch(FetchRequest(entityName: "Employee", predicate: "name == %@", arguments: [.string(text)]))
+        #expect(try found.map { try $0.value(forKey: "name") } == [.string(text)])
+        #expect(try fresh.count(for: FetchRequest(entityName: "Employee", predicate: "name == 'before'")) == 0)
+    }
+
+    @Test func anAtomicStoreThatCannotBeWrittenKeepsItsData() throws {
+        let folder = try ScratchFolder()
+        let file = folder.url.appendingPathComponent("company.json")
+        try AtomicStore(url: file, model: Company.model).importDataSet(Company.dataSet)
+        let store = try AtomicStore(url: file)
+        let context = ObjectContext(store: store)
+        _ = try newEmployee(context, "Nobody")
+        // The folder goes away under the store: no temporary file, no rename.
+        try FileManager.default.removeItem(at: folder.url)
+        let error = #expect(throws: StoreError.self) { try context.save() }
+        guard case .cannotWrite(let path, _)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(path == file.path)
+        #expect(try ObjectContext(store: store).count(for: FetchRequest(entityName: "Employee")) == 60)
+    }
+
     func newEmployee(_ context: ObjectContext, _ name: String) throws -> ManagedObject {
         let e = try context.insert("Employee")
         try e.setValue(.string(name), forKey: "name")
@@ -272,6 +300,16 @@ struct SQLLookingKeyPathTests {
             try context.fetch(request)
         }
         #expect(try context.count(for: FetchRequest(entityName: "Employee")) == 60)
+    }
+
+    @Test func siftSQLRefusesAKeyThatIsNotTheModels() throws {
+        let model = Fixtures.repositoryRoot.appendingPathComponent("Tests/SiftTests/Fixtures/company.json").path
+        for key in Self.keys where !key.contains("\u{0}") {
+            let result = try runSift(["sql", "--model", model, "--entity", "Employee", "--arg", key, "%K == 1"])
+            #expect(result.status == 65, "\(result)")
+            #expect(result.output.isEmpty)
+            #expect(result.error.contains("has no attribute or relationship named"), "\(result.error)")
+        }
     }
 
     @Test func aKeyPathInThePredicateTextIsNotSQL() throws {
