@@ -279,6 +279,9 @@ public final class SQLiteStore: @unchecked Sendable {
         } catch {
             throw .damaged(path: path, reason: "the model it holds does not load: \(error)")
         }
+        guard stored.versionHash == hash else {
+            throw .damaged(path: path, reason: "the model it holds is not the one its hash names (\(hash))")
+        }
         if let expected, expected.versionHash != hash {
             throw .modelMismatch(path: path, storeHash: hash, modelHash: expected.versionHash)
         }

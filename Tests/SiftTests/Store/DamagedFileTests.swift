@@ -85,6 +85,32 @@ struct DamagedStoreFileTests {
         }
     }
 
+    @Test func everyCutIsAnErrorOrReadsEverything() throws {
+        let folder = try ScratchFolder()
+        let whole = try #require(contents(try folder.companyStore()))
+        let expected = try counts(folder.url.appendingPathComponent("company.sqlite"))
+        // (An empty file is a new store: see below.)
+        for length in stride(from: 512, to: whole.count, by: 512) + [whole.count - 1] {
+            let cut = try folder.file("cut-\(length).sqlite", whole.prefix(length))
+            do {
+                try openAndRead(cut, model: Company.model)
+                // Opened: then nothing may be missing.
+                let found = try counts(cut)
+                #expect(found == expected, "cut at \(length) of \(whole.count)")
+            } catch let error as StoreError {
+                switch error {
+                case .damaged, .notADatabase: break
+                default: Issue.record("cut at \(length): \(error)")
+                }
+            }
+        }
+    }
+
+    func counts(_ url: URL) throws -> [Int] {
+        let context = ObjectContext(store: try SQLiteStore(url: url))
+        return try context.model.entities.map { try context.count(for: FetchRequest(entityName: $0.name)) }
+    }
+
     @Test("A file that is not SQLite is a typed error and stays as it was", arguments: ["random", "text"])
     func notSQLite(_ kind: String) throws {
         let folder = try ScratchFolder()
@@ -133,6 +159,21 @@ struct DamagedStoreFileTests {
         do {
             let connection = try SQLiteConnection(path: file.path)
             try connection.execute("UPDATE Z_METADATA SET Z_VALUE = '{\"entities\": 7}' WHERE Z_KEY = 'model'")
+        }
+        let before = try #require(contents(file))
+        let error = #expect(throws: StoreError.self) { try openAndRead(file, model: nil) }
+        guard case .damaged? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(contents(file) == before)
+    }
+
+    @Test func aStoreWhoseModelWasEditedIsDamaged() throws {
+        let folder = try ScratchFolder()
+        let file = try folder.companyStore()
+        let other = try DataModel([Entity("Employee", attributes: [Attribute("secret", .string)])])
+        do {
+            let connection = try SQLiteConnection(path: file.path)
+            try connection.forEachRow("UPDATE Z_METADATA SET Z_VALUE = ?1 WHERE Z_KEY = 'model'",
+                                      [.text(String(decoding: other.jsonData, as: UTF8.self))])
         }
         let before = try #require(contents(file))
         let error = #expect(throws: StoreError.self) { try openAndRead(file, model: nil) }
@@ -297,7 +338,7 @@ struct SQLLookingKeyPathTests {
         #expect(throws: StoreError.self) {
             var request = FetchRequest(entityName: "Employee")
             request.relationshipKeyPathsForPrefetching = [key]
-            try context.fetch(request)
+            _ = try context.fetch(request)
         }
         #expect(try context.count(for: FetchRequest(entityName: "Employee")) == 60)
     }
