@@ -160,6 +160,7 @@ public final class SQLiteStore: @unchecked Sendable {
         let resolved: DataModel
         if let stored = try Self.storedModel(connection, path: path, size: size, expected: model) {
             resolved = stored
+            if !readOnly { try Self.setJournalMode(connection, path: path) }
         } else {
             guard let model else { throw .noModel(path: path) }
             guard !readOnly else { throw .readOnly(path: path) }
@@ -167,7 +168,6 @@ public final class SQLiteStore: @unchecked Sendable {
             try Self.setJournalMode(connection, path: path)
             try Self.create(connection, model, path: path)
         }
-        if !readOnly { try Self.setJournalMode(connection, path: path) }
         try self.init(connection: connection, model: resolved, url: url, functions: functions)
     }
 
