@@ -36,13 +36,24 @@ public struct DataSet: Sendable {
         }
         let model: DataModel
         do {
-            guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let modelObject = object["model"]
+            guard data.contains(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) else {
+                throw DataSetError("the file is empty")
+            }
+            let object: Any
+            do {
+                object = try JSONSerialization.jsonObject(with: data)
+            } catch {
+                throw DataSetError("not valid JSON: \(DataModel.describe(error))")
+            }
+            guard let object = object as? [String: Any], let modelObject = object["model"]
             else { throw DataSetError("the data set has no \"model\"") }
             model = try DataModel(json: JSONSerialization.data(withJSONObject: modelObject))
         } catch let error as DataSetError {
             throw error
+        } catch ModelError.unreadable(_, let reason) {
+            throw DataSetError("its \"model\" does not load: \(reason)")
         } catch {
-            throw DataSetError("\(error)")
+            throw DataSetError("its \"model\" does not load: \(error)")
         }
         let form: Form
         do {
@@ -58,7 +69,11 @@ public struct DataSet: Sendable {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw DataSetError("cannot read '\(url.path)'")
         }
-        try self.init(json: data)
+        do {
+            try self.init(json: data)
+        } catch {
+            throw DataSetError("'\(url.path)': \(error.message)")
+        }
     }
 
     /// Builds nodes from objects given as dictionaries, by entity name.
@@ -75,7 +90,8 @@ public struct DataSet: Sendable {
             }
             for object in list {
                 guard case .int(let id)? = object["id"] else {
-                    throw DataSetError("an object of '\(entityName)' has no integer \"id\"")
+                    throw DataSetError("an object of '\(entityName)' has "
+                        + (object["id"].map { "the \"id\" \($0), which is not a 64-bit integer" } ?? "no integer \"id\""))
                 }
                 guard values[entity.index][id] == nil else {
                     throw DataSetError("two objects of '\(entityName)' have the id \(id)")
@@ -87,7 +103,7 @@ public struct DataSet: Sendable {
                 for attribute in entity.attributes {
                     let raw = object[attribute.name] ?? attribute.defaultValue ?? .null
                     guard let value = Self.convert(raw, to: attribute.type) else {
-                        throw DataSetError("'\(entityName)' \(id): '\(attribute.name)' must be \(attribute.type.rawValue), not \(raw.kindDescription)")
+                        throw DataSetError("'\(entityName)' \(id): '\(attribute.name)' \(attribute.type.mismatch(raw))")
                     }
                     if value == .null && !attribute.isOptional {
                         throw DataSetError("'\(entityName)' \(id): '\(attribute.name)' is not optional but has no value")
@@ -168,27 +184,10 @@ public struct DataSet: Sendable {
         return cache
     }
 
-    /// Converts a JSON value to an attribute's type, or nil when it does not fit.
+    /// Converts a JSON value to an attribute's type, or nil when it does not
+    /// fit (`AttributeType.convert(_:)`).
     public static func convert(_ value: PredicateValue, to type: AttributeType) -> PredicateValue? {
-        switch (value, type) {
-        case (.null, _): return .null
-        case (.int, .integer16), (.int, .integer32), (.int, .integer64): return value
-        case (.double(let d), .integer16), (.double(let d), .integer32), (.double(let d), .integer64):
-            return Int64(exactly: d).map(PredicateValue.int)
-        case (.int(let i), .double), (.int(let i), .float), (.int(let i), .decimal): return .double(Double(i))
-        case (.double, .double), (.double, .float), (.double, .decimal): return value
-        case (.bool, .boolean): return value
-        case (.int(let i), .boolean) where i == 0 || i == 1: return .bool(i == 1)
-        case (.string, .string): return value
-        case (.int(let i), .date): return .date(Date(timeIntervalSinceReferenceDate: Double(i)))
-        case (.double(let d), .date): return .date(Date(timeIntervalSinceReferenceDate: d))
-        case (.date, .date): return value
-        case (.string(let s), .uuid): return UUID(uuidString: s).map(PredicateValue.uuid)
-        case (.uuid, .uuid): return value
-        case (.string(let s), .binary): return Data(base64Encoded: s).map(PredicateValue.data)
-        case (.data, .binary): return value
-        default: return nil
-        }
+        type.convert(value)
     }
 }
 

@@ -5,6 +5,7 @@
 // entity's attributes (or among its to-one or to-many relationships), which is
 // where row-cache nodes keep its value.
 
+import Foundation
 import SiftSyntax
 
 /// The type of an attribute, as Core Data names them.
@@ -25,6 +26,62 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable, Codable {
         case .integer16, .integer32, .integer64, .boolean: true
         default: false
         }
+    }
+}
+
+extension AttributeType {
+    /// The integers a value of this type may hold, for the integer types.
+    public var integerRange: ClosedRange<Int64>? {
+        switch self {
+        case .integer16: Int64(Int16.min)...Int64(Int16.max)
+        case .integer32: Int64(Int32.min)...Int64(Int32.max)
+        case .integer64: Int64.min...Int64.max
+        default: nil
+        }
+    }
+
+    /// A value (as JSON gives it) as a value of this type, or nil when it
+    /// does not fit: a string for a number, an integer out of the type's
+    /// range, a number too large for a double to hold exactly as an integer.
+    public func convert(_ value: PredicateValue) -> PredicateValue? {
+        switch (value, self) {
+        case (.null, _): return .null
+        case (.int(let i), .integer16), (.int(let i), .integer32), (.int(let i), .integer64):
+            // (Not a ternary: `nil` there would be the value `.null`.)
+            guard integerRange!.contains(i) else { return nil }
+            return value
+        case (.double(let d), .integer16), (.double(let d), .integer32), (.double(let d), .integer64):
+            // Beyond 2^53 a double no longer tells neighbouring integers
+            // apart: -9223372036854775809 would read as Int64.min.
+            guard d.magnitude <= 9_007_199_254_740_992, let i = Int64(exactly: d) else { return nil }
+            return convert(.int(i))
+        case (.int(let i), .double), (.int(let i), .float), (.int(let i), .decimal): return .double(Double(i))
+        case (.double, .double), (.double, .float), (.double, .decimal): return value
+        case (.bool, .boolean): return value
+        case (.int(let i), .boolean) where i == 0 || i == 1: return .bool(i == 1)
+        case (.string, .string): return value
+        case (.int(let i), .date): return .date(Date(timeIntervalSinceReferenceDate: Double(i)))
+        case (.double(let d), .date): return .date(Date(timeIntervalSinceReferenceDate: d))
+        case (.date, .date): return value
+        case (.string(let s), .uuid): return UUID(uuidString: s).map(PredicateValue.uuid)
+        case (.uuid, .uuid): return value
+        case (.string(let s), .binary): return Data(base64Encoded: s).map(PredicateValue.data)
+        case (.data, .binary): return value
+        default: return nil
+        }
+    }
+
+    /// Why `value` does not fit this type, for messages: "must be integer16,
+    /// not a string" or "is 99999, outside the range of integer16".
+    public func mismatch(_ value: PredicateValue) -> String {
+        switch value {
+        case .int, .double:
+            if let range = integerRange {
+                return "is \(value), not a whole number in the range of \(rawValue) (\(range.lowerBound)...\(range.upperBound))"
+            }
+        default: break
+        }
+        return "must be \(rawValue), not \(value.kindDescription)"
     }
 }
 
@@ -204,7 +261,8 @@ public struct DataModel: Hashable, Sendable {
         var indexed: [Entity] = []
         for (i, entity) in entities.enumerated() {
             guard byName[entity.name] == nil else { throw ModelError.duplicateEntity(entity.name) }
-            guard !entity.name.isEmpty else { throw ModelError.invalidName("") }
+            guard !entity.name.isEmpty else { throw ModelError.unnamedEntity(index: i) }
+            guard !Self.hasControlCharacter(entity.name) else { throw ModelError.controlCharacter(entity: entity.name, property: nil) }
             byName[entity.name] = i
             var e = entity
             e.index = i
@@ -225,11 +283,20 @@ public struct DataModel: Hashable, Sendable {
             var seen = Set<String>()
             for name in entity.attributes.map(\.name) + entity.relationships.map(\.name) {
                 guard !name.isEmpty else { throw ModelError.invalidName(entity.name) }
+                guard !Self.hasControlCharacter(name) else {
+                    throw ModelError.controlCharacter(entity: entity.name, property: name)
+                }
                 guard !name.uppercased().hasPrefix("Z_") else {
                     throw ModelError.reservedName(entity: entity.name, property: name)
                 }
                 guard seen.insert(name).inserted else {
                     throw ModelError.duplicateProperty(entity: entity.name, property: name)
+                }
+            }
+            for attribute in entity.attributes {
+                if let value = attribute.defaultValue, attribute.type.convert(value) == nil {
+                    throw ModelError.invalidDefault(entity: entity.name, attribute: attribute.name,
+                                                    reason: attribute.type.mismatch(value))
                 }
             }
             for relationship in entity.relationships {
@@ -251,6 +318,12 @@ public struct DataModel: Hashable, Sendable {
         }
     }
 
+    /// Names with control characters (a NUL, a newline) no store can keep
+    /// faithfully: SQLite reads identifiers up to a NUL.
+    private static func hasControlCharacter(_ name: String) -> Bool {
+        name.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
     public static func == (lhs: DataModel, rhs: DataModel) -> Bool { lhs.entities == rhs.entities }
     public func hash(into hasher: inout Hasher) { hasher.combine(entities) }
 }
@@ -268,6 +341,17 @@ public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
     case reservedName(entity: String, property: String)
     /// The model's file could not be read or is not in a known format.
     case unreadable(path: String, reason: String)
+    /// An entity without a name (its place in the model, from 0).
+    case unnamedEntity(index: Int)
+    /// A name with a control character, such as a NUL (`property` is nil
+    /// for the entity's own name).
+    case controlCharacter(entity: String, property: String?)
+    /// A default value that does not fit the attribute's type.
+    case invalidDefault(entity: String, attribute: String, reason: String)
+    /// An Xcode entity with a parent entity: Sift's models have no
+    /// inheritance, and reading it without would drop the inherited
+    /// properties.
+    case inheritance(entity: String, parent: String)
 
     public var description: String {
         switch self {
@@ -280,9 +364,21 @@ public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
             "relationship '\(entity).\(relationship)' names the inverse '\(inverse)', but '\(destination)' has no such relationship"
         case .inverseMismatch(let entity, let relationship, let inverse):
             "relationship '\(entity).\(relationship)' names the inverse '\(inverse)', which does not point back to it"
+        case .unknownAttributeType(let entity, let attribute, ""): "attribute '\(entity).\(attribute)' has no type"
         case .unknownAttributeType(let entity, let attribute, let type):
             "attribute '\(entity).\(attribute)' has the unknown type '\(type)'"
         case .unreadable(let path, let reason): "cannot read the model '\(path)': \(reason)"
+        case .unnamedEntity(let index): "entity \(index + 1) of the model has no name"
+        case .controlCharacter(let entity, nil):
+            "the entity name \(entity.debugDescription) has a control character, which a store cannot keep"
+        case .controlCharacter(let entity, let property?):
+            "property \(entity.debugDescription).\(property.debugDescription) has a control character in its name, "
+                + "which a store cannot keep"
+        case .invalidDefault(let entity, let attribute, let reason):
+            "the default value of attribute '\(entity).\(attribute)' \(reason)"
+        case .inheritance(let entity, let parent):
+            "entity '\(entity)' inherits from '\(parent)', and Sift's models have no entity inheritance: "
+                + "give '\(entity)' the properties it inherits and remove its parent entity"
         case .reservedName(let entity, let property):
             "property '\(entity).\(property)' has a name starting with 'Z_', which the store reserves"
         }

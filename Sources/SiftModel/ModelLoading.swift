@@ -91,12 +91,25 @@ extension DataModel {
             try self.init(xcdatamodelXML: data, path: path)
             return
         }
+        guard data.contains(where: { !$0.isWhitespaceByte }) else {
+            throw ModelError.unreadable(path: path, reason: "the file is empty")
+        }
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw ModelError.unreadable(path: path, reason: "not valid JSON: \(Self.describe(error))")
+        }
         // A data set wraps its model in {"model": …}.
-        if let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let model = object["model"],
-           let modelData = try? JSONSerialization.data(withJSONObject: model) {
+        var modelData = data
+        if let object = object as? [String: Any], let model = object["model"],
+           let data = try? JSONSerialization.data(withJSONObject: model) {
+            modelData = data
+        }
+        do {
             try self.init(json: modelData)
-        } else {
-            try self.init(json: data)
+        } catch .unreadable(_, let reason) {
+            throw ModelError.unreadable(path: path, reason: reason)
         }
     }
 
@@ -114,11 +127,23 @@ extension DataModel {
         let parser = XMLParser(data: data)
         parser.delegate = reader
         guard parser.parse() else {
+            if let error = reader.error { throw error }
             let reason = parser.parserError.map { "\($0.localizedDescription) at line \(parser.lineNumber)" }
                 ?? "invalid XML at line \(parser.lineNumber)"
-            throw ModelError.unreadable(path: path, reason: reason)
+            throw ModelError.unreadable(path: path, reason: "not valid XML: " + reason)
         }
         if let error = reader.error { throw error }
+        guard reader.root == "model" else {
+            throw ModelError.unreadable(path: path, reason: reader.root.map { "its root element is <\($0)>, not <model>" }
+                ?? "it has no XML elements")
+        }
+        // A parser may accept a document cut short; Xcode's ends with </model>.
+        guard reader.finished else {
+            throw ModelError.unreadable(path: path, reason: "the XML ends before </model>: the file is cut short")
+        }
+        for entity in reader.entities {
+            if let parent = entity.parent { throw ModelError.inheritance(entity: entity.name, parent: parent) }
+        }
         try self.init(reader.entities.map { Entity($0.name, attributes: $0.attributes, relationships: $0.relationships) })
     }
 
@@ -147,9 +172,11 @@ extension DataModel {
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
             return "\(context.debugDescription) at \(path(context.codingPath))"
         case DecodingError.dataCorrupted(let context):
-            return context.debugDescription
+            // "The given data was not valid JSON.", and why.
+            return context.underlyingError.map { "\(context.debugDescription) \(describe($0))" } ?? context.debugDescription
         default:
-            return "\(error)"
+            // Foundation's JSON errors keep what went wrong in their debug description.
+            return ((error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String) ?? "\(error)"
         }
     }
 
@@ -166,12 +193,22 @@ extension UInt8 {
 private final class XcodeModelReader: NSObject, XMLParserDelegate {
     struct EntityForm {
         var name: String
+        var parent: String?
         var attributes: [Attribute] = []
         var relationships: [Relationship] = []
     }
 
     var entities: [EntityForm] = []
     var error: ModelError?
+    /// The document's root element, and whether it was closed.
+    var root: String?
+    var finished = false
+    private var depth = 0
+
+    func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
+        depth -= 1
+        if depth == 0 { finished = true }
+    }
 
     /// Xcode's attribute type names.
     static let types: [String: AttributeType] = [
@@ -182,9 +219,11 @@ private final class XcodeModelReader: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?,
                 qualifiedName: String?, attributes: [String: String] = [:]) {
+        if depth == 0 { root = root ?? element }
+        depth += 1
         switch element {
         case "entity":
-            entities.append(EntityForm(name: attributes["name"] ?? ""))
+            entities.append(EntityForm(name: attributes["name"] ?? "", parent: attributes["parentEntity"]))
         case "attribute" where !entities.isEmpty:
             let name = attributes["name"] ?? ""
             let typeName = attributes["attributeType"] ?? ""

@@ -114,10 +114,13 @@ public final class SQLiteConnection {
     public var logger: Logger
 
     /// Opens (creating if needed) the database at `path`, or an in-memory
-    /// database when `path` is `":memory:"`.
-    public init(path: String = ":memory:") throws(SQLiteError) {
+    /// database when `path` is `":memory:"`. A `readOnly` connection never
+    /// creates or writes the file. While another connection or process holds
+    /// a lock the connection needs, it waits up to `busyTimeout` seconds,
+    /// then fails with `SQLITE_BUSY`.
+    public init(path: String = ":memory:", readOnly: Bool = false, busyTimeout: Double = 5) throws(SQLiteError) {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open database"
@@ -126,6 +129,9 @@ public final class SQLiteConnection {
         }
         self.handle = handle
         sqlite3_extended_result_codes(handle, 1)
+        // Clamped: a conversion of the caller's number must not trap.
+        let milliseconds = busyTimeout.isNaN ? 0 : min(max(busyTimeout * 1000, 0), Double(Int32.max))
+        sqlite3_busy_timeout(handle, Int32(milliseconds))
         var logger = Logger(label: "sift.sql")
         logger.logLevel = ProcessInfo.processInfo.environment["SIFT_LOG_SQL"] == "1" ? .debug : .info
         self.logger = logger

@@ -117,6 +117,8 @@ extension SQLiteStore: StoreBackend {
                         return true
                     }
                 }
+            } catch let error as SQLiteError {
+                throw StoreError(error, path: path)
             } catch {
                 throw StoreError(error, sql: sql)
             }
@@ -133,6 +135,10 @@ extension SQLiteStore: StoreBackend {
                     try context.write(connection, self, inserted: inserted, updated: updated, deleted: deleted, rows: rows)
                 }
             }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
         } catch {
             throw StoreError(error)
         }

@@ -6,6 +6,7 @@
 // from it become row-cache nodes; the store's row cache is shared by every
 // context that uses it. Access to the connection is serialized.
 
+import CSQLite
 import Foundation
 import Sift
 import Synchronization
@@ -44,6 +45,24 @@ public enum StoreError: Error, CustomStringConvertible {
     case objectNotFound(String)
     /// A store file that could not be written; the old file is intact.
     case cannotWrite(path: String, reason: String)
+    /// The file is not an SQLite database (a damaged file, or another kind of
+    /// file); it was left as it was.
+    case notADatabase(path: String)
+    /// An SQLite database of another application: it has tables but no Sift
+    /// metadata. Sift neither reads nor changes it.
+    case foreignDatabase(path: String, tables: [String])
+    /// The store's file is damaged (truncated, overwritten, or its metadata
+    /// unreadable); the reason is SQLite's or Sift's.
+    case damaged(path: String, reason: String)
+    /// Another connection or process held a lock on the store for longer
+    /// than the busy timeout; nothing was written.
+    case locked(path: String)
+    /// The store's file (or its folder) cannot be written, or it was opened
+    /// read-only; nothing was written.
+    case readOnly(path: String)
+    /// The store ran out of room (a full disk, or the database's page limit);
+    /// the transaction was rolled back and nothing was written.
+    case full(path: String)
     /// Evaluating the predicate ran out of a budget (a regular expression
     /// that backtracks without end); nothing was returned.
     case evaluation(EvaluationError)
@@ -82,6 +101,19 @@ public enum StoreError: Error, CustomStringConvertible {
                 + conflicts.map(\.description).joined(separator: "; ")
         case .objectNotFound(let object): "\(object) is no longer in the store"
         case .cannotWrite(let path, let reason): "cannot write '\(path)': \(reason); the old file is unchanged"
+        case .notADatabase(let path):
+            "'\(path)' is not an SQLite database (it may be damaged, or another kind of file); it was left unchanged"
+        case .foreignDatabase(let path, let tables):
+            "'\(path)' is an SQLite database of another application (tables: \(tables.prefix(5).joined(separator: ", "))"
+                + (tables.count > 5 ? ", …" : "") + "), not a Sift store; it was left unchanged: give a new file for the store"
+        case .damaged(let path, let reason):
+            "the store '\(path)' is damaged (\(reason)); it was left as it is: restore it from a backup"
+        case .locked(let path):
+            "the store '\(path)' is locked by another connection or process; nothing was written: try again when it is done"
+        case .readOnly(let path):
+            "the store '\(path)' is read-only (the file or its folder cannot be written); nothing was written"
+        case .full(let path):
+            "the store '\(path)' has no room left (the disk is full, or the store reached its size limit); nothing was written"
         }
     }
 }
@@ -117,27 +149,49 @@ public final class SQLiteStore: @unchecked Sendable {
     /// Opens the store at `url`. A missing or empty file becomes a new store
     /// for `model`; an existing store must have been made for `model` (or,
     /// when `model` is nil, is opened with the model it was made for).
-    public convenience init(url: URL, model: DataModel? = nil, functions: FunctionRegistry = FunctionRegistry())
-        throws(StoreError)
+    ///
+    /// Anything else is an error and the file is left as it was: a file that
+    /// is not an SQLite database, a damaged store, or another application's
+    /// database. A `readOnly` store (or a file without write permission)
+    /// fetches but does not save. While another connection or process holds
+    /// a lock, the store waits up to `busyTimeout` seconds, then fails with
+    /// `StoreError.locked`.
+    public convenience init(url: URL, model: DataModel? = nil, functions: FunctionRegistry = FunctionRegistry(),
+                            readOnly: Bool = false, busyTimeout: Double = 5) throws(StoreError)
     {
         let path = url.path
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+        // A file nobody may write opens read-only, even for a user (root) who could.
+        let permissions = (attributes?[.posixPermissions] as? NSNumber)?.intValue
+        let readOnly = readOnly || permissions.map { $0 & 0o222 == 0 } ?? false
         let connection: SQLiteConnection
         do {
-            connection = try SQLiteConnection(path: path)
-            try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+            connection = try SQLiteConnection(path: path, readOnly: readOnly, busyTimeout: busyTimeout)
         } catch {
-            throw .sqlite(error)
+            throw StoreError(error, path: path)
         }
+        // What the file holds is read before anything is written to it.
         let resolved: DataModel
-        if size == 0 {
-            guard let model else { throw .noModel(path: path) }
-            resolved = model
-            try Self.create(connection, model)
+        if let stored = try Self.storedModel(connection, path: path, size: size, expected: model) {
+            resolved = stored
+            if !readOnly { try Self.setJournalMode(connection, path: path) }
         } else {
-            resolved = try Self.storedModel(connection, path: path, expected: model)
+            guard let model else { throw .noModel(path: path) }
+            guard !readOnly else { throw .readOnly(path: path) }
+            resolved = model
+            try Self.setJournalMode(connection, path: path)
+            try Self.create(connection, model, path: path)
         }
         try self.init(connection: connection, model: resolved, url: url, functions: functions)
+    }
+
+    private static func setJournalMode(_ connection: SQLiteConnection, path: String) throws(StoreError) {
+        do {
+            try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+        } catch {
+            throw StoreError(error, path: path)
+        }
     }
 
     /// An in-memory store for `model`, for tests and one-off work.
@@ -150,7 +204,7 @@ public final class SQLiteStore: @unchecked Sendable {
         } catch {
             throw .sqlite(error)
         }
-        try Self.create(connection, model)
+        try Self.create(connection, model, path: ":memory:")
         try self.init(connection: connection, model: model, url: nil, functions: functions)
     }
 
@@ -166,7 +220,7 @@ public final class SQLiteStore: @unchecked Sendable {
             try connection.registerSiftFunctions()
             for function in functions.all { try connection.register(function) }
         } catch {
-            throw .sqlite(error)
+            throw StoreError(error, path: path)
         }
     }
 
@@ -176,7 +230,7 @@ public final class SQLiteStore: @unchecked Sendable {
         do {
             try withConnection { try $0.register(function) }
         } catch let error as SQLiteError {
-            throw .sqlite(error)
+            throw StoreError(error, path: path)
         } catch {
             throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: nil))
         }
@@ -184,7 +238,7 @@ public final class SQLiteStore: @unchecked Sendable {
 
 
 
-    private static func create(_ connection: SQLiteConnection, _ model: DataModel) throws(StoreError) {
+    private static func create(_ connection: SQLiteConnection, _ model: DataModel, path: String) throws(StoreError) {
         let schema = SQLSchema(model: model)
         do {
             try connection.transaction {
@@ -196,30 +250,61 @@ public final class SQLiteStore: @unchecked Sendable {
                 try connection.forEachRow(insert, [.text("format"), .text("1")])
             }
         } catch let error as SQLiteError {
-            throw .sqlite(error)
+            throw StoreError(error, path: path)
         } catch {
             throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: nil))
         }
     }
 
-    private static func storedModel(_ connection: SQLiteConnection, path: String, expected: DataModel?) throws(StoreError)
-        -> DataModel
+    /// The model a store file was made for, or nil when the file is empty (no
+    /// tables at all): a new store. Reads only; anything but a Sift store is
+    /// an error.
+    private static func storedModel(_ connection: SQLiteConnection, path: String, size: Int, expected: DataModel?)
+        throws(StoreError) -> DataModel?
     {
+        guard size > 0 else { return nil }
+        var tables: [String] = []
         var metadata: [String: String] = [:]
         do {
+            for row in try connection.query("SELECT \"name\" FROM \"sqlite_master\" WHERE \"type\" = 'table'") {
+                if case .text(let name) = row[0] { tables.append(name) }
+            }
+            if tables.isEmpty {
+                // A database with nothing in it (a store whose creation was cut short).
+                let objects = try connection.query("SELECT COUNT(*) FROM \"sqlite_master\"")
+                if objects.first?.first == .integer(0) { return nil }
+            }
+            guard tables.contains("Z_METADATA") else { throw StoreError.foreignDatabase(path: path, tables: tables.sorted()) }
             for row in try connection.query("SELECT \"Z_KEY\", \"Z_VALUE\" FROM \"Z_METADATA\"") {
                 if case .text(let key) = row[0], case .text(let value) = row[1] { metadata[key] = value }
             }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
         } catch {
-            throw .noModel(path: path)
+            throw .damaged(path: path, reason: "\(error)")
         }
-        guard let hash = metadata["modelHash"], let json = metadata["model"],
-              let stored = try? DataModel(json: Data(json.utf8)) else { throw .noModel(path: path) }
+        guard let hash = metadata["modelHash"], let json = metadata["model"] else {
+            throw .damaged(path: path, reason: "its Z_METADATA table has no model")
+        }
+        let stored: DataModel
+        do {
+            stored = try DataModel(json: Data(json.utf8))
+        } catch {
+            throw .damaged(path: path, reason: "the model it holds does not load: \(error)")
+        }
+        guard stored.versionHash == hash else {
+            throw .damaged(path: path, reason: "the model it holds is not the one its hash names (\(hash))")
+        }
         if let expected, expected.versionHash != hash {
             throw .modelMismatch(path: path, storeHash: hash, modelHash: expected.versionHash)
         }
         return expected ?? stored
     }
+
+    /// The store's file path, for errors (":memory:" for an in-memory store).
+    var path: String { url?.path ?? ":memory:" }
 
     /// Runs `body` with the connection, one caller at a time.
     public func withConnection<T>(_ body: (SQLiteConnection) throws -> T) rethrows -> T {
@@ -248,7 +333,7 @@ public final class SQLiteStore: @unchecked Sendable {
         do {
             try insert(nodes, progress: progress)
         } catch let error as SQLiteError {
-            throw .sqlite(error)
+            throw StoreError(error, path: path)
         } catch {
             throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: nil))
         }
@@ -329,6 +414,8 @@ public final class SQLiteStore: @unchecked Sendable {
                     return true
                 }
             }
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
         } catch {
             throw StoreError(error, sql: query.sql)
         }
@@ -345,6 +432,8 @@ public final class SQLiteStore: @unchecked Sendable {
                     return true
                 }
             }
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
         } catch {
             throw StoreError(error, sql: query.sql)
         }
@@ -360,8 +449,26 @@ public final class SQLiteStore: @unchecked Sendable {
                     return row.map(\.description).joined(separator: " ")
                 }
             }
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
         } catch {
             throw StoreError(error, sql: query.sql)
+        }
+    }
+}
+
+extension StoreError {
+    /// The error for an SQLite failure on the store at `path`: the failures a
+    /// user can act on (a lock, a read-only or full file, a damaged file)
+    /// get their own cases; the rest stay `.sqlite`.
+    init(_ error: SQLiteError, path: String) {
+        switch error.code & 0xFF {
+        case SQLITE_BUSY, SQLITE_LOCKED: self = .locked(path: path)
+        case SQLITE_READONLY: self = .readOnly(path: path)
+        case SQLITE_FULL: self = .full(path: path)
+        case SQLITE_CORRUPT: self = .damaged(path: path, reason: error.message)
+        case SQLITE_NOTADB: self = .notADatabase(path: path)
+        default: self = .sqlite(error)
         }
     }
 }

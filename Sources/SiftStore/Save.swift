@@ -84,7 +84,7 @@ extension ObjectContext {
                     }
                 } else if DataSet.convert(value, to: attribute.type) == nil {
                     failures.append(SaveValidationFailure(object: object.description, property: attribute.name,
-                                                          reason: "must be \(attribute.type.rawValue), not \(value.kindDescription)"))
+                                                          reason: attribute.type.mismatch(value)))
                 } else if case .double(let number) = value, number.isNaN {
                     // SQLite would keep it as NULL: the value would change silently.
                     failures.append(SaveValidationFailure(object: object.description, property: attribute.name,
