@@ -324,9 +324,22 @@ struct BindingState {
                 return .constant(negated, type: bound.type)
             }
             return BoundExpression(.negate(bound), type: bound.type == .boolean ? .integer : bound.type)
-        case .binary(let op, let l, let r):
-            return try binary(op, try expression(l, self: selfExpression), try expression(r, self: selfExpression),
-                              range: e.range)
+        case .binary:
+            // A chain `a + b + c + …` is a left-leaning tree as deep as it is
+            // long: its left spine is walked in a loop, not by recursion.
+            var spine: [ExpressionSyntax] = []
+            var leftmost = e
+            while case .binary(_, let l, _) = leftmost.kind {
+                spine.append(leftmost)
+                leftmost = l
+            }
+            var bound = try expression(leftmost, self: selfExpression)
+            for node in spine.reversed() {
+                guard case .binary(let op, _, let r) = node.kind else { continue }
+                bound = try binary(op, bound, try expression(r, self: selfExpression), range: node.range)
+                if node.range != e.range, ranges[bound] == nil { ranges[bound] = node.range }
+            }
+            return bound
         case .function(let name, let arguments):
             var bound: [BoundExpression] = []
             for argument in arguments { bound.append(try expression(argument, self: selfExpression)) }

@@ -123,6 +123,15 @@ extension DataModel {
 
     /// Reads the XML that Xcode writes for a data model.
     public init(xcdatamodelXML data: Data, path: String = "contents") throws(ModelError) {
+        // Foundation's XML parser traps on a name that is not UTF-8, so the
+        // bytes are checked first (Xcode writes its models in UTF-8).
+        guard String(validating: data, as: UTF8.self) != nil else {
+            var valid = 0
+            var iterator = data.makeIterator()
+            var decoder = UTF8()
+            while case .scalarValue(let scalar) = decoder.decode(&iterator) { valid += UTF8.width(scalar) }
+            throw ModelError.unreadable(path: path, reason: "it is not UTF-8 text (a bad byte at offset \(valid))")
+        }
         let reader = XcodeModelReader()
         let parser = XMLParser(data: data)
         parser.delegate = reader

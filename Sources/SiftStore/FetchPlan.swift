@@ -6,6 +6,12 @@
 // refuses). With a residual, SQL returns every candidate row in order; the
 // residual filters them, and only then do offset and limit apply, so sort,
 // limit, offset and batch size keep their meaning.
+//
+// SQL that SQLite would refuse for its size (an expression tree deeper than
+// 1 000, more than 32 766 variables, a parser stack overflow, more than 64
+// joined tables) also moves to memory: the largest terms first, until what
+// is left prepares. Memory answers any predicate the parser accepts, so a
+// predicate's size never changes its answer.
 
 import Foundation
 import Sift
@@ -59,7 +65,7 @@ extension SQLiteStore {
             }
         }
         guard let predicate else { return FetchPlan(sql: nil, residual: nil, reasons: [], rewrites: rewrites) }
-        if lowers(predicate, entity) == nil {
+        if lowers(predicate, entity) == nil, sqliteRefuses(predicate, entity) == nil {
             return FetchPlan(sql: predicate, residual: nil, reasons: [], rewrites: rewrites)
         }
         let terms: [BoundPredicate]
@@ -78,7 +84,63 @@ extension SQLiteStore {
         func joined(_ ps: [BoundPredicate]) -> BoundPredicate? {
             ps.isEmpty ? nil : ps.count == 1 ? ps[0] : .and(ps)
         }
+        // Past SQLite's limits: the larger half of the SQL terms moves to
+        // memory until the rest prepares (a few rounds at most).
+        while let rest = joined(sql), let refusal = sqliteRefuses(rest, entity) {
+            let sizes = sql.map { term in
+                (term, (try? lowering.select(entity.name, where: term, columns: .identifiers).sql.utf8.count) ?? 0)
+            }
+            let largest = sizes.sorted { $0.1 > $1.1 }.prefix((sql.count + 1) / 2).map(\.0)
+            residual += largest
+            sql.removeAll { largest.contains($0) }
+            reasons.append("SQLite's limits (\(refusal))")
+        }
         return FetchPlan(sql: joined(sql), residual: joined(residual), reasons: reasons, rewrites: rewrites)
+    }
+
+    /// Nil when SQLite accepts the SQL of `predicate`; SQLite's message when
+    /// the statement passes one of its limits. SQL too small to reach a
+    /// limit is not tried.
+    func sqliteRefuses(_ predicate: BoundPredicate, _ entity: Entity) -> String? {
+        guard let query = try? lowering.select(entity.name, where: predicate, columns: .identifiers),
+              Self.mayPassLimits(query) else { return nil }
+        do {
+            try withConnection { try $0.check(query.sql) }
+            return nil
+        } catch let error as SQLiteError where error.isLimit {
+            return error.message
+        } catch {
+            return nil
+        }
+    }
+
+    /// Whether a statement is large or deep enough that SQLite might refuse
+    /// it: many variables, long text, parentheses (and so expressions or
+    /// subqueries) nested deeper than 8 (SQLite's parser overflows its stack
+    /// at about 14 levels of subqueries), or many joined tables. Everything
+    /// else prepares without being tried first.
+    static func mayPassLimits(_ query: SQLQuery) -> Bool {
+        if query.bindings.count > 999 || query.sql.utf8.count > 4_096 { return true }
+        var depth = 0
+        var deepest = 0
+        var joins = 0
+        var quote: UInt8?
+        var previous: UInt8 = 0
+        for byte in query.sql.utf8 {
+            if let q = quote {
+                if byte == q { quote = nil }
+            } else {
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "'"): quote = byte
+                case UInt8(ascii: "("): depth += 1; deepest = max(deepest, depth)
+                case UInt8(ascii: ")"): depth -= 1
+                case UInt8(ascii: "J") where previous == UInt8(ascii: " "): joins += 1
+                default: break
+                }
+            }
+            previous = byte
+        }
+        return deepest > 8 || joins > 32
     }
 
     /// Nil when SQL can run `predicate`; the reason otherwise.

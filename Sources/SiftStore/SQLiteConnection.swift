@@ -24,6 +24,15 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         "SQLite error \(code): \(message)" + (sql.map { " (in: \($0))" } ?? "")
     }
+
+    /// Whether SQLite refused a statement for its size: an expression tree
+    /// too deep, too many variables, terms or tables, a parser stack
+    /// overflow, a string or pattern too long.
+    public var isLimit: Bool {
+        code & 0xFF == SQLITE_TOOBIG
+            || ["too large", "too many", "stack overflow", "too big", "too complex", "at most"]
+                .contains { message.contains($0) }
+    }
 }
 
 /// A prepared statement, reused through the connection's cache.
@@ -171,6 +180,14 @@ public final class SQLiteConnection {
         let prepared = SQLiteStatement(handle: statement, sql: sql)
         statements[sql] = prepared
         return prepared
+    }
+
+    /// Prepares `sql` without keeping it, to learn whether SQLite accepts it.
+    public func check(_ sql: String) throws(SQLiteError) {
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v2(handle, sql, Int32(clamping: sql.utf8.count), &statement, nil)
+        sqlite3_finalize(statement)
+        guard status == SQLITE_OK else { throw error(status, sql: nil) }
     }
 
     /// Runs a statement with its bindings and calls `row` for each row it

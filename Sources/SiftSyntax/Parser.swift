@@ -513,6 +513,19 @@ struct Parser {
     /// postfix-expression = primary-expression { "." key | "[" index "]" }
     mutating func parsePostfixExpression() throws(SyntaxErrorAt) -> ExpressionSyntax {
         var (expression, extendable) = try parsePrimaryExpression()
+        // Keys that extend the key path of `expression`, gathered here and
+        // added once: a path of n keys costs O(n), not O(n²).
+        var tail: [String] = []
+        var tailEnd = expression.range
+        func extended(_ expression: ExpressionSyntax) -> ExpressionSyntax {
+            guard !tail.isEmpty else { return expression }
+            let range = expression.range.union(tailEnd)
+            switch expression.kind {
+            case .keyPath(let path): return ExpressionSyntax(.keyPath(path + tail), range: range)
+            case .member(let base, let path): return ExpressionSyntax(.member(base, path + tail), range: range)
+            default: return ExpressionSyntax(.member(expression, tail), range: range)
+            }
+        }
         while true {
             if token.kind == .dot {
                 try advance()
@@ -531,23 +544,17 @@ struct Parser {
                 } else {
                     throw unexpected("a key after '.'")
                 }
-                let range = expression.range.union(key.range)
-                // Extending a path appends in place: the tree's copy is let go
-                // first, so a path of n keys costs O(n), not O(n²).
                 switch expression.kind {
-                case .keyPath(var path) where extendable:
-                    expression.kind = .evaluatedObject
-                    path.append(contentsOf: keys)
-                    expression = ExpressionSyntax(.keyPath(path), range: range)
-                case .member(let base, var path) where extendable:
-                    expression.kind = .evaluatedObject
-                    path.append(contentsOf: keys)
-                    expression = ExpressionSyntax(.member(base, path), range: range)
+                case .keyPath where extendable, .member where extendable:
+                    tail.append(contentsOf: keys)
+                    tailEnd = key.range
                 default:
-                    expression = ExpressionSyntax(.member(expression, keys), range: range)
+                    expression = ExpressionSyntax(.member(expression, keys), range: expression.range.union(key.range))
                 }
                 extendable = true
             } else if token.kind == .leftBracket {
+                expression = extended(expression)
+                tail = []
                 let open = token
                 try nest()
                 defer { depth -= 1 }
@@ -560,7 +567,7 @@ struct Parser {
                 try advance()
                 extendable = false
             } else {
-                return expression
+                return extended(expression)
             }
         }
     }
