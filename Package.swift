@@ -85,6 +85,8 @@ let package = Package(
                 "SiftDemo",
                 // Built so the command-line tests can run it.
                 "SiftCommand",
+                // Its targets replay the inputs fuzzing once crashed on.
+                "SiftFuzz",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             resources: [.copy("Fixtures")]

@@ -134,7 +134,10 @@ enum LoaderTarget {
 }
 
 enum StoreTarget {
-    static let directory = FileManager.default.temporaryDirectory
+    /// A scratch folder in memory where there is one (/dev/shm), so a run is
+    /// not bound by the disk.
+    static let directory = (FileManager.default.fileExists(atPath: "/dev/shm")
+        ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory)
         .appendingPathComponent("sift-fuzz-\(ProcessInfo.processInfo.processIdentifier)")
 
     @Sendable static func run(_ data: Data) {

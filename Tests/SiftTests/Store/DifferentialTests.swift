@@ -25,8 +25,8 @@ enum RandomWorld {
     ])
 
     static let strings = ["", "a", "A", "ab", "aB", "Ab", "é", "e\u{301}", "É", "%", "_", "*", "?", "[x]", "O'Brien",
-                          "日本", "ß", "Ångström", "a b", "zz"]
-    static let patterns = ["a*", "*b", "?", "*", "[x]", "*é*", "A?", "%", "_*"]
+                          "日本", "ß", "Ångström", "a b", "zz", "\u{0}", "a\u{0}b", "\u{0}A"]
+    static let patterns = ["a*", "*b", "?", "*", "[x]", "*é*", "A?", "%", "_*", "*\u{0}*", "a\u{0}?"]
     static let regexes = ["a.*", ".*b", "[aA]+", "é|e", ".", ".*\\d.*"]
 
     /// A generator seeded with `seed`, and the random data it made, in a
