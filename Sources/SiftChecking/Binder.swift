@@ -333,11 +333,12 @@ struct BindingState {
                 spine.append(leftmost)
                 leftmost = l
             }
+            // Only the whole chain's range is recorded (by `expression`):
+            // recording each link would hash the growing chain each time.
             var bound = try expression(leftmost, self: selfExpression)
             for node in spine.reversed() {
                 guard case .binary(let op, _, let r) = node.kind else { continue }
                 bound = try binary(op, bound, try expression(r, self: selfExpression), range: node.range)
-                if node.range != e.range, ranges[bound] == nil { ranges[bound] = node.range }
             }
             return bound
         case .function(let name, let arguments):

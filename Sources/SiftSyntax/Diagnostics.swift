@@ -54,6 +54,9 @@ public enum SyntaxErrorReason: Hashable, Sendable {
     case predicateTooLong(length: Int, limit: Int)
     /// More tokens than ``PredicateLimits/maximumNodes``.
     case tooManyNodes(limit: Int)
+    /// Parentheses that could open a predicate or an expression, nested so
+    /// that trying both ways would take more than linear time.
+    case tooAmbiguous
 }
 
 /// An error in the text of a predicate or in its format arguments.
@@ -140,6 +143,9 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
                 + "sum a collection with @sum or sum({…}) instead"
         case .predicateTooLong(let length, let limit):
             return "predicate is \(length) bytes long; the limit is \(limit) (PredicateLimits.maximumLength)"
+        case .tooAmbiguous:
+            return "the parentheses here could each open a predicate or an expression, and trying both ways "
+                + "takes too long: remove parentheses that group nothing"
         case .tooManyNodes(let limit):
             return "predicate has more than \(limit) tokens (PredicateLimits.maximumNodes): "
                 + "pass long lists of values as one argument, as in 'x IN %@'"

@@ -616,7 +616,9 @@ final class SyntaxErrorAt: Error, Sendable {
 
     /// Whether trying another way to parse must not hide this error.
     var isFatal: Bool {
-        if case .nestingTooDeep = reason { return true }
-        return false
+        switch reason {
+        case .nestingTooDeep, .chainTooLong, .tooManyNodes, .tooAmbiguous: return true
+        default: return false
+        }
     }
 }

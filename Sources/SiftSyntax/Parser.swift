@@ -77,6 +77,11 @@ func currentStackAddress() -> UInt {
     return withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
 }
 
+/// How many tokens a parse has read, backtracking included.
+final class WorkCounter {
+    var tokens = 0
+}
+
 struct Parser {
     let text: String
     var lexer: Lexer
@@ -89,7 +94,15 @@ struct Parser {
     var depth = 0
     /// The tokens read so far.
     var tokenCount = 0
+    /// Whether the current `(` directly follows `NOT`: `NOT (…)` is one
+    /// level of nesting, as the printer writes `NOT` before a comparison.
+    var parenthesisAfterNot = false
     let limits: PredicateLimits
+    /// The tokens read so far counting those read again after backing off
+    /// (shared by the copies a backtrack restores, so it only grows), and the
+    /// most allowed: each level of nesting may read the text once more.
+    let work = WorkCounter()
+    let workLimit: Int
     /// The stack address where parsing started.
     let stackBase = currentStackAddress()
 
@@ -98,6 +111,8 @@ struct Parser {
         self.lexer = Lexer(bytes: bytes)
         self.arguments = arguments
         self.limits = limits
+        let (product, overflow) = (max(limits.maximumDepth, 0) + 4).multipliedReportingOverflow(by: bytes.count + 16)
+        self.workLimit = overflow ? .max : product
     }
 
     /// Parses the whole of `text` with `rule`, then checks that nothing is left
@@ -160,6 +175,10 @@ struct Parser {
         tokenCount += 1
         if tokenCount > limits.maximumNodes {
             throw SyntaxErrorAt(.tooManyNodes(limit: limits.maximumNodes), token.range)
+        }
+        work.tokens += 1
+        if work.tokens > workLimit {
+            throw SyntaxErrorAt(.tooAmbiguous, token.range)
         }
     }
 
@@ -261,6 +280,7 @@ struct Parser {
         defer { depth -= 1 }
         try advance()
         guard startsPredicate else { throw unexpected("a predicate after \(previousTokenText(op))") }
+        parenthesisAfterNot = token.kind == .leftParen
         let operand = try parseNotPredicate()
         return PredicateSyntax(.not(operand), range: op.range.union(operand.range))
     }
@@ -274,19 +294,22 @@ struct Parser {
             return PredicateSyntax(.constant(t.kind == .keyword(.truePredicate)), range: t.range)
         case .leftParen:
             let saved = self
+            let counted = !parenthesisAfterNot
+            parenthesisAfterNot = false
             do throws(SyntaxErrorAt) {
                 let open = token
-                try nest()
+                if counted { try nest() }
                 try advance()
                 var inner = try parsePredicate()
                 guard token.kind == .rightParen else { throw unexpected("')' to close the '(' at column \(column(of: open))") }
                 inner.range = open.range.union(token.range)
                 try advance()
-                depth -= 1
+                if counted { depth -= 1 }
                 return inner
             } catch let asPredicate where !asPredicate.isFatal {
                 // Perhaps the parenthesis opens an expression: `(a + b) > 1`.
                 self = saved
+                parenthesisAfterNot = false
                 do throws(SyntaxErrorAt) {
                     return try parseComparison()
                 } catch let asComparison {

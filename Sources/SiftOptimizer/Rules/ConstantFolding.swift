@@ -62,12 +62,33 @@ public struct ConstantFolding: OptimizerRule {
         default: return e
         }
         if case .list = e.kind { return e }
-        guard let v = value(e) else { return e }
+        // The operands are folded already: a constant one is a `.constant`
+        // node, so only they are looked at (a chain folds in linear time).
+        guard let v = value(e, operand: foldedValue) else { return e }
         return BoundExpression(.constant(v), type: e.type)
+    }
+
+    /// The value of a folded operand: a constant, or a list of constants.
+    static func foldedValue(_ e: BoundExpression) -> PredicateValue? {
+        if let v = e.constantValue { return v }
+        guard case .list(let elements) = e.kind else { return nil }
+        var values: [PredicateValue] = []
+        for element in elements {
+            guard let v = element.constantValue else { return nil }
+            values.append(v)
+        }
+        return .array(values)
     }
 
     /// The value of an expression made of constants only; nil otherwise.
     static func value(_ e: BoundExpression) -> PredicateValue? {
+        value(e, operand: value)
+    }
+
+    /// The value of an expression whose operands have the values `operand`
+    /// gives (nil: not a constant).
+    static func value(_ e: BoundExpression, operand: (BoundExpression) -> PredicateValue?) -> PredicateValue? {
+        let value = operand
         switch e.kind {
         case .constant(let v):
             return v

@@ -227,6 +227,26 @@ struct BoundedWorkTests {
         #expect(error.reason == .chainTooLong(limit: PredicateLimits.standard.maximumChain))
     }
 
+    @Test("Parentheses that may open a predicate or an expression: no exponential backtracking")
+    func ambiguousParentheses() throws {
+        // Each TERNARY holds a predicate inside an expression inside a predicate…
+        let text = String(repeating: "((TERNARY((", count: 8) + "x"
+        let error = try #require(throws: PredicateSyntaxError.self) { try PredicateParser.parse(text) }
+        #expect(error.reason == .tooAmbiguous)
+        // Honest nesting of parenthesized expressions still parses.
+        let honest = String(repeating: "(", count: 30) + "age" + String(repeating: " + 1)", count: 30) + " > 3"
+        #expect(try PredicateParser.parse(honest).description.hasSuffix("> 3"))
+    }
+
+    @Test("NOT before a parenthesis is one level, so the printed form of 100 NOTs parses back")
+    func notChainRoundTrip() throws {
+        let text = String(repeating: "!", count: PredicateLimits.standard.maximumDepth) + "n == 1"
+        let tree = try PredicateParser.parse(text)
+        let printed = tree.canonicalFormat
+        #expect(printed.format.hasPrefix("NOT NOT"))
+        #expect(try PredicateParser.parse(printed.format, arguments: printed.arguments) == tree)
+    }
+
     @Test("Size limits: length and tokens, configurable")
     func sizeLimits() throws {
         var limits = PredicateLimits()
