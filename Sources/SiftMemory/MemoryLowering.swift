@@ -64,14 +64,15 @@ public struct EvaluationScope<Object> {
 /// let matches = try nodes.filter(filter.evaluate)
 /// ```
 ///
-/// Evaluation throws only when a budget runs out: a `MATCHES` pattern that
-/// needs more than ``PredicateLimits/regularExpressionSteps`` on one value
-/// (``EvaluationError``). A predicate without `MATCHES` never throws.
+/// Evaluation throws only when a budget runs out: a `MATCHES` or `LIKE`
+/// pattern that needs more than ``PredicateLimits/regularExpressionSteps`` on
+/// one value (``EvaluationError``). A predicate without them never throws.
 public struct MemoryPredicate<Domain: EvaluationDomain> {
     typealias Object = Domain.Object
     let test: (Object, inout EvaluationScope<Object>) -> Bool
     let slotCount: Int
-    /// Whether the predicate has a test that can run out of budget.
+    /// Whether the predicate has a test that can run out of budget
+    /// (`MATCHES`, `LIKE`).
     let mayFail: Bool
 
     /// Compiles `predicate` for objects of `domain`.
@@ -87,6 +88,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     @_specialize(exported: true, where Domain == RowNodeDomain)
     public func evaluate(_ object: Domain.Object) throws(EvaluationError) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
+        if mayFail { _ = EvaluationFailure.take() }  // not this evaluation's
         let result = test(object, &scope)
         if mayFail, let failure = EvaluationFailure.take() { throw failure }
         return result
@@ -97,6 +99,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     public func evaluate(_ object: Domain.Object, parameters: [String: PredicateValue]) throws(EvaluationError) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount),
                                             parameters: parameters)
+        if mayFail { _ = EvaluationFailure.take() }  // not this evaluation's
         let result = test(object, &scope)
         if mayFail, let failure = EvaluationFailure.take() { throw failure }
         return result
@@ -129,6 +132,7 @@ public struct MemoryExpression<Domain: EvaluationDomain> {
     /// The expression's value for `object`.
     public func evaluate(_ object: Domain.Object) throws(EvaluationError) -> PredicateValue {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
+        if mayFail { _ = EvaluationFailure.take() }  // not this evaluation's
         let result = value(object, &scope)
         if mayFail, let failure = EvaluationFailure.take() { throw failure }
         return result
@@ -148,7 +152,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     /// The slot of each variable in scope.
     var slots: [String: Int] = [:]
     var slotCount = 0
-    /// Whether a compiled test can run out of budget (`MATCHES`).
+    /// Whether a compiled test can run out of budget (`MATCHES`, `LIKE`).
     var mayFail = false
 
     init(domain: Domain) {
@@ -222,7 +226,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     @_specialize(where Domain == RowNodeDomain)
     mutating func comparison(_ c: BoundComparison) -> Test {
-        if c.operator == .matches { mayFail = true }
+        if c.operator == .matches || c.operator == .like { mayFail = true }
         // `collection CONTAINS x`: membership.
         if c.quantifier == .direct, c.operator == .contains, c.left.type.isCollection {
             let members = values(c.left)

@@ -93,8 +93,12 @@ public enum SQLFunction {
     /// `sift_call(name, arguments…)`: a built-in function, as memory computes it.
     public static let call = "sift_call"
     /// `sift_like(text, pattern)`: LIKE as memory computes it, for text that
-    /// holds U+0000 (SQLite's GLOB stops at it).
+    /// holds U+0000 (SQLite's GLOB stops at it) and for patterns GLOB would
+    /// match slowly.
     public static let like = "sift_like"
+    /// `sift_contains(text, pattern)`: CONTAINS in linear time, for long
+    /// patterns (SQLite's `instr` compares at every position).
+    public static let contains = "sift_contains"
 }
 
 /// A construct the SQL lowering cannot express.
@@ -153,6 +157,28 @@ public struct SQLLowering: Sendable {
     /// (which refuses patterns past 50 000 bytes, and '[' is written as
     /// three); longer ones run through `sift_like`.
     public static let longestGlobPattern = 16_000
+
+    /// The longest run of a LIKE pattern between two `*`s that GLOB is given:
+    /// GLOB's work is the text's length times that run, so a longer one
+    /// runs through `sift_like`, which has a step budget.
+    public static let longestGlobRun = 64
+
+    /// The longest CONTAINS pattern, in UTF-8 bytes, handed to `instr`, whose
+    /// work is the text's length times the pattern's; longer ones run
+    /// through `sift_contains` (linear).
+    public static let longestInstrPattern = 256
+
+    /// Whether GLOB matches `pattern` (a LIKE pattern, folded) as fast as
+    /// `sift_like` would, and means the same.
+    static func globIsSafe(_ pattern: String) -> Bool {
+        guard !pattern.utf8.contains(0), pattern.utf8.count <= longestGlobPattern else { return false }
+        var run = 0
+        for scalar in pattern.unicodeScalars {
+            run = scalar == "*" ? 0 : run + 1
+            if run > longestGlobRun { return false }
+        }
+        return true
+    }
 
     /// A SELECT of `entity`'s rows that satisfy `predicate`, sorted, limited
     /// and offset. LIMIT and OFFSET are bound parameters too.
@@ -538,7 +564,7 @@ struct SQLWriter {
                 // LIKE: * and ? are GLOB's wildcards; the only other GLOB
                 // metacharacter, '[', is made literal.
                 let folded = StringFolding.fold(s, options)
-                if folded.utf8.contains(0) || folded.utf8.count > SQLLowering.longestGlobPattern {
+                if !SQLLowering.globIsSafe(folded) {
                     return SQLExpression(sql: "\(SQLFunction.like)(\(l.sql), \(bind(.text(folded))))", nullable: true)
                 }
                 let pattern = folded.replacingOccurrences(of: "[", with: "[[]")
@@ -551,6 +577,9 @@ struct SQLWriter {
             func blob(_ e: SQLExpression) -> String { "CAST(\(e.sql) AS BLOB)" }
             switch op {
             case .contains:
+                if let folded, folded.utf8.count > SQLLowering.longestInstrPattern {
+                    return SQLExpression(sql: "\(SQLFunction.contains)(\(l.sql), \(r.sql))", nullable: true)
+                }
                 return SQLExpression(sql: "(\(nonEmpty)instr(\(l.sql), \(r.sql)) > 0)", nullable: true)
             case .beginsWith:
                 if let folded, let upper = Self.successor(of: folded) {
@@ -620,6 +649,9 @@ struct SQLWriter {
             return SQLExpression(sql: list, nullable: true)
         case .constant(.string(let s)):
             let folded = StringFolding.fold(s, options)
+            if folded.utf8.count > SQLLowering.longestInstrPattern {
+                return SQLExpression(sql: "\(SQLFunction.contains)(\(bind(.text(folded))), \(l.sql))", nullable: true)
+            }
             return SQLExpression(sql: "(\(l.sql) <> '' AND instr(\(bind(.text(folded))), \(l.sql)) > 0)", nullable: true)
         case .constant(.null):
             return SQLExpression(sql: "0", nullable: false)

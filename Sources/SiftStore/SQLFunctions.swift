@@ -7,7 +7,7 @@ import Foundation
 import Sift
 
 extension SQLiteConnection {
-    /// Registers `sift_fold`, `sift_matches`, `sift_like` and `sift_call`.
+    /// Registers `sift_fold`, `sift_matches`, `sift_like`, `sift_contains` and `sift_call`.
     func registerSiftFunctions() throws(SQLiteError) {
         try registerFunction(SQLFunction.fold, arity: 2) { arguments in
             guard case .text(let text) = arguments[0], case .integer(let flags) = arguments[1] else { return arguments[0] }
@@ -45,9 +45,22 @@ extension SQLiteConnection {
             }
             sqlite3_result_int64(context, matched ? 1 : 0)
         }
-        try registerFunction(SQLFunction.like, arity: 2) { arguments in
+        try registerFunction(SQLFunction.like, arity: 2, deterministic: true) { context, arguments in
+            guard case .text(let text) = SQLiteFunctionContext.value(arguments[0]),
+                  case .text(let pattern) = SQLiteFunctionContext.value(arguments[1]) else {
+                sqlite3_result_null(context)
+                return
+            }
+            let matched = StringMatching.like(text, Array(pattern.unicodeScalars))
+            if let failure = EvaluationFailure.pending {
+                sqlite3_result_error(context, failure.description, -1)
+                return
+            }
+            sqlite3_result_int64(context, matched ? 1 : 0)
+        }
+        try registerFunction(SQLFunction.contains, arity: 2) { arguments in
             guard case .text(let text) = arguments[0], case .text(let pattern) = arguments[1] else { return .null }
-            return .integer(StringMatching.like(text, Array(pattern.unicodeScalars)) ? 1 : 0)
+            return .integer(StringMatching.contains(text, pattern) ? 1 : 0)
         }
         try registerFunction(SQLFunction.call, arity: -1, deterministic: false) { arguments in
             guard case .text(let name)? = arguments.first else { return .null }

@@ -211,6 +211,8 @@ public final class SQLiteConnection {
             try bind(value, at: Int32(index + 1), in: statement)
         }
         statementCount += 1
+        // A failure left over from elsewhere on this thread is not this one's.
+        _ = EvaluationFailure.take()
         if logger.logLevel <= .debug {
             logger.debug("\(sql)\(bindings.isEmpty ? "" : " -- " + bindings.map(\.description).joined(separator: ", "))")
         }

@@ -21,9 +21,16 @@ public enum EvaluationError: Error, Hashable, Sendable, CustomStringConvertible 
     /// A `MATCHES` pattern needed more than `steps` steps of the regular
     /// expression engine on one value (``PredicateLimits/regularExpressionSteps``).
     case regularExpressionTooCostly(pattern: String, steps: Int)
+    /// A `LIKE` pattern needed more than `steps` steps on one value: a long
+    /// run of literal text after a `*`, against a long value.
+    case likeTooCostly(pattern: String, steps: Int)
 
     public var description: String {
         switch self {
+        case .likeTooCostly(let pattern, let steps):
+            let shown = pattern.count > 80 ? String(pattern.prefix(80)) + "…" : pattern
+            return "the LIKE pattern '\(shown)' needed more than \(steps) steps on one value "
+                + "(PredicateLimits.regularExpressionSteps): shorten the text between its '*'s, or raise the limit"
         case .regularExpressionTooCostly(let pattern, let steps):
             let shown = pattern.count > 80 ? String(pattern.prefix(80)) + "…" : pattern
             return "the regular expression '\(shown)' needed more than \(steps) steps on one value "

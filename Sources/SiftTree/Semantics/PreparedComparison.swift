@@ -18,7 +18,7 @@ public struct PreparedComparison {
     let likePattern: [Unicode.Scalar]
     /// The MATCHES pattern, compiled.
     let regex: NSRegularExpression?
-    /// The most steps the pattern may take on one value.
+    /// The most steps a MATCHES or LIKE pattern may take on one value.
     let regexSteps: Int
     /// The folded members of an IN list of strings.
     let foldedMembers: [PredicateValue]?
@@ -39,7 +39,7 @@ public struct PreparedComparison {
             likePattern = []
             regex = nil
         }
-        regexSteps = regex == nil ? 0 : PredicateLimits.standard.regularExpressionSteps
+        regexSteps = regex == nil && op != .like ? 0 : PredicateLimits.standard.regularExpressionSteps
         if case .array(let members) = right, members.count > 8,
            members.allSatisfy({ if case .int(let i) = $0 { i.magnitude < 1 << 53 } else if case .double = $0 { true } else { false } }) {
             numericMembers = Set(members.compactMap(ValueComparison.number))
@@ -129,7 +129,7 @@ public struct PreparedComparison {
             return StringMatching.hasSuffix(l, folded)
         case .like:
             guard foldedRight != nil, let l = fold(left) else { return false }
-            return StringMatching.like(l, likePattern)
+            return StringMatching.like(l, likePattern, stepLimit: regexSteps)
         case .matches:
             guard let regex, case .string(let s) = left else { return false }
             let subject = options.contains(.diacriticInsensitive)

@@ -120,30 +120,62 @@ public enum StringMatching {
 
     /// `LIKE`: `*` matches any run of scalars, `?` exactly one; everything
     /// else is literal.
-    public static func like(_ text: String, _ pattern: [Unicode.Scalar]) -> Bool {
+    ///
+    /// The pattern is cut at its `*`s: the first piece must match at the
+    /// start, the last at the end, and each one between at its leftmost place
+    /// after the one before (which is the only choice that matters). A piece
+    /// without `?` is found in linear time; one with `?` is looked for at
+    /// each place, and past `stepLimit` comparisons the match stops,
+    /// ``EvaluationError/likeTooCostly(pattern:steps:)`` is recorded for the
+    /// evaluation to throw, and the answer is false.
+    public static func like(_ text: String, _ pattern: [Unicode.Scalar],
+                            stepLimit: Int = PredicateLimits.standard.regularExpressionSteps) -> Bool {
         let t = Array(text.unicodeScalars)
-        var ti = 0
-        var pi = 0
-        var starPattern = -1
-        var starText = 0
-        while ti < t.count {
-            if pi < pattern.count, pattern[pi] == "?" || (pattern[pi] != "*" && pattern[pi] == t[ti]) {
-                ti += 1
-                pi += 1
-            } else if pi < pattern.count, pattern[pi] == "*" {
-                starPattern = pi
-                starText = ti
-                pi += 1
-            } else if starPattern >= 0 {
-                pi = starPattern + 1
-                starText += 1
-                ti = starText
+        let pieces = pattern.split(separator: "*", omittingEmptySubsequences: false)
+        guard pieces.count > 1 else { return t.count == pattern.count && matches(pattern[...], t, at: 0) }
+        let first = pieces[0]
+        let last = pieces[pieces.count - 1]
+        guard t.count >= first.count + last.count, matches(first, t, at: 0),
+              matches(last, t, at: t.count - last.count) else { return false }
+        var position = first.count
+        let end = t.count - last.count
+        var steps = 0
+        for piece in pieces.dropFirst().dropLast() where !piece.isEmpty {
+            guard position + piece.count <= end else { return false }
+            let found: Int?
+            if !piece.contains("?") {
+                found = t[position..<end].firstRange(of: piece)?.lowerBound
             } else {
-                return false
+                var place: Int?
+                var start = position
+                while place == nil, start + piece.count <= end {
+                    steps &+= piece.count
+                    if steps > stepLimit {
+                        var shown = String.UnicodeScalarView()
+                        shown.append(contentsOf: pattern)
+                        EvaluationFailure.record(.likeTooCostly(pattern: String(shown), steps: stepLimit))
+                        return false
+                    }
+                    if matches(piece, t, at: start) { place = start }
+                    start += 1
+                }
+                found = place
             }
+            guard let found else { return false }
+            position = found + piece.count
         }
-        while pi < pattern.count, pattern[pi] == "*" { pi += 1 }
-        return pi == pattern.count
+        return true
+    }
+
+    /// Whether `piece` (no `*`; `?` matches any one scalar) matches `text` at `offset`.
+    static func matches(_ piece: ArraySlice<Unicode.Scalar>, _ text: [Unicode.Scalar], at offset: Int) -> Bool {
+        guard offset >= 0, offset + piece.count <= text.count else { return false }
+        var i = offset
+        for p in piece {
+            if p != "?" && p != text[i] { return false }
+            i += 1
+        }
+        return true
     }
 
     /// `MATCHES`: the regular expression must match the whole string.

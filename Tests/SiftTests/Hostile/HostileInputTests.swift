@@ -185,6 +185,58 @@ struct BoundedWorkTests {
         #expect(ContinuousClock.now - started < .seconds(60))
     }
 
+    @Test("LIKE and CONTAINS stay near linear: long runs leave GLOB and instr, LIKE has a step budget")
+    func longPatterns() throws {
+        let model = try DataModel([Entity("Note", attributes: [Attribute("text", .string, optional: true)])])
+        let long = String(repeating: "a", count: 200_000)
+        let objects: [[String: PredicateValue]] = [["id": 1, "text": .string(long)], ["id": 2, "text": "ab"]]
+        let dataSet = try DataSet(model: model, objects: ["Note": objects])
+        let store = try SQLiteStore(inMemoryWith: model)
+        try store.importDataSet(dataSet)
+        let cache = dataSet.makeRowCache()
+        let compiler = PredicateCompiler(model: model)
+        func both(_ text: String, _ argument: String) throws -> (memory: Result<[Int64], EvaluationError>, sql: String) {
+            let bound = try compiler.bind(text, arguments: [.string(argument)], entity: "Note")
+            var request = FetchRequest(entityName: "Note")
+            request.predicate = .bound(bound)
+            let memory = Result { () throws(EvaluationError) in try cache.nodes(of: "Note", matching: bound).map(\.id.primaryKey) }
+            switch memory {
+            case .success(let ids):
+                #expect(try ObjectContext(store: store).fetchObjectIDs(request).map(\.primaryKey) == ids, "\(text)")
+            case .failure(let error):
+                do {
+                    _ = try ObjectContext(store: store).fetchObjectIDs(request)
+                    Issue.record("SQLite answered where memory ran out of budget: \(text)")
+                } catch StoreError.evaluation(let sqlError) {
+                    #expect(sqlError == error)
+                } catch {
+                    Issue.record("\(error)")
+                }
+            }
+            return (memory, try store.sqlQuery(for: request).sql)
+        }
+        // A run of 65 letters after '*': sift_like, same answers.
+        let run = try both("text LIKE %@", "*" + String(repeating: "a", count: 65))
+        #expect(run.sql.contains("sift_like(") && !run.sql.contains("GLOB"))
+        #expect(try run.memory.get() == [1])
+        // A short run: GLOB, with its index.
+        #expect(try both("text LIKE %@", "a*b").sql.contains("GLOB"))
+        // Long pieces without '?' are found in linear time…
+        #expect(try both("text LIKE %@", "*" + String(repeating: "a", count: 100_000) + "b*").memory.get().isEmpty)
+        // …one with '?' is tried at each place: 200 000 × 50 000 steps, past
+        // the budget, a typed error on both backends.
+        let hostile = try both("text LIKE %@", "*" + String(repeating: "a", count: 50_000) + "?b*")
+        guard case .failure(.likeTooCostly) = hostile.memory else {
+            Issue.record("expected the LIKE budget to run out: \(hostile.memory)")
+            return
+        }
+        // A long CONTAINS pattern: sift_contains, linear.
+        let contains = try both("text CONTAINS %@", String(repeating: "a", count: 100_000) + "b")
+        #expect(contains.sql.contains("sift_contains("))
+        #expect(try contains.memory.get().isEmpty)
+        #expect(try both("text IN %@", String(repeating: "x", count: 300) + "ab").sql.contains("sift_contains("))
+    }
+
     @Test("The step limit: honest patterns pass it, a smaller one stops them")
     func stepLimit() throws {
         let regex = try NSRegularExpression(pattern: "[a-z]+@[a-z]+\\.com")
