@@ -117,10 +117,8 @@ extension SQLiteStore: StoreBackend {
                         return true
                     }
                 }
-            } catch let error as SQLiteError {
-                throw StoreError(error, path: path)
             } catch {
-                throw StoreError(error, sql: sql)
+                throw StoreError(error, path: path, sql: sql)
             }
             for (owner, target) in pairs { links[owner, default: []].append(target) }
         }
@@ -135,12 +133,8 @@ extension SQLiteStore: StoreBackend {
                     try context.write(connection, self, inserted: inserted, updated: updated, deleted: deleted, rows: rows)
                 }
             }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as SQLiteError {
-            throw StoreError(error, path: path)
         } catch {
-            throw StoreError(error)
+            throw StoreError(error, path: path)
         }
     }
 }

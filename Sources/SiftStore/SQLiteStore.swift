@@ -68,11 +68,13 @@ public enum StoreError: Error, CustomStringConvertible {
     case evaluation(EvaluationError)
 
     /// `error` as a store error: store and evaluation errors as they are,
-    /// SQLite's as `.sqlite`, anything else as an SQLite error with its text.
-    init(_ error: any Error, sql: String? = nil) {
+    /// SQLite's as ``init(_:path:)`` classifies them for the store at `path`
+    /// (or as `.sqlite` without one), anything else as an SQLite error with
+    /// its text and `sql`.
+    init(_ error: any Error, path: String? = nil, sql: String? = nil) {
         switch error {
         case let error as StoreError: self = error
-        case let error as SQLiteError: self = .sqlite(error)
+        case let error as SQLiteError: self = path.map { StoreError(error, path: $0) } ?? .sqlite(error)
         case let error as EvaluationError: self = .evaluation(error)
         default: self = .sqlite(SQLiteError(code: 1, message: "\(error)", sql: sql))
         }
@@ -229,10 +231,8 @@ public final class SQLiteStore: @unchecked Sendable {
         functions.register(function)
         do {
             try withConnection { try $0.register(function) }
-        } catch let error as SQLiteError {
-            throw StoreError(error, path: path)
         } catch {
-            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: nil))
+            throw StoreError(error, path: path)
         }
     }
 
@@ -249,10 +249,8 @@ public final class SQLiteStore: @unchecked Sendable {
                 try connection.forEachRow(insert, [.text("model"), .text(String(decoding: model.jsonData, as: UTF8.self))])
                 try connection.forEachRow(insert, [.text("format"), .text("1")])
             }
-        } catch let error as SQLiteError {
-            throw StoreError(error, path: path)
         } catch {
-            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: nil))
+            throw StoreError(error, path: path)
         }
     }
 
@@ -332,10 +330,8 @@ public final class SQLiteStore: @unchecked Sendable {
     public func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)? = nil) throws(StoreError) {
         do {
             try insert(nodes, progress: progress)
-        } catch let error as SQLiteError {
-            throw StoreError(error, path: path)
         } catch {
-            throw .sqlite(SQLiteError(code: 1, message: "\(error)", sql: nil))
+            throw StoreError(error, path: path)
         }
     }
 
@@ -414,10 +410,8 @@ public final class SQLiteStore: @unchecked Sendable {
                     return true
                 }
             }
-        } catch let error as SQLiteError {
-            throw StoreError(error, path: path)
         } catch {
-            throw StoreError(error, sql: query.sql)
+            throw StoreError(error, path: path, sql: query.sql)
         }
         return rowCache.storeFetched(nodes)
     }
@@ -432,10 +426,8 @@ public final class SQLiteStore: @unchecked Sendable {
                     return true
                 }
             }
-        } catch let error as SQLiteError {
-            throw StoreError(error, path: path)
         } catch {
-            throw StoreError(error, sql: query.sql)
+            throw StoreError(error, path: path, sql: query.sql)
         }
         return result
     }
@@ -449,10 +441,8 @@ public final class SQLiteStore: @unchecked Sendable {
                     return row.map(\.description).joined(separator: " ")
                 }
             }
-        } catch let error as SQLiteError {
-            throw StoreError(error, path: path)
         } catch {
-            throw StoreError(error, sql: query.sql)
+            throw StoreError(error, path: path, sql: query.sql)
         }
     }
 }
