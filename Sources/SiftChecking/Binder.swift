@@ -412,13 +412,19 @@ struct BindingState {
     /// meaning (Grammar/README.md, "Types"). `nil` fits any type; a value of
     /// unknown type (`.any`) makes the whole `.any`.
     func unified(_ types: [ValueType], in context: String, range: SourceRange) throws(Failure) -> ValueType {
-        let known = types.filter { $0 != .null }
-        guard let first = known.first else { return .null }
-        if known.contains(.any) { return .any }
-        if known.allSatisfy({ $0 == first }) { return first }
-        if known.allSatisfy(\.isNumeric) { return known.contains(.double) ? .double : .integer }
-        let other = known.first { $0 != first && !($0.isNumeric && first.isNumeric) } ?? first
-        throw Failure(.mixedTypes(first, other, context: context), range: range)
+        let known = types.filter { $0 != .null && $0 != .any }
+        guard let first = known.first else { return types.contains(.any) ? .any : .null }
+        let unified: ValueType
+        if known.allSatisfy({ $0 == first }) {
+            unified = first
+        } else if known.allSatisfy(\.isNumeric) {
+            unified = known.contains(.double) ? .double : .integer
+        } else {
+            let other = known.first { $0 != first && !($0.isNumeric && first.isNumeric) } ?? first
+            throw Failure(.mixedTypes(first, other, context: context), range: range)
+        }
+        // A value of unknown type (a template's `$variable`) keeps the whole unknown.
+        return types.contains(.any) ? .any : unified
     }
 
     static func negated(_ value: PredicateValue) -> PredicateValue? {

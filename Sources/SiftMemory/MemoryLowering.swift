@@ -88,10 +88,8 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     @_specialize(exported: true, where Domain == RowNodeDomain)
     public func evaluate(_ object: Domain.Object) throws(EvaluationError) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
-        if mayFail { _ = EvaluationFailure.take() }  // not this evaluation's
-        let result = test(object, &scope)
-        if mayFail, let failure = EvaluationFailure.take() { throw failure }
-        return result
+        guard mayFail else { return test(object, &scope) }
+        return try EvaluationFailure.scoped { test(object, &scope) }
     }
 
     /// Whether `object` satisfies a template's predicate with its
@@ -99,10 +97,8 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     public func evaluate(_ object: Domain.Object, parameters: [String: PredicateValue]) throws(EvaluationError) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount),
                                             parameters: parameters)
-        if mayFail { _ = EvaluationFailure.take() }  // not this evaluation's
-        let result = test(object, &scope)
-        if mayFail, let failure = EvaluationFailure.take() { throw failure }
-        return result
+        guard mayFail else { return test(object, &scope) }
+        return try EvaluationFailure.scoped { test(object, &scope) }
     }
 
     /// The objects of `objects` that satisfy the predicate, in their order.
@@ -132,10 +128,8 @@ public struct MemoryExpression<Domain: EvaluationDomain> {
     /// The expression's value for `object`.
     public func evaluate(_ object: Domain.Object) throws(EvaluationError) -> PredicateValue {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
-        if mayFail { _ = EvaluationFailure.take() }  // not this evaluation's
-        let result = value(object, &scope)
-        if mayFail, let failure = EvaluationFailure.take() { throw failure }
-        return result
+        guard mayFail else { return value(object, &scope) }
+        return try EvaluationFailure.scoped { value(object, &scope) }
     }
 }
 

@@ -61,7 +61,9 @@ public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
         for parameter in parameters {
             guard let value = values[parameter.name] else { return nil }
             if parameter.asJSON {
-                query.bindings[parameter.index] = .text(SQLLowering.jsonArray(value) ?? "[]")
+                // A value with no JSON form SQLite reads back whole: memory runs it.
+                guard let json = SQLLowering.jsonArray(value) else { return nil }
+                query.bindings[parameter.index] = .text(json)
             } else {
                 query.bindings[parameter.index] = SQLLowering.sqlValue(value)
             }
@@ -247,7 +249,8 @@ public struct SQLLowering: Sendable {
     }
 
     /// A JSON array of the values, for `json_each`; nil when a value has no
-    /// JSON form (binary data, nested collections).
+    /// JSON form (binary data, nested collections) or none SQLite reads back
+    /// whole (SQLite 3.40's JSON stops a string at `\u0000`).
     static func jsonArray(_ value: PredicateValue) -> String? {
         guard case .array(let members) = value else { return nil }
         var parts: [String] = []
@@ -260,6 +263,7 @@ public struct SQLLowering: Sendable {
                 parts.append(d == d.rounded() && abs(d) < 1e15 ? String(format: "%.1f", d) : "\(d)")
             case .text(let s):
                 if case .array = member { return nil }
+                if s.utf8.contains(0) { return nil }
                 guard let data = try? JSONEncoder().encode(s) else { return nil }
                 parts.append(String(decoding: data, as: UTF8.self))
             case .blob: return nil
@@ -580,6 +584,12 @@ struct SQLWriter {
                 if let folded, folded.utf8.count > SQLLowering.longestInstrPattern {
                     return SQLExpression(sql: "\(SQLFunction.contains)(\(l.sql), \(r.sql))", nullable: true)
                 }
+                if folded == nil {
+                    // A pattern known only when the query runs: `instr` while it is short.
+                    return SQLExpression(sql: "(CASE WHEN length(CAST(\(r.sql) AS BLOB)) > \(SQLLowering.longestInstrPattern) "
+                                            + "THEN \(SQLFunction.contains)(\(l.sql), \(r.sql)) "
+                                            + "ELSE (\(nonEmpty)instr(\(l.sql), \(r.sql)) > 0) END)", nullable: true)
+                }
                 return SQLExpression(sql: "(\(nonEmpty)instr(\(l.sql), \(r.sql)) > 0)", nullable: true)
             case .beginsWith:
                 if let folded, let upper = Self.successor(of: folded) {
@@ -594,7 +604,7 @@ struct SQLWriter {
                                      nullable: true)
             default:
                 return SQLExpression(sql: "(CASE WHEN instr(\(l.sql), char(0)) > 0 OR instr(\(r.sql), char(0)) > 0 "
-                                        + "OR length(CAST(\(r.sql) AS BLOB)) > \(SQLLowering.longestGlobPattern) "
+                                        + "OR length(CAST(\(r.sql) AS BLOB)) > \(SQLLowering.longestGlobRun) "
                                         + "THEN \(SQLFunction.like)(\(l.sql), \(r.sql)) "
                                         + "ELSE \(l.sql) GLOB replace(\(r.sql), '[', '[[]') END)", nullable: true)
             }

@@ -85,14 +85,13 @@ extension SQLiteStore {
             ps.isEmpty ? nil : ps.count == 1 ? ps[0] : .and(ps)
         }
         // Past SQLite's limits: the larger half of the SQL terms moves to
-        // memory until the rest prepares (a few rounds at most).
+        // memory until the rest prepares. Each round halves what is left,
+        // so there are at most log2(n) + 1 of them.
         while let rest = joined(sql), let refusal = sqliteRefuses(rest, entity) {
-            let sizes = sql.map { term in
-                (term, (try? lowering.select(entity.name, where: term, columns: .identifiers).sql.utf8.count) ?? 0)
-            }
-            let largest = sizes.sorted { $0.1 > $1.1 }.prefix((sql.count + 1) / 2).map(\.0)
-            residual += largest
-            sql.removeAll { largest.contains($0) }
+            let sizes = sql.map { (try? lowering.select(entity.name, where: $0, columns: .identifiers).sql.utf8.count) ?? 0 }
+            let largest = Set(sql.indices.sorted { sizes[$0] > sizes[$1] }.prefix((sql.count + 1) / 2))
+            residual += sql.indices.filter(largest.contains).map { sql[$0] }
+            sql = sql.indices.filter { !largest.contains($0) }.map { sql[$0] }
             reasons.append("SQLite's limits (\(refusal))")
         }
         return FetchPlan(sql: joined(sql), residual: joined(residual), reasons: reasons, rewrites: rewrites)
@@ -117,13 +116,16 @@ extension SQLiteStore {
     /// Whether a statement is large or deep enough that SQLite might refuse
     /// it: many variables, long text, parentheses (and so expressions or
     /// subqueries) nested deeper than 8 (SQLite's parser overflows its stack
-    /// at about 14 levels of subqueries), or many joined tables. Everything
-    /// else prepares without being tried first.
+    /// at about 14 levels of subqueries), many joined tables, or a call with
+    /// many arguments. Everything else prepares without being tried first.
     static func mayPassLimits(_ query: SQLQuery) -> Bool {
         if query.bindings.count > 999 || query.sql.utf8.count > 4_096 { return true }
         var depth = 0
         var deepest = 0
         var joins = 0
+        // Commas at each open level: SQLite takes at most 127 arguments a function.
+        var commas: [Int] = [0]
+        var mostCommas = 0
         var quote: UInt8?
         var previous: UInt8 = 0
         for byte in query.sql.utf8 {
@@ -132,15 +134,23 @@ extension SQLiteStore {
             } else {
                 switch byte {
                 case UInt8(ascii: "\""), UInt8(ascii: "'"): quote = byte
-                case UInt8(ascii: "("): depth += 1; deepest = max(deepest, depth)
-                case UInt8(ascii: ")"): depth -= 1
+                case UInt8(ascii: "("):
+                    depth += 1
+                    deepest = max(deepest, depth)
+                    commas.append(0)
+                case UInt8(ascii: ")"):
+                    depth -= 1
+                    if commas.count > 1 { commas.removeLast() }
+                case UInt8(ascii: ","):
+                    commas[commas.count - 1] += 1
+                    mostCommas = max(mostCommas, commas[commas.count - 1])
                 case UInt8(ascii: "J") where previous == UInt8(ascii: " "): joins += 1
                 default: break
                 }
             }
             previous = byte
         }
-        return deepest > 8 || joins > 32
+        return deepest > 8 || joins > 32 || mostCommas > 100
     }
 
     /// Nil when SQL can run `predicate`; the reason otherwise.

@@ -33,9 +33,9 @@ public struct PredicateLimits: Hashable, Sendable {
     public var maximumDepth: Int
     /// The most operands one chain of `+ -`, `* /` or `UNION INTERSECT
     /// MINUS` may have. Such a chain is a left-leaning tree as deep as it is
-    /// long, and SQLite refuses expressions deeper than 1 000, so a longer
-    /// chain is refused here with a clear message. `AND` and `OR` chains have
-    /// no such limit (only ``maximumNodes``). Default: 1 000.
+    /// long, which every stage walks, so its length is capped with a clear
+    /// message (a chain SQLite finds too deep runs in memory). `AND` and `OR`
+    /// chains have no such limit (only ``maximumNodes``). Default: 1 000.
     public var maximumChain: Int
     /// The most work one `MATCHES` may do on one value, in the regular
     /// expression engine's steps (about 10 000 steps take 0.1 ms). Past it

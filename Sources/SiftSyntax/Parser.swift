@@ -25,6 +25,10 @@
 ///
 /// Errors are ``PredicateSyntaxError`` values with the position of the problem.
 public enum PredicateParser {
+    /// The deepest nesting a predicate may have.
+    @available(*, deprecated, renamed: "PredicateLimits.standard.maximumDepth")
+    public static var maximumDepth: Int { PredicateLimits.standard.maximumDepth }
+
     /// The most stack, in bytes, one parse may use. Whatever the nesting, the
     /// parser stops with ``SyntaxErrorReason/nestingTooDeep(limit:)`` before
     /// it uses more. A release build needs about 5 KiB a level, so the default

@@ -22,7 +22,8 @@ public enum EvaluationError: Error, Hashable, Sendable, CustomStringConvertible 
     /// expression engine on one value (``PredicateLimits/regularExpressionSteps``).
     case regularExpressionTooCostly(pattern: String, steps: Int)
     /// A `LIKE` pattern needed more than `steps` steps on one value: a long
-    /// run of literal text after a `*`, against a long value.
+    /// piece holding `?` (between two `*`s), tried at each place of a long
+    /// value.
     case likeTooCostly(pattern: String, steps: Int)
 
     public var description: String {
@@ -30,7 +31,8 @@ public enum EvaluationError: Error, Hashable, Sendable, CustomStringConvertible 
         case .likeTooCostly(let pattern, let steps):
             let shown = pattern.count > 80 ? String(pattern.prefix(80)) + "…" : pattern
             return "the LIKE pattern '\(shown)' needed more than \(steps) steps on one value "
-                + "(PredicateLimits.regularExpressionSteps): shorten the text between its '*'s, or raise the limit"
+                + "(PredicateLimits.regularExpressionSteps): shorten the pieces that hold '?' between its '*'s, "
+                + "or raise the limit"
         case .regularExpressionTooCostly(let pattern, let steps):
             let shown = pattern.count > 80 ? String(pattern.prefix(80)) + "…" : pattern
             return "the regular expression '\(shown)' needed more than \(steps) steps on one value "
@@ -70,6 +72,19 @@ public enum EvaluationFailure {
     /// The error waiting on this thread, left in place.
     public static var pending: EvaluationError? {
         pthread_getspecific(key).map { Unmanaged<Box>.fromOpaque($0).takeUnretainedValue().error }
+    }
+
+    /// Runs `body` as one evaluation: it starts with an empty slot, throws
+    /// what `body` recorded, and gives back what was waiting before it (an
+    /// outer evaluation's error, when a custom function evaluates another
+    /// predicate).
+    public static func scoped<T>(_ body: () -> T) throws(EvaluationError) -> T {
+        let outer = take()
+        let result = body()
+        let failure = take()
+        if let outer { record(outer) }
+        if let failure { throw failure }
+        return result
     }
 
     /// The error recorded on this thread since the last call, if any; the

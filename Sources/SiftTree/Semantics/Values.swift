@@ -146,10 +146,12 @@ public enum StringMatching {
             if !piece.contains("?") {
                 found = t[position..<end].firstRange(of: piece)?.lowerBound
             } else {
+                // A short piece costs at most its length a place, as GLOB's
+                // does; only long ones are charged to the budget.
                 var place: Int?
                 var start = position
                 while place == nil, start + piece.count <= end {
-                    steps &+= piece.count
+                    if piece.count > shortPiece { steps &+= piece.count }
                     if steps > stepLimit {
                         var shown = String.UnicodeScalarView()
                         shown.append(contentsOf: pattern)
@@ -166,6 +168,11 @@ public enum StringMatching {
         }
         return true
     }
+
+    /// The longest piece of a LIKE pattern searched without a budget: its
+    /// work is linear in the text (the SQL lowering hands such patterns to
+    /// GLOB, whose work is the same).
+    static let shortPiece = 64
 
     /// Whether `piece` (no `*`; `?` matches any one scalar) matches `text` at `offset`.
     static func matches(_ piece: ArraySlice<Unicode.Scalar>, _ text: [Unicode.Scalar], at offset: Int) -> Bool {
@@ -204,7 +211,9 @@ public enum StringMatching {
             }
         }
         if exceeded {
-            EvaluationFailure.record(.regularExpressionTooCostly(pattern: regex.pattern, steps: stepLimit))
+            var pattern = regex.pattern[...]
+            if pattern.hasPrefix("(?:"), pattern.hasSuffix(")\\z") { pattern = pattern.dropFirst(3).dropLast(3) }
+            EvaluationFailure.record(.regularExpressionTooCostly(pattern: String(pattern), steps: stepLimit))
             return false
         }
         return matched
@@ -215,10 +224,17 @@ public enum StringMatching {
     static let stepsPerReport = 10_000
 
     /// Compiles a MATCHES pattern, case-insensitive for `[c]`.
+    ///
+    /// The pattern is wrapped as `(?:pattern)\z`, so that the engine, which
+    /// gives the first match it finds from the start, backtracks until the
+    /// match ends where the string does: `'ab' MATCHES 'a|ab'` holds, as in
+    /// ICU's `matches()`. A pattern the wrapping breaks (a `#` comment in
+    /// `(?x)` mode) is compiled as written.
     public static func regex(_ pattern: String, _ options: ComparisonOptions) -> NSRegularExpression? {
         let folded = options.contains(.diacriticInsensitive)
             ? StringFolding.fold(pattern, options.subtracting(.caseInsensitive)) : pattern
-        return try? NSRegularExpression(
-            pattern: folded, options: options.contains(.caseInsensitive) ? [.caseInsensitive] : [])
+        let flags: NSRegularExpression.Options = options.contains(.caseInsensitive) ? [.caseInsensitive] : []
+        return (try? NSRegularExpression(pattern: "(?:" + folded + ")\\z", options: flags))
+            ?? (try? NSRegularExpression(pattern: folded, options: flags))
     }
 }

@@ -99,6 +99,33 @@ struct DisagreementRegressionTests {
         #expect(sql == memory, "\(text)")
     }
 
+    @Test("IN with an array argument holding U+0000 (SQLite's JSON cuts such strings: memory runs it)")
+    func nulInArrays() throws {
+        let world = Self.nulWorld
+        let compiler = PredicateCompiler(model: world.model)
+        for (text, argument) in [("name IN %@", PredicateValue.array(["a\u{0}b", "b"])),
+                                 ("ANY %@ == name", .array(["\u{0}ab"])),
+                                 ("name IN %@", .array(["a"]))] {
+            let bound = try compiler.bind(text, arguments: [argument], entity: "Person")
+            let memory = try world.cache.nodes(of: "Person", matching: bound).map(\.id.primaryKey)
+            var request = FetchRequest(entityName: "Person")
+            request.predicate = .bound(bound)
+            #expect(try ObjectContext(store: world.store).fetchObjectIDs(request).map(\.primaryKey) == memory, "\(text)")
+            #expect(!memory.isEmpty)
+        }
+        let template = try PredicateTemplate(store: world.store, entityName: "Person", predicate: "name IN $names")
+        let ids = try template.fetchObjectIDs(["names": PredicateValue.array(["a\u{0}b"])]).map(\.primaryKey)
+        #expect(ids == [3])
+    }
+
+    @Test("MATCHES is a match of the whole string, alternatives included")
+    func matchesWholeString() throws {
+        _ = try agreeing("name MATCHES %@", [.string("Z|Zo.*")])
+        let compiler = PredicateCompiler(model: Company.model)
+        let bound = try compiler.bind("'ab' MATCHES 'a|ab' AND name MATCHES '.*'", entity: "Employee")
+        #expect(try Company.cache.nodes(of: "Employee", matching: bound).count == 60)
+    }
+
     @Test("U+0000 survives import, save and fetch byte for byte, on both stores")
     func nulRoundTrip() throws {
         let world = Self.nulWorld
@@ -237,6 +264,27 @@ struct BoundedWorkTests {
         #expect(try both("text IN %@", String(repeating: "x", count: 300) + "ab").sql.contains("sift_contains("))
     }
 
+    @Test("An evaluation inside another keeps the outer one's failure")
+    func nestedEvaluations() throws {
+        let outer = EvaluationError.likeTooCostly(pattern: "outer", steps: 1)
+        EvaluationFailure.record(outer)
+        #expect(throws: EvaluationError.likeTooCostly(pattern: "inner", steps: 1)) {
+            try EvaluationFailure.scoped { EvaluationFailure.record(.likeTooCostly(pattern: "inner", steps: 1)) }
+        }
+        #expect(try EvaluationFailure.scoped { 1 } == 1)
+        #expect(EvaluationFailure.take() == outer)
+        #expect(EvaluationFailure.take() == nil)
+    }
+
+    @Test("Mixed types are refused next to a template's $variable too")
+    func mixedWithParameters() throws {
+        #expect(throws: StoreError.self) {
+            try PredicateTemplate(store: CompanyStore.store, entityName: "Employee",
+                                  predicate: "TERNARY(age > 3, $x, 'a') == 5 AND max({$y, 5, 'b'}) > 0")
+        }
+        _ = try PredicateTemplate(store: CompanyStore.store, entityName: "Employee", predicate: "TERNARY(age > 3, $x, 5) > 1")
+    }
+
     @Test("The step limit: honest patterns pass it, a smaller one stops them")
     func stepLimit() throws {
         let regex = try NSRegularExpression(pattern: "[a-z]+@[a-z]+\\.com")
@@ -347,6 +395,16 @@ struct SQLSizeTests {
     func longAnd() throws {
         let text = (0..<20_000).map { "(name != \"y\($0)\" OR nickname != \"z\($0)\")" }.joined(separator: " AND ")
         #expect(try agreeing(text).count == 60)
+    }
+
+    @Test("Past SQLite's other limits: 70 joins with a NaN constant, 128 function arguments")
+    func otherLimits() throws {
+        // NaN is not equal to itself: the planner must still move the term.
+        let hops = Array(repeating: "manager", count: 70).joined(separator: ".")
+        _ = try agreeing("\(hops).age != (-1) ** 0.5")
+        let arguments = Array(repeating: "age", count: 128).joined(separator: ", ")
+        #expect(try agreeing("max(\(arguments)) > 0").count == 60)
+        #expect(try agreeing("ANY {\(arguments)} > 50") == (try agreeing("age > 50")))
     }
 
     @Test("Nesting past SQLite's parser stack still agrees")
