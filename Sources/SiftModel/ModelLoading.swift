@@ -132,6 +132,13 @@ extension DataModel {
             while case .scalarValue(let scalar) = decoder.decode(&iterator) { valid += UTF8.width(scalar) }
             throw ModelError.unreadable(path: path, reason: "it is not UTF-8 text (a bad byte at offset \(valid))")
         }
+        // Foundation's XML parser also dereferences nil for a processing
+        // instruction without data (`<?x?>`); an Xcode model has none but
+        // the XML declaration, so any other is refused before parsing.
+        if let offset = Self.processingInstruction(in: data) {
+            throw ModelError.unreadable(path: path, reason: "it has a processing instruction ('<?') at offset \(offset), "
+                                        + "which an Xcode model does not have")
+        }
         let reader = XcodeModelReader()
         let parser = XMLParser(data: data)
         parser.delegate = reader
@@ -154,6 +161,25 @@ extension DataModel {
             if let parent = entity.parent { throw ModelError.inheritance(entity: entity.name, parent: parent) }
         }
         try self.init(reader.entities.map { Entity($0.name, attributes: $0.attributes, relationships: $0.relationships) })
+    }
+
+    /// The offset of the first `<?` that is not the XML declaration
+    /// (`<?xml ` at the start, after white space), if there is one.
+    static func processingInstruction(in data: Data) -> Int? {
+        let bytes = [UInt8](data)
+        var start = 0
+        while start < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[start]) { start += 1 }
+        let declaration = Array("<?xml ".utf8)
+        var from = start
+        if bytes.count >= start + declaration.count, Array(bytes[start..<start + declaration.count]) == declaration {
+            from = start + declaration.count
+        }
+        var i = from
+        while i + 1 < bytes.count {
+            if bytes[i] == UInt8(ascii: "<"), bytes[i + 1] == UInt8(ascii: "?") { return i }
+            i += 1
+        }
+        return nil
     }
 
     /// The current version of an `.xcdatamodeld` bundle: the one its

@@ -198,6 +198,9 @@ struct HostileXcodeModelTests {
         (#"<model><entity name="E"><attribute name="a" attributeType="Integer 16" defaultValueString="40000"/></entity></model>"#,
          ["'E.a'", "default", "integer16"]),
         (#"<model><entity name="E&#0;"/></model>"#, ["XML"]),
+        // Foundation's XMLParser dereferences nil for a processing instruction without data.
+        (#"<?xml version="1.0"?><?x?><model/>"#, ["processing instruction", "offset 21"]),
+        (#"<?x?>"#, ["processing instruction", "offset 0"]),
     ])
     func brokenModels(_ xml: String, _ fragments: [String]) throws {
         try Self.expectRejected(xml, fragments)
