@@ -11,7 +11,6 @@
 import Foundation
 import SiftModel
 import SiftSyntax
-import Synchronization
 
 /// Identifies one stored object: its entity (by index in the model) and its
 /// primary key.
@@ -91,12 +90,12 @@ public final class RowCache: Sendable {
         var references: [ObjectID: Int] = [:]
     }
 
-    private let state: Mutex<State>
+    private let state: LockedState<State>
 
     /// Creates an empty cache for `model`.
     public init(model: DataModel) {
         self.model = model
-        self.state = Mutex(State(tables: Array(repeating: [:], count: model.entities.count)))
+        self.state = LockedState(State(tables: Array(repeating: [:], count: model.entities.count)))
     }
 
     /// Adds or replaces nodes.

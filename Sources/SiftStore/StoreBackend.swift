@@ -4,7 +4,6 @@
 
 import Foundation
 import Sift
-import Synchronization
 
 /// A store that contexts can work on: `SQLiteStore` or `AtomicStore`.
 public protocol PersistentStore: AnyObject, Sendable {
@@ -45,7 +44,7 @@ protocol StoreBackend: PersistentStore {
 
 /// The observers of a store.
 final class Observers: Sendable {
-    let handlers = Synchronization.Mutex<[UUID: @Sendable (StoreChanges) -> Void]>([:])
+    let handlers = LockedState<[UUID: @Sendable (StoreChanges) -> Void]>([:])
 }
 
 extension StoreBackend {
