@@ -85,11 +85,7 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
         var nodes = domain.snapshot.nodes(entity: entity.index)
         if let predicate = try boundPredicate(request) {
             let filter = MemoryPredicate(predicate, domain: domain)
-            do throws(EvaluationError) {
-                nodes = try filter.filter(nodes)
-            } catch {
-                throw .evaluation(error)
-            }
+            nodes = try StoreError.evaluating { () throws(EvaluationError) in try filter.filter(nodes) }
         }
         return try sortedNodes(nodes, request, domain: domain)
     }

@@ -56,10 +56,8 @@ extension ObjectContext {
         let pendingIDs = Set(pending.map(\.objectID))
         result.removeAll { pendingIDs.contains($0.objectID) || $0.isDeleted }
         for object in pending where !object.isDeleted {
-            do throws(EvaluationError) {
-                if try filter?.evaluate(object) ?? true { result.append(object) }
-            } catch {
-                throw .evaluation(error)
+            if try StoreError.evaluating({ () throws(EvaluationError) in try filter?.evaluate(object) ?? true }) {
+                result.append(object)
             }
         }
         result = try sorted(result, by: request)

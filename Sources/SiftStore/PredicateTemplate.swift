@@ -75,10 +75,8 @@ public final class PredicateTemplate {
             let filter = MemoryPredicate(predicate, domain: RowNodeDomain(cache: store.rowCache))
             var matching: [ObjectID] = []
             for node in nodes {
-                do throws(EvaluationError) {
-                    if try filter.evaluate(node, parameters: values) { matching.append(node.id) }
-                } catch {
-                    throw .evaluation(error)
+                if try StoreError.evaluating({ () throws(EvaluationError) in try filter.evaluate(node, parameters: values) }) {
+                    matching.append(node.id)
                 }
             }
             if let limit = request.fetchLimit { matching = Array(matching.prefix(limit)) }

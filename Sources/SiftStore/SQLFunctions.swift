@@ -37,13 +37,7 @@ extension SQLiteConnection {
             }
             let subject = options.contains(.diacriticInsensitive)
                 ? StringFolding.fold(text, options.subtracting(.caseInsensitive)) : text
-            let matched = StringMatching.matches(subject, regex)
-            if let failure = EvaluationFailure.pending {
-                // Stops the statement; the connection throws the failure.
-                sqlite3_result_error(context, failure.description, -1)
-                return
-            }
-            sqlite3_result_int64(context, matched ? 1 : 0)
+            SQLiteFunctionContext.result(matching: StringMatching.matches(subject, regex), context)
         }
         try registerFunction(SQLFunction.like, arity: 2, deterministic: true) { context, arguments in
             guard case .text(let text) = SQLiteFunctionContext.value(arguments[0]),
@@ -51,12 +45,7 @@ extension SQLiteConnection {
                 sqlite3_result_null(context)
                 return
             }
-            let matched = StringMatching.like(text, Array(pattern.unicodeScalars))
-            if let failure = EvaluationFailure.pending {
-                sqlite3_result_error(context, failure.description, -1)
-                return
-            }
-            sqlite3_result_int64(context, matched ? 1 : 0)
+            SQLiteFunctionContext.result(matching: StringMatching.like(text, Array(pattern.unicodeScalars)), context)
         }
         try registerFunction(SQLFunction.contains, arity: 2) { arguments in
             guard case .text(let text) = arguments[0], case .text(let pattern) = arguments[1] else { return .null }

@@ -340,6 +340,17 @@ enum SQLiteFunctionContext {
         }
     }
 
+    /// The answer of a pattern test, or, when the test ran out of budget, an
+    /// error that stops the statement (the connection then throws the
+    /// recorded `EvaluationError`).
+    static func result(matching matched: Bool, _ context: OpaquePointer) {
+        if let failure = EvaluationFailure.pending {
+            sqlite3_result_error(context, failure.description, -1)
+        } else {
+            sqlite3_result_int64(context, matched ? 1 : 0)
+        }
+    }
+
     static func result(_ value: SQLValue, _ context: OpaquePointer) {
         switch value {
         case .null: sqlite3_result_null(context)

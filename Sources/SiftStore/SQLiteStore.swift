@@ -67,6 +67,15 @@ public enum StoreError: Error, CustomStringConvertible {
     /// that backtracks without end); nothing was returned.
     case evaluation(EvaluationError)
 
+    /// Runs an evaluation, its budget errors as `.evaluation`.
+    static func evaluating<T>(_ body: () throws(EvaluationError) -> T) throws(StoreError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .evaluation(error)
+        }
+    }
+
     /// `error` as a store error: store and evaluation errors as they are,
     /// SQLite's as ``init(_:path:)`` classifies them for the store at `path`
     /// (or as `.sqlite` without one), anything else as an SQLite error with

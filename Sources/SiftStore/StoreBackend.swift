@@ -147,12 +147,7 @@ func sortedInMemory<Domain: EvaluationDomain>(
     for object in objects {
         var values: [PredicateValue] = []
         for (expression, _, fold) in expressions {
-            let value: PredicateValue
-            do throws(EvaluationError) {
-                value = try expression.evaluate(object)
-            } catch {
-                throw .evaluation(error)
-            }
+            let value = try StoreError.evaluating { () throws(EvaluationError) in try expression.evaluate(object) }
             if fold, case .string(let s) = value {
                 values.append(.string(StringFolding.fold(s, .caseInsensitive)))
             } else {

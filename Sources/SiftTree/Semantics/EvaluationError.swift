@@ -29,16 +29,19 @@ public enum EvaluationError: Error, Hashable, Sendable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .likeTooCostly(let pattern, let steps):
-            let shown = pattern.count > 80 ? String(pattern.prefix(80)) + "…" : pattern
-            return "the LIKE pattern '\(shown)' needed more than \(steps) steps on one value "
+            return "the LIKE pattern '\(Self.shortened(pattern))' needed more than \(steps) steps on one value "
                 + "(PredicateLimits.regularExpressionSteps): shorten the pieces that hold '?' between its '*'s, "
                 + "or raise the limit"
         case .regularExpressionTooCostly(let pattern, let steps):
-            let shown = pattern.count > 80 ? String(pattern.prefix(80)) + "…" : pattern
-            return "the regular expression '\(shown)' needed more than \(steps) steps on one value "
+            return "the regular expression '\(Self.shortened(pattern))' needed more than \(steps) steps on one value "
                 + "(PredicateLimits.regularExpressionSteps): it backtracks too much; "
                 + "rewrite it without nested repetition, or raise the limit"
         }
+    }
+
+    /// A pattern as a message shows it: its first 80 characters.
+    static func shortened(_ pattern: String) -> String {
+        pattern.count > 80 ? String(pattern.prefix(80)) + "…" : pattern
     }
 }
 

@@ -19,7 +19,7 @@ public struct PreparedComparison {
     /// The MATCHES pattern, compiled.
     let regex: NSRegularExpression?
     /// The most steps a MATCHES or LIKE pattern may take on one value.
-    let regexSteps: Int
+    let patternSteps: Int
     /// The folded members of an IN list of strings.
     let foldedMembers: [PredicateValue]?
     /// The members of an IN list of numbers, for a hashed lookup.
@@ -39,7 +39,7 @@ public struct PreparedComparison {
             likePattern = []
             regex = nil
         }
-        regexSteps = regex == nil && op != .like ? 0 : PredicateLimits.standard.regularExpressionSteps
+        patternSteps = regex == nil && op != .like ? 0 : PredicateLimits.standard.regularExpressionSteps
         if case .array(let members) = right, members.count > 8,
            members.allSatisfy({ if case .int(let i) = $0 { i.magnitude < 1 << 53 } else if case .double = $0 { true } else { false } }) {
             numericMembers = Set(members.compactMap(ValueComparison.number))
@@ -129,12 +129,12 @@ public struct PreparedComparison {
             return StringMatching.hasSuffix(l, folded)
         case .like:
             guard foldedRight != nil, let l = fold(left) else { return false }
-            return StringMatching.like(l, likePattern, stepLimit: regexSteps)
+            return StringMatching.like(l, likePattern, stepLimit: patternSteps)
         case .matches:
             guard let regex, case .string(let s) = left else { return false }
             let subject = options.contains(.diacriticInsensitive)
                 ? StringFolding.fold(s, options.subtracting(.caseInsensitive)) : s
-            return StringMatching.matches(subject, regex, stepLimit: regexSteps)
+            return StringMatching.matches(subject, regex, stepLimit: patternSteps)
         case .conformsTo, .utiEquals:
             return false
         }
