@@ -32,10 +32,10 @@ func writeBenchmark() {
 
     // 1. Inserting 100 000 objects in one save.
     if part == nil || part == "insert" {
-        let columns = [SQLSchema.primaryKey, SQLSchema.version, "name"]
-            + SQLSchema.companionFlags.map { SQLSchema.companionColumn("name", flags: $0) }
+        // Hand-written: the demo model's columns, as Sift's layout names them.
+        let columns = ["Z_PK", "Z_OPT", "name"] + SQLSchema.companionFlags.map { "Z_FOLD\($0)_name" }
             + ["nickname", "age", "salary", "rating", "isManager", "startDate", "department", "manager"]
-        let rawSQL = #"INSERT INTO "Employee" ("# + columns.map(SQLSchema.quote).joined(separator: ", ") + ") VALUES ("
+        let rawSQL = #"INSERT INTO "Employee" ("# + columns.map { "\"\($0)\"" }.joined(separator: ", ") + ") VALUES ("
             + (1...columns.count).map { "?\($0)" }.joined(separator: ", ") + ")"
         var bestRaw = Double.infinity
         var bestBuild = Double.infinity

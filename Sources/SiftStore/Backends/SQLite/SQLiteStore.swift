@@ -11,124 +11,6 @@ import Foundation
 import Sift
 import Synchronization
 
-/// Why a store operation failed.
-public enum StoreError: Error, CustomStringConvertible {
-    /// SQLite reported an error.
-    case sqlite(SQLiteError)
-    /// The store was made for another model.
-    case modelMismatch(path: String, storeHash: String, modelHash: String)
-    /// The file is not a Sift store and no model was given to make one.
-    case noModel(path: String)
-    /// The predicate or a sort key does not parse or fit the model.
-    case invalidPredicate(PredicateCompileError, text: String)
-    /// The predicate uses something SQL cannot express; the range is where,
-    /// in the predicate's text, when it is known.
-    case notExpressibleInSQL(SQLLoweringError, range: SourceRange?, text: String?)
-    /// An entity the model does not have.
-    case unknownEntity(String)
-    /// A key path that is not a relationship of the entity (prefetching, faults).
-    case unknownRelationship(String, entity: String)
-    /// An attribute or relationship the entity does not have.
-    case unknownKey(String, entity: String)
-    /// A data set that cannot be imported.
-    case invalidDataSet(DataSetError)
-    /// A change to an object deleted in this context.
-    case objectDeleted(String)
-    /// A save refused before it touched the store: each failure names the
-    /// object and the property.
-    case validation([SaveValidationFailure])
-    /// A save that found rows changed or deleted since this context read them,
-    /// under the `.error` merge policy; nothing was written.
-    case conflicts([SaveConflict])
-    /// A fault whose row is no longer in the store (deleted by another
-    /// context or process since the object was first seen).
-    case objectNotFound(String)
-    /// A store file that could not be written; the old file is intact.
-    case cannotWrite(path: String, reason: String)
-    /// The file is not an SQLite database (a damaged file, or another kind of
-    /// file); it was left as it was.
-    case notADatabase(path: String)
-    /// An SQLite database of another application: it has tables but no Sift
-    /// metadata. Sift neither reads nor changes it.
-    case foreignDatabase(path: String, tables: [String])
-    /// The store's file is damaged (truncated, overwritten, or its metadata
-    /// unreadable); the reason is SQLite's or Sift's.
-    case damaged(path: String, reason: String)
-    /// Another connection or process held a lock on the store for longer
-    /// than the busy timeout; nothing was written.
-    case locked(path: String)
-    /// The store's file (or its folder) cannot be written, or it was opened
-    /// read-only; nothing was written.
-    case readOnly(path: String)
-    /// The store ran out of room (a full disk, or the database's page limit);
-    /// the transaction was rolled back and nothing was written.
-    case full(path: String)
-    /// Evaluating the predicate ran out of a budget (a regular expression
-    /// that backtracks without end); nothing was returned.
-    case evaluation(EvaluationError)
-
-    /// Runs an evaluation, its budget errors as `.evaluation`.
-    static func evaluating<T>(_ body: () throws(EvaluationError) -> T) throws(StoreError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw .evaluation(error)
-        }
-    }
-
-    /// `error` as a store error: store and evaluation errors as they are,
-    /// SQLite's as ``init(_:path:)`` classifies them for the store at `path`
-    /// (or as `.sqlite` without one), anything else as an SQLite error with
-    /// its text and `sql`.
-    init(_ error: any Error, path: String? = nil, sql: String? = nil) {
-        switch error {
-        case let error as StoreError: self = error
-        case let error as SQLiteError: self = path.map { StoreError(error, path: $0) } ?? .sqlite(error)
-        case let error as EvaluationError: self = .evaluation(error)
-        default: self = .sqlite(SQLiteError(code: 1, message: "\(error)", sql: sql))
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .sqlite(let e): "\(e)"
-        case .evaluation(let e): "\(e)"
-        case .modelMismatch(let path, let storeHash, let modelHash):
-            "the store '\(path)' was made for another model (store \(storeHash), model \(modelHash)): "
-                + "open it with the model it was made with, or migrate it"
-        case .noModel(let path): "'\(path)' is not a Sift store, and no model was given to create one"
-        case .invalidPredicate(let e, let text): e.rendered(in: text)
-        case .notExpressibleInSQL(let e, let range?, let text?):
-            SourceDiagnostic(message: e.description, range: range, in: text).rendered()
-        case .notExpressibleInSQL(let e, _, _): "\(e)"
-        case .unknownEntity(let name): "the model has no entity named '\(name)'"
-        case .unknownRelationship(let path, let entity): "'\(path)' is not a relationship key path of '\(entity)'"
-        case .unknownKey(let key, let entity): "'\(entity)' has no attribute or relationship named '\(key)'"
-        case .invalidDataSet(let e): "\(e)"
-        case .objectDeleted(let object): "\(object) was deleted in this context"
-        case .validation(let failures): "the save was refused: " + failures.map(\.description).joined(separator: "; ")
-        case .conflicts(let conflicts):
-            "the save found \(conflicts.count) conflict\(conflicts.count == 1 ? "" : "s") and wrote nothing: "
-                + conflicts.map(\.description).joined(separator: "; ")
-        case .objectNotFound(let object): "\(object) is no longer in the store"
-        case .cannotWrite(let path, let reason): "cannot write '\(path)': \(reason); the old file is unchanged"
-        case .notADatabase(let path):
-            "'\(path)' is not an SQLite database (it may be damaged, or another kind of file); it was left unchanged"
-        case .foreignDatabase(let path, let tables):
-            "'\(path)' is an SQLite database of another application (tables: \(tables.prefix(5).joined(separator: ", "))"
-                + (tables.count > 5 ? ", …" : "") + "), not a Sift store; it was left unchanged: give a new file for the store"
-        case .damaged(let path, let reason):
-            "the store '\(path)' is damaged (\(reason)); it was left as it is: restore it from a backup"
-        case .locked(let path):
-            "the store '\(path)' is locked by another connection or process; nothing was written: try again when it is done"
-        case .readOnly(let path):
-            "the store '\(path)' is read-only (the file or its folder cannot be written); nothing was written"
-        case .full(let path):
-            "the store '\(path)' has no room left (the disk is full, or the store reached its size limit); nothing was written"
-        }
-    }
-}
-
 /// A SQLite store for a model.
 ///
 /// ```swift
@@ -251,12 +133,11 @@ public final class SQLiteStore: @unchecked Sendable {
         let schema = SQLSchema(model: model)
         do {
             try connection.transaction {
-                for statement in schema.createStatements { try connection.execute(statement) }
-                try connection.execute("CREATE TABLE \"Z_METADATA\" (\"Z_KEY\" TEXT PRIMARY KEY, \"Z_VALUE\" TEXT NOT NULL)")
-                let insert = "INSERT INTO \"Z_METADATA\" (\"Z_KEY\", \"Z_VALUE\") VALUES (?1, ?2)"
-                try connection.forEachRow(insert, [.text("modelHash"), .text(model.versionHash)])
-                try connection.forEachRow(insert, [.text("model"), .text(String(decoding: model.jsonData, as: UTF8.self))])
-                try connection.forEachRow(insert, [.text("format"), .text("1")])
+                for statement in schema.createStatements { try connection.execute(statement.sql) }
+                for (key, value) in [("modelHash", model.versionHash), ("model", String(decoding: model.jsonData, as: UTF8.self)),
+                                     ("format", "1")] {
+                    try connection.run(schema.insertMetadata(key: key, value: value))
+                }
             }
         } catch {
             throw StoreError(error, path: path)
@@ -272,17 +153,19 @@ public final class SQLiteStore: @unchecked Sendable {
         guard size > 0 else { return nil }
         var tables: [String] = []
         var metadata: [String: String] = [:]
+        let dialect = SQLiteDialect()
+        let metadataTable = SQLSchema.metadataTable.name
         do {
-            for row in try connection.query("SELECT \"name\" FROM \"sqlite_master\" WHERE \"type\" = 'table'") {
-                if case .text(let name) = row[0] { tables.append(name) }
+            let objects = try connection.query(dialect.catalogQuery)
+            for row in objects {
+                if case .text("table") = row[0], case .text(let name) = row[1] { tables.append(name) }
             }
-            if tables.isEmpty {
-                // A database with nothing in it (a store whose creation was cut short).
-                let objects = try connection.query("SELECT COUNT(*) FROM \"sqlite_master\"")
-                if objects.first?.first == .integer(0) { return nil }
+            // A database with nothing in it (a store whose creation was cut short).
+            if objects.isEmpty { return nil }
+            guard tables.contains(metadataTable) else {
+                throw StoreError.foreignDatabase(path: path, tables: tables.sorted())
             }
-            guard tables.contains("Z_METADATA") else { throw StoreError.foreignDatabase(path: path, tables: tables.sorted()) }
-            for row in try connection.query("SELECT \"Z_KEY\", \"Z_VALUE\" FROM \"Z_METADATA\"") {
+            for row in try connection.query(SQLSchema.selectMetadata(in: dialect)) {
                 if case .text(let key) = row[0], case .text(let value) = row[1] { metadata[key] = value }
             }
         } catch let error as StoreError {
@@ -293,7 +176,7 @@ public final class SQLiteStore: @unchecked Sendable {
             throw .damaged(path: path, reason: "\(error)")
         }
         guard let hash = metadata["modelHash"], let json = metadata["model"] else {
-            throw .damaged(path: path, reason: "its Z_METADATA table has no model")
+            throw .damaged(path: path, reason: "its \(metadataTable) table has no model")
         }
         let stored: DataModel
         do {
@@ -345,36 +228,26 @@ public final class SQLiteStore: @unchecked Sendable {
     }
 
     private func insert(_ nodes: [RowNode], progress: ((Int, Int) -> Void)?) throws {
-        let q = SQLSchema.quote
         try withConnection { connection in
             try connection.transaction {
+                var inserts: [Int: (RowInsert, SQLiteStatement)] = [:]
+                var links: [String: SQLiteStatement] = [:]
                 for (index, node) in nodes.enumerated() {
                     let entity = model.entities[node.id.entity]
-                    let toOne = entity.relationships.filter { !$0.isToMany }.sorted { $0.slot < $1.slot }
-                    let canonical = entity.attributes.filter(\.isCanonical)
-                    let companions = canonical.flatMap { a in
-                        SQLSchema.companionFlags.map { (a, $0) }
+                    if inserts[entity.index] == nil {
+                        let insert = schema.insertRow(entity)
+                        inserts[entity.index] = (insert, try connection.statement(insert.query.sql))
                     }
-                    let columns = [SQLSchema.primaryKey, SQLSchema.version] + entity.attributes.map(schema.column)
-                        + toOne.map(\.name) + companions.map { SQLSchema.companionColumn($0.0.name, flags: $0.1) }
-                    let sql = "INSERT INTO \(q(schema.table(entity))) (\(columns.map(q).joined(separator: ", "))) VALUES ("
-                        + (1...columns.count).map { "?\($0)" }.joined(separator: ", ") + ")"
-                    var values: [SQLValue] = [.integer(node.id.primaryKey), .integer(node.version)]
-                    values += node.values.map(SQLLowering.sqlValue)
-                    values += toOne.map { node.toOne[$0.slot].map(SQLValue.integer) ?? .null }
-                    values += companions.map { attribute, flags in
-                        guard case .string(let text) = node.values[attribute.slot] else { return SQLValue.null }
-                        return .text(StringFolding.fold(text, ComparisonOptions(foldingFlags: flags)))
-                    }
-                    try connection.forEachRow(sql, values)
+                    let (insert, statement) = inserts[entity.index]!
+                    try connection.run(statement, insert.bindings(key: node.id.primaryKey, version: node.version,
+                                                                  values: node.values, toOne: node.toOne))
                     for relationship in entity.relationships where relationship.isToMany {
-                        // Join tables are written from their source side only.
-                        guard case .joinTable(let table, "Z_SOURCE", _) = schema.storage(of: relationship, in: entity),
-                              let targets = node.toMany[relationship.slot] else { continue }
-                        let link = "INSERT OR IGNORE INTO \(q(table)) (\"Z_SOURCE\", \"Z_TARGET\") VALUES (?1, ?2)"
-                        for target in targets {
-                            try connection.forEachRow(link, [.integer(node.id.primaryKey), .integer(target)])
-                        }
+                        // Join tables are written from one side only.
+                        guard schema.writesLinks(of: relationship, in: entity), let targets = node.toMany[relationship.slot],
+                              let link = schema.insertLink(relationship, in: entity) else { continue }
+                        let statement = try links[link.sql] ?? connection.statement(link.sql)
+                        links[link.sql] = statement
+                        for target in targets { try connection.run(statement, [.integer(node.id.primaryKey), .integer(target)]) }
                     }
                     if index % 10_000 == 9_999 { progress?(index + 1, nodes.count) }
                 }
@@ -456,18 +329,3 @@ public final class SQLiteStore: @unchecked Sendable {
     }
 }
 
-extension StoreError {
-    /// The error for an SQLite failure on the store at `path`: the failures a
-    /// user can act on (a lock, a read-only or full file, a damaged file)
-    /// get their own cases; the rest stay `.sqlite`.
-    init(_ error: SQLiteError, path: String) {
-        switch error.code & 0xFF {
-        case SQLITE_BUSY, SQLITE_LOCKED: self = .locked(path: path)
-        case SQLITE_READONLY: self = .readOnly(path: path)
-        case SQLITE_FULL: self = .full(path: path)
-        case SQLITE_CORRUPT: self = .damaged(path: path, reason: error.message)
-        case SQLITE_NOTADB: self = .notADatabase(path: path)
-        default: self = .sqlite(error)
-        }
-    }
-}

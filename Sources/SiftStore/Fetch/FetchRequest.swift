@@ -1,4 +1,5 @@
-// Store stage: fetch requests, and how the store turns one into SQL.
+// Store stage: fetch requests (Core Data's `NSFetchRequest`), and the SQL a
+// request runs on the SQLite store.
 
 import Foundation
 import Sift
@@ -87,18 +88,18 @@ extension SQLiteStore {
         try boundPredicate(request)
     }
 
-    /// The SQL a request runs.
+    /// The SQL a request runs when SQL runs all of its predicate; an error
+    /// naming the first construct SQL cannot express (and where it is in the
+    /// predicate's text) otherwise.
     public func sqlQuery(for request: FetchRequest, columns: SQLColumns = .rows) throws(StoreError) -> SQLQuery {
-        _ = try entity(request.entityName)
-        let predicate = try boundPredicate(request)
-        let sort = try sortKeys(request)
-        do {
-            return try lowering.select(request.entityName, where: predicate, sortedBy: sort,
-                                       limit: request.fetchLimit, offset: request.fetchOffset > 0 ? request.fetchOffset : nil,
-                                       columns: columns)
-        } catch {
+        let plan = try plan(request)
+        if let term = plan.fetch.terms.first(where: { $0.error != nil }), let error = term.error {
             throw .notExpressibleInSQL(error, range: sourceRange(of: error.expression, in: request), text: request.predicateText)
         }
+        if plan.residual != nil, let reason = plan.reasons.first {
+            throw .notExpressibleInSQL(SQLLoweringError(reason), range: nil, text: request.predicateText)
+        }
+        return plan.query(for: request, columns: columns)
     }
 
     /// Where in the request's predicate text a bound expression came from.

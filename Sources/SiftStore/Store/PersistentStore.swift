@@ -1,6 +1,8 @@
 // Store stage: what a context needs from a store. The SQLite store answers
 // with SQL (and memory for residuals); the atomic store answers everything
-// with the memory lowering over the rows it loaded from its file.
+// with the memory lowering over the rows it loaded from its file. A store
+// never calls back into a context: fetches return rows, saves take a
+// `SaveRequest` and answer with a `SaveResponse`.
 
 import Foundation
 import Sift
@@ -33,11 +35,10 @@ protocol StoreBackend: PersistentStore {
     /// `loadingRows`, the members' rows are read into the row cache too.
     func links(_ relationship: Relationship, of owners: [Int64], entity: Entity,
                loadingRows: Bool) throws(StoreError) -> [Int64: [Int64]]
-    /// Writes a context's changes, all or nothing.
-    func commit(_ context: ObjectContext, inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
-                rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])]) throws(StoreError) -> ObjectContext.SaveOutcome
-    /// Tells every observer what a save changed.
-    func announce(_ changes: StoreChanges)
+    /// Applies a save request in one transaction: all of it, or (on an
+    /// error or a conflict) none of it. After a commit the row cache holds
+    /// the written rows and every observer has been told.
+    func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse
     /// Who hears about saves.
     var observers: Observers { get }
 }
@@ -183,3 +184,12 @@ public final class StoreObservation: Sendable {
         _ = observers?.handlers.withLock { $0.removeValue(forKey: id) }
     }
 }
+/// What a save changed, as the store announces it to every observer.
+public struct StoreChanges: Hashable, Sendable {
+    public var inserted: Set<ObjectID>
+    public var updated: Set<ObjectID>
+    public var deleted: Set<ObjectID>
+
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+

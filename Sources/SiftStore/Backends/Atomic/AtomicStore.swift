@@ -130,148 +130,117 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
 
     // MARK: Saving
 
-    func commit(_ context: ObjectContext, inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
-                rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])]) throws(StoreError) -> ObjectContext.SaveOutcome {
-        lock.lock()
-        defer { lock.unlock() }
-        let snapshot = data.snapshot()
-        var outcome = ObjectContext.SaveOutcome()
-        var tables = (0..<model.entities.count).map { snapshot.nodesByKey(entity: $0) }
+    func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
+        var result = SaveResult()
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            let snapshot = data.snapshot()
+            var tables = (0..<model.entities.count).map { snapshot.nodesByKey(entity: $0) }
 
-        // Permanent keys after each table's largest.
-        var next: [Int: Int64] = [:]
-        for object in inserted {
-            let e = object.entity.index
-            if next[e] == nil { next[e] = (tables[e].keys.max() ?? 0) + 1 }
-            outcome.keys[object.objectID.primaryKey] = next[e]!
-            next[e]! += 1
-        }
-        func resolve(_ key: Int64) -> Int64 { key < 0 ? outcome.keys[key] ?? key : key }
-        func key(_ object: ManagedObject) -> Int64 { resolve(object.objectID.primaryKey) }
-
-        // Optimistic locking: the versions the context read must still be current.
-        var conflicts: [SaveConflict] = []
-        var conflicting: [ManagedObject] = []
-        for object in updated + deleted {
-            let current = tables[object.entity.index][key(object)]
-            let read = object.node?.version ?? 0
-            if current == nil && object.isDeleted { continue }  // already gone: nothing to do
-            if current?.version != read {
-                var contextValues: [String: PredicateValue] = [:]
-                if let row = rows[object.objectID] {
-                    for a in object.entity.attributes { contextValues[a.name] = row.values[a.slot] }
+            // Optimistic locking: the versions the context read must still be current.
+            var conflicts: [RowConflict] = []
+            for update in request.updates {
+                let current = tables[update.id.entity][update.id.primaryKey]
+                if current?.version != update.expectedVersion { conflicts.append(RowConflict(id: update.id, current: current)) }
+            }
+            for delete in request.deletes {
+                guard let expected = delete.expectedVersion, let current = tables[delete.id.entity][delete.id.primaryKey] else {
+                    continue  // already gone, or deleted whatever its version
                 }
-                conflicts.append(SaveConflict(
-                    objectID: object.objectID, entity: object.entity.name, contextVersion: read, contextValues: contextValues,
-                    storeVersion: current?.version,
-                    storeValues: current.map { node in
-                        Dictionary(uniqueKeysWithValues: object.entity.attributes.map { ($0.name, node.values[$0.slot]) })
-                    }))
-                conflicting.append(object)
+                if current.version != expected { conflicts.append(RowConflict(id: delete.id, current: current)) }
             }
-        }
-        if !conflicts.isEmpty, context.mergePolicy == .error { throw .conflicts(conflicts) }
-        let conflictIDs = Set(conflicting.map(\.objectID))
+            guard conflicts.isEmpty else { return .conflicts(conflicts) }
 
-        // The values each written object ends with, per the merge policy.
-        func resolvedValues(_ object: ManagedObject) -> [PredicateValue]? {
-            let mine = rows[object.objectID]!.values
-            guard conflictIDs.contains(object.objectID) else { return mine }
-            guard let current = tables[object.entity.index][key(object)] else {
-                // Deleted in the store.
-                return context.mergePolicy == .objectTrump || context.mergePolicy == .overwrite ? mine : nil
+            // Permanent keys after each table's largest.
+            var next: [Int: Int64] = [:]
+            for insert in request.inserts where insert.id.primaryKey < 0 {
+                let e = insert.id.entity
+                if next[e] == nil { next[e] = (tables[e].keys.max() ?? 0) &+ 1 }
+                result.keys[insert.id.primaryKey] = next[e]!
+                next[e]! &+= 1
             }
-            switch context.mergePolicy {
-            case .overwrite: return mine
-            case .rollback: return current.values
-            case .objectTrump:
-                var values = current.values
-                for (slot, value) in object.changedValues { values[slot] = value }
-                return values
-            case .storeTrump, .error:
-                var values = current.values
-                for (slot, value) in object.changedValues where current.values[slot] == object.node?.values[slot] {
-                    values[slot] = value
-                }
-                return values
-            }
-        }
+            let keys = result.keys
+            func resolve(_ key: Int64?) -> Int64? { SaveRequest.resolve(key, keys) }
+            let now = Date().timeIntervalSinceReferenceDate
 
-        let now = Date().timeIntervalSinceReferenceDate
-        func toManyArrays(_ object: ManagedObject, base: [[Int64]?]) -> [[Int64]?] {
-            var toMany = base.map { $0 ?? [] }
-            for relationship in object.entity.relationships where relationship.isToMany {
-                let removed = object.removedToMany[relationship.slot] ?? []
-                let added = (object.addedToMany[relationship.slot] ?? []).map(resolve)
-                toMany[relationship.slot] = toMany[relationship.slot].filter { !removed.contains($0) && !added.contains($0) } + added
+            for insert in request.inserts {
+                let entity = model.entities[insert.id.entity]
+                let id = ObjectID(entity: insert.id.entity, primaryKey: resolve(insert.id.primaryKey)!)
+                tables[id.entity][id.primaryKey] = RowNode(
+                    id: id, version: 1, fetchTimestamp: now, values: insert.values, toOne: insert.toOne.map(resolve),
+                    toMany: Array(repeating: [], count: entity.toManyCount))
+                result.changes.inserted.insert(id)
             }
-            return toMany.map { Optional($0) }
+            for update in request.updates {
+                let current = tables[update.id.entity][update.id.primaryKey]!
+                tables[update.id.entity][update.id.primaryKey] = RowNode(
+                    id: update.id, version: update.expectedVersion &+ 1, fetchTimestamp: now, values: update.values,
+                    toOne: update.toOne.map(resolve), toMany: current.toMany)
+                result.changes.updated.insert(update.id)
+            }
+            for delete in request.deletes where tables[delete.id.entity].removeValue(forKey: delete.id.primaryKey) != nil {
+                result.changes.deleted.insert(delete.id)
+            }
+            for change in request.links {
+                let owner = ObjectID(entity: change.owner.entity, primaryKey: resolve(change.owner.primaryKey)!)
+                guard let node = tables[owner.entity][owner.primaryKey] else { continue }
+                let removed = Set(change.removed.compactMap(resolve))
+                let added = change.added.compactMap(resolve)
+                var toMany = node.toMany
+                toMany[change.relationship.slot] = (toMany[change.relationship.slot] ?? []).filter {
+                    !removed.contains($0) && !added.contains($0)
+                } + added
+                tables[owner.entity][owner.primaryKey] = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
+                                                                  values: node.values, toOne: node.toOne, toMany: toMany)
+            }
+            let all = withoutDanglingLinks(tables)
+            try write(all)
+            data.replaceAll(with: all)
+            // The written rows as contexts see them: to-many relationships not loaded.
+            for insert in request.inserts {
+                let id = ObjectID(entity: insert.id.entity, primaryKey: resolve(insert.id.primaryKey)!)
+                result.nodes[insert.id] = tables[id.entity][id.primaryKey].map(Self.unloaded)
+            }
+            for update in request.updates {
+                result.nodes[update.id] = tables[update.id.entity][update.id.primaryKey].map(Self.unloaded)
+            }
         }
+        // Committed: nothing below can fail, so observers hear of every save that committed.
+        rowCache.store(result.nodes.values)
+        rowCache.remove(result.changes.deleted)
+        announce(result.changes)
+        return .committed(result)
+    }
 
-        for object in inserted {
-            let row = rows[object.objectID]!
-            let id = ObjectID(entity: object.entity.index, primaryKey: key(object))
-            tables[id.entity][id.primaryKey] = RowNode(
-                id: id, version: 1, fetchTimestamp: now, values: row.values, toOne: row.toOne.map { $0.map(resolve) },
-                toMany: toManyArrays(object, base: Array(repeating: [], count: object.entity.toManyCount)))
-        }
-        for object in updated {
-            let e = object.entity.index
-            guard let values = resolvedValues(object) else {
-                tables[e][key(object)] = nil
-                outcome.gone.insert(object.objectID)
-                continue
-            }
-            if context.mergePolicy == .rollback, conflictIDs.contains(object.objectID) {
-                outcome.discarded.insert(object.objectID)
-                outcome.reread.insert(object.objectID)
-                continue
-            }
-            let current = tables[e][key(object)]
-            let row = rows[object.objectID]!
-            let version = (current?.version ?? 0) + 1
-            tables[e][key(object)] = RowNode(
-                id: object.objectID, version: version, fetchTimestamp: now, values: values,
-                toOne: row.toOne.map { $0.map(resolve) },
-                toMany: toManyArrays(object, base: current?.toMany ?? Array(repeating: [], count: object.entity.toManyCount)))
-            if conflictIDs.contains(object.objectID) { outcome.reread.insert(object.objectID) } else {
-                outcome.versions[object.objectID] = version
-            }
-        }
-        for object in deleted {
-            let e = object.entity.index
-            if conflictIDs.contains(object.objectID), context.mergePolicy == .storeTrump || context.mergePolicy == .rollback,
-               tables[e][key(object)] != nil {
-                outcome.discarded.insert(object.objectID)
-                outcome.reread.insert(object.objectID)
-                continue
-            }
-            tables[e][key(object)] = nil
-            if conflictIDs.contains(object.objectID) { outcome.gone.insert(object.objectID) }
-        }
-        // No row may point at a row that is gone.
+    /// A node as a fetch returns it: its to-many relationships not loaded.
+    static func unloaded(_ node: RowNode) -> RowNode {
+        RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp, values: node.values,
+                toOne: node.toOne, toMany: Array(repeating: nil, count: node.toMany.count))
+    }
+
+    /// Every row, with no link to a row that is gone.
+    private func withoutDanglingLinks(_ tables: [[Int64: RowNode]]) -> [RowNode] {
         var all: [RowNode] = []
         for (e, table) in tables.enumerated() {
+            let entity = model.entities[e]
             for node in table.values {
                 let toOne = node.toOne.enumerated().map { slot, target -> Int64? in
-                    guard let target, let relationship = model.entities[e].relationships.first(where: { !$0.isToMany && $0.slot == slot })
-                    else { return target }
-                    return tables[model.entity(named: relationship.destination)!.index][target] == nil ? nil : target
+                    guard let target, let relationship = entity.relationships.first(where: { !$0.isToMany && $0.slot == slot }),
+                          let destination = model.entity(named: relationship.destination) else { return target }
+                    return tables[destination.index][target] == nil ? nil : target
                 }
                 let toMany = node.toMany.enumerated().map { slot, targets -> [Int64]? in
-                    guard let relationship = model.entities[e].relationships.first(where: { $0.isToMany && $0.slot == slot })
-                    else { return targets }
-                    let destination = model.entity(named: relationship.destination)!.index
-                    return (targets ?? []).filter { tables[destination][$0] != nil }
+                    guard let relationship = entity.relationships.first(where: { $0.isToMany && $0.slot == slot }),
+                          let destination = model.entity(named: relationship.destination) else { return targets }
+                    return (targets ?? []).filter { tables[destination.index][$0] != nil }
                 }
                 all.append(toOne == node.toOne && toMany == node.toMany ? node
                     : RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
                               values: node.values, toOne: toOne, toMany: toMany))
             }
         }
-        try write(all)
-        data.replaceAll(with: all)
-        return outcome
+        return all
     }
 
     /// Writes every row to the file: a temporary file first, then a rename

@@ -9,11 +9,11 @@ import Sift
 extension SQLiteConnection {
     /// Registers `sift_fold`, `sift_matches`, `sift_like`, `sift_contains` and `sift_call`.
     func registerSiftFunctions() throws(SQLiteError) {
-        try registerFunction(SQLFunction.fold, arity: 2) { arguments in
+        try registerFunction(SQLiteDialect().functionName(.fold), arity: 2) { arguments in
             guard case .text(let text) = arguments[0], case .integer(let flags) = arguments[1] else { return arguments[0] }
             return .text(StringFolding.fold(text, ComparisonOptions(foldingFlags: Int(flags))))
         }
-        try registerFunction(SQLFunction.matches, arity: 3, deterministic: true) { context, arguments in
+        try registerFunction(SQLiteDialect().functionName(.matches), arity: 3, deterministic: true) { context, arguments in
             guard case .text(let text) = SQLiteFunctionContext.value(arguments[0]),
                   case .text(let pattern) = SQLiteFunctionContext.value(arguments[1]),
                   case .integer(let flags) = SQLiteFunctionContext.value(arguments[2]) else {
@@ -39,7 +39,7 @@ extension SQLiteConnection {
                 ? StringFolding.fold(text, options.subtracting(.caseInsensitive)) : text
             SQLiteFunctionContext.result(matching: StringMatching.matches(subject, regex), context)
         }
-        try registerFunction(SQLFunction.like, arity: 2, deterministic: true) { context, arguments in
+        try registerFunction(SQLiteDialect().functionName(.like), arity: 2, deterministic: true) { context, arguments in
             guard case .text(let text) = SQLiteFunctionContext.value(arguments[0]),
                   case .text(let pattern) = SQLiteFunctionContext.value(arguments[1]) else {
                 sqlite3_result_null(context)
@@ -47,11 +47,11 @@ extension SQLiteConnection {
             }
             SQLiteFunctionContext.result(matching: StringMatching.like(text, Array(pattern.unicodeScalars)), context)
         }
-        try registerFunction(SQLFunction.contains, arity: 2) { arguments in
+        try registerFunction(SQLiteDialect().functionName(.contains), arity: 2) { arguments in
             guard case .text(let text) = arguments[0], case .text(let pattern) = arguments[1] else { return .null }
             return .integer(StringMatching.contains(text, pattern) ? 1 : 0)
         }
-        try registerFunction(SQLFunction.call, arity: -1, deterministic: false) { arguments in
+        try registerFunction(SQLiteDialect().functionName(.call), arity: -1, deterministic: false) { arguments in
             guard case .text(let name)? = arguments.first else { return .null }
             let values = arguments.dropFirst().map(PredicateValue.init(sqlValue:))
             return BuiltinFunctions.call(name, Array(values)).map(SQLLowering.sqlValue) ?? .null

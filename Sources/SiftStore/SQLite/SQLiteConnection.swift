@@ -228,6 +228,16 @@ public final class SQLiteConnection {
         }
     }
 
+    /// Runs a statement that returns no rows (or whose rows are not needed).
+    public func run(_ query: SQLQuery) throws {
+        try forEachRow(query.sql, query.bindings)
+    }
+
+    /// Runs a prepared statement with `bindings`, for its effect.
+    public func run(_ statement: SQLiteStatement, _ bindings: [SQLValue]) throws {
+        try forEachRow(statement, bindings)
+    }
+
     /// Runs a statement and returns all its rows.
     public func query(_ sql: String, _ bindings: [SQLValue] = []) throws -> [[SQLValue]] {
         var rows: [[SQLValue]] = []

@@ -1,0 +1,60 @@
+// Stage 5 (SQL lowering): what a dialect decides. The renderer
+// (`SQLRenderer`) walks a statement tree and asks its dialect for every
+// piece whose spelling differs between databases: placeholders, identifier
+// quoting, literals, null-safe comparison, string primitives, arrays bound as
+// one parameter, Sift's registered functions, and column types. Each method
+// gets its operands already rendered.
+
+/// How one database spells SQL.
+public protocol SQLDialect: Sendable {
+    /// The placeholder of the `index`th bound parameter (1-based).
+    func placeholder(_ index: Int) -> String
+    /// An identifier, quoted.
+    func quote(_ identifier: String) -> String
+    /// A literal the lowering itself writes.
+    func literal(_ literal: SQLLiteral) -> String
+    /// A condition that may be NULL, true only when it is TRUE.
+    func isNotTrue(_ condition: String) -> String
+    /// Null-safe equality (`negated`: inequality).
+    func nullSafeEqual(_ left: String, _ right: String, negated: Bool) -> String
+    /// Whether `pattern` occurs in `text`.
+    func contains(_ text: String, _ pattern: String) -> String
+    /// Whether `text` holds U+0000.
+    func containsNUL(_ text: String) -> String
+    /// The length of `text` in bytes.
+    func byteLength(_ text: String) -> String
+    /// Whether `text` starts (or, with `suffix`, ends) with `part`, as bytes.
+    func hasAffix(_ text: String, _ part: String, suffix: Bool) -> String
+    /// A constant LIKE pattern (`*`, `?`) as this dialect's wildcard pattern.
+    func wildcardPattern(_ pattern: String) -> String
+    /// `text` matched against a pattern: `converted` when the pattern is a
+    /// constant already made by `wildcardPattern`, else a LIKE pattern to
+    /// convert in SQL.
+    func wildcardMatch(_ text: String, _ pattern: String, converted: Bool) -> String
+    /// `element` is a member of the array `array` (a bound parameter or an array expression).
+    func inArray(_ element: String, _ array: String) -> String
+    /// A FROM item listing an array's members in the column `value`.
+    func arrayTable(_ array: String, alias: String) -> String
+    /// An array of the values.
+    func array(_ members: [String]) -> String
+    /// A value bound as one array parameter.
+    func arrayValue(_ members: [SQLValue]) -> SQLValue?
+    /// The name of one of Sift's registered functions.
+    func functionName(_ function: SQLSiftFunction) -> String
+    /// A column type.
+    func columnType(_ type: SQLColumnType) -> String
+    /// The clause after a table with a composite primary key, if any.
+    func compositeKeyTableOptions() -> String
+    /// A query listing the database's tables and other schema objects:
+    /// rows of (type, name), the type `table` for tables.
+    var catalogQuery: String { get }
+}
+
+extension SQLDialect {
+    public func quote(_ identifier: String) -> String {
+        guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
+        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+import Foundation

@@ -1,0 +1,109 @@
+// Stage 5 (SQL lowering): SQLite's spelling of SQL.
+//
+// `?N` placeholders; booleans as 1 and 0; `IS` / `IS NOT` for null-safe
+// comparison; byte-wise string work through BLOB casts (SQLite's `length`,
+// `substr` on text and GLOB stop at U+0000, its `=`, `<` and `instr` do
+// not); LIKE as GLOB with '[' made literal; arrays as JSON text read by
+// `json_each`; Sift's functions as `sift_*`.
+
+import Foundation
+
+/// SQLite's dialect.
+public struct SQLiteDialect: SQLDialect {
+    public init() {}
+
+    public func placeholder(_ index: Int) -> String { "?\(index)" }
+
+    public func literal(_ literal: SQLLiteral) -> String {
+        switch literal {
+        case .null: "NULL"
+        case .boolean(let b): b ? "1" : "0"
+        case .integer(let i): String(i)
+        case .real(let d): d == d.rounded() && abs(d) < 1e15 ? String(format: "%.1f", d) : "\(d)"
+        case .emptyText: "''"
+        case .emptyArray: "'[]'"
+        }
+    }
+
+    public func isNotTrue(_ condition: String) -> String { "((\(condition)) IS NOT 1)" }
+
+    public func nullSafeEqual(_ left: String, _ right: String, negated: Bool) -> String {
+        "\(left) IS \(negated ? "NOT " : "")\(right)"
+    }
+
+    public func contains(_ text: String, _ pattern: String) -> String { "(instr(\(text), \(pattern)) > 0)" }
+
+    public func containsNUL(_ text: String) -> String { "instr(\(text), char(0)) > 0" }
+
+    public func byteLength(_ text: String) -> String { "length(CAST(\(text) AS BLOB))" }
+
+    public func hasAffix(_ text: String, _ part: String, suffix: Bool) -> String {
+        let start = suffix ? "-length(CAST(\(part) AS BLOB))" : "1, length(CAST(\(part) AS BLOB))"
+        return "(substr(CAST(\(text) AS BLOB), \(start)) = CAST(\(part) AS BLOB))"
+    }
+
+    /// GLOB's wildcards are LIKE's; its only other metacharacter, '[', is made literal.
+    public func wildcardPattern(_ pattern: String) -> String { pattern.replacingOccurrences(of: "[", with: "[[]") }
+
+    public func wildcardMatch(_ text: String, _ pattern: String, converted: Bool) -> String {
+        converted ? "\(text) GLOB \(pattern)" : "\(text) GLOB replace(\(pattern), '[', '[[]')"
+    }
+
+    public func inArray(_ element: String, _ array: String) -> String {
+        "\(element) IN (SELECT value FROM json_each(\(array)))"
+    }
+
+    public func arrayTable(_ array: String, alias: String) -> String { "json_each(\(array)) AS \(alias)" }
+
+    public func array(_ members: [String]) -> String { "json_array(\(members.joined(separator: ", ")))" }
+
+    /// A JSON array; nil when a member has no JSON form SQLite reads back
+    /// whole (binary data, a non-finite number, text holding U+0000, where
+    /// SQLite 3.40's JSON stops).
+    public func arrayValue(_ members: [SQLValue]) -> SQLValue? {
+        var parts: [String] = []
+        for member in members {
+            switch member {
+            case .null: parts.append("null")
+            case .integer(let i): parts.append(String(i))
+            case .real(let d):
+                guard d.isFinite else { return nil }
+                parts.append(literal(.real(d)))
+            case .text(let s):
+                if s.utf8.contains(0) { return nil }
+                guard let data = try? JSONEncoder().encode(s) else { return nil }
+                parts.append(String(decoding: data, as: UTF8.self))
+            case .blob: return nil
+            }
+        }
+        return .text("[" + parts.joined(separator: ",") + "]")
+    }
+
+    public func functionName(_ function: SQLSiftFunction) -> String {
+        switch function {
+        case .fold: "sift_fold"
+        case .matches: "sift_matches"
+        case .like: "sift_like"
+        case .contains: "sift_contains"
+        case .call: "sift_call"
+        }
+    }
+
+    public func columnType(_ type: SQLColumnType) -> String {
+        switch type {
+        case .integer: "INTEGER"
+        case .real: "REAL"
+        case .text: "TEXT"
+        case .blob: "BLOB"
+        }
+    }
+
+    public func compositeKeyTableOptions() -> String { " WITHOUT ROWID" }
+
+    public var catalogQuery: String { #"SELECT "type", "name" FROM "sqlite_master""# }
+}
+
+extension SQLDialect where Self == SQLiteDialect {
+    /// SQLite's dialect.
+    public static var sqlite: SQLiteDialect { SQLiteDialect() }
+}

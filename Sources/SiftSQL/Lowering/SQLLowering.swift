@@ -1,0 +1,266 @@
+// Stage 5 (SQL lowering): bound trees to SQL trees.
+//
+// The rules the lowering keeps (the files of this folder split it by concern:
+// scopes and joins, comparisons, strings, collections):
+// - Every constant is a bound parameter (`SQLExpression.value`); no value is
+//   ever spliced into SQL text.
+// - Two-valued nil logic, as in memory: a comparison with NULL is false. An
+//   SQL condition here is TRUE, FALSE or NULL, and NULL means false; AND and
+//   OR keep that reading, so only NOT needs care: over a condition that may be
+//   NULL it becomes IS NOT TRUE. Equality with nil is IS NULL, and `!=` on a
+//   column that may be NULL is null-safe. Where the model says a column
+//   cannot be NULL, plain `=`, `<>` and `NOT` are kept, so indexes apply. The
+//   smart constructors of `SQLExpression` make these choices.
+// - To-one key paths are LEFT JOINs, one alias per path, shared by all terms.
+//   To-many key paths are correlated subqueries: EXISTS for ANY, NOT EXISTS
+//   for ALL and NONE, COUNT/SUM/AVG/MIN/MAX for aggregates.
+// - String options fold through Sift's `fold` function (or a canonical
+//   attribute's companion column), regular expressions run through
+//   `matches`, and functions the database does not share with Sift's memory
+//   semantics through `call`: the store registers them with the same Swift
+//   code the memory lowering runs.
+// - What SQL cannot express is a typed `SQLLoweringError` naming the
+//   construct. A predicate is lowered term by term (its top-level AND), so
+//   the planner learns in one pass which terms SQL runs.
+
+import Foundation
+import SiftModel
+import SiftSyntax
+import SiftTree
+
+/// A construct the SQL lowering cannot express.
+public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The construct, as a person would name it: "MATCHES on a key path".
+    public var construct: String
+    /// The bound expression at fault, if there is one: its source range is in
+    /// the binder's source map.
+    public var expression: BoundExpression?
+
+    public init(_ construct: String, expression: BoundExpression? = nil) {
+        self.construct = construct
+        self.expression = expression
+    }
+
+    public var description: String { "SQL cannot express \(construct)" }
+}
+
+/// A sort key: an expression, its direction, and whether strings compare
+/// case-insensitively.
+public struct SQLSortKey: Hashable, Sendable {
+    public var expression: BoundExpression
+    public var ascending: Bool
+    public var caseInsensitive: Bool
+
+    public init(_ expression: BoundExpression, ascending: Bool = true, caseInsensitive: Bool = false) {
+        self.expression = expression
+        self.ascending = ascending
+        self.caseInsensitive = caseInsensitive
+    }
+}
+
+/// What a SELECT returns.
+public enum SQLColumns: Hashable, Sendable {
+    /// The row's columns: primary key, version, every attribute in slot
+    /// order, every to-one key in slot order.
+    case rows
+    /// The primary key only.
+    case identifiers
+    /// The number of rows.
+    case count
+}
+
+/// Lowers bound predicates to SQL for a schema.
+public struct SQLLowering: Sendable {
+    public let schema: SQLSchema
+    /// Whether `[c]` and `[cd]` comparisons on canonical attributes read their
+    /// folded companion columns (index-usable) rather than folding each row.
+    public var usesCompanionColumns: Bool
+
+    public init(schema: SQLSchema, usesCompanionColumns: Bool = true) {
+        self.schema = schema
+        self.usesCompanionColumns = usesCompanionColumns
+    }
+
+    /// The longest LIKE pattern, in UTF-8 bytes, handed to SQLite's GLOB
+    /// (which refuses patterns past 50 000 bytes, and '[' is written as
+    /// three); longer ones run through `sift_like`.
+    public static let longestGlobPattern = 16_000
+
+    /// The longest run of a LIKE pattern between two `*`s that GLOB is given:
+    /// GLOB's work is the text's length times that run, so a longer one
+    /// runs through `sift_like`, which has a step budget.
+    public static let longestGlobRun = 64
+
+    /// The longest CONTAINS pattern, in UTF-8 bytes, handed to `instr`, whose
+    /// work is the text's length times the pattern's; longer ones run
+    /// through `sift_contains` (linear).
+    public static let longestInstrPattern = 256
+
+    /// Whether GLOB matches `pattern` (a LIKE pattern, folded) as fast as
+    /// `sift_like` would, and means the same.
+    static func globIsSafe(_ pattern: String) -> Bool {
+        guard !pattern.utf8.contains(0), pattern.utf8.count <= longestGlobPattern else { return false }
+        var run = 0
+        for scalar in pattern.unicodeScalars {
+            run = scalar == "*" ? 0 : run + 1
+            if run > longestGlobRun { return false }
+        }
+        return true
+    }
+
+    /// A SELECT of `entity`'s rows that satisfy `predicate`, sorted, limited
+    /// and offset. LIMIT and OFFSET are bound parameters too.
+    public func select(
+        _ entity: String, where predicate: BoundPredicate?, sortedBy sort: [SQLSortKey] = [],
+        limit: Int? = nil, offset: Int? = nil, columns: SQLColumns = .rows
+    ) throws(SQLLoweringError) -> SQLQuery {
+        let fetch = try lower(entity, where: predicate, splitting: false, sortedBy: sort)
+        if let failure = fetch.terms.lazy.compactMap(\.error).first { throw failure }
+        return fetch.query(terms: fetch.terms.indices, columns: columns, limit: limit, offset: offset)
+    }
+
+    /// Lowers a fetch of `entity`: the predicate term by term (each top-level
+    /// AND operand when `splitting`, else the whole predicate as one term),
+    /// each with its SQL or the reason SQL cannot run it, and the sort keys
+    /// (which SQL must be able to run).
+    public func lower(_ entity: String, where predicate: BoundPredicate?, splitting: Bool = true,
+                      sortedBy sort: [SQLSortKey] = []) throws(SQLLoweringError) -> SQLFetch {
+        guard let e = schema.model.entity(named: entity) else { throw SQLLoweringError("the unknown entity '\(entity)'") }
+        var writer = SQLWriter(schema: schema, usesCompanionColumns: usesCompanionColumns)
+        let root = writer.newScope(e)
+        let context = SQLContext(scope: root, selfRow: ObjectRow(alias: root.alias, entity: e, nullable: false), variables: [:])
+        var terms: [SQLFetch.Term] = []
+        if let predicate {
+            let parts: [BoundPredicate]
+            if splitting, case .and(let operands) = predicate { parts = operands } else { parts = [predicate] }
+            for part in parts {
+                // A term that fails leaves no joins behind.
+                let (joins, aliases) = (root.joins, root.joinAliases)
+                do {
+                    terms.append(SQLFetch.Term(predicate: part, sql: try writer.predicate(part, context), error: nil))
+                } catch {
+                    (root.joins, root.joinAliases) = (joins, aliases)
+                    terms.append(SQLFetch.Term(predicate: part, sql: nil, error: error))
+                }
+            }
+        }
+        var ordering: [SQLOrdering] = []
+        for key in sort {
+            var value = try writer.value(key.expression, context)
+            if key.caseInsensitive, key.expression.type == .string { value = .fold(value, flags: 1) }
+            ordering.append(SQLOrdering(value, descending: !key.ascending))
+        }
+        return SQLFetch(entity: e, schema: schema, source: root.source, joins: root.joins, terms: terms, ordering: ordering)
+    }
+
+    /// The SQL value of a bound constant (dates as seconds since 2001,
+    /// booleans as 0 and 1, objects as their primary keys, collections as
+    /// SQLite's JSON arrays).
+    public static func sqlValue(_ value: PredicateValue) -> SQLValue {
+        switch value {
+        case .null: .null
+        case .bool(let b): .integer(b ? 1 : 0)
+        case .int(let i): .integer(i)
+        case .double(let d): .real(d)
+        case .string(let s): .text(s)
+        case .date(let d): .real(d.timeIntervalSinceReferenceDate)
+        case .data(let d): .blob(d)
+        case .uuid(let u): .text(u.uuidString)
+        case .object(let reference): .integer(reference.id)
+        case .array, .dictionary: arrayValue(value, dialect: .sqlite) ?? .text("[]")
+        }
+    }
+
+    /// A collection as one bound array value of `dialect`; nil when it is not
+    /// an array of plain values, or a member has no form the database reads
+    /// back whole.
+    public static func arrayValue(_ value: PredicateValue, dialect: any SQLDialect) -> SQLValue? {
+        guard case .array(let members) = value else { return nil }
+        var values: [SQLValue] = []
+        values.reserveCapacity(members.count)
+        for member in members {
+            switch member {
+            case .array, .dictionary: return nil
+            default: values.append(sqlValue(member))
+            }
+        }
+        return dialect.arrayValue(values)
+    }
+
+    /// The smallest string greater than every string that starts with `prefix`:
+    /// `prefix` with its last scalar incremented (nil when it cannot be).
+    static func successor(of prefix: String) -> String? {
+        var scalars = Array(prefix.unicodeScalars)
+        guard let last = scalars.popLast() else { return nil }
+        var next = last.value + 1
+        if (0xD800...0xDFFF).contains(next) { next = 0xE000 }
+        guard let scalar = Unicode.Scalar(next) else { return nil }
+        scalars.append(scalar)
+        var result = String.UnicodeScalarView()
+        result.append(contentsOf: scalars)
+        return String(result)
+    }
+}
+
+/// A fetch lowered once: each predicate term with its SQL (or why SQL cannot
+/// run it), the sort, and the FROM clause they share. The planner picks the
+/// terms SQL runs; `query` writes the statement for them.
+public struct SQLFetch: Sendable {
+    /// One top-level term of the predicate.
+    public struct Term: Sendable {
+        public var predicate: BoundPredicate
+        /// Its SQL, when SQL can run it.
+        public var sql: SQLExpression?
+        /// Why SQL cannot run it.
+        public var error: SQLLoweringError?
+    }
+
+    public let entity: Entity
+    let schema: SQLSchema
+    let source: SQLSource
+    let joins: [SQLJoin]
+    public let terms: [Term]
+    let ordering: [SQLOrdering]
+
+    init(entity: Entity, schema: SQLSchema, source: SQLSource, joins: [SQLJoin], terms: [Term], ordering: [SQLOrdering]) {
+        self.entity = entity
+        self.schema = schema
+        self.source = source
+        self.joins = joins
+        self.terms = terms
+        self.ordering = ordering
+    }
+
+    /// The SELECT of the rows that satisfy the chosen terms (each must have
+    /// SQL), sorted, then by primary key so the order is total and every
+    /// backend agrees; LIMIT and OFFSET bound.
+    public func statement(terms chosen: some Sequence<Int>, columns: SQLColumns, limit: Int? = nil,
+                          offset: Int? = nil) -> SQLSelect {
+        let alias: String
+        switch source {
+        case .table(_, let a), .array(_, let a): alias = a
+        }
+        let key = SQLExpression.column(alias, schema.primaryKey(entity), nullable: false)
+        let condition = SQLExpression.and(chosen.compactMap { terms[$0].sql })
+        var select = SQLSelect([], from: source, joins: joins,
+                               where: condition.constantTruth == true ? [] : [condition])
+        switch columns {
+        case .count: select.columns = [.aggregate(.count)]
+        case .identifiers: select.columns = [key]
+        case .rows: select.columns = schema.rowColumns(entity, alias: alias)
+        }
+        if columns != .count {
+            select.orderBy = ordering + [SQLOrdering(key)]
+            if limit != nil || offset != nil {
+                select.limit = .value(.integer(Int64(limit ?? -1)))
+                if let offset { select.offset = .value(.integer(Int64(offset))) }
+            }
+        }
+        return select.prunedJoins()
+    }
+
+    /// `statement(terms:columns:limit:offset:)`, rendered.
+    public func query(terms chosen: some Sequence<Int>, columns: SQLColumns, limit: Int? = nil, offset: Int? = nil) -> SQLQuery {
+        schema.render(.select(statement(terms: chosen, columns: columns, limit: limit, offset: offset)))
+    }
+}

@@ -1,0 +1,58 @@
+// Stage 5 (SQL lowering): the string operators — CONTAINS, BEGINSWITH,
+// ENDSWITH, LIKE and MATCHES.
+//
+// Text may hold U+0000. Prefixes and suffixes are compared as bytes (UTF-8 is
+// self-synchronizing, so a byte match is a match of scalars), emptiness as
+// `<> ''`, and LIKE falls back to Sift's `like` function for text that holds
+// U+0000 or patterns the database's wildcard match would run slowly on.
+// Patterns too long for `instr` run through Sift's linear `contains`.
+
+import SiftModel
+import SiftSyntax
+import SiftTree
+
+extension SQLWriter {
+    /// A string comparison: `left` as it is (MATCHES folds itself) and
+    /// `folded` as the options fold it.
+    mutating func text(_ op: ComparisonOperator, _ options: ComparisonOptions, left: SQLExpression, folded l: SQLExpression,
+                       _ right: BoundExpression, _ c: SQLContext) throws(Failure) -> SQLExpression {
+        var pattern: String?
+        if case .constant(.string(let s)) = right.kind { pattern = StringFolding.fold(s, options) }
+        if op == .matches {
+            let p: SQLExpression
+            if case .constant(.string(let s)) = right.kind { p = .value(.text(s)) } else { p = try value(right, c) }
+            return .sift(.matches, [left, p, .literal(options.foldingFlags)], nullable: false)
+        }
+        // An empty pattern never matches.
+        if let pattern, op != .like, pattern.isEmpty { return .false }
+        if op == .like, let pattern {
+            let p = SQLExpression.value(.text(pattern))
+            guard SQLLowering.globIsSafe(pattern) else { return .sift(.like, [l, p]) }
+            return .caseWhen(.containsNUL(l), then: .sift(.like, [l, p]), else: .wildcardMatch(l, p))
+        }
+        let r = try operand(right, options, c)
+        // A pattern known only when the query runs may be empty.
+        let nonEmpty: [SQLExpression] = pattern == nil ? [.compare(.notEqual, r, .emptyText)] : []
+        switch op {
+        case .contains:
+            if let pattern, pattern.utf8.count > SQLLowering.longestInstrPattern { return .sift(.contains, [l, r]) }
+            let instr = SQLExpression.and(nonEmpty + [.contains(l, r)])
+            guard pattern == nil else { return instr }
+            // `instr` while the pattern is short.
+            return .caseWhen(.compare(.greater, .byteLength(r), .literal(SQLLowering.longestInstrPattern)),
+                             then: .sift(.contains, [l, r]), else: instr)
+        case .beginsWith:
+            if let pattern, let upper = SQLLowering.successor(of: pattern) {
+                // An index-usable range: prefix <= s < successor(prefix).
+                return .and([.compare(.greaterOrEqual, l, r), .compare(.less, l, .value(.text(upper)))])
+            }
+            return .and(nonEmpty + [.hasPrefix(l, r)])
+        case .endsWith:
+            return .and(nonEmpty + [.hasSuffix(l, r)])
+        default:
+            let slow = SQLExpression.or([.containsNUL(l), .containsNUL(r),
+                                         .compare(.greater, .byteLength(r), .literal(SQLLowering.longestGlobRun))])
+            return .caseWhen(slow, then: .sift(.like, [l, r]), else: .wildcardMatch(l, r))
+        }
+    }
+}

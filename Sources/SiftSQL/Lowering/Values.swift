@@ -1,0 +1,94 @@
+// Stage 5 (SQL lowering): values — constants, key paths, aggregates,
+// arithmetic, functions and TERNARY.
+
+import SiftModel
+import SiftSyntax
+import SiftTree
+
+extension SQLWriter {
+    mutating func value(_ e: BoundExpression, _ c: SQLContext) throws(Failure) -> SQLExpression {
+        switch e.kind {
+        case .constant(let v):
+            if case .array = v { throw Failure("a collection where one value is needed", expression: e) }
+            return constant(v)
+        case .evaluatedObject, .variable:
+            return key(try row(e, c))
+        case .toOne(let base, let relationship):
+            // An object's identity: its key, read from the foreign key without a join.
+            let from = try row(base, c)
+            return .column(from.alias, schema.foreignKey(relationship), nullable: true)
+        case .attribute(let base, let attribute):
+            let r = try row(base, c)
+            return .column(r.alias, schema.column(attribute), nullable: attribute.isOptional || r.nullable)
+        case .aggregate(let op, let collection):
+            let function: BuiltinFunction = switch op {
+            case .count: .count
+            case .sum: .sum
+            case .avg: .average
+            case .min: .min
+            case .max: .max
+            }
+            return try aggregate(function, collection, type: e.type, c)
+        case .arithmetic(let op, let l, let r):
+            let a = try value(l, c)
+            let b = try value(r, c)
+            switch op {
+            case .add: return .arithmetic(.add, a, b)
+            case .subtract: return .arithmetic(.subtract, a, b)
+            case .multiply: return .arithmetic(.multiply, a, b)
+            case .divide: return .divide(a, b)
+            case .power: return .builtin("power", [a, b])
+            case .union, .intersect, .minus: throw Failure("\(op.rawValue) of collections", expression: e)
+            }
+        case .negate(let operand):
+            return .negate(try value(operand, c))
+        case .function(let function, let arguments):
+            return try self.function(function, arguments, e, c)
+        case .ternary(let condition, let then, let otherwise):
+            let p = try predicate(condition, c)
+            return .caseWhen(p, then: try value(then, c), else: try value(otherwise, c))
+        case .index, .size:
+            throw Failure("indexing a collection ([FIRST], [LAST], [SIZE], [n])", expression: e)
+        case .custom(let function, let arguments):
+            var parts: [SQLExpression] = []
+            for argument in arguments { parts.append(try value(argument, c)) }
+            return .custom(function.sqlName, parts)
+        case .parameter(let name):
+            return .parameter(name)
+        case .toMany, .map, .subquery, .list:
+            throw Failure("a collection where one value is needed", expression: e)
+        }
+    }
+
+    /// An aggregate over a collection, as a scalar subquery: COUNT and SUM
+    /// (0 over no members) are never NULL.
+    mutating func aggregate(_ function: BuiltinFunction, _ collection: BoundExpression, type: ValueType,
+                            _ c: SQLContext) throws(Failure) -> SQLExpression {
+        let members = try source(collection, c)
+        let member = element(members)
+        let column: SQLExpression = switch function {
+        case .sum: .coalesce(.aggregate(.sum, member), type == .integer ? .literal(0) : .literal(0.0))
+        case .count: .aggregate(.count)
+        case .min: .aggregate(.minimum, member)
+        case .max: .aggregate(.maximum, member)
+        default: .aggregate(.average, member)
+        }
+        return .scalar(members.select([column]), nullable: function != .sum && function != .count)
+    }
+
+    mutating func function(_ function: BuiltinFunction, _ arguments: [BoundExpression], _ e: BoundExpression,
+                           _ c: SQLContext) throws(Failure) -> SQLExpression {
+        switch function {
+        case .sum, .count, .min, .max, .average:
+            return try aggregate(function, arguments[0], type: e.type, c)
+        case .median, .mode, .stddev, .distinct, .union, .intersect, .minus:
+            throw Failure("the function \(function.rawValue)", expression: e)
+        case .castToDate:
+            return .castToReal(try value(arguments[0], c))
+        default:
+            var parts: [SQLExpression] = []
+            for argument in arguments { parts.append(try value(argument, c)) }
+            return .builtin(function.rawValue, parts)
+        }
+    }
+}

@@ -1,0 +1,215 @@
+// Stage 5 (SQL lowering): the statements the store runs on rows — reading
+// rows by key, reading links, the largest key, inserting, updating with the
+// version check, deleting, and writing join-table links — all built from the
+// schema mapping. A row statement run many times has positional slots, and
+// the values for them come from the same place (`bindings(…)`), so the store
+// never needs to know which column is which.
+
+import SiftModel
+import SiftSyntax
+import SiftTree
+
+extension SQLSchema {
+    /// The columns of a row, in the order every row statement reads them:
+    /// primary key, version, each attribute in slot order, each to-one key
+    /// in slot order.
+    func rowColumns(_ entity: Entity, alias: String) -> [SQLExpression] {
+        var columns = [SQLExpression.column(alias, primaryKey(entity), nullable: false),
+                       .column(alias, version(entity), nullable: false)]
+        columns += entity.attributes.map { .column(alias, column($0), nullable: $0.isOptional) }
+        columns += toOneRelationships(entity).map { .column(alias, foreignKey($0), nullable: true) }
+        return columns
+    }
+
+    /// The rows of `entity` with these keys, in key order.
+    public func selectRows(_ entity: Entity, keys: [Int64]) -> SQLQuery {
+        let key = SQLExpression.column("t0", primaryKey(entity), nullable: false)
+        let array = dialect.arrayValue(keys.map(SQLValue.integer)) ?? .null
+        return render(.select(SQLSelect(rowColumns(entity, alias: "t0"), from: .table(table(entity), alias: "t0"),
+                                        where: [.in(key, array: .value(array))], orderBy: [SQLOrdering(key)])))
+    }
+
+    /// The links of a to-many relationship for the owners with these keys:
+    /// rows of (owner, member) ordered by member; with `withRows`, each
+    /// member's whole row follows the owner instead (`rowColumns`). Nil for a
+    /// to-one relationship.
+    public func selectLinks(_ relationship: Relationship, in entity: Entity, owners: [Int64], withRows: Bool) -> SQLQuery? {
+        guard let destination = model.entity(named: relationship.destination) else { return nil }
+        let owners = SQLExpression.value(dialect.arrayValue(owners.map(SQLValue.integer)) ?? .null)
+        let member = "t0"
+        let memberKey = SQLExpression.column(member, primaryKey(destination), nullable: false)
+        switch storage(of: relationship, in: entity) {
+        case .foreignKey:
+            return nil
+        case .inverseForeignKey(let table, let column):
+            let owner = SQLExpression.column(member, column, nullable: true)
+            let columns = withRows ? [owner] + rowColumns(destination, alias: member) : [owner, memberKey]
+            return render(.select(SQLSelect(columns, from: .table(table, alias: member), where: [.in(owner, array: owners)],
+                                            orderBy: [SQLOrdering(memberKey)])))
+        case .joinTable(let table, let sourceColumn, let targetColumn):
+            let owner = SQLExpression.column("j", sourceColumn, nullable: false)
+            let target = SQLExpression.column("j", targetColumn, nullable: false)
+            if withRows {
+                return render(.select(SQLSelect(
+                    [owner] + rowColumns(destination, alias: member), from: .table(table, alias: "j"),
+                    joins: [SQLJoin(.inner, .table(self.table(destination), alias: member), on: .compare(.equal, memberKey, target))],
+                    where: [.in(owner, array: owners)], orderBy: [SQLOrdering(memberKey)])))
+            }
+            return render(.select(SQLSelect([owner, target], from: .table(table, alias: "j"), where: [.in(owner, array: owners)],
+                                            orderBy: [SQLOrdering(target)])))
+        }
+    }
+
+    /// The largest primary key of an entity's table (0 when it is empty).
+    public func selectLargestKey(_ entity: Entity) -> SQLQuery {
+        render(.select(SQLSelect([.coalesce(.aggregate(.maximum, .column("t0", primaryKey(entity), nullable: false)), .literal(0))],
+                                 from: .table(table(entity), alias: "t0"))))
+    }
+
+    /// One row as the store has it now, by primary key (slot 0): the row's
+    /// columns (`rowColumns`).
+    public func selectRow(_ entity: Entity) -> SQLQuery {
+        render(.select(SQLSelect(rowColumns(entity, alias: "t0"), from: .table(table(entity), alias: "t0"),
+                                 where: [.compare(.equal, .column("t0", primaryKey(entity), nullable: false), .slot(0))])))
+    }
+
+    // MARK: Writing rows
+
+    /// The statement that inserts a row of `entity`, and the values for it.
+    public func insertRow(_ entity: Entity) -> RowInsert {
+        RowInsert(schema: self, entity: entity)
+    }
+
+    /// The statement that updates these attributes and to-one keys of a row
+    /// of `entity` if its version is still the expected one (or, when
+    /// `checkingVersion` is false, whatever it is), incrementing the version.
+    public func updateRow(_ entity: Entity, attributes: [Attribute], toOne: [Relationship]) -> RowUpdate {
+        RowUpdate(schema: self, entity: entity, attributes: attributes, toOne: toOne)
+    }
+
+    /// Deletes a row by primary key (slot 0) and, with `checkingVersion`,
+    /// only at the version in slot 1.
+    public func deleteRow(_ entity: Entity, checkingVersion: Bool) -> SQLQuery {
+        var conditions = [SQLExpression.compare(.equal, .column("t", primaryKey(entity), nullable: false).unqualified, .slot(0))]
+        if checkingVersion {
+            conditions.append(.compare(.equal, SQLExpression.column("t", version(entity), nullable: false).unqualified, .slot(1)))
+        }
+        return render(.delete(SQLDelete(table: table(entity), conditions: conditions)))
+    }
+
+    /// Adds a link (source key in slot 0, target in slot 1) to the join table
+    /// of a relationship; nil when it has none.
+    public func insertLink(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
+        guard case .joinTable(let table, let source, let target) = storage(of: relationship, in: entity) else { return nil }
+        return render(.insert(SQLInsert(table: table, columns: [source, target], values: [.slot(0), .slot(1)],
+                                        ignoringDuplicates: true)))
+    }
+
+    /// Removes a link (source key in slot 0, target in slot 1) from the join
+    /// table of a relationship; nil when it has none.
+    public func deleteLink(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
+        guard case .joinTable(let table, let source, let target) = storage(of: relationship, in: entity) else { return nil }
+        return render(.delete(SQLDelete(table: table, conditions: [
+            .compare(.equal, SQLExpression.column("", source, nullable: false).unqualified, .slot(0)),
+            .compare(.equal, SQLExpression.column("", target, nullable: false).unqualified, .slot(1)),
+        ])))
+    }
+
+    /// Removes every link of the object in slot 0 from the join table of a
+    /// relationship; nil when it has none.
+    public func deleteLinks(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
+        guard case .joinTable(let table, let source, _) = storage(of: relationship, in: entity) else { return nil }
+        return render(.delete(SQLDelete(table: table, conditions: [
+            .compare(.equal, SQLExpression.column("", source, nullable: false).unqualified, .slot(0)),
+        ])))
+    }
+
+    /// The values of the companion columns of an attribute holding `value`.
+    func companionValues(_ attribute: Attribute, _ value: PredicateValue) -> [SQLValue] {
+        guard attribute.isCanonical else { return [] }
+        return Self.companionFlags.map { flags in
+            guard case .string(let text) = value else { return .null }
+            return .text(StringFolding.fold(text, ComparisonOptions(foldingFlags: flags)))
+        }
+    }
+}
+
+extension SQLExpression {
+    /// The column without its table alias (for UPDATE and DELETE, which name one table).
+    var unqualified: SQLExpression {
+        guard case .column(_, let name) = node else { return self }
+        return SQLExpression(.column(table: "", name: name), nullable: isNullable)
+    }
+}
+
+/// The INSERT of a row of one entity: the statement, and its values for a row.
+public struct RowInsert: Sendable {
+    public let query: SQLQuery
+    let schema: SQLSchema
+    let entity: Entity
+
+    init(schema: SQLSchema, entity: Entity) {
+        self.schema = schema
+        self.entity = entity
+        var columns = [schema.primaryKey(entity), schema.version(entity)]
+        for attribute in entity.attributes { columns += [schema.column(attribute)] + schema.companionColumns(attribute) }
+        columns += schema.toOneRelationships(entity).map(schema.foreignKey)
+        query = schema.render(.insert(SQLInsert(table: schema.table(entity), columns: columns,
+                                                values: columns.indices.map(SQLExpression.slot), ignoringDuplicates: false)))
+    }
+
+    /// The values for a row: its key, version, attribute values by slot and
+    /// to-one keys by slot.
+    public func bindings(key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?]) -> [SQLValue] {
+        var result: [SQLValue] = [.integer(key), .integer(version)]
+        result.reserveCapacity(query.bindings.count)
+        for attribute in entity.attributes {
+            let value = values[attribute.slot]
+            result.append(SQLLowering.sqlValue(value))
+            result += schema.companionValues(attribute, value)
+        }
+        for relationship in schema.toOneRelationships(entity) {
+            result.append(toOne[relationship.slot].map(SQLValue.integer) ?? .null)
+        }
+        return result
+    }
+}
+
+/// The UPDATE of some columns of a row of one entity, checked against the
+/// version the writer read.
+public struct RowUpdate: Sendable {
+    public let query: SQLQuery
+    let schema: SQLSchema
+    let attributes: [Attribute]
+    let toOne: [Relationship]
+
+    init(schema: SQLSchema, entity: Entity, attributes: [Attribute], toOne: [Relationship]) {
+        self.schema = schema
+        self.attributes = attributes
+        self.toOne = toOne
+        var columns: [String] = []
+        for attribute in attributes { columns += [schema.column(attribute)] + schema.companionColumns(attribute) }
+        columns += toOne.map(schema.foreignKey)
+        let version = SQLExpression.column("", schema.version(entity), nullable: false)
+        let assignments = columns.enumerated().map { (column: $1, value: SQLExpression.slot($0)) }
+            + [(column: schema.version(entity), value: SQLExpression.arithmetic(.add, version, .literal(1)))]
+        query = schema.render(.update(SQLUpdate(table: schema.table(entity), assignments: assignments, conditions: [
+            .compare(.equal, .column("", schema.primaryKey(entity), nullable: false), .slot(columns.count)),
+            .compare(.equal, version, .slot(columns.count + 1)),
+        ])))
+    }
+
+    /// The values for a row: the new attribute values and to-one keys (by
+    /// slot), the row's key and the version it must still have.
+    public func bindings(values: [PredicateValue], toOne keys: [Int64?], key: Int64, expectedVersion: Int64) -> [SQLValue] {
+        var result: [SQLValue] = []
+        result.reserveCapacity(query.bindings.count)
+        for attribute in attributes {
+            let value = values[attribute.slot]
+            result.append(SQLLowering.sqlValue(value))
+            result += schema.companionValues(attribute, value)
+        }
+        for relationship in toOne { result.append(keys[relationship.slot].map(SQLValue.integer) ?? .null) }
+        return result + [.integer(key), .integer(expectedVersion)]
+    }
+}

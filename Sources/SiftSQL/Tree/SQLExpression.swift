@@ -1,0 +1,406 @@
+// Stage 5 (SQL lowering): SQL expressions as a tree.
+//
+// The lowering builds these; a dialect renders them (`SQLRenderer`). An
+// expression knows whether it may be NULL, and its smart constructors
+// normalize as they build (an AND with a FALSE term is FALSE, equality with
+// NULL is IS NULL, NOT over a condition that may be NULL is IS NOT TRUE), so
+// no decision anywhere reads SQL text. Constants are `SQLValue`s that render
+// as bound parameters; the few literals are the lowering's own (`0`, `''`).
+
+import SiftSyntax
+
+/// A value bound to a parameter.
+public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+
+    public var description: String {
+        switch self {
+        case .null: "NULL"
+        case .integer(let i): String(i)
+        case .real(let d): String(d)
+        case .text(let s): PredicateValue.string(s).description
+        case .blob(let d): "x'" + d.map { String(format: "%02x", $0) }.joined() + "'"
+        }
+    }
+}
+
+/// A constant the lowering writes into SQL text itself: never a user's value.
+public enum SQLLiteral: Hashable, Sendable {
+    case null
+    case boolean(Bool)
+    case integer(Int)
+    case real(Double)
+    /// The empty string.
+    case emptyText
+    /// An empty JSON array.
+    case emptyArray
+}
+
+/// A comparison operator of SQL.
+public enum SQLComparison: String, Hashable, Sendable {
+    case equal = "=", notEqual = "<>", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+}
+
+/// An arithmetic operator that keeps its operands' type.
+public enum SQLArithmetic: String, Hashable, Sendable {
+    case add = "+", subtract = "-", multiply = "*"
+}
+
+/// An aggregate function.
+public enum SQLAggregate: String, Hashable, Sendable {
+    case count = "COUNT", sum = "SUM", average = "AVG", minimum = "MIN", maximum = "MAX"
+}
+
+/// A function Sift registers with the database, running Sift's own code.
+public enum SQLSiftFunction: Hashable, Sendable {
+    /// `fold(text, flags)`: `StringFolding.fold` with `[c]` = 1, `[d]` = 2.
+    case fold
+    /// `matches(text, pattern, flags)`: MATCHES over the whole string.
+    case matches
+    /// `like(text, pattern)`: LIKE as memory computes it.
+    case like
+    /// `contains(text, pattern)`: CONTAINS in linear time.
+    case contains
+    /// `call(name, arguments…)`: a built-in function, as memory computes it.
+    case call
+}
+
+/// An SQL expression: a value or a condition, and whether it may be NULL.
+public struct SQLExpression: Hashable, Sendable {
+    indirect enum Node: Hashable, Sendable {
+        case column(table: String, name: String)
+        case value(SQLValue)
+        case parameter(name: String, asArray: Bool)
+        case slot(Int)
+        case literal(SQLLiteral)
+        case and([SQLExpression])
+        case or([SQLExpression])
+        case not(SQLExpression)
+        case isNotTrue(SQLExpression)
+        case compare(SQLComparison, SQLExpression, SQLExpression)
+        case isNull(SQLExpression, negated: Bool)
+        case isDistinct(SQLExpression, SQLExpression, negated: Bool)
+        case between(SQLExpression, SQLExpression, SQLExpression)
+        case inList(SQLExpression, [SQLExpression])
+        case inArray(SQLExpression, SQLExpression)
+        case exists(SQLSelect, negated: Bool)
+        case scalar(SQLSelect)
+        case arithmetic(SQLArithmetic, SQLExpression, SQLExpression)
+        case divide(SQLExpression, SQLExpression)
+        case negate(SQLExpression)
+        case castToReal(SQLExpression)
+        case caseWhen(SQLExpression, SQLExpression, SQLExpression)
+        case aggregate(SQLAggregate, SQLExpression?)
+        case coalesce(SQLExpression, SQLExpression)
+        case contains(SQLExpression, SQLExpression)
+        case containsNUL(SQLExpression)
+        case byteLength(SQLExpression)
+        case hasPrefix(SQLExpression, SQLExpression)
+        case hasSuffix(SQLExpression, SQLExpression)
+        case wildcardMatch(SQLExpression, SQLExpression)
+        case sift(SQLSiftFunction, [SQLExpression])
+        case builtin(String, [SQLExpression])
+        case custom(String, [SQLExpression])
+        case jsonArray([SQLExpression])
+    }
+
+    let node: Node
+    /// Whether the expression may be NULL.
+    public let isNullable: Bool
+
+    init(_ node: Node, nullable: Bool) {
+        self.node = node
+        self.isNullable = nullable
+    }
+
+    // MARK: Leaves
+
+    /// A column of the table (or subquery) with alias `table`.
+    public static func column(_ table: String, _ name: String, nullable: Bool) -> SQLExpression {
+        SQLExpression(.column(table: table, name: name), nullable: nullable)
+    }
+
+    /// A constant, always a bound parameter; `.null` is the NULL literal.
+    public static func value(_ value: SQLValue) -> SQLExpression {
+        value == .null ? .null : SQLExpression(.value(value), nullable: false)
+    }
+
+    /// A template's `$variable`, bound each time the query runs; `asArray`
+    /// for a collection (bound as one array parameter).
+    public static func parameter(_ name: String, asArray: Bool = false) -> SQLExpression {
+        SQLExpression(.parameter(name: name, asArray: asArray), nullable: true)
+    }
+
+    /// The `index`th positional parameter of a statement run many times with
+    /// different values (a row insert): never shared with another.
+    public static func slot(_ index: Int) -> SQLExpression {
+        SQLExpression(.slot(index), nullable: true)
+    }
+
+    public static let null = SQLExpression(.literal(.null), nullable: true)
+    public static let `true` = SQLExpression(.literal(.boolean(true)), nullable: false)
+    public static let `false` = SQLExpression(.literal(.boolean(false)), nullable: false)
+    public static let emptyText = SQLExpression(.literal(.emptyText), nullable: false)
+
+    /// An integer written into the SQL text (a flag, a zero): never a user's value.
+    public static func literal(_ value: Int) -> SQLExpression { SQLExpression(.literal(.integer(value)), nullable: false) }
+    /// A real number written into the SQL text.
+    public static func literal(_ value: Double) -> SQLExpression { SQLExpression(.literal(.real(value)), nullable: false) }
+
+    /// Whether this is the NULL literal.
+    public var isNull: Bool { node == .literal(.null) }
+    /// Whether this is the constant TRUE or FALSE, and which.
+    public var constantTruth: Bool? {
+        if case .literal(.boolean(let b)) = node { return b }
+        return nil
+    }
+
+    // MARK: Logic
+
+    /// The terms joined by AND: nested ANDs flattened, TRUE dropped, FALSE absorbing.
+    public static func and(_ terms: [SQLExpression]) -> SQLExpression {
+        connective(terms, and: true)
+    }
+
+    /// The terms joined by OR: nested ORs flattened, FALSE dropped, TRUE absorbing.
+    public static func or(_ terms: [SQLExpression]) -> SQLExpression {
+        connective(terms, and: false)
+    }
+
+    private static func connective(_ terms: [SQLExpression], and: Bool) -> SQLExpression {
+        var flat: [SQLExpression] = []
+        flat.reserveCapacity(terms.count)
+        for term in terms {
+            if let truth = term.constantTruth {
+                if truth != and { return and ? .false : .true }
+                continue
+            }
+            switch term.node {
+            case .and(let inner) where and: flat += inner
+            case .or(let inner) where !and: flat += inner
+            default: flat.append(term)
+            }
+        }
+        if flat.isEmpty { return and ? .true : .false }
+        if flat.count == 1 { return flat[0] }
+        return SQLExpression(and ? .and(flat) : .or(flat), nullable: flat.contains { $0.isNullable })
+    }
+
+    /// The negation under two-valued logic: a condition that may be NULL
+    /// (false) becomes IS NOT TRUE, so its negation is true.
+    public static func not(_ condition: SQLExpression) -> SQLExpression {
+        if let truth = condition.constantTruth { return truth ? .false : .true }
+        if case .exists(let select, let negated) = condition.node {
+            return SQLExpression(.exists(select, negated: !negated), nullable: false)
+        }
+        return SQLExpression(condition.isNullable ? .isNotTrue(condition) : .not(condition), nullable: false)
+    }
+
+    // MARK: Comparisons
+
+    /// `left op right`; NULL when either is.
+    public static func compare(_ op: SQLComparison, _ left: SQLExpression, _ right: SQLExpression) -> SQLExpression {
+        SQLExpression(.compare(op, left, right), nullable: left.isNullable || right.isNullable)
+    }
+
+    /// Equality under two-valued logic: with NULL, IS NULL; between two
+    /// values that may both be NULL, null-safe equality; else `=` (which an
+    /// index can serve).
+    public static func equal(_ left: SQLExpression, _ right: SQLExpression) -> SQLExpression {
+        if right.isNull { return isNull(left) }
+        if left.isNull { return isNull(right) }
+        if left.isNullable && right.isNullable { return SQLExpression(.isDistinct(left, right, negated: false), nullable: false) }
+        return compare(.equal, left, right)
+    }
+
+    /// Inequality under two-valued logic: true when exactly one side is NULL.
+    public static func notEqual(_ left: SQLExpression, _ right: SQLExpression) -> SQLExpression {
+        if right.isNull { return isNotNull(left) }
+        if left.isNull { return isNotNull(right) }
+        if left.isNullable || right.isNullable { return SQLExpression(.isDistinct(left, right, negated: true), nullable: false) }
+        return compare(.notEqual, left, right)
+    }
+
+    public static func isNull(_ e: SQLExpression) -> SQLExpression {
+        SQLExpression(.isNull(e, negated: false), nullable: false)
+    }
+
+    public static func isNotNull(_ e: SQLExpression) -> SQLExpression {
+        SQLExpression(.isNull(e, negated: true), nullable: false)
+    }
+
+    public static func between(_ e: SQLExpression, _ low: SQLExpression, _ high: SQLExpression) -> SQLExpression {
+        SQLExpression(.between(e, low, high), nullable: e.isNullable || low.isNullable || high.isNullable)
+    }
+
+    /// `e IN (members…)`; FALSE for no members.
+    public static func `in`(_ e: SQLExpression, _ members: [SQLExpression]) -> SQLExpression {
+        members.isEmpty ? .false : SQLExpression(.inList(e, members), nullable: true)
+    }
+
+    /// `e` is a member of an array bound as one parameter (a JSON array for
+    /// SQLite).
+    public static func `in`(_ e: SQLExpression, array: SQLExpression) -> SQLExpression {
+        SQLExpression(.inArray(e, array), nullable: true)
+    }
+
+    /// Whether the subquery returns a row.
+    public static func exists(_ select: SQLSelect) -> SQLExpression {
+        SQLExpression(.exists(select, negated: false), nullable: false)
+    }
+
+    /// The subquery's one value.
+    public static func scalar(_ select: SQLSelect, nullable: Bool) -> SQLExpression {
+        SQLExpression(.scalar(select), nullable: nullable)
+    }
+
+    // MARK: Values
+
+    public static func arithmetic(_ op: SQLArithmetic, _ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
+        SQLExpression(.arithmetic(op, a, b), nullable: a.isNullable || b.isNullable)
+    }
+
+    /// Division in real numbers (NULL on division by zero).
+    public static func divide(_ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
+        SQLExpression(.divide(a, b), nullable: true)
+    }
+
+    public static func negate(_ a: SQLExpression) -> SQLExpression {
+        SQLExpression(.negate(a), nullable: a.isNullable)
+    }
+
+    public static func castToReal(_ a: SQLExpression) -> SQLExpression {
+        SQLExpression(.castToReal(a), nullable: a.isNullable)
+    }
+
+    public static func caseWhen(_ condition: SQLExpression, then: SQLExpression, else otherwise: SQLExpression)
+        -> SQLExpression
+    {
+        if let truth = condition.constantTruth { return truth ? then : otherwise }
+        return SQLExpression(.caseWhen(condition, then, otherwise), nullable: then.isNullable || otherwise.isNullable)
+    }
+
+    /// An aggregate of `argument` (nil: `COUNT(*)`).
+    public static func aggregate(_ function: SQLAggregate, _ argument: SQLExpression? = nil) -> SQLExpression {
+        SQLExpression(.aggregate(function, argument), nullable: function != .count)
+    }
+
+    public static func coalesce(_ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
+        SQLExpression(.coalesce(a, b), nullable: a.isNullable && b.isNullable)
+    }
+
+    // MARK: Strings
+
+    /// Whether `pattern` occurs in `text` (byte-wise).
+    public static func contains(_ text: SQLExpression, _ pattern: SQLExpression) -> SQLExpression {
+        SQLExpression(.contains(text, pattern), nullable: true)
+    }
+
+    /// Whether `text` holds U+0000.
+    public static func containsNUL(_ text: SQLExpression) -> SQLExpression {
+        SQLExpression(.containsNUL(text), nullable: true)
+    }
+
+    /// The length of `text` in UTF-8 bytes.
+    public static func byteLength(_ text: SQLExpression) -> SQLExpression {
+        SQLExpression(.byteLength(text), nullable: text.isNullable)
+    }
+
+    /// Whether `text` starts with `prefix`, compared as bytes.
+    public static func hasPrefix(_ text: SQLExpression, _ prefix: SQLExpression) -> SQLExpression {
+        SQLExpression(.hasPrefix(text, prefix), nullable: true)
+    }
+
+    /// Whether `text` ends with `suffix`, compared as bytes.
+    public static func hasSuffix(_ text: SQLExpression, _ suffix: SQLExpression) -> SQLExpression {
+        SQLExpression(.hasSuffix(text, suffix), nullable: true)
+    }
+
+    /// Whether `text` matches `pattern`, written with LIKE's wildcards (`*`
+    /// any run, `?` one character, nothing else special): the dialect makes
+    /// its own pattern of it.
+    public static func wildcardMatch(_ text: SQLExpression, _ pattern: SQLExpression) -> SQLExpression {
+        SQLExpression(.wildcardMatch(text, pattern), nullable: true)
+    }
+
+    // MARK: Functions
+
+    /// A call of one of Sift's registered functions.
+    public static func sift(_ function: SQLSiftFunction, _ arguments: [SQLExpression], nullable: Bool = true) -> SQLExpression {
+        SQLExpression(.sift(function, arguments), nullable: nullable)
+    }
+
+    /// `text` folded as `[c]` (1), `[d]` (2) or `[cd]` (3) fold it.
+    public static func fold(_ text: SQLExpression, flags: Int) -> SQLExpression {
+        sift(.fold, [text, .literal(flags)], nullable: text.isNullable)
+    }
+
+    /// A built-in function of the predicate language, computed by Sift.
+    public static func builtin(_ name: String, _ arguments: [SQLExpression]) -> SQLExpression {
+        SQLExpression(.builtin(name, arguments), nullable: true)
+    }
+
+    /// An application's function, by its SQL name.
+    public static func custom(_ sqlName: String, _ arguments: [SQLExpression]) -> SQLExpression {
+        SQLExpression(.custom(sqlName, arguments), nullable: true)
+    }
+
+    /// A JSON array of the values (a source for `json_each`).
+    public static func jsonArray(_ members: [SQLExpression]) -> SQLExpression {
+        SQLExpression(.jsonArray(members), nullable: false)
+    }
+
+    /// An empty array.
+    public static let emptyArray = SQLExpression(.literal(.emptyArray), nullable: false)
+
+    // MARK: Size
+
+    /// How many nodes the tree has, subqueries included: what the planner
+    /// weighs terms by.
+    public var size: Int {
+        var count = 0
+        visit { _ in count += 1 }
+        return count
+    }
+
+    /// Calls `body` on this node and every node below it, subqueries included.
+    func visit(_ body: (SQLExpression) -> Void) {
+        var stack = [self]
+        while let e = stack.popLast() {
+            body(e)
+            stack += e.children
+        }
+    }
+
+    /// The expressions directly below this one, those of subqueries included.
+    var children: [SQLExpression] {
+        switch node {
+        case .column, .value, .parameter, .slot, .literal: return []
+        case .and(let es), .or(let es), .sift(_, let es), .builtin(_, let es), .custom(_, let es), .jsonArray(let es): return es
+        case .not(let a), .isNotTrue(let a), .isNull(let a, _), .negate(let a), .castToReal(let a), .containsNUL(let a),
+             .byteLength(let a):
+            return [a]
+        case .compare(_, let a, let b), .isDistinct(let a, let b, _), .inArray(let a, let b), .arithmetic(_, let a, let b),
+             .divide(let a, let b), .coalesce(let a, let b), .contains(let a, let b), .hasPrefix(let a, let b),
+             .hasSuffix(let a, let b), .wildcardMatch(let a, let b):
+            return [a, b]
+        case .between(let a, let b, let c), .caseWhen(let a, let b, let c): return [a, b, c]
+        case .inList(let a, let es): return [a] + es
+        case .exists(let s, _), .scalar(let s): return s.expressions
+        case .aggregate(_, let a): return a.map { [$0] } ?? []
+        }
+    }
+
+    /// The table aliases the expression reads columns of.
+    public var aliases: Set<String> {
+        var result = Set<String>()
+        visit { if case .column(let table, _) = $0.node { result.insert(table) } }
+        return result
+    }
+}
+
+import Foundation

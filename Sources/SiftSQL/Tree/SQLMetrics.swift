@@ -1,0 +1,61 @@
+// Stage 5 (SQL lowering): how large a statement tree is, in the measures a
+// database limits — nesting, parameters, joined tables, arguments of one
+// call — read from the tree, so the planner can tell which statements are
+// worth trying before it hands them to the database.
+
+/// The sizes of a statement that a database may refuse it for.
+public struct SQLMetrics: Hashable, Sendable {
+    /// The deepest nesting of expressions and subqueries, as rendered
+    /// (AND and OR chains count as the balanced trees they render as).
+    public var depth = 0
+    /// Bound values and parameters.
+    public var parameters = 0
+    /// Tables joined, subqueries' included.
+    public var joins = 0
+    /// The most members of one list or arguments of one call.
+    public var widestList = 0
+    /// Expression nodes.
+    public var nodes = 0
+
+    /// Whether a database with SQLite's default limits might refuse it; a
+    /// statement below every threshold prepares without being tried first.
+    public var mayPassLimits: Bool {
+        parameters > 999 || nodes > 1_000 || depth > 8 || joins > 32 || widestList > 100
+    }
+
+    public init(_ select: SQLSelect) {
+        measure(select, depth: 0)
+    }
+
+    private mutating func measure(_ select: SQLSelect, depth: Int) {
+        joins += select.joins.count
+        for e in select.expressions { measure(e, depth: depth + 1) }
+    }
+
+    private mutating func measure(_ e: SQLExpression, depth: Int) {
+        nodes += 1
+        self.depth = max(self.depth, depth)
+        switch e.node {
+        case .value, .parameter, .slot: parameters += 1
+        case .and(let terms), .or(let terms):
+            // A balanced tree of chains of eight.
+            var levels = 1
+            var count = terms.count
+            while count > 8 {
+                count = (count + 1) / 2
+                levels += 1
+            }
+            widestList = max(widestList, min(terms.count, 8))
+            for term in terms { measure(term, depth: depth + levels) }
+            return
+        case .inList(_, let members): widestList = max(widestList, members.count)
+        case .sift(_, let arguments), .builtin(_, let arguments), .custom(_, let arguments), .jsonArray(let arguments):
+            widestList = max(widestList, arguments.count)
+        case .exists(let select, _), .scalar(let select):
+            measure(select, depth: depth + 2)
+            return
+        default: break
+        }
+        for child in e.children { measure(child, depth: depth + 1) }
+    }
+}

@@ -1,0 +1,192 @@
+// Stage 5 (SQL lowering): SQL statements as trees — SELECT with its joins,
+// INSERT, UPDATE, DELETE, CREATE TABLE and CREATE INDEX. A dialect renders
+// them (`SQLRenderer`); nothing outside this stage writes SQL text.
+
+import SiftModel
+
+/// What a FROM clause starts with.
+public enum SQLSource: Hashable, Sendable {
+    /// A table under an alias.
+    case table(String, alias: String)
+    /// The members of an array (a JSON array for SQLite), one row each, the
+    /// member in the column `value`.
+    case array(SQLExpression, alias: String)
+}
+
+/// A join in a FROM clause.
+public struct SQLJoin: Hashable, Sendable {
+    public enum Kind: Hashable, Sendable { case inner, left }
+    public var kind: Kind
+    public var source: SQLSource
+    /// The join condition (nil: the WHERE clause holds it).
+    public var on: SQLExpression?
+
+    public init(_ kind: Kind, _ source: SQLSource, on: SQLExpression? = nil) {
+        self.kind = kind
+        self.source = source
+        self.on = on
+    }
+}
+
+/// A sort key of a SELECT.
+public struct SQLOrdering: Hashable, Sendable {
+    public var expression: SQLExpression
+    public var descending: Bool
+
+    public init(_ expression: SQLExpression, descending: Bool = false) {
+        self.expression = expression
+        self.descending = descending
+    }
+}
+
+/// A SELECT statement (or subquery).
+public struct SQLSelect: Hashable, Sendable {
+    public var columns: [SQLExpression]
+    public var from: SQLSource
+    public var joins: [SQLJoin]
+    /// Conditions joined by AND.
+    public var conditions: [SQLExpression]
+    public var orderBy: [SQLOrdering]
+    public var limit: SQLExpression?
+    public var offset: SQLExpression?
+
+    public init(_ columns: [SQLExpression], from: SQLSource, joins: [SQLJoin] = [], where conditions: [SQLExpression] = [],
+                orderBy: [SQLOrdering] = [], limit: SQLExpression? = nil, offset: SQLExpression? = nil) {
+        self.columns = columns
+        self.from = from
+        self.joins = joins
+        self.conditions = conditions
+        self.orderBy = orderBy
+        self.limit = limit
+        self.offset = offset
+    }
+
+    /// Every expression of the statement, for walking the tree.
+    var expressions: [SQLExpression] {
+        var result = columns + conditions + orderBy.map(\.expression) + joins.compactMap(\.on)
+        if case .array(let e, _) = from { result.append(e) }
+        for join in joins { if case .array(let e, _) = join.source { result.append(e) } }
+        if let limit { result.append(limit) }
+        if let offset { result.append(offset) }
+        return result
+    }
+
+    /// The select without the LEFT JOINs nothing reads (a LEFT JOIN on a
+    /// primary key never changes which rows come back).
+    public func prunedJoins() -> SQLSelect {
+        var used = Set<String>()
+        for e in columns + conditions + orderBy.map(\.expression) { used.formUnion(e.aliases) }
+        var kept = Array(repeating: false, count: joins.count)
+        // A join is kept when something kept reads it; later joins may read earlier ones.
+        for index in joins.indices.reversed() {
+            let join = joins[index]
+            let alias: String
+            switch join.source {
+            case .table(_, let a), .array(_, let a): alias = a
+            }
+            if join.kind != .left || used.contains(alias) {
+                kept[index] = true
+                if let on = join.on { used.formUnion(on.aliases) }
+            }
+        }
+        var copy = self
+        copy.joins = joins.indices.filter { kept[$0] }.map { joins[$0] }
+        return copy
+    }
+}
+
+/// An INSERT of one row.
+public struct SQLInsert: Hashable, Sendable {
+    public var table: String
+    public var columns: [String]
+    public var values: [SQLExpression]
+    /// Whether a row whose key is already there is skipped rather than an error.
+    public var ignoringDuplicates: Bool
+}
+
+/// An UPDATE.
+public struct SQLUpdate: Hashable, Sendable {
+    public var table: String
+    public var assignments: [(column: String, value: SQLExpression)]
+    public var conditions: [SQLExpression]
+
+    public static func == (a: SQLUpdate, b: SQLUpdate) -> Bool {
+        a.table == b.table && a.assignments.map(\.column) == b.assignments.map(\.column)
+            && a.assignments.map(\.value) == b.assignments.map(\.value) && a.conditions == b.conditions
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(table)
+        for (column, value) in assignments {
+            hasher.combine(column)
+            hasher.combine(value)
+        }
+        hasher.combine(conditions)
+    }
+}
+
+/// A DELETE.
+public struct SQLDelete: Hashable, Sendable {
+    public var table: String
+    public var conditions: [SQLExpression]
+}
+
+/// The type of a column, as the dialect names it.
+public enum SQLColumnType: Hashable, Sendable {
+    case integer, real, text, blob
+
+    /// The column type that holds an attribute's values.
+    public init(_ type: AttributeType) {
+        switch type {
+        case .integer16, .integer32, .integer64, .boolean: self = .integer
+        case .decimal, .double, .float, .date: self = .real
+        case .string, .uuid: self = .text
+        case .binary: self = .blob
+        }
+    }
+}
+
+/// A column of a CREATE TABLE.
+public struct SQLColumnDefinition: Hashable, Sendable {
+    public var name: String
+    public var type: SQLColumnType
+    public var isPrimaryKey = false
+    public var isNullable = true
+    /// A default written into the table's definition.
+    public var defaultValue: SQLLiteral?
+
+    public init(_ name: String, _ type: SQLColumnType, primaryKey: Bool = false, nullable: Bool = true,
+                default defaultValue: SQLLiteral? = nil) {
+        self.name = name
+        self.type = type
+        self.isPrimaryKey = primaryKey
+        self.isNullable = nullable
+        self.defaultValue = defaultValue
+    }
+}
+
+/// A CREATE TABLE.
+public struct SQLCreateTable: Hashable, Sendable {
+    public var name: String
+    public var columns: [SQLColumnDefinition]
+    /// A primary key of several columns (a join table's), clustered when the
+    /// dialect can.
+    public var compositeKey: [String]
+}
+
+/// A CREATE INDEX.
+public struct SQLCreateIndex: Hashable, Sendable {
+    public var name: String
+    public var table: String
+    public var columns: [String]
+}
+
+/// Any statement the stage builds.
+public enum SQLStatement: Hashable, Sendable {
+    case select(SQLSelect)
+    case insert(SQLInsert)
+    case update(SQLUpdate)
+    case delete(SQLDelete)
+    case createTable(SQLCreateTable)
+    case createIndex(SQLCreateIndex)
+}

@@ -1,0 +1,92 @@
+// Store stage: how the SQLite store answers a context's fetches — SQL for
+// what SQL can run, memory for a plan's residual; rows by key and links for
+// faults and prefetching, with the statements the SQL stage builds.
+
+import Foundation
+import Sift
+
+extension SQLiteStore: StoreBackend {
+    @discardableResult
+    public func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
+        let token = StoreObservation(observers: observers)
+        observers.handlers.withLock { $0[token.id] = observer }
+        return token
+    }
+
+    func rows(for request: FetchRequest) throws(StoreError) -> [RowNode] {
+        let entity = try self.entity(request.entityName)
+        let plan = try self.plan(request)
+        if plan.residual != nil { return try rowsWithResidual(request, plan, entity) }
+        return try fetchNodes(plan.query(for: request, columns: .rows), entity: entity)
+    }
+
+    func keys(for request: FetchRequest) throws(StoreError) -> [Int64] {
+        let entity = try self.entity(request.entityName)
+        let plan = try self.plan(request)
+        if plan.residual != nil { return try rowsWithResidual(request, plan, entity).map(\.id.primaryKey) }
+        return try fetchIntegers(plan.query(for: request, columns: .identifiers))
+    }
+
+    func count(for request: FetchRequest) throws(StoreError) -> Int {
+        let entity = try self.entity(request.entityName)
+        var countRequest = request
+        countRequest.sortDescriptors = []
+        let plan = try self.plan(countRequest)
+        if plan.residual != nil { return try rowsWithResidual(countRequest, plan, entity).count }
+        let whole = request.fetchLimit == nil && request.fetchOffset == 0
+        let query = plan.query(for: countRequest, columns: whole ? .count : .identifiers)
+        if whole { return Int(try fetchIntegers(query).first ?? 0) }
+        return try fetchIntegers(query).count
+    }
+
+    /// Runs a plan with a residual: SQL returns the candidate rows in order,
+    /// the relationships the residual follows are loaded (one statement per
+    /// key path), memory filters, then offset and limit apply.
+    func rowsWithResidual(_ request: FetchRequest, _ plan: FetchPlan, _ entity: Entity) throws(StoreError) -> [RowNode] {
+        guard let residual = plan.residual else { return [] }
+        let candidates = try fetchNodes(plan.query(for: request, columns: .rows), entity: entity)
+        for path in RelationshipPaths.of(residual).sorted() {
+            try loadPath(path, from: candidates, entity: entity)
+        }
+        let domain = RowNodeDomain(cache: rowCache)
+        let filter = MemoryPredicate(residual, domain: domain)
+        let current = candidates.compactMap { domain.snapshot.node(entity: entity.index, primaryKey: $0.id.primaryKey) }
+        var matching = try StoreError.evaluating { () throws(EvaluationError) in try filter.filter(current) }
+        if request.fetchOffset > 0 { matching = Array(matching.dropFirst(request.fetchOffset)) }
+        if let limit = request.fetchLimit { matching = Array(matching.prefix(limit)) }
+        return matching
+    }
+
+    func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {
+        try fetchNodes(schema.selectRows(entity, keys: keys), entity: entity)
+    }
+
+    func links(_ relationship: Relationship, of owners: [Int64], entity: Entity,
+               loadingRows: Bool) throws(StoreError) -> [Int64: [Int64]] {
+        guard let destination = model.entity(named: relationship.destination),
+              let query = schema.selectLinks(relationship, in: entity, owners: owners, withRows: loadingRows) else {
+            throw .unknownRelationship(relationship.name, entity: entity.name)
+        }
+        var links: [Int64: [Int64]] = [:]
+        for owner in owners { links[owner] = [] }
+        if loadingRows {
+            var owner: [Int64] = []
+            let fetched = try fetchNodes(query, entity: destination, extraLeadingColumns: 1) { row in owner.append(row.integer(0)) }
+            for (node, ownerKey) in zip(fetched, owner) { links[ownerKey, default: []].append(node.id.primaryKey) }
+        } else {
+            var pairs: [(Int64, Int64)] = []
+            do {
+                try withConnection { connection in
+                    try connection.forEachRow(query.sql, query.bindings) { row in
+                        pairs.append((row.integer(0), row.integer(1)))
+                        return true
+                    }
+                }
+            } catch {
+                throw StoreError(error, path: path, sql: query.sql)
+            }
+            for (owner, target) in pairs { links[owner, default: []].append(target) }
+        }
+        return links
+    }
+}

@@ -1,0 +1,148 @@
+// Store stage: how the SQLite store applies a save request — one
+// transaction; permanent keys after each table's largest; every UPDATE and
+// DELETE checked against the version the context read (`WHERE key = ? AND
+// version = ?`). A row that moved is a conflict: the transaction is rolled
+// back, and the conflicts go back with the rows as the store has them. After
+// a commit the row cache holds the written rows, then observers are told.
+
+import Foundation
+import Sift
+
+/// Rolls a save's transaction back when it found conflicts.
+private struct ConflictsFound: Error {
+    var conflicts: [RowConflict]
+}
+
+extension SQLiteStore {
+    func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
+        var result = SaveResult()
+        do {
+            try withConnection { connection in
+                try connection.transaction {
+                    result = try write(request, connection)
+                }
+            }
+        } catch let found as ConflictsFound {
+            return .conflicts(found.conflicts)
+        } catch {
+            throw StoreError(error, path: path)
+        }
+        // Committed: nothing below can fail, so observers hear of every save that committed.
+        rowCache.store(result.nodes.values)
+        rowCache.remove(result.changes.deleted)
+        announce(result.changes)
+        return .committed(result)
+    }
+
+    private func write(_ request: SaveRequest, _ connection: SQLiteConnection) throws -> SaveResult {
+        var result = SaveResult()
+        let now = Date().timeIntervalSinceReferenceDate
+
+        // Permanent keys for inserted objects, after each table's largest.
+        var next: [Int: Int64] = [:]
+        for insert in request.inserts where insert.id.primaryKey < 0 {
+            let entity = model.entities[insert.id.entity]
+            if next[entity.index] == nil {
+                let largest = try connection.query(schema.selectLargestKey(entity))
+                if case .integer(let m)? = largest.first?.first { next[entity.index] = m &+ 1 } else { next[entity.index] = 1 }
+            }
+            result.keys[insert.id.primaryKey] = next[entity.index]!
+            next[entity.index]! &+= 1
+        }
+        let keys = result.keys
+        func resolve(_ key: Int64?) -> Int64? { SaveRequest.resolve(key, keys) }
+        func permanent(_ id: ObjectID) -> ObjectID { ObjectID(entity: id.entity, primaryKey: resolve(id.primaryKey)!) }
+
+        var statements: [String: SQLiteStatement] = [:]
+        func statement(_ query: SQLQuery) throws -> SQLiteStatement {
+            if let prepared = statements[query.sql] { return prepared }
+            let prepared = try connection.statement(query.sql)
+            statements[query.sql] = prepared
+            return prepared
+        }
+
+        // Each statement is built once per save: one INSERT per entity, one
+        // UPDATE per entity and set of changed columns.
+        var rowInserts: [Int: RowInsert] = [:]
+        var rowUpdates: [[Int]: RowUpdate] = [:]
+        for insert in request.inserts {
+            let entity = model.entities[insert.id.entity]
+            let id = permanent(insert.id)
+            let row = rowInserts[entity.index] ?? schema.insertRow(entity)
+            rowInserts[entity.index] = row
+            let toOne = insert.toOne.map(resolve)
+            try connection.run(statement(row.query), row.bindings(key: id.primaryKey, version: 1, values: insert.values, toOne: toOne))
+            result.nodes[insert.id] = RowNode(id: id, version: 1, fetchTimestamp: now, values: insert.values, toOne: toOne,
+                                              toMany: Array(repeating: nil, count: entity.toManyCount))
+            result.changes.inserted.insert(id)
+        }
+
+        var conflicts: [RowConflict] = []
+        for update in request.updates {
+            let entity = model.entities[update.id.entity]
+            let shape = [entity.index] + update.attributeSlots + [-1] + update.toOneSlots
+            let row = rowUpdates[shape] ?? schema.updateRow(
+                entity, attributes: update.attributeSlots.map { entity.attributes[$0] },
+                toOne: update.toOneSlots.compactMap { slot in entity.relationships.first { !$0.isToMany && $0.slot == slot } })
+            rowUpdates[shape] = row
+            let toOne = update.toOne.map(resolve)
+            try connection.run(statement(row.query), row.bindings(values: update.values, toOne: toOne,
+                                                                  key: update.id.primaryKey, expectedVersion: update.expectedVersion))
+            guard connection.changes == 1 else {
+                conflicts.append(RowConflict(id: update.id, current: try storeRow(update.id, connection)))
+                continue
+            }
+            result.nodes[update.id] = RowNode(id: update.id, version: update.expectedVersion &+ 1, fetchTimestamp: now,
+                                              values: update.values, toOne: toOne,
+                                              toMany: Array(repeating: nil, count: entity.toManyCount))
+            result.changes.updated.insert(update.id)
+        }
+
+        for delete in request.deletes {
+            let entity = model.entities[delete.id.entity]
+            let query = schema.deleteRow(entity, checkingVersion: delete.expectedVersion != nil)
+            var bindings: [SQLValue] = [.integer(delete.id.primaryKey)]
+            if let version = delete.expectedVersion { bindings.append(.integer(version)) }
+            try connection.run(statement(query), bindings)
+            if connection.changes == 0 {
+                // Already gone: nothing to do. Still there at another version: a conflict.
+                if let current = try storeRow(delete.id, connection) { conflicts.append(RowConflict(id: delete.id, current: current)) }
+                continue
+            }
+            // Its links go with it.
+            for relationship in entity.relationships where relationship.isToMany {
+                if let links = schema.deleteLinks(relationship, in: entity) {
+                    try connection.run(statement(links), [.integer(delete.id.primaryKey)])
+                }
+            }
+            result.changes.deleted.insert(delete.id)
+        }
+        guard conflicts.isEmpty else { throw ConflictsFound(conflicts: conflicts) }
+
+        for change in request.links {
+            let entity = model.entities[change.owner.entity]
+            guard let insert = schema.insertLink(change.relationship, in: entity),
+                  let remove = schema.deleteLink(change.relationship, in: entity) else { continue }
+            let owner = resolve(change.owner.primaryKey)!
+            for added in change.added { try connection.run(statement(insert), [.integer(owner), .integer(resolve(added)!)]) }
+            for removed in change.removed { try connection.run(statement(remove), [.integer(owner), .integer(resolve(removed)!)]) }
+        }
+        return result
+    }
+
+    /// The row with `id` as the store has it now, or nil when it is gone.
+    private func storeRow(_ id: ObjectID, _ connection: SQLiteConnection) throws -> RowNode? {
+        let entity = model.entities[id.entity]
+        let query = schema.selectRow(entity)
+        var node: RowNode?
+        let types = entity.attributes.map(\.type)
+        try connection.forEachRow(query.sql, [.integer(id.primaryKey)]) { row in
+            let values = types.indices.map { row.value(2 + $0, as: types[$0]) }
+            let toOne = (0..<entity.toOneCount).map { row.isNull(2 + types.count + $0) ? nil : row.integer(2 + types.count + $0) }
+            node = RowNode(id: id, version: row.integer(1), fetchTimestamp: Date().timeIntervalSinceReferenceDate,
+                           values: values, toOne: toOne, toMany: Array(repeating: nil, count: entity.toManyCount))
+            return false
+        }
+        return node
+    }
+}

@@ -1,0 +1,92 @@
+// Store stage: merge policies — how a context resolves rows that changed in
+// the store since it read them. The one place they are written: a context
+// applies them to the conflicts any backend reports (`resolve`), and to
+// other contexts' saves it merges (ObjectContext+Merging.swift).
+
+import Foundation
+import Sift
+
+/// How a save resolves rows that changed in the store since the context read them.
+public enum MergePolicy: Hashable, Sendable {
+    /// The save fails, listing the conflicts, and writes nothing (the default).
+    case error
+    /// Property by property, the store's changed values win.
+    case storeTrump
+    /// Property by property, the context's changed values win.
+    case objectTrump
+    /// The context's whole state is written over the store's.
+    case overwrite
+    /// The context's changes to conflicting objects are discarded for the store's state.
+    case rollback
+}
+
+/// A row that changed in the store since the context read it.
+public struct SaveConflict: Hashable, Sendable, CustomStringConvertible {
+    public var objectID: ObjectID
+    public var entity: String
+    /// The version the context read.
+    public var contextVersion: Int64
+    /// The attribute values the context holds (its changes applied).
+    public var contextValues: [String: PredicateValue]
+    /// The version now in the store; nil when the row was deleted.
+    public var storeVersion: Int64?
+    /// The attribute values now in the store; nil when the row was deleted.
+    public var storeValues: [String: PredicateValue]?
+
+    public var description: String {
+        "\(entity) \(objectID.primaryKey): context read version \(contextVersion), the store has "
+            + (storeVersion.map { "version \($0)" } ?? "no such row (deleted)")
+    }
+}
+
+/// What a merge policy makes of one conflicting object at save.
+enum ConflictResolution {
+    /// The store's state wins: the object's changes (or its delete) are dropped.
+    case discard
+    /// The row is gone from the store, and stays gone.
+    case gone
+    /// The row is written over the store's version: these slots (merged
+    /// into the store's row) at the store's current version.
+    case write(expectedVersion: Int64, attributeSlots: [Int], toOneSlots: [Int], values: [PredicateValue], toOne: [Int64?])
+    /// The object's delete goes ahead, whatever the store's version.
+    case delete
+    /// The store lost the row; the object's row is inserted again under its key.
+    case reinsert
+}
+
+extension MergePolicy {
+    /// How this policy resolves a conflict on `object`, whose current row
+    /// (its changes applied) is `row`. Nil for `.error`: the save fails.
+    func resolve(_ conflict: RowConflict, _ object: ManagedObject,
+                 row: (values: [PredicateValue], toOne: [Int64?])?) -> ConflictResolution? {
+        guard self != .error else { return nil }
+        guard let current = conflict.current else {
+            // Deleted in the store.
+            return object.isDeleted || self == .storeTrump || self == .rollback ? .gone : .reinsert
+        }
+        if self == .rollback { return .discard }
+        if object.isDeleted { return self == .storeTrump ? .discard : .delete }
+        guard let row else { return .discard }
+        let entity = object.entity
+        var attributeSlots: [Int]
+        var toOneSlots: [Int]
+        switch self {
+        case .overwrite:
+            attributeSlots = entity.attributes.map(\.slot)
+            toOneSlots = entity.relationships.filter { !$0.isToMany }.map(\.slot)
+        default:
+            attributeSlots = object.changedValues.keys.sorted()
+            toOneSlots = object.changedToOne.keys.sorted()
+            if self == .storeTrump, let snapshot = object.node {
+                // Only the changes to properties the store left as the context read them.
+                attributeSlots.removeAll { current.values[$0] != snapshot.values[$0] }
+            }
+        }
+        var values = current.values
+        for slot in attributeSlots { values[slot] = row.values[slot] }
+        var toOne = current.toOne
+        for slot in toOneSlots { toOne[slot] = row.toOne[slot] }
+        return .write(expectedVersion: current.version, attributeSlots: attributeSlots, toOneSlots: toOneSlots,
+                      values: values, toOne: toOne)
+    }
+}

@@ -1,0 +1,228 @@
+// Store stage: saving a context — validation, a `SaveRequest` handed to the
+// store, the merge policy applied to the conflicts it reports, and the
+// bookkeeping once it has committed.
+//
+// Every row has a version, incremented by each save of it. A save writes an
+// updated or deleted row only if its version is still the one the context
+// read; otherwise the store writes nothing and reports the conflicts, the
+// merge policy resolves them (or the save fails), and the request goes again
+// with the resolutions. Until the store commits, the context is not touched:
+// a save that fails for any reason leaves it exactly as it was.
+
+import Foundation
+import Sift
+
+extension ObjectContext {
+    /// How many times a save is tried when conflicts keep appearing (other
+    /// saves landing between the tries).
+    static let maximumSaveAttempts = 8
+
+    /// Saves every change in one transaction, with optimistic locking.
+    public func save() throws(StoreError) {
+        guard hasChanges else { return }
+        let inserted = insertedObjects
+        let updated = updatedObjects
+        let deleted = deletedObjects
+        // The current state of every written object, read before the transaction.
+        var rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])] = [:]
+        rows.reserveCapacity(inserted.count + updated.count)
+        for object in inserted + updated { rows[object.objectID] = try currentRow(object) }
+        try validateChanges(rows)
+        var resolutions: [ObjectID: ConflictResolution] = [:]
+        var records: [SaveConflict] = []
+        for _ in 0..<Self.maximumSaveAttempts {
+            let request = saveRequest(inserted: inserted, updated: updated, deleted: deleted, rows: rows,
+                                      resolutions: resolutions)
+            switch try store.apply(request) {
+            case .committed(let result):
+                finish(result, inserted: inserted, updated: updated, deleted: deleted, resolutions: resolutions)
+                return
+            case .conflicts(let conflicts):
+                records = conflicts.map { conflictRecord($0, rows: rows) }
+                for conflict in conflicts {
+                    guard let object = objects[conflict.id],
+                          let resolution = mergePolicy.resolve(conflict, object, row: rows[conflict.id])
+                    else { throw .conflicts(records) }
+                    resolutions[conflict.id] = resolution
+                }
+            }
+        }
+        throw .conflicts(records)
+    }
+
+    /// The request for the context's changes, with the resolutions of
+    /// conflicts found so far.
+    func saveRequest(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
+                     rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])],
+                     resolutions: [ObjectID: ConflictResolution]) -> SaveRequest {
+        var request = SaveRequest()
+        request.inserts.reserveCapacity(inserted.count)
+        request.updates.reserveCapacity(updated.count)
+        var linked: [ManagedObject] = []
+        for object in inserted {
+            let row = rows[object.objectID]!
+            request.inserts.append(SaveRequest.Insert(id: object.objectID, values: row.values, toOne: row.toOne))
+            linked.append(object)
+        }
+        for object in updated {
+            let row = rows[object.objectID]!
+            switch resolutions[object.objectID] {
+            case nil:
+                request.updates.append(SaveRequest.Update(
+                    id: object.objectID, expectedVersion: object.node?.version ?? 0,
+                    attributeSlots: object.changedValues.keys.sorted(), toOneSlots: object.changedToOne.keys.sorted(),
+                    values: row.values, toOne: row.toOne))
+            case .write(let version, let attributeSlots, let toOneSlots, let values, let toOne):
+                request.updates.append(SaveRequest.Update(
+                    id: object.objectID, expectedVersion: version, attributeSlots: attributeSlots, toOneSlots: toOneSlots,
+                    values: values, toOne: toOne))
+            case .reinsert:
+                request.inserts.append(SaveRequest.Insert(id: object.objectID, values: row.values, toOne: row.toOne))
+            case .discard, .gone, .delete:
+                continue
+            }
+            linked.append(object)
+        }
+        for object in deleted {
+            switch resolutions[object.objectID] {
+            case nil: request.deletes.append(SaveRequest.Delete(id: object.objectID, expectedVersion: object.node?.version ?? 0))
+            case .delete: request.deletes.append(SaveRequest.Delete(id: object.objectID, expectedVersion: nil))
+            default: continue
+            }
+        }
+        for object in linked {
+            for relationship in object.entity.relationships where relationship.isToMany {
+                let added = object.addedToMany[relationship.slot]?.elements ?? []
+                let removed = object.removedToMany[relationship.slot].map(Array.init) ?? []
+                guard !added.isEmpty || !removed.isEmpty else { continue }
+                request.links.append(SaveRequest.LinkChange(owner: object.objectID, relationship: relationship,
+                                                            added: added, removed: removed.sorted()))
+            }
+        }
+        return request
+    }
+
+    /// A conflict as the error reports it.
+    func conflictRecord(_ conflict: RowConflict, rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])]) -> SaveConflict {
+        let entity = store.model.entities[conflict.id.entity]
+        let object = objects[conflict.id]
+        var contextValues: [String: PredicateValue] = [:]
+        if let row = rows[conflict.id] {
+            for a in entity.attributes { contextValues[a.name] = row.values[a.slot] }
+        }
+        return SaveConflict(
+            objectID: conflict.id, entity: entity.name, contextVersion: object?.node?.version ?? 0,
+            contextValues: contextValues, storeVersion: conflict.current?.version,
+            storeValues: conflict.current.map { node in
+                Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, node.values[$0.slot]) })
+            })
+    }
+
+    /// After the store committed: permanent IDs, the new snapshots, changes
+    /// cleared. Nothing here can fail; the store has told its observers.
+    func finish(_ result: SaveResult, inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
+                resolutions: [ObjectID: ConflictResolution]) {
+        var registered: [ObjectID] = []
+        registered.reserveCapacity(inserted.count)
+        for object in inserted {
+            let temporary = object.objectID
+            objects[temporary] = nil
+            object.objectID = ObjectID(entity: temporary.entity, primaryKey: result.keys[temporary.primaryKey] ?? temporary.primaryKey)
+            object.isInserted = false
+            objects[object.objectID] = object
+            object.node = result.nodes[temporary]
+            if object.node != nil { registered.append(object.objectID) }
+            object.discardChanges()
+        }
+        store.rowCache.register(registered)
+        for object in updated {
+            switch resolutions[object.objectID] {
+            case .discard:
+                object.discardChanges()
+                makeFault(object)
+            case .gone:
+                object.isDeleted = true
+                unregisterObject(object)
+                store.rowCache.remove([object.objectID])
+            default:
+                if let node = result.nodes[object.objectID] {
+                    if object.node == nil { store.rowCache.register(object.objectID) }
+                    object.node = node
+                } else {
+                    makeFault(object)
+                }
+                object.discardChanges()
+            }
+        }
+        for object in deleted {
+            switch resolutions[object.objectID] {
+            case .discard:
+                object.isDeleted = false
+                object.discardChanges()
+                makeFault(object)
+            case .gone:
+                unregisterObject(object)
+                store.rowCache.remove([object.objectID])
+            default:
+                unregisterObject(object)
+            }
+        }
+        changed = [:]
+        denied = [:]
+    }
+
+    /// Turns an object into a fault that reads the store's row when next used.
+    func makeFault(_ object: ManagedObject) {
+        object.batch = nil
+        guard object.node != nil else { return }
+        object.node = nil
+        store.rowCache.unregister(object.objectID)
+    }
+
+    // MARK: Reading an object's whole state
+
+    /// The object's current attribute values and to-one keys.
+    func currentRow(_ object: ManagedObject) throws(StoreError) -> (values: [PredicateValue], toOne: [Int64?]) {
+        let base = try object.values()
+        var values = base.values
+        for (slot, value) in object.changedValues { values[slot] = value }
+        var toOne = base.toOne
+        for (slot, key) in object.changedToOne { toOne[slot] = key }
+        return (values, toOne)
+    }
+
+    // MARK: Validation
+
+    /// Refuses a save that would store what the model does not allow.
+    /// `rows` holds the current state of every inserted and updated object.
+    func validateChanges(_ rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])]) throws(StoreError) {
+        var failures = denied.filter { changed[$0.key]?.isDeleted == true }.sorted { $0.key.primaryKey < $1.key.primaryKey }
+            .flatMap(\.value)
+        for object in changed.values where !object.isDeleted && (object.isInserted || object.hasValueChanges) {
+            guard let row = rows[object.objectID] else { continue }
+            for attribute in object.entity.attributes {
+                let value = row.values[attribute.slot]
+                if value == .null {
+                    if !attribute.isOptional {
+                        failures.append(SaveValidationFailure(object: object.description, property: attribute.name,
+                                                              reason: "is required but has no value"))
+                    }
+                } else if DataSet.convert(value, to: attribute.type) == nil {
+                    failures.append(SaveValidationFailure(object: object.description, property: attribute.name,
+                                                          reason: attribute.type.mismatch(value)))
+                } else if case .double(let number) = value, number.isNaN {
+                    // SQLite would keep it as NULL: the value would change silently.
+                    failures.append(SaveValidationFailure(object: object.description, property: attribute.name,
+                                                          reason: "is NaN, which no store keeps"))
+                }
+            }
+            for relationship in object.entity.relationships where !relationship.isToMany && !relationship.isOptional {
+                if row.toOne[relationship.slot] == nil {
+                    failures.append(SaveValidationFailure(object: object.description, property: relationship.name,
+                                                          reason: "is required but empty"))
+                }
+            }
+        }
+        if !failures.isEmpty { throw .validation(failures) }
+    }
+}

@@ -1,0 +1,86 @@
+// Store stage: a save as a value. A context describes its changes as a
+// `SaveRequest`; a backend applies it in one transaction and answers with
+// the rows it wrote, or with the conflicts it found (and wrote nothing). The
+// merge policy is the context's business, applied above every backend: a
+// backend never calls back into a context.
+
+import Foundation
+import Sift
+
+/// The changes one save writes, all or nothing.
+struct SaveRequest {
+    /// A new row. A temporary (negative) key gets a permanent one; a
+    /// positive key is kept (a row the store lost, written again).
+    struct Insert {
+        var id: ObjectID
+        var values: [PredicateValue]
+        /// To-one keys by slot; negative keys are other inserts of the request.
+        var toOne: [Int64?]
+    }
+
+    /// Changed columns of a row, written only if the row still has the
+    /// version the context read.
+    struct Update {
+        var id: ObjectID
+        var expectedVersion: Int64
+        /// The attribute and to-one slots written.
+        var attributeSlots: [Int]
+        var toOneSlots: [Int]
+        /// The whole row as it will be: what the row cache holds afterwards.
+        var values: [PredicateValue]
+        var toOne: [Int64?]
+    }
+
+    /// A row removed if it still has the expected version (nil: whatever it has).
+    struct Delete {
+        var id: ObjectID
+        var expectedVersion: Int64?
+    }
+
+    /// Links added to and removed from one to-many relationship of one object.
+    struct LinkChange {
+        var owner: ObjectID
+        var relationship: Relationship
+        var added: [Int64]
+        var removed: [Int64]
+    }
+
+    var inserts: [Insert] = []
+    var updates: [Update] = []
+    var deletes: [Delete] = []
+    var links: [LinkChange] = []
+}
+
+/// What a backend answers a save request with.
+enum SaveResponse {
+    /// Everything was written and committed.
+    case committed(SaveResult)
+    /// Rows changed or deleted since the context read them: nothing was
+    /// written. Each conflict carries the row as the store has it now.
+    case conflicts([RowConflict])
+}
+
+/// What a committed save wrote.
+struct SaveResult {
+    /// The permanent key of each insert's temporary key.
+    var keys: [Int64: Int64] = [:]
+    /// The node of every inserted and updated row, as the row cache now
+    /// holds it, by the ID the request gave it.
+    var nodes: [ObjectID: RowNode] = [:]
+    /// What the save changed, as observers heard it.
+    var changes = StoreChanges(inserted: [], updated: [], deleted: [])
+}
+
+/// A row whose version moved since the context read it.
+struct RowConflict {
+    var id: ObjectID
+    /// The row as the store has it now; nil when it was deleted.
+    var current: RowNode?
+}
+
+extension SaveRequest {
+    /// A temporary key resolved to its permanent one.
+    static func resolve(_ key: Int64?, _ keys: [Int64: Int64]) -> Int64? {
+        key.map { $0 < 0 ? keys[$0] ?? $0 : $0 }
+    }
+}
