@@ -88,6 +88,13 @@ public struct PredicateCompiler: Sendable {
         } catch {
             throw .syntax(error)
         }
+        return try bind(syntax, entity: entity, variables: variables)
+    }
+
+    /// Binds a parsed predicate to `entity`, giving `$variables` the values
+    /// in `variables`, then optimizes it.
+    public func bind(_ syntax: PredicateSyntax, entity: String,
+                     variables: [String: PredicateValue] = [:]) throws(PredicateCompileError) -> BoundPredicate {
         let bound: BoundPredicate
         do {
             bound = try Binder(model: model, variables: variables, functions: functions).bind(syntax, entity: entity)

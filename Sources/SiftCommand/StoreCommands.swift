@@ -162,14 +162,22 @@ struct Explain: ParsableCommand {
         let store = try openStore(options.store)
         let text = options.predicate
         do {
+            // Parsed and bound once; the plan optimizes and lowers the bound tree.
             let syntax = try PredicateParser.parse(text, arguments: options.predicateArguments.values)
             print("parsed:\n  \(syntax)")
-            let request = options.request()
-            guard let bound = try store.bind(request) else { return }
-            print("bound:\n" + bound.outline.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+            var request = options.request()
+            let compiler = PredicateCompiler(model: store.model, optimizer: nil, functions: store.functions)
+            do {
+                request.predicate = .bound(try compiler.bind(syntax, entity: options.entity))
+            } catch {
+                printError(error.rendered(in: text))
+                throw ExitStatus.dataError
+            }
             let plan = try store.plan(request)
+            guard let bound = plan.predicate else { return }
+            print("bound:\n" + bound.outline.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
             print("plan:\n" + plan.description.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
-            let query = try store.sqlQuery(for: request, plan: plan, columns: .rows)
+            let query = plan.query(for: request, columns: .rows)
             print("sql:\n  \(query.sql)")
             print("bindings:\n" + (query.bindings.isEmpty ? "  (none)"
                 : query.bindings.enumerated().map { "  ?\($0 + 1) = \($1)" }.joined(separator: "\n")))
@@ -177,6 +185,8 @@ struct Explain: ParsableCommand {
         } catch let error as PredicateSyntaxError {
             printError(error.rendered())
             throw ExitStatus.dataError
+        } catch let status as ExitCode {
+            throw status
         } catch {
             printError("\(error)")
             throw ExitStatus.dataError

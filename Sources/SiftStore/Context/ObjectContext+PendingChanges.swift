@@ -42,15 +42,17 @@ extension ObjectContext {
 
     /// The objects a request selects, unsaved changes included.
     func fetchIncludingChanges(_ request: FetchRequest, _ entity: Entity) throws(StoreError) -> [ManagedObject] {
+        // Bound once: the store's fetch and the test of unsaved objects share it.
+        let predicate = try store.boundPredicate(request)
         // What the store has, before offset and limit.
         var unlimited = request
+        unlimited.predicate = predicate.map(FetchPredicate.bound)
         unlimited.fetchLimit = nil
         unlimited.fetchOffset = 0
         unlimited.fetchBatchSize = 0
         unlimited.includesPendingChanges = false
         unlimited.relationshipKeyPathsForPrefetching = []
         var result = try fetch(unlimited)
-        let predicate = try store.boundPredicate(request)
         let filter = predicate.map { MemoryPredicate($0, domain: ContextDomain(context: self)) }
         let pending = changed.values.filter { $0.objectID.entity == entity.index && $0.hasChanges }
         let pendingIDs = Set(pending.map(\.objectID))

@@ -22,6 +22,8 @@ import Sift
 
 /// How a fetch runs: what SQL does, what memory does, and why.
 public struct FetchPlan: CustomStringConvertible {
+    /// The whole predicate, bound and optimized (nil: every row).
+    public var predicate: BoundPredicate?
     /// The part SQLite runs (nil: every row of the entity).
     public var sql: BoundPredicate?
     /// The part that runs in memory over the rows, if any.
@@ -104,7 +106,7 @@ extension SQLiteStore {
             let ps = indices.sorted().map { fetch.terms[$0].predicate }
             return ps.isEmpty ? nil : ps.count == 1 ? ps[0] : .and(ps)
         }
-        return FetchPlan(sql: joined(sql), residual: joined(residual), reasons: reasons, rewrites: rewrites,
+        return FetchPlan(predicate: predicate, sql: joined(sql), residual: joined(residual), reasons: reasons, rewrites: rewrites,
                          fetch: fetch, sqlTerms: sql.sorted())
     }
 
