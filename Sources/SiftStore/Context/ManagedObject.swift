@@ -16,9 +16,10 @@ public final class ManagedObject: CustomStringConvertible {
     public internal(set) var objectID: ObjectID
     /// The object's entity.
     public let entity: Entity
-    /// The context that holds the object. Unowned: a context outlives the
-    /// objects it hands out (keep the context while you use its objects).
-    unowned(unsafe) let context: ObjectContext
+    /// The context that holds the object. Weak: an object does not keep its
+    /// context alive; using an object after its context is gone is the
+    /// typed error `StoreError.contextGone`.
+    private weak var owner: ObjectContext?
     /// The snapshot: the values and version last read, once fired.
     var node: RowNode?
     /// The faults fetched with this one, fired together.
@@ -38,7 +39,14 @@ public final class ManagedObject: CustomStringConvertible {
     init(objectID: ObjectID, entity: Entity, context: ObjectContext) {
         self.objectID = objectID
         self.entity = entity
-        self.context = context
+        self.owner = context
+    }
+
+    /// The context that holds the object, or `StoreError.contextGone` when it
+    /// no longer exists.
+    func context() throws(StoreError) -> ObjectContext {
+        guard let owner else { throw .contextGone(description) }
+        return owner
     }
 
     /// Whether the object's values are not loaded yet.
@@ -65,7 +73,7 @@ public final class ManagedObject: CustomStringConvertible {
                            toOne: Array(repeating: nil, count: entity.toOneCount),
                            toMany: Array(repeating: [], count: entity.toManyCount))
         }
-        try context.fire(self)
+        try context().fire(self)
         return node!
     }
 
@@ -102,7 +110,7 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// The current member keys of a to-many slot.
     func toManyKeys(_ relationship: Relationship) throws(StoreError) -> [Int64] {
-        let base = isInserted ? [] : try context.toManyKeys(of: self, relationship)
+        let base = isInserted ? [] : try context().toManyKeys(of: self, relationship)
         let removed = removedToMany[relationship.slot] ?? []
         let added = addedToMany[relationship.slot] ?? []
         guard !removed.isEmpty || !added.isEmpty else { return base }
@@ -114,6 +122,7 @@ public final class ManagedObject: CustomStringConvertible {
     public func object(forKey key: String) throws(StoreError) -> ManagedObject? {
         let relationship = try relationship(key, toMany: false)
         guard let target = try toOneKey(relationship) else { return nil }
+        let context = try context()
         return context.object(for: ObjectID(entity: context.store.model.entity(named: relationship.destination)!.index,
                                             primaryKey: target))
     }
@@ -122,6 +131,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// first use with one statement.
     public func objects(forKey key: String) throws(StoreError) -> [ManagedObject] {
         let relationship = try relationship(key, toMany: true)
+        let context = try context()
         let destination = context.store.model.entity(named: relationship.destination)!
         return try toManyKeys(relationship).map { context.object(for: ObjectID(entity: destination.index, primaryKey: $0)) }
     }
@@ -131,26 +141,26 @@ public final class ManagedObject: CustomStringConvertible {
     /// Sets an attribute. The change is saved with the context.
     public func setValue(_ value: PredicateValue, forKey key: String) throws(StoreError) {
         let attribute = try attribute(key)
-        try context.willChange(self)
+        try context().willChange(self)
         changedValues[attribute.slot] = value
     }
 
     /// Sets a to-one relationship, keeping the inverse on both sides in step.
     public func setObject(_ object: ManagedObject?, forKey key: String) throws(StoreError) {
         let relationship = try relationship(key, toMany: false)
-        try context.setToOne(self, relationship, object)
+        try context().setToOne(self, relationship, object)
     }
 
     /// Adds an object to a to-many relationship, keeping the inverse in step.
     public func addObject(_ object: ManagedObject, forKey key: String) throws(StoreError) {
         let relationship = try relationship(key, toMany: true)
-        try context.link(self, relationship, object)
+        try context().link(self, relationship, object)
     }
 
     /// Removes an object from a to-many relationship, keeping the inverse in step.
     public func removeObject(_ object: ManagedObject, forKey key: String) throws(StoreError) {
         let relationship = try relationship(key, toMany: true)
-        try context.unlink(self, relationship, object)
+        try context().unlink(self, relationship, object)
     }
 
     /// Forgets unsaved changes (not insert or delete).

@@ -12,7 +12,7 @@ import Sift
 /// Evaluates against a context's objects, unsaved changes included.
 struct ContextDomain: EvaluationDomain {
     typealias Object = ManagedObject
-    unowned(unsafe) let context: ObjectContext
+    unowned let context: ObjectContext
 
     func handle(for attribute: AttributeReference) -> String { attribute.name }
     func handle(for relationship: RelationshipReference) -> String { relationship.name }

@@ -58,6 +58,10 @@ public enum StoreError: Error, CustomStringConvertible {
     /// The store ran out of room (a full disk, or the database's page limit);
     /// the transaction was rolled back and nothing was written.
     case full(path: String)
+    /// An object used after the context that held it was released.
+    case contextGone(String)
+    /// A failure Sift did not expect, with its description: please report it.
+    case unexpected(String)
     /// Evaluating the predicate ran out of a budget (a regular expression
     /// that backtracks without end); nothing was returned.
     case evaluation(EvaluationError)
@@ -73,14 +77,13 @@ public enum StoreError: Error, CustomStringConvertible {
 
     /// `error` as a store error: store and evaluation errors as they are,
     /// SQLite's as ``init(_:path:)`` classifies them for the store at `path`
-    /// (or as `.sqlite` without one), anything else as an SQLite error with
-    /// its text and `sql`.
+    /// (or as `.sqlite` without one), anything else as `.unexpected`.
     init(_ error: any Error, path: String? = nil, sql: String? = nil) {
         switch error {
         case let error as StoreError: self = error
         case let error as SQLiteError: self = path.map { StoreError(error, path: $0) } ?? .sqlite(error)
         case let error as EvaluationError: self = .evaluation(error)
-        default: self = .sqlite(SQLiteError(code: 1, message: "\(error)", sql: sql))
+        default: self = .unexpected("\(error)" + (sql.map { " (in: \($0))" } ?? ""))
         }
     }
 
@@ -88,6 +91,8 @@ public enum StoreError: Error, CustomStringConvertible {
         switch self {
         case .sqlite(let e): "\(e)"
         case .evaluation(let e): "\(e)"
+        case .contextGone(let object): "\(object) was used after its context was released: keep the context while you use its objects"
+        case .unexpected(let message): "an unexpected failure (please report it): \(message)"
         case .modelMismatch(let path, let storeHash, let modelHash):
             "the store '\(path)' was made for another model (store \(storeHash), model \(modelHash)): "
                 + "open it with the model it was made with, or migrate it"
