@@ -11,9 +11,11 @@
 //   SiftChecking the binder: syntax tree + model -> bound tree, validation errors
 //   SiftOptimizer rewrite rules over bound trees
 //   SiftMemory   row cache and in-memory evaluation of bound trees
-//   SiftSQL      SQL lowering: bound trees to SQLite SQL with bound parameters
+//   SiftSQL      SQL lowering: bound trees to SQL trees, the schema mapping, every
+//                statement the store runs, rendered per dialect (SQLite today)
 //   Sift         the public compiler library (re-exports every compiler stage)
-//   SiftStore    the persistence core: SQLite store, fetch path (uses CSQLite)
+//   SiftStore    the persistence core: contexts, fetch planning, saves, the SQLite
+//                and atomic backends, the SQLite driver (uses CSQLite)
 //   SiftCommand  the `sift` command line
 //   SiftFuzz     libFuzzer targets (Fuzz/run builds them)
 import PackageDescription
@@ -46,7 +48,7 @@ let package = Package(
         .target(name: "SiftOptimizer", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
         // Memory lowering: row cache, compiled filters.
         .target(name: "SiftMemory", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
-        // SQL lowering (text only: the compiler never links SQLite).
+        // SQL lowering and the schema mapping (trees and text only: the compiler never links SQLite).
         .target(name: "SiftSQL", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
         // The compiler library users import.
         .target(name: "Sift", dependencies: [

@@ -100,6 +100,10 @@ public struct SQLiteDialect: SQLDialect {
 
     public func compositeKeyTableOptions() -> String { " WITHOUT ROWID" }
 
+    /// The statement that describes how SQLite would run `sql`: rows whose
+    /// fourth column is a step of the plan.
+    public func explainQueryPlan(_ sql: String) -> String { "EXPLAIN QUERY PLAN " + sql }
+
     public var catalogQuery: String { #"SELECT "type", "name" FROM "sqlite_master""# }
 }
 

@@ -90,3 +90,77 @@ extension SQLiteStore: StoreBackend {
         return links
     }
 }
+
+extension SQLiteStore {
+    // MARK: Reading rows
+
+    /// Runs a `.rows` query of `entity` and returns its rows as nodes, stored
+    /// in the row cache.
+    func fetchNodes(_ query: SQLQuery, entity: Entity, extraLeadingColumns: Int = 0,
+                    leading: ((SQLiteStatement) -> Void)? = nil) throws(StoreError) -> [RowNode] {
+        let now = Date().timeIntervalSinceReferenceDate
+        let attributeTypes = entity.attributes.map(\.type)
+        let toOneCount = entity.toOneCount
+        let toManyCount = entity.toManyCount
+        let base = extraLeadingColumns
+        // Every node starts with its to-many relationships not loaded: one
+        // shared array.
+        let unloaded = [[Int64]?](repeating: nil, count: toManyCount)
+        var nodes: [RowNode] = []
+        do {
+            try withConnection { connection in
+                try connection.forEachRow(query.sql, query.bindings) { row in
+                    if let leading { leading(row) }
+                    var values: [PredicateValue] = []
+                    values.reserveCapacity(attributeTypes.count)
+                    for (i, type) in attributeTypes.enumerated() {
+                        values.append(row.value(base + 2 + i, as: type))
+                    }
+                    var toOne: [Int64?] = []
+                    toOne.reserveCapacity(toOneCount)
+                    for i in 0..<toOneCount {
+                        let column = base + 2 + attributeTypes.count + i
+                        toOne.append(row.isNull(column) ? nil : row.integer(column))
+                    }
+                    nodes.append(RowNode(id: ObjectID(entity: entity.index, primaryKey: row.integer(base)),
+                                         version: row.integer(base + 1), fetchTimestamp: now, values: values,
+                                         toOne: toOne, toMany: unloaded))
+                    return true
+                }
+            }
+        } catch {
+            throw StoreError(error, path: path, sql: query.sql)
+        }
+        return rowCache.storeFetched(nodes)
+    }
+
+    /// Runs a query whose first column is an integer and returns that column.
+    func fetchIntegers(_ query: SQLQuery) throws(StoreError) -> [Int64] {
+        var result: [Int64] = []
+        do {
+            try withConnection { connection in
+                try connection.forEachRow(query.sql, query.bindings) { row in
+                    result.append(row.integer(0))
+                    return true
+                }
+            }
+        } catch {
+            throw StoreError(error, path: path, sql: query.sql)
+        }
+        return result
+    }
+
+    /// SQLite's query plan for a query, one line per step.
+    public func queryPlan(_ query: SQLQuery) throws(StoreError) -> [String] {
+        do {
+            return try withConnection { connection in
+                try connection.query(SQLiteDialect().explainQueryPlan(query.sql), query.bindings).map { row in
+                    if case .text(let detail) = row[3] { return detail }
+                    return row.map(\.description).joined(separator: " ")
+                }
+            }
+        } catch {
+            throw StoreError(error, path: path, sql: query.sql)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+// Store stage: loading a data set into the SQLite store, in one transaction,
+// with the statements the SQL stage builds.
+
+import Foundation
+import Sift
+
+extension SQLiteStore {
+    /// Loads every object of a data set, in one transaction.
+    public func importDataSet(_ dataSet: DataSet, progress: ((Int, Int) -> Void)? = nil) throws(StoreError) {
+        guard dataSet.model.versionHash == model.versionHash else {
+            throw .modelMismatch(path: url?.path ?? ":memory:", storeHash: model.versionHash, modelHash: dataSet.model.versionHash)
+        }
+        try importNodes(dataSet.nodes, progress: progress)
+    }
+
+    /// Inserts nodes of this store's model as new rows, with their
+    /// relationships, in one transaction.
+    public func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)? = nil) throws(StoreError) {
+        do {
+            try insert(nodes, progress: progress)
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    private func insert(_ nodes: [RowNode], progress: ((Int, Int) -> Void)?) throws {
+        try withConnection { connection in
+            try connection.transaction {
+                var inserts: [Int: (RowInsert, SQLiteStatement)] = [:]
+                var links: [String: SQLiteStatement] = [:]
+                for (index, node) in nodes.enumerated() {
+                    let entity = model.entities[node.id.entity]
+                    if inserts[entity.index] == nil {
+                        let insert = schema.insertRow(entity)
+                        inserts[entity.index] = (insert, try connection.statement(insert.query.sql))
+                    }
+                    let (insert, statement) = inserts[entity.index]!
+                    try connection.run(statement, insert.bindings(key: node.id.primaryKey, version: node.version,
+                                                                  values: node.values, toOne: node.toOne))
+                    for relationship in entity.relationships where relationship.isToMany {
+                        // Join tables are written from one side only.
+                        guard schema.writesLinks(of: relationship, in: entity), let targets = node.toMany[relationship.slot],
+                              let link = schema.insertLink(relationship, in: entity) else { continue }
+                        let statement = try links[link.sql] ?? connection.statement(link.sql)
+                        links[link.sql] = statement
+                        for target in targets { try connection.run(statement, [.integer(node.id.primaryKey), .integer(target)]) }
+                    }
+                    if index % 10_000 == 9_999 { progress?(index + 1, nodes.count) }
+                }
+                progress?(nodes.count, nodes.count)
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+// Store stage (SQLite driver): prepared statements and reading their rows.
+
+import CSQLite
+import Foundation
+import Sift
+
+/// A prepared statement, reused through the connection's cache.
+public final class SQLiteStatement {
+    let handle: OpaquePointer
+    /// The statement's SQL.
+    public let sql: String
+
+    init(handle: OpaquePointer, sql: String) {
+        self.handle = handle
+        self.sql = sql
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// The number of columns a row has.
+    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+
+    /// The value of column `index` of the current row.
+    @inline(__always)
+    public func column(_ index: Int) -> SQLValue {
+        let i = Int32(index)
+        switch sqlite3_column_type(handle, i) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, i))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, i))
+        case SQLITE_TEXT:
+            let count = Int(sqlite3_column_bytes(handle, i))
+            guard let bytes = sqlite3_column_text(handle, i) else { return .text("") }
+            return .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, i))
+            guard count > 0, let bytes = sqlite3_column_blob(handle, i) else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: count))
+        default: return .null
+        }
+    }
+
+    /// Column `index` as a value of an attribute of `type`, read without an
+    /// intermediate `SQLValue`.
+    @inline(__always)
+    public func value(_ index: Int, as type: AttributeType) -> PredicateValue {
+        let i = Int32(index)
+        let columnType = sqlite3_column_type(handle, i)
+        if columnType == SQLITE_NULL { return .null }
+        switch type {
+        case .integer16, .integer32, .integer64:
+            if columnType == SQLITE_INTEGER { return .int(sqlite3_column_int64(handle, i)) }
+        case .double, .float, .decimal:
+            if columnType == SQLITE_FLOAT || columnType == SQLITE_INTEGER { return .double(sqlite3_column_double(handle, i)) }
+        case .boolean:
+            if columnType == SQLITE_INTEGER { return .bool(sqlite3_column_int64(handle, i) != 0) }
+        case .date:
+            if columnType == SQLITE_FLOAT || columnType == SQLITE_INTEGER {
+                return .date(Date(timeIntervalSinceReferenceDate: sqlite3_column_double(handle, i)))
+            }
+        case .string:
+            if columnType == SQLITE_TEXT, let bytes = sqlite3_column_text(handle, i) {
+                let count = Int(sqlite3_column_bytes(handle, i))
+                return .string(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
+            }
+        case .uuid, .binary:
+            break
+        }
+        return PredicateValue(sqlValue: column(index), type: type)
+    }
+
+    /// Column `index` as an integer (0 for NULL).
+    @inline(__always)
+    public func integer(_ index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
+
+    /// Whether column `index` is NULL.
+    @inline(__always)
+    public func isNull(_ index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
+}
