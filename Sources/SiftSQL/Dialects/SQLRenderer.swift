@@ -12,7 +12,9 @@ import SiftSyntax
 
 /// SQL text with its bound parameters.
 public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
+    /// The statement's text.
     public var sql: String
+    /// The value of each parameter, in order.
     public var bindings: [SQLValue]
     /// The bindings that a template's `$variables` fill at each execution.
     public var parameters: [SQLParameter]
@@ -49,13 +51,17 @@ public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
 /// A binding a template's `$variable` fills: which one, and whether the value
 /// goes in as an array (for `IN`).
 public struct SQLParameter: Hashable, Sendable {
+    /// The index of the binding it fills.
     public var index: Int
+    /// The variable's name, without `$`.
     public var name: String
+    /// Whether the value goes in as an array (for `IN`).
     public var asJSON: Bool
 }
 
 /// Renders statement trees in a dialect.
 public struct SQLRenderer {
+    /// The dialect the text is written in.
     public let dialect: any SQLDialect
     private var bindings: [SQLValue] = []
     private var parameters: [SQLParameter] = []

@@ -47,8 +47,11 @@ public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertib
 /// A sort key: an expression, its direction, and whether strings compare
 /// case-insensitively.
 public struct SQLSortKey: Hashable, Sendable {
+    /// The value sorted by.
     public var expression: BoundExpression
+    /// Whether smaller values come first (nil first, as in memory).
     public var ascending: Bool
+    /// Whether strings compare as `[c]` folds them.
     public var caseInsensitive: Bool
 
     public init(_ expression: BoundExpression, ascending: Bool = true, caseInsensitive: Bool = false) {
@@ -71,6 +74,7 @@ public enum SQLColumns: Hashable, Sendable {
 
 /// Lowers bound predicates to SQL for a schema.
 public struct SQLLowering: Sendable {
+    /// The mapping names come from, and the dialect queries are written in.
     public let schema: SQLSchema
     /// Whether `[c]` and `[cd]` comparisons on canonical attributes read their
     /// folded companion columns (index-usable) rather than folding each row.
@@ -208,6 +212,7 @@ public struct SQLLowering: Sendable {
 public struct SQLFetch: Sendable {
     /// One top-level term of the predicate.
     public struct Term: Sendable {
+        /// The term, bound and optimized.
         public var predicate: BoundPredicate
         /// Its SQL, when SQL can run it.
         public var sql: SQLExpression?
@@ -215,10 +220,12 @@ public struct SQLFetch: Sendable {
         public var error: SQLLoweringError?
     }
 
+    /// The entity fetched.
     public let entity: Entity
     let schema: SQLSchema
     let source: SQLSource
     let joins: [SQLJoin]
+    /// The predicate's top-level terms (one, when it was not split).
     public let terms: [Term]
     let ordering: [SQLOrdering]
 

@@ -90,10 +90,8 @@ extension SQLSchema {
     /// Deletes a row by primary key (slot 0) and, with `checkingVersion`,
     /// only at the version in slot 1.
     public func deleteRow(_ entity: Entity, checkingVersion: Bool) -> SQLQuery {
-        var conditions = [SQLExpression.compare(.equal, .column("t", primaryKey(entity), nullable: false).unqualified, .slot(0))]
-        if checkingVersion {
-            conditions.append(.compare(.equal, SQLExpression.column("t", version(entity), nullable: false).unqualified, .slot(1)))
-        }
+        var conditions = [SQLExpression.compare(.equal, .column("", primaryKey(entity), nullable: false), .slot(0))]
+        if checkingVersion { conditions.append(.compare(.equal, .column("", version(entity), nullable: false), .slot(1))) }
         return render(.delete(SQLDelete(table: table(entity), conditions: conditions)))
     }
 
@@ -110,8 +108,8 @@ extension SQLSchema {
     public func deleteLink(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
         guard case .joinTable(let table, let source, let target) = storage(of: relationship, in: entity) else { return nil }
         return render(.delete(SQLDelete(table: table, conditions: [
-            .compare(.equal, SQLExpression.column("", source, nullable: false).unqualified, .slot(0)),
-            .compare(.equal, SQLExpression.column("", target, nullable: false).unqualified, .slot(1)),
+            .compare(.equal, SQLExpression.column("", source, nullable: false), .slot(0)),
+            .compare(.equal, SQLExpression.column("", target, nullable: false), .slot(1)),
         ])))
     }
 
@@ -120,7 +118,7 @@ extension SQLSchema {
     public func deleteLinks(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
         guard case .joinTable(let table, let source, _) = storage(of: relationship, in: entity) else { return nil }
         return render(.delete(SQLDelete(table: table, conditions: [
-            .compare(.equal, SQLExpression.column("", source, nullable: false).unqualified, .slot(0)),
+            .compare(.equal, SQLExpression.column("", source, nullable: false), .slot(0)),
         ])))
     }
 
@@ -134,16 +132,9 @@ extension SQLSchema {
     }
 }
 
-extension SQLExpression {
-    /// The column without its table alias (for UPDATE and DELETE, which name one table).
-    var unqualified: SQLExpression {
-        guard case .column(_, let name) = node else { return self }
-        return SQLExpression(.column(table: "", name: name), nullable: isNullable)
-    }
-}
-
 /// The INSERT of a row of one entity: the statement, and its values for a row.
 public struct RowInsert: Sendable {
+    /// The statement, its parameters positional.
     public let query: SQLQuery
     let schema: SQLSchema
     let entity: Entity
@@ -178,6 +169,7 @@ public struct RowInsert: Sendable {
 /// The UPDATE of some columns of a row of one entity, checked against the
 /// version the writer read.
 public struct RowUpdate: Sendable {
+    /// The statement, its parameters positional.
     public let query: SQLQuery
     let schema: SQLSchema
     let attributes: [Attribute]

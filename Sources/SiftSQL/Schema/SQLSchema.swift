@@ -30,7 +30,9 @@ public enum RelationshipStorage: Hashable, Sendable {
 
 /// How a model is laid out in tables, and the dialect its SQL is written in.
 public struct SQLSchema: Sendable {
+    /// The model laid out.
     public let model: DataModel
+    /// The dialect its statements are written in.
     public let dialect: any SQLDialect
 
     public init(model: DataModel, dialect: any SQLDialect = .sqlite) {

@@ -119,7 +119,8 @@ public struct SQLExpression: Hashable, Sendable {
 
     // MARK: Leaves
 
-    /// A column of the table (or subquery) with alias `table`.
+    /// A column of the table (or subquery) with alias `table`; an empty
+    /// alias for the one table of an UPDATE or DELETE.
     public static func column(_ table: String, _ name: String, nullable: Bool) -> SQLExpression {
         SQLExpression(.column(table: table, name: name), nullable: nullable)
     }
@@ -141,9 +142,13 @@ public struct SQLExpression: Hashable, Sendable {
         SQLExpression(.slot(index), nullable: true)
     }
 
+    /// The NULL literal.
     public static let null = SQLExpression(.literal(.null), nullable: true)
+    /// The TRUE literal.
     public static let `true` = SQLExpression(.literal(.boolean(true)), nullable: false)
+    /// The FALSE literal.
     public static let `false` = SQLExpression(.literal(.boolean(false)), nullable: false)
+    /// The empty string, as a literal.
     public static let emptyText = SQLExpression(.literal(.emptyText), nullable: false)
 
     /// An integer written into the SQL text (a flag, a zero): never a user's value.
@@ -225,14 +230,17 @@ public struct SQLExpression: Hashable, Sendable {
         return compare(.notEqual, left, right)
     }
 
+    /// Whether `e` is NULL: never NULL itself.
     public static func isNull(_ e: SQLExpression) -> SQLExpression {
         SQLExpression(.isNull(e, negated: false), nullable: false)
     }
 
+    /// Whether `e` is not NULL: never NULL itself.
     public static func isNotNull(_ e: SQLExpression) -> SQLExpression {
         SQLExpression(.isNull(e, negated: true), nullable: false)
     }
 
+    /// `low <= e <= high`; NULL when any of them is.
     public static func between(_ e: SQLExpression, _ low: SQLExpression, _ high: SQLExpression) -> SQLExpression {
         SQLExpression(.between(e, low, high), nullable: e.isNullable || low.isNullable || high.isNullable)
     }
@@ -260,6 +268,7 @@ public struct SQLExpression: Hashable, Sendable {
 
     // MARK: Values
 
+    /// `a op b`; NULL when either is.
     public static func arithmetic(_ op: SQLArithmetic, _ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
         SQLExpression(.arithmetic(op, a, b), nullable: a.isNullable || b.isNullable)
     }
@@ -269,14 +278,17 @@ public struct SQLExpression: Hashable, Sendable {
         SQLExpression(.divide(a, b), nullable: true)
     }
 
+    /// `-a`.
     public static func negate(_ a: SQLExpression) -> SQLExpression {
         SQLExpression(.negate(a), nullable: a.isNullable)
     }
 
+    /// `a` as a real number.
     public static func castToReal(_ a: SQLExpression) -> SQLExpression {
         SQLExpression(.castToReal(a), nullable: a.isNullable)
     }
 
+    /// `then` where `condition` is TRUE, else `otherwise`; a constant condition picks its branch here.
     public static func caseWhen(_ condition: SQLExpression, then: SQLExpression, else otherwise: SQLExpression)
         -> SQLExpression
     {
@@ -289,6 +301,7 @@ public struct SQLExpression: Hashable, Sendable {
         SQLExpression(.aggregate(function, argument), nullable: function != .count)
     }
 
+    /// `a`, or `b` where `a` is NULL.
     public static func coalesce(_ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
         SQLExpression(.coalesce(a, b), nullable: a.isNullable && b.isNullable)
     }

@@ -15,8 +15,11 @@ public enum SQLSource: Hashable, Sendable {
 
 /// A join in a FROM clause.
 public struct SQLJoin: Hashable, Sendable {
+    /// An inner join, or a LEFT JOIN (the row stays when nothing joins).
     public enum Kind: Hashable, Sendable { case inner, left }
+    /// Which join.
     public var kind: Kind
+    /// The table or array joined.
     public var source: SQLSource
     /// The join condition (nil: the WHERE clause holds it).
     public var on: SQLExpression?
@@ -30,7 +33,9 @@ public struct SQLJoin: Hashable, Sendable {
 
 /// A sort key of a SELECT.
 public struct SQLOrdering: Hashable, Sendable {
+    /// The value sorted by.
     public var expression: SQLExpression
+    /// Whether larger values come first.
     public var descending: Bool
 
     public init(_ expression: SQLExpression, descending: Bool = false) {
@@ -41,13 +46,19 @@ public struct SQLOrdering: Hashable, Sendable {
 
 /// A SELECT statement (or subquery).
 public struct SQLSelect: Hashable, Sendable {
+    /// The values each row returns.
     public var columns: [SQLExpression]
+    /// What the FROM clause starts with.
     public var from: SQLSource
+    /// The joins after it, in order.
     public var joins: [SQLJoin]
     /// Conditions joined by AND.
     public var conditions: [SQLExpression]
+    /// The sort keys.
     public var orderBy: [SQLOrdering]
+    /// The most rows returned.
     public var limit: SQLExpression?
+    /// How many rows are skipped first.
     public var offset: SQLExpression?
 
     public init(_ columns: [SQLExpression], from: SQLSource, joins: [SQLJoin] = [], where conditions: [SQLExpression] = [],
@@ -97,8 +108,11 @@ public struct SQLSelect: Hashable, Sendable {
 
 /// An INSERT of one row.
 public struct SQLInsert: Hashable, Sendable {
+    /// The table written.
     public var table: String
+    /// The columns given values.
     public var columns: [String]
+    /// Their values, in the same order.
     public var values: [SQLExpression]
     /// Whether a row whose key is already there is skipped rather than an error.
     public var ignoringDuplicates: Bool
@@ -106,8 +120,11 @@ public struct SQLInsert: Hashable, Sendable {
 
 /// An UPDATE.
 public struct SQLUpdate: Hashable, Sendable {
+    /// The table written.
     public var table: String
+    /// Each column set, and its new value.
     public var assignments: [(column: String, value: SQLExpression)]
+    /// Conditions joined by AND: the rows changed.
     public var conditions: [SQLExpression]
 
     public static func == (a: SQLUpdate, b: SQLUpdate) -> Bool {
@@ -127,7 +144,9 @@ public struct SQLUpdate: Hashable, Sendable {
 
 /// A DELETE.
 public struct SQLDelete: Hashable, Sendable {
+    /// The table written.
     public var table: String
+    /// Conditions joined by AND: the rows removed.
     public var conditions: [SQLExpression]
 }
 
@@ -148,9 +167,13 @@ public enum SQLColumnType: Hashable, Sendable {
 
 /// A column of a CREATE TABLE.
 public struct SQLColumnDefinition: Hashable, Sendable {
+    /// The column's name.
     public var name: String
+    /// What it holds.
     public var type: SQLColumnType
+    /// Whether it is the table's (integer) primary key.
     public var isPrimaryKey = false
+    /// Whether it may hold NULL.
     public var isNullable = true
     /// A default written into the table's definition.
     public var defaultValue: SQLLiteral?
@@ -167,7 +190,9 @@ public struct SQLColumnDefinition: Hashable, Sendable {
 
 /// A CREATE TABLE.
 public struct SQLCreateTable: Hashable, Sendable {
+    /// The table's name.
     public var name: String
+    /// Its columns, in order.
     public var columns: [SQLColumnDefinition]
     /// A primary key of several columns (a join table's), clustered when the
     /// dialect can.
@@ -176,8 +201,11 @@ public struct SQLCreateTable: Hashable, Sendable {
 
 /// A CREATE INDEX.
 public struct SQLCreateIndex: Hashable, Sendable {
+    /// The index's name.
     public var name: String
+    /// The table indexed.
     public var table: String
+    /// The columns, in key order.
     public var columns: [String]
 }
 
