@@ -20,8 +20,8 @@
 
 import Foundation
 import SiftModel
-import SiftSyntax
 import SiftTree
+import SiftValues
 
 /// A value bound to a parameter.
 public enum SQLValue: Hashable, Sendable, CustomStringConvertible {

@@ -5,6 +5,7 @@
 // was expected so a person can fix the predicate.
 
 import Foundation
+import SiftValues
 
 /// Why a predicate's text, or its format arguments, could not be parsed.
 public enum SyntaxErrorReason: Hashable, Sendable {

@@ -16,6 +16,8 @@
 // error instead of exhausting the stack or the clock; below the caps parsing is
 // linear in the length of the text.
 
+import SiftValues
+
 /// Parses the text of a predicate into a ``PredicateSyntax`` tree.
 ///
 /// ```swift
