@@ -63,6 +63,19 @@ struct DiagnosticsTests {
         #expect(try error("").reason == .emptyPredicate)
         #expect(try error("  \n\t ").reason == .emptyPredicate)
     }
+
+    @Test func reasonsSayWhatWasExpectedAndWhatWasFound() throws {
+        #expect(try error("age >").reason == .missingExpression(after: "'>'", found: nil))
+        #expect(try error("age > )").reason == .missingExpression(after: "'>'", found: "')'"))
+        #expect(try error("a IN {1 'x'}").reason
+            == .unclosedList(open: "{", close: "}", column: 6, found: #"string 'x'"#))
+        #expect(try error("a == %d", [1.5]).reason == .wrongArgumentKind(specifier: "%d", expected: .integer, found: "a number"))
+        #expect(try error("a == CAST(1, 2)").reason == .castTypeExpected)
+        // The lexer's expectations are not in its messages, only in `expected`.
+        #expect(try error("a & b").expected == "'&&'")
+        #expect(try error("a == 1e").expected == "digits after the exponent")
+        #expect(try error("a == 1e").message == "invalid number '1e'")
+    }
 }
 
 @Suite("Format arguments")
