@@ -5,6 +5,8 @@
 // The compiler is split into one module per stage; a module may import only the
 // stages before it (see "How it works" in README.md):
 //
+//   SiftValues   the vocabulary every stage shares: values, operators, options, function
+//                names, limits, and what comparisons, folding and functions mean
 //   SiftSyntax   lexer, parser, syntax tree, printer, diagnostics, format arguments
 //   SiftModel    the data model: entities, attributes, relationships; JSON and Xcode loaders
 //   SiftTree     the bound tree: resolved, typed, free of source text
@@ -36,23 +38,26 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
-        // Stage 1: text -> syntax tree. Depends on nothing but Foundation.
-        .target(name: "SiftSyntax"),
-        // Stage 2: the data model.
-        .target(name: "SiftModel", dependencies: ["SiftSyntax"]),
+        // Stage 0: the vocabulary. Depends on nothing but Foundation.
+        .target(name: "SiftValues"),
+        // Stage 1: text -> syntax tree.
+        .target(name: "SiftSyntax", dependencies: ["SiftValues"]),
+        // Stage 2: the data model (never the parser).
+        .target(name: "SiftModel", dependencies: ["SiftValues"]),
         // Stage 3: the bound tree.
-        .target(name: "SiftTree", dependencies: ["SiftSyntax", "SiftModel"]),
+        .target(name: "SiftTree", dependencies: ["SiftValues", "SiftModel"]),
         // Stage 4: binding and validation.
-        .target(name: "SiftChecking", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
+        .target(name: "SiftChecking", dependencies: ["SiftValues", "SiftSyntax", "SiftModel", "SiftTree"]),
         // Stage 5: the optimizer.
-        .target(name: "SiftOptimizer", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
+        .target(name: "SiftOptimizer", dependencies: ["SiftValues", "SiftTree"]),
         // Memory lowering: row cache, compiled filters.
-        .target(name: "SiftMemory", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
+        .target(name: "SiftMemory", dependencies: ["SiftValues", "SiftModel", "SiftTree"]),
         // SQL lowering and the schema mapping (trees and text only: the compiler never links SQLite).
-        .target(name: "SiftSQL", dependencies: ["SiftSyntax", "SiftModel", "SiftTree"]),
+        .target(name: "SiftSQL", dependencies: ["SiftValues", "SiftModel", "SiftTree"]),
         // The compiler library users import.
         .target(name: "Sift", dependencies: [
-            "SiftSyntax", "SiftModel", "SiftTree", "SiftChecking", "SiftOptimizer", "SiftMemory", "SiftSQL",
+            "SiftValues", "SiftSyntax", "SiftModel", "SiftTree", "SiftChecking", "SiftOptimizer", "SiftMemory",
+            "SiftSQL",
         ]),
         // The system SQLite (Debian's libsqlite3-dev).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),

@@ -3,8 +3,10 @@
 import SiftChecking
 import SiftMemory
 import SiftModel
+import SiftOptimizer
 import SiftSyntax
 import SiftTree
+import SiftValues
 
 /// An error in a predicate: in its text, or in how it fits the model.
 public enum PredicateCompileError: Error, Hashable, Sendable, CustomStringConvertible {

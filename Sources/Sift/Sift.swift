@@ -10,3 +10,4 @@
 @_exported import SiftSQL
 @_exported import SiftSyntax
 @_exported import SiftTree
+@_exported import SiftValues

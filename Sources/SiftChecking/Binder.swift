@@ -13,6 +13,7 @@ import Foundation
 import SiftModel
 import SiftSyntax
 import SiftTree
+import SiftValues
 
 /// Binds predicates to a model.
 ///

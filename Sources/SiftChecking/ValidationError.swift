@@ -6,6 +6,7 @@
 
 import SiftSyntax
 import SiftTree
+import SiftValues
 
 /// Why a predicate does not fit the model.
 public enum ValidationErrorReason: Hashable, Sendable {

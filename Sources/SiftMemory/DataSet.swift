@@ -10,7 +10,7 @@
 
 import Foundation
 import SiftModel
-import SiftSyntax
+import SiftValues
 
 /// Why a data set cannot be loaded.
 public struct DataSetError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -6,8 +6,8 @@
 // users' own types can be filtered with the same compiled predicates.
 
 import SiftModel
-import SiftSyntax
 import SiftTree
+import SiftValues
 
 /// Evaluates against row-cache nodes, following relationships through a
 /// snapshot of the cache. A to-many relationship a node has not loaded counts

@@ -8,9 +8,8 @@
 // call and a slot read.
 
 import Foundation
-import SiftModel
-import SiftSyntax
 import SiftTree
+import SiftValues
 
 /// How the evaluator reads the objects it tests.
 ///

@@ -10,7 +10,7 @@
 
 import Foundation
 import SiftModel
-import SiftSyntax
+import SiftValues
 
 /// Identifies one stored object: its entity (by index in the model) and its
 /// primary key.

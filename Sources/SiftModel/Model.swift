@@ -6,7 +6,7 @@
 // where row-cache nodes keep its value.
 
 import Foundation
-import SiftSyntax
+import SiftValues
 
 /// The type of an attribute, as Core Data names them.
 public enum AttributeType: String, Hashable, Sendable, CaseIterable, Codable {

@@ -9,7 +9,7 @@
 // An Xcode model is the XML that Xcode writes in `Foo.xcdatamodel/contents`.
 
 import Foundation
-import SiftSyntax
+import SiftValues
 #if canImport(FoundationXML)
 import FoundationXML
 #endif

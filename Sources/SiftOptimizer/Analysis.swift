@@ -1,9 +1,8 @@
 // Stage 5 (optimizer): facts the rules rely on — what may be nil, what a
 // comparison tests, what a term costs.
 
-import SiftModel
-import SiftSyntax
 import SiftTree
+import SiftValues
 
 extension BoundExpression {
     /// Whether the expression may be nil, as far as the model can tell.

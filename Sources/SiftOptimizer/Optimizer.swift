@@ -7,8 +7,6 @@
 // after; a property test holds them to it. The optimizer never sees source
 // text and never consults the store.
 
-import SiftModel
-import SiftSyntax
 import SiftTree
 
 /// One rewrite.

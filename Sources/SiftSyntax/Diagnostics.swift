@@ -5,25 +5,64 @@
 // was expected so a person can fix the predicate.
 
 import Foundation
+import SiftValues
 
 /// Why a predicate's text, or its format arguments, could not be parsed.
+///
+/// A reason that follows a token the grammar does not allow carries `found`:
+/// that token as messages name it (`'x'`, `string "x"`), or nil at the end
+/// of the text. Its message says what was expected (``expectation``), then
+/// what was found: `expected an expression after '>', found ')'`.
 public enum SyntaxErrorReason: Hashable, Sendable {
     /// The text is empty or only white space.
     case emptyPredicate
     /// A character that starts no token of the language.
     case unexpectedCharacter(String)
-    /// A token the grammar does not allow here.
-    case unexpectedToken(found: String)
-    /// The end of the text came while more was expected.
-    case unexpectedEnd
     /// Input continues after a complete predicate.
     case trailingInput(found: String)
+    /// Where a predicate must start, a token that cannot start one
+    /// (`, x`, `a == 1 AND ,`).
+    case predicateExpected(found: String?)
+    /// `AND`, `OR` or `NOT` (or `&&`, `||`, `!`) with no predicate after it:
+    /// the text ends, or `)` comes.
+    case missingPredicate(after: String, found: String?)
+    /// Where an expression must start, a token that cannot start one
+    /// (`a IN {,}`).
+    case expressionExpected(found: String?)
+    /// An operator, a quantifier, `:=`, `,` or `(` with no expression after it.
+    case missingExpression(after: String, found: String?)
+    /// A left operand not followed by a comparison operator.
+    case comparisonOperatorExpected(found: String?)
+    /// `[` after a comparison operator not followed by option letters.
+    case optionsExpected(found: String?)
+    /// Comparison options not closed by `]`.
+    case unclosedOptions(found: String?)
+    /// `.` not followed by a key or a `%K` argument.
+    case keyExpected(found: String?)
+    /// `[` not followed by an index, `FIRST`, `LAST` or `SIZE`.
+    case indexExpected(found: String?)
+    /// A `(` (opened at `column`) not closed by `)`.
+    case unclosedParenthesis(column: Int, found: String?)
+    /// An index's `[` (opened at `column`) not closed by `]`.
+    case unclosedBracket(column: Int, found: String?)
+    /// An aggregate's `{` or a function's `(` (opened at `column`) whose
+    /// list goes on with neither `,` nor `close`.
+    case unclosedList(open: String, close: String, column: Int, found: String?)
+    /// Two arguments of `SUBQUERY`, `FUNCTION`, `TERNARY` or `CAST` (the
+    /// `form`) not separated by `,`.
+    case argumentSeparatorExpected(form: String, found: String?)
     /// A string literal is not closed before the end of the text.
     case unterminatedString
     /// A backslash escape inside a string literal is not one of the known ones.
     case invalidEscape(String)
-    /// A number literal is malformed (`0x`, `1e`, `0b2`).
+    /// `\x` or `\u` not followed by `count` hexadecimal digits.
+    case missingHexadecimalDigits(escape: String, count: Int)
+    /// A number literal is malformed (`0b2`, `12abc`).
     case invalidNumber(String)
+    /// A number literal whose exponent has no digits (`1e`, `2.5e+`).
+    case missingExponentDigits(String)
+    /// `0x`, `0o` or `0b` with no digits after it.
+    case missingRadixDigits(String)
     /// An integer literal does not fit in 64 bits.
     case integerOverflow(String)
     /// A comparison option letter other than `c`, `d`, `n` or `l`.
@@ -38,14 +77,17 @@ public enum SyntaxErrorReason: Hashable, Sendable {
     case missingArgument(specifier: String, index: Int, given: Int)
     /// More arguments were given than the text has specifiers.
     case unusedArguments(used: Int, given: Int)
-    /// An argument of the wrong kind for its specifier (`%K` given a number).
-    case wrongArgumentKind(specifier: String, expected: String, found: String)
+    /// An argument of the wrong kind for its specifier (`%K` given a number);
+    /// `found` is the kind of value it was given ("a number").
+    case wrongArgumentKind(specifier: String, expected: ArgumentKind, found: String)
     /// A key path given to `%K` that is not a dotted list of names.
     case invalidKeyPathArgument(String)
     /// The second argument of `SUBQUERY` must be a `$variable`.
     case subqueryVariableExpected
-    /// The type argument of `CAST` or the selector of `FUNCTION` must be a string.
-    case stringExpected(context: String)
+    /// The selector of `FUNCTION` must be a string.
+    case functionSelectorExpected
+    /// The type argument of `CAST` must be a string.
+    case castTypeExpected
     /// Nesting deeper than ``PredicateLimits/maximumDepth``.
     case nestingTooDeep(limit: Int)
     /// A chain of one operator longer than ``PredicateLimits/maximumChain``.
@@ -57,6 +99,69 @@ public enum SyntaxErrorReason: Hashable, Sendable {
     /// Parentheses that could open a predicate or an expression, nested so
     /// that trying both ways would take more than linear time.
     case tooAmbiguous
+
+    /// What a format specifier needs its argument to be.
+    public enum ArgumentKind: Hashable, Sendable, CustomStringConvertible {
+        /// `%K`: a string holding a key path.
+        case keyPath
+        /// `%d`, `%i`, `%o`, `%u`, `%x`: a whole number.
+        case integer
+        /// `%c`: one character, or its code.
+        case character
+        /// `%s`: a string.
+        case string
+        /// `%f`, `%e`, `%g`, `%a`: a number.
+        case number
+
+        public var description: String {
+            switch self {
+            case .keyPath: "a key path string"
+            case .integer: "an integer"
+            case .character: "a character"
+            case .string: "a string"
+            case .number: "a number"
+            }
+        }
+    }
+
+    /// What the lexer or parser expected where it stopped, in words, when the
+    /// reason says: "an expression after '>'". Messages of reasons with a
+    /// `found` token start with it; for the lexer's reasons it is only
+    /// ``PredicateSyntaxError/expected``.
+    public var expectation: String? {
+        switch self {
+        case .predicateExpected: "a predicate"
+        case .missingPredicate(let after, _): "a predicate after \(after)"
+        case .expressionExpected: "an expression"
+        case .missingExpression(let after, _): "an expression after \(after)"
+        case .comparisonOperatorExpected: "a comparison operator such as '==', '<', IN or BEGINSWITH"
+        case .optionsExpected: "comparison options such as c, d or cd"
+        case .unclosedOptions: "']' to close the comparison options"
+        case .keyExpected: "a key after '.'"
+        case .indexExpected: "an index, FIRST, LAST or SIZE"
+        case .unclosedParenthesis(let column, _): "')' to close the '(' at column \(column)"
+        case .unclosedBracket(let column, _): "']' to close the '[' at column \(column)"
+        case .unclosedList(let open, let close, let column, _): "',' or '\(close)' to close the '\(open)' at column \(column)"
+        case .argumentSeparatorExpected(let form, _): "',' between the arguments of \(form)"
+        // A lone `&`, `|` or `:` can only begin `&&`, `||` or `:=`, and `@`
+        // only a collection operator.
+        case .unexpectedCharacter("&"): "'&&'"
+        case .unexpectedCharacter("|"): "'||'"
+        case .unexpectedCharacter(":"): "':='"
+        case .unexpectedCharacter("@"): "a collection operator such as @count"
+        case .unterminatedString: "a closing quote"
+        case .missingHexadecimalDigits(_, let count): "\(count) hexadecimal digits"
+        case .missingExponentDigits: "digits after the exponent"
+        case .missingRadixDigits: "digits after the radix prefix"
+        default: nil
+        }
+    }
+
+    /// How a message names a token: quoted, and a string literal (given
+    /// with its quotes) as `string "x"`.
+    static func tokenName(_ text: String, isString: Bool = false) -> String {
+        isString ? "string \(text)" : "'\(text)'"
+    }
 }
 
 /// An error in the text of a predicate or in its format arguments.
@@ -83,11 +188,12 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
     /// The full line of source text the error is on.
     public var sourceLine: String
 
-    /// Creates an error for `range` in `text`.
+    /// Creates an error for `range` in `text`; `expected` defaults to the
+    /// reason's ``SyntaxErrorReason/expectation``.
     public init(_ reason: SyntaxErrorReason, range: SourceRange, expected: String? = nil, in text: String) {
         self.reason = reason
         self.range = range
-        self.expected = expected
+        self.expected = expected ?? reason.expectation
         self.location = SourcePosition(offset: range.lowerBound, in: text)
         self.sourceLine = String(text.line(containing: range.lowerBound))
     }
@@ -99,19 +205,20 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
             return "empty predicate: expected a comparison, TRUEPREDICATE or FALSEPREDICATE"
         case .unexpectedCharacter(let c):
             return "unexpected character '\(c)'"
-        case .unexpectedToken(let found):
-            if let expected { return "expected \(expected), found \(found)" }
-            return "unexpected \(found)"
-        case .unexpectedEnd:
-            if let expected { return "expected \(expected)" }
-            return "unexpected end of the predicate"
         case .trailingInput(let found):
             return "unexpected \(found) after the end of the predicate"
+        case .predicateExpected(let found), .missingPredicate(_, let found), .expressionExpected(let found),
+             .missingExpression(_, let found), .comparisonOperatorExpected(let found), .optionsExpected(let found),
+             .unclosedOptions(let found), .keyExpected(let found), .indexExpected(let found),
+             .unclosedParenthesis(_, let found), .unclosedBracket(_, let found), .unclosedList(_, _, _, let found),
+             .argumentSeparatorExpected(_, let found):
+            let expected = "expected \(reason.expectation!)"
+            return found.map { "\(expected), found \($0)" } ?? expected
         case .unterminatedString:
             return "unterminated string literal: add the closing quote"
-        case .invalidEscape(let e):
+        case .invalidEscape(let e), .missingHexadecimalDigits(let e, _):
             return "invalid escape '\(e)' in string literal: use \\\\ \\' \\\" \\n \\t \\r \\0, \\ooo, \\xhh or \\uhhhh"
-        case .invalidNumber(let text):
+        case .invalidNumber(let text), .missingExponentDigits(let text), .missingRadixDigits(let text):
             return "invalid number '\(text)'"
         case .integerOverflow(let text):
             return "integer literal '\(text)' does not fit in 64 bits"
@@ -134,8 +241,10 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
             return "'%K' needs a key path such as \"department.name\", but its argument is \"\(text)\""
         case .subqueryVariableExpected:
             return "the second argument of SUBQUERY must be a variable, as in SUBQUERY(reports, $r, $r.age < 30)"
-        case .stringExpected(let context):
-            return "\(context) must be a quoted string"
+        case .functionSelectorExpected:
+            return "the selector of FUNCTION must be a quoted string"
+        case .castTypeExpected:
+            return "the type of CAST must be a quoted string"
         case .nestingTooDeep(let limit):
             return "predicate is nested too deeply (more than \(limit) levels)"
         case .chainTooLong(let limit):

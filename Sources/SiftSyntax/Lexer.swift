@@ -188,13 +188,13 @@ struct Lexer {
             return token(followedBy(UInt8(ascii: "=")) ? .greaterEqual : .greater)
         case UInt8(ascii: "&"):
             if followedBy(UInt8(ascii: "&")) { return token(.andAnd) }
-            throw SyntaxErrorAt(.unexpectedCharacter("&"), SourceRange(start, position), expected: "'&&'")
+            throw SyntaxErrorAt(.unexpectedCharacter("&"), SourceRange(start, position))
         case UInt8(ascii: "|"):
             if followedBy(UInt8(ascii: "|")) { return token(.orOr) }
-            throw SyntaxErrorAt(.unexpectedCharacter("|"), SourceRange(start, position), expected: "'||'")
+            throw SyntaxErrorAt(.unexpectedCharacter("|"), SourceRange(start, position))
         case UInt8(ascii: ":"):
             if followedBy(UInt8(ascii: "=")) { return token(.assign) }
-            throw SyntaxErrorAt(.unexpectedCharacter(":"), SourceRange(start, position), expected: "':='")
+            throw SyntaxErrorAt(.unexpectedCharacter(":"), SourceRange(start, position))
         case UInt8(ascii: "."):
             if position < bytes.count, bytes[position].isDigit {
                 position = start
@@ -232,8 +232,7 @@ struct Lexer {
             return t
         case UInt8(ascii: "@"):
             guard position < bytes.count, bytes[position].isIdentifierHead else {
-                throw SyntaxErrorAt(.unexpectedCharacter("@"), SourceRange(start, position),
-                                    expected: "a collection operator such as @count")
+                throw SyntaxErrorAt(.unexpectedCharacter("@"), SourceRange(start, position))
             }
             try scanIdentifierBody()
             return token(.identifier)
@@ -398,8 +397,7 @@ struct Lexer {
             if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
             guard i < bytes.count, bytes[i].isDigit else {
                 position = i
-                throw SyntaxErrorAt(.invalidNumber(text(start, position)), SourceRange(start, position),
-                                    expected: "digits after the exponent")
+                throw SyntaxErrorAt(.missingExponentDigits(text(start, position)), SourceRange(start, position))
             }
             sawExponent = true
             position = i
@@ -446,8 +444,7 @@ struct Lexer {
             position += 1
         }
         guard digits > 0 else {
-            throw SyntaxErrorAt(.invalidNumber(text(start, position)), SourceRange(start, position),
-                                expected: "digits after the radix prefix")
+            throw SyntaxErrorAt(.missingRadixDigits(text(start, position)), SourceRange(start, position))
         }
         guard !overflow, magnitude <= UInt64(Int64.max) else {
             throw SyntaxErrorAt(.integerOverflow(text(start, position)), SourceRange(start, position))
@@ -495,7 +492,7 @@ struct Lexer {
             }
             try escape(into: &buffer)
         }
-        throw SyntaxErrorAt(.unterminatedString, SourceRange(start, position), expected: "a closing \(quote == 0x22 ? "\"" : "'")")
+        throw SyntaxErrorAt(.unterminatedString, SourceRange(start, position))
     }
 
     /// Reads one backslash escape and appends its UTF-8 bytes.
@@ -553,9 +550,9 @@ struct Lexer {
         var value: UInt32 = 0
         for _ in 0..<count {
             guard position < bytes.count, let digit = hexValue(bytes[position]) else {
-                throw SyntaxErrorAt(.invalidEscape(text(escapeStart, min(position + 1, bytes.count))),
-                                    SourceRange(escapeStart, min(position + 1, bytes.count)),
-                                    expected: "\(count) hexadecimal digits")
+                throw SyntaxErrorAt(.missingHexadecimalDigits(escape: text(escapeStart, min(position + 1, bytes.count)),
+                                                              count: count),
+                                    SourceRange(escapeStart, min(position + 1, bytes.count)))
             }
             value = value * 16 + digit
             position += 1
@@ -606,12 +603,10 @@ struct Lexer {
 final class SyntaxErrorAt: Error, Sendable {
     let reason: SyntaxErrorReason
     let range: SourceRange
-    let expected: String?
 
-    init(_ reason: SyntaxErrorReason, _ range: SourceRange, expected: String? = nil) {
+    init(_ reason: SyntaxErrorReason, _ range: SourceRange) {
         self.reason = reason
         self.range = range
-        self.expected = expected
     }
 
     /// Whether trying another way to parse must not hide this error.

@@ -16,6 +16,8 @@
 // error instead of exhausting the stack or the clock; below the caps parsing is
 // linear in the length of the text.
 
+import SiftValues
+
 /// Parses the text of a predicate into a ``PredicateSyntax`` tree.
 ///
 /// ```swift
@@ -141,7 +143,7 @@ struct Parser {
         switch result {
         case .success(let value): return value
         case .failure(let error):
-            throw PredicateSyntaxError(error.reason, range: error.range, expected: error.expected, in: text)
+            throw PredicateSyntaxError(error.reason, range: error.range, in: text)
         }
     }
 
@@ -186,28 +188,33 @@ struct Parser {
         }
     }
 
-    /// How a token is named in a message.
+    /// How a message names a token other than the end of the text.
     func describe(_ t: Token) -> String {
-        switch t.kind {
-        case .end: return "the end of the predicate"
-        case .string: return "string \(lexer.text(t.start, t.end))"
-        default: return "'\(lexer.text(t.start, t.end))'"
-        }
+        SyntaxErrorReason.tokenName(lexer.text(t.start, t.end), isString: t.kind == .string)
     }
+
+    /// The current token as a message names what it found instead of what
+    /// was expected, or nil at the end of the text.
+    var found: String? { token.kind == .end ? nil : describe(token) }
 
     /// The text of the token that was just consumed, quoted, for "after X".
-    func previousTokenText(_ t: Token) -> String { "'\(lexer.text(t.start, t.end))'" }
+    func previousTokenText(_ t: Token) -> String { SyntaxErrorReason.tokenName(lexer.text(t.start, t.end)) }
 
-    /// An error at the current token: it was not what `expected` describes.
-    func unexpected(_ expected: String) -> SyntaxErrorAt {
-        if token.kind == .end {
-            return SyntaxErrorAt(.unexpectedEnd, token.range, expected: expected)
-        }
-        return SyntaxErrorAt(.unexpectedToken(found: describe(token)), token.range, expected: expected)
+    /// An error at the current token, for the reason `reason` gives when
+    /// told what was found there.
+    ///
+    /// The reason is made in the closure's frame rather than the caller's:
+    /// the parser's methods recurse once a level of nesting, and in a debug
+    /// build the temporaries of a reason made in each would be on the stack at
+    /// every level (``PredicateParser/stackBudget``).
+    func unexpected(_ reason: (_ found: String?) -> SyntaxErrorReason) -> SyntaxErrorAt {
+        SyntaxErrorAt(reason(found), token.range)
     }
 
-    mutating func expect(_ kind: TokenKind, _ expected: String) throws(SyntaxErrorAt) {
-        guard token.kind == kind else { throw unexpected(expected) }
+    /// Consumes a token of `kind`, or fails with the reason `reason` makes of
+    /// the token found instead.
+    mutating func expect(_ kind: TokenKind, or reason: (_ found: String?) -> SyntaxErrorReason) throws(SyntaxErrorAt) {
+        guard token.kind == kind else { throw unexpected(reason) }
         try advance()
     }
 
@@ -251,7 +258,9 @@ struct Parser {
         while isOr {
             let op = token
             try advance()
-            guard startsPredicate else { throw unexpected("a predicate after \(previousTokenText(op))") }
+            guard startsPredicate else {
+                throw unexpected { .missingPredicate(after: previousTokenText(op), found: $0) }
+            }
             operands.append(try parseAndPredicate())
         }
         return PredicateSyntax(.or(operands), range: first.range.union(operands.last!.range))
@@ -270,7 +279,9 @@ struct Parser {
         while isAnd {
             let op = token
             try advance()
-            guard startsPredicate else { throw unexpected("a predicate after \(previousTokenText(op))") }
+            guard startsPredicate else {
+                throw unexpected { .missingPredicate(after: previousTokenText(op), found: $0) }
+            }
             operands.append(try parseNotPredicate())
         }
         return PredicateSyntax(.and(operands), range: first.range.union(operands.last!.range))
@@ -283,7 +294,7 @@ struct Parser {
         try nest()
         defer { depth -= 1 }
         try advance()
-        guard startsPredicate else { throw unexpected("a predicate after \(previousTokenText(op))") }
+        guard startsPredicate else { throw unexpected { .missingPredicate(after: previousTokenText(op), found: $0) } }
         parenthesisAfterNot = token.kind == .leftParen
         let operand = try parseNotPredicate()
         return PredicateSyntax(.not(operand), range: op.range.union(operand.range))
@@ -305,7 +316,9 @@ struct Parser {
                 if counted { try nest() }
                 try advance()
                 var inner = try parsePredicate()
-                guard token.kind == .rightParen else { throw unexpected("')' to close the '(' at column \(column(of: open))") }
+                guard token.kind == .rightParen else {
+                    throw unexpected { .unclosedParenthesis(column: column(of: open), found: $0) }
+                }
                 inner.range = open.range.union(token.range)
                 try advance()
                 if counted { depth -= 1 }
@@ -341,7 +354,10 @@ struct Parser {
         }
         if quantifier != .direct { try advance() }
         guard startsExpression else {
-            throw unexpected(quantifier == .direct ? "a predicate" : "an expression after \(previousTokenText(start))")
+            throw unexpected {
+                quantifier == .direct ? .predicateExpected(found: $0)
+                    : .missingExpression(after: previousTokenText(start), found: $0)
+            }
         }
         let left = try parseExpression()
         let (op, opToken) = try parseComparisonOperator()
@@ -373,7 +389,7 @@ struct Parser {
         case .keyword(.utiConformsTo): op = .conformsTo
         case .keyword(.utiEquals): op = .utiEquals
         default:
-            throw unexpected("a comparison operator such as '==', '<', IN or BEGINSWITH")
+            throw unexpected { .comparisonOperatorExpected(found: $0) }
         }
         let t = token
         try advance()
@@ -385,7 +401,7 @@ struct Parser {
         guard token.kind == .leftBracket else { return [] }
         try advance()
         guard token.kind == .identifier, !token.escaped else {
-            throw unexpected("comparison options such as c, d or cd")
+            throw unexpected { .optionsExpected(found: $0) }
         }
         var options: ComparisonOptions = []
         for letter in text(of: token) {
@@ -398,14 +414,14 @@ struct Parser {
             }
         }
         try advance()
-        try expect(.rightBracket, "']' to close the comparison options")
+        try expect(.rightBracket) { .unclosedOptions(found: $0) }
         return options
     }
 
     /// An operand after an operator token: an expression, with a message that
     /// names the operator when it is missing.
     mutating func parseOperand(after op: Token) throws(SyntaxErrorAt) -> ExpressionSyntax {
-        guard startsExpression else { throw unexpected("an expression after \(previousTokenText(op))") }
+        guard startsExpression else { throw unexpected { .missingExpression(after: previousTokenText(op), found: $0) } }
         return try parseExpression()
     }
 
@@ -452,7 +468,9 @@ struct Parser {
             let opToken = token
             try advance()
             try extendChain(&chain, at: opToken)
-            guard startsExpression else { throw unexpected("an expression after \(previousTokenText(opToken))") }
+            guard startsExpression else {
+                throw unexpected { .missingExpression(after: previousTokenText(opToken), found: $0) }
+            }
             let right = try parseAdditiveExpression()
             left = ExpressionSyntax(.binary(op, left, right), range: left.range.union(right.range))
         }
@@ -467,7 +485,9 @@ struct Parser {
             let op = token
             try advance()
             try extendChain(&chain, at: op)
-            guard startsExpression else { throw unexpected("an expression after \(previousTokenText(op))") }
+            guard startsExpression else {
+                throw unexpected { .missingExpression(after: previousTokenText(op), found: $0) }
+            }
             let right = try parseMultiplicativeExpression()
             left = ExpressionSyntax(.binary(op.kind == .plus ? .add : .subtract, left, right),
                                     range: left.range.union(right.range))
@@ -483,7 +503,9 @@ struct Parser {
             let op = token
             try advance()
             try extendChain(&chain, at: op)
-            guard startsExpression else { throw unexpected("an expression after \(previousTokenText(op))") }
+            guard startsExpression else {
+                throw unexpected { .missingExpression(after: previousTokenText(op), found: $0) }
+            }
             let right = try parsePowerExpression()
             left = ExpressionSyntax(.binary(op.kind == .star ? .multiply : .divide, left, right),
                                     range: left.range.union(right.range))
@@ -499,7 +521,7 @@ struct Parser {
         try advance()
         try nest()
         defer { depth -= 1 }
-        guard startsExpression else { throw unexpected("an expression after \(previousTokenText(op))") }
+        guard startsExpression else { throw unexpected { .missingExpression(after: previousTokenText(op), found: $0) } }
         let exponent = try parsePowerExpression()
         return ExpressionSyntax(.binary(.power, base, exponent), range: base.range.union(exponent.range))
     }
@@ -532,7 +554,7 @@ struct Parser {
                 return ExpressionSyntax(.constant(value), range: op.range.union(number.range))
             }
         }
-        guard startsExpression else { throw unexpected("an expression after '-'") }
+        guard startsExpression else { throw unexpected { .missingExpression(after: previousTokenText(op), found: $0) } }
         let operand = try parseUnaryExpression()
         return ExpressionSyntax(.negate(operand), range: op.range.union(operand.range))
     }
@@ -569,7 +591,7 @@ struct Parser {
                     }
                     keys = path
                 } else {
-                    throw unexpected("a key after '.'")
+                    throw unexpected { .keyExpected(found: $0) }
                 }
                 switch expression.kind {
                 case .keyPath where extendable, .member where extendable:
@@ -588,7 +610,7 @@ struct Parser {
                 try advance()
                 let index = try parseIndex()
                 guard token.kind == .rightBracket else {
-                    throw unexpected("']' to close the '[' at column \(column(of: open))")
+                    throw unexpected { .unclosedBracket(column: column(of: open), found: $0) }
                 }
                 expression = ExpressionSyntax(.index(expression, index), range: expression.range.union(token.range))
                 try advance()
@@ -609,7 +631,7 @@ struct Parser {
                 return special
             }
         }
-        guard startsExpression else { throw unexpected("an index, FIRST, LAST or SIZE") }
+        guard startsExpression else { throw unexpected { .indexExpected(found: $0) } }
         return .expression(try parseExpression())
     }
 
@@ -664,13 +686,13 @@ struct Parser {
             try advance()
             var inner = try parseOperand(after: t)
             guard token.kind == .rightParen else {
-                throw unexpected("')' to close the '(' at column \(column(of: t))")
+                throw unexpected { .unclosedParenthesis(column: column(of: t), found: $0) }
             }
             inner.range = t.range.union(token.range)
             try advance()
             return (inner, false)
         default:
-            throw unexpected("an expression")
+            throw unexpected { .expressionExpected(found: $0) }
         }
     }
 
@@ -693,16 +715,21 @@ struct Parser {
         var elements: [ExpressionSyntax] = []
         if token.kind == closing { return elements }
         while true {
-            guard startsExpression else { throw unexpected("an expression") }
+            guard startsExpression else { throw unexpected { .expressionExpected(found: $0) } }
             elements.append(try parseExpression())
             if token.kind == .comma {
                 let comma = token
                 try advance()
-                guard startsExpression else { throw unexpected("an expression after \(previousTokenText(comma))") }
+                guard startsExpression else {
+                    throw unexpected { .missingExpression(after: previousTokenText(comma), found: $0) }
+                }
                 continue
             }
             guard token.kind == closing else {
-                throw unexpected("',' or '\(closeText)' to close the '\(lexer.text(open.start, open.end))' at column \(column(of: open))")
+                throw unexpected {
+                    .unclosedList(open: lexer.text(open.start, open.end), close: closeText, column: column(of: open),
+                                  found: $0)
+                }
             }
             return elements
         }
@@ -737,12 +764,12 @@ struct Parser {
     }
 
     mutating func expectComma(in form: String) throws(SyntaxErrorAt) {
-        try expect(.comma, "',' between the arguments of \(form)")
+        try expect(.comma) { .argumentSeparatorExpected(form: form, found: $0) }
     }
 
     mutating func closeSpecialForm(_ name: Token, _ open: Token) throws(SyntaxErrorAt) -> SourceRange {
         guard token.kind == .rightParen else {
-            throw unexpected("')' to close the '(' at column \(column(of: open))")
+            throw unexpected { .unclosedParenthesis(column: column(of: open), found: $0) }
         }
         let range = name.range.union(token.range)
         try advance()
@@ -770,7 +797,7 @@ struct Parser {
         let (name, open) = try openSpecialForm()
         let receiver = try parseOperand(after: open)
         try expectComma(in: "FUNCTION")
-        let selector = try parseStringArgument(context: "the selector of FUNCTION")
+        let selector = try parseStringArgument(or: .functionSelectorExpected)
         var arguments: [ExpressionSyntax] = []
         while token.kind == .comma {
             let comma = token
@@ -798,13 +825,14 @@ struct Parser {
         let (name, open) = try openSpecialForm()
         let value = try parseOperand(after: open)
         try expectComma(in: "CAST")
-        let type = try parseStringArgument(context: "the type of CAST")
+        let type = try parseStringArgument(or: .castTypeExpected)
         let range = try closeSpecialForm(name, open)
         return ExpressionSyntax(.cast(value, type: type), range: range)
     }
 
-    /// A string literal, or a format specifier whose argument is a string.
-    mutating func parseStringArgument(context: String) throws(SyntaxErrorAt) -> String {
+    /// A string literal, or a format specifier whose argument is a string;
+    /// anything else fails with `reason`.
+    mutating func parseStringArgument(or reason: SyntaxErrorReason) throws(SyntaxErrorAt) -> String {
         let t = token
         switch t.kind {
         case .string:
@@ -813,9 +841,9 @@ struct Parser {
         case .formatSpecifier:
             try advance()
             if case .constant(.string(let s)) = try substitute(t).0.kind { return s }
-            throw SyntaxErrorAt(.stringExpected(context: context), t.range)
+            throw SyntaxErrorAt(reason, t.range)
         default:
-            throw SyntaxErrorAt(.stringExpected(context: context), t.range)
+            throw SyntaxErrorAt(reason, t.range)
         }
     }
 
@@ -834,7 +862,7 @@ struct Parser {
         }
         let argument = arguments[argumentIndex]
         argumentIndex += 1
-        func wrongKind(_ expected: String) -> SyntaxErrorAt {
+        func wrongKind(_ expected: SyntaxErrorReason.ArgumentKind) -> SyntaxErrorAt {
             SyntaxErrorAt(.wrongArgumentKind(specifier: specifier, expected: expected,
                                              found: argument.kindDescription), t.range)
         }
@@ -842,7 +870,7 @@ struct Parser {
         case UInt8(ascii: "@"):
             return (ExpressionSyntax(.constant(argument), range: t.range), false)
         case UInt8(ascii: "K"):
-            guard case .string(let path) = argument else { throw wrongKind("a key path string") }
+            guard case .string(let path) = argument else { throw wrongKind(.keyPath) }
             let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             guard !components.contains(where: \.isEmpty) else {
                 throw SyntaxErrorAt(.invalidKeyPathArgument(path), t.range)
@@ -853,19 +881,19 @@ struct Parser {
             switch argument {
             case .int: return (ExpressionSyntax(.constant(argument), range: t.range), false)
             case .bool(let b): return (ExpressionSyntax(.constant(.int(b ? 1 : 0)), range: t.range), false)
-            default: throw wrongKind("an integer")
+            default: throw wrongKind(.integer)
             }
         case UInt8(ascii: "c"), UInt8(ascii: "C"):
             switch argument {
             case .string(let s) where s.count == 1:
                 return (ExpressionSyntax(.constant(argument), range: t.range), false)
             case .int(let code):
-                guard let scalar = UInt32(exactly: code).flatMap(Unicode.Scalar.init) else { throw wrongKind("a character") }
+                guard let scalar = UInt32(exactly: code).flatMap(Unicode.Scalar.init) else { throw wrongKind(.character) }
                 return (ExpressionSyntax(.constant(.string(String(Character(scalar)))), range: t.range), false)
-            default: throw wrongKind("a character")
+            default: throw wrongKind(.character)
             }
         case UInt8(ascii: "s"), UInt8(ascii: "S"):
-            guard case .string = argument else { throw wrongKind("a string") }
+            guard case .string = argument else { throw wrongKind(.string) }
             return (ExpressionSyntax(.constant(argument), range: t.range), false)
         case UInt8(ascii: "p"):
             return (ExpressionSyntax(.constant(argument), range: t.range), false)
@@ -873,7 +901,7 @@ struct Parser {
             switch argument {
             case .double: return (ExpressionSyntax(.constant(argument), range: t.range), false)
             case .int(let i): return (ExpressionSyntax(.constant(.double(Double(i))), range: t.range), false)
-            default: throw wrongKind("a number")
+            default: throw wrongKind(.number)
             }
         }
     }

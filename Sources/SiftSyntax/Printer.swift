@@ -10,6 +10,7 @@
 // argument in canonical form, and in a readable form in `description`.
 
 import Foundation
+import SiftValues
 
 /// A predicate's text with the arguments for its `%@` and `%K` specifiers.
 public struct CanonicalFormat: Hashable, Sendable, CustomStringConvertible {
@@ -25,7 +26,7 @@ public struct CanonicalFormat: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        arguments.isEmpty ? format : "\(format) \(arguments.map(PredicatePrinter.readable))"
+        arguments.isEmpty ? format : "\(format) \(arguments.map(\.description))"
     }
 }
 
@@ -275,67 +276,13 @@ struct PredicatePrinter {
     // MARK: Values
 
     mutating func print(_ value: PredicateValue) {
-        if let literal = Self.literal(value) {
+        if let literal = value.literal {
             output += literal
         } else if mode == .canonical {
             output += "%@"
             arguments.append(value)
         } else {
-            output += Self.readable(value)
+            output += value.description
         }
     }
-
-    /// The literal text of a value that has one.
-    static func literal(_ value: PredicateValue) -> String? {
-        switch value {
-        case .null: return "nil"
-        case .bool(let b): return b ? "TRUE" : "FALSE"
-        case .int(let i): return String(i)
-        case .double(let d): return d.isFinite ? d.description : nil
-        case .string(let s): return quoted(s)
-        default: return nil
-        }
-    }
-
-    /// A value as a person reads it, valid syntax where the language has a form for it.
-    static func readable(_ value: PredicateValue) -> String {
-        if let literal = literal(value) { return literal }
-        switch value {
-        case .double(let d): return d.description
-        case .date(let date): return "CAST(\(date.timeIntervalSinceReferenceDate), \"NSDate\")"
-        case .array(let values): return "{" + values.map(readable).joined(separator: ", ") + "}"
-        case .uuid(let uuid): return "CAST(\(quoted(uuid.uuidString)), \"NSUUID\")"
-        case .data(let data): return "CAST(\(quoted(data.base64EncodedString())), \"NSData\")"
-        case .object(let reference): return "<\(reference.entity) \(reference.id)>"
-        case .dictionary(let d):
-            return "{" + d.sorted { $0.key < $1.key }.map { "\(quoted($0.key)): \(readable($0.value))" }
-                .joined(separator: ", ") + "}"
-        default: return "%@"
-        }
-    }
-
-    /// A string literal in double quotes with the escapes the lexer reads.
-    static func quoted(_ string: String) -> String {
-        var result = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case "\r": result += "\\r"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
-}
-
-extension PredicateValue: CustomStringConvertible {
-    /// The value as it would be written in a predicate: `"text"`, `42`,
-    /// `CAST(700000000.0, "NSDate")`, `{1, 2}`.
-    public var description: String { PredicatePrinter.readable(self) }
 }

@@ -25,7 +25,7 @@ public enum PredicateTokenizer {
         switch result {
         case .success(let ranges): return ranges
         case .failure(let error):
-            throw PredicateSyntaxError(error.reason, range: error.range, expected: error.expected, in: text)
+            throw PredicateSyntaxError(error.reason, range: error.range, in: text)
         }
     }
 }

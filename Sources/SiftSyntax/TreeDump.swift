@@ -2,6 +2,7 @@
 // (`sift parse --tree`) or as JSON (`sift parse --json`).
 
 import Foundation
+import SiftValues
 
 /// One node of a tree in a neutral form, for outlines and JSON.
 public struct SyntaxOutline: Encodable, Sendable {
@@ -42,7 +43,7 @@ public struct SyntaxOutline: Encodable, Sendable {
 
     private func write(indent: String, into lines: inout [String]) {
         let details = attributes.sorted { $0.key < $1.key }
-            .map { "\($0.key)=\(PredicatePrinter.readable($0.value))" }.joined(separator: " ")
+            .map { "\($0.key)=\($0.value.description)" }.joined(separator: " ")
         lines.append(indent + kind + (details.isEmpty ? "" : " " + details) + "  @\(range)")
         for child in children { child.write(indent: indent + "  ", into: &lines) }
     }

@@ -5,6 +5,8 @@
 // `NSPredicate.withSubstitutionVariables(_:)` does. The target of `$x := value`
 // is a definition, not a use: it is neither listed nor replaced.
 
+import SiftValues
+
 extension PredicateSyntax {
     /// The names of the `$variables` the predicate uses that nothing in it binds.
     ///

@@ -1,7 +1,7 @@
 // Stage 3 (tree): showing a bound tree as an outline with a type on every
 // expression (`sift check`).
 
-import SiftSyntax
+import SiftValues
 
 extension BoundPredicate: CustomStringConvertible {
     /// The tree as an indented outline, one node a line.

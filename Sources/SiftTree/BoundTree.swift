@@ -10,7 +10,7 @@
 // quantifier, and operator/operand types always fit: the binder has checked.
 
 import SiftModel
-import SiftSyntax
+import SiftValues
 
 /// The type of a bound expression's value.
 public indirect enum ValueType: Hashable, Sendable, CustomStringConvertible {
@@ -116,30 +116,6 @@ public struct RelationshipReference: Hashable, Sendable, CustomStringConvertible
     }
 
     public var description: String { "\(entity).\(name)" }
-}
-
-/// A collection operator or aggregate function over a collection.
-public enum AggregateOperator: String, Hashable, Sendable, CaseIterable {
-    case count, sum, avg, min, max
-}
-
-/// A built-in function, as NSExpression names them.
-public enum BuiltinFunction: String, Hashable, Sendable, CaseIterable {
-    // Over a collection (one collection argument, or several numbers).
-    case sum, count, min, max, average, median, mode, stddev
-    // Numbers.
-    case sqrt, log, ln, exp, floor, ceiling, abs, trunc
-    case bitwiseAnd, bitwiseOr, bitwiseXor, leftshift, rightshift, onesComplement, modulus
-    // Strings.
-    case uppercase, lowercase
-    // No arguments.
-    case random, randomn, now
-    // CAST targets.
-    case castToDate, castToNumber, castToString
-    // Set operations between collections.
-    case union, intersect, minus
-    // `@distinctUnionOfObjects`.
-    case distinct
 }
 
 /// A bound predicate.

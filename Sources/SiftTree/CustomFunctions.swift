@@ -4,8 +4,8 @@
 // store registers the same implementation with SQLite, so a predicate that
 // calls one still runs in SQL.
 
+import SiftValues
 import Synchronization
-import SiftSyntax
 
 /// A function predicates may call by name.
 ///

@@ -6,12 +6,12 @@
 //   age IN {}                 =>  FALSEPREDICATE
 //
 // Arithmetic, comparisons and functions whose operands are all constants are
-// computed now, with the semantics both lowerings share (SiftTree's
+// computed now, with the semantics both lowerings share (SiftValues'
 // Semantics: nil in, nil out), so the answer cannot differ. `random()` and
 // `now()` are left alone.
 
-import SiftSyntax
 import SiftTree
+import SiftValues
 
 public struct ConstantFolding: OptimizerRule {
     public let name = "constant-folding"

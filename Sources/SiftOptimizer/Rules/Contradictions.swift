@@ -10,8 +10,8 @@
 // two-valued logic a nil key fails every such test, so an AND of tests no
 // value can pass is false for nil too; p OR NOT p is true for every object.
 
-import SiftSyntax
 import SiftTree
+import SiftValues
 
 public struct Contradictions: OptimizerRule {
     public let name = "contradictions"

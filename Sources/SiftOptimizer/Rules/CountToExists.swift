@@ -7,8 +7,8 @@
 // SQL then stops at the first member (EXISTS) instead of counting them all,
 // and memory evaluation stops at the first member too.
 
-import SiftSyntax
 import SiftTree
+import SiftValues
 
 public struct CountToExists: OptimizerRule {
     public let name = "count-to-exists"

@@ -8,8 +8,8 @@
 // `x IN list` holds when x equals some member, which is the OR; a nil member
 // matches a nil key on both sides (nil == nil).
 
-import SiftSyntax
 import SiftTree
+import SiftValues
 
 public struct EqualitiesToIn: OptimizerRule {
     public let name = "equalities-to-in"

@@ -12,8 +12,8 @@
 // which is when the operator can be flipped: always for == and !=, and for
 // ordering operators only when the model proves both operands never nil.
 
-import SiftSyntax
 import SiftTree
+import SiftValues
 
 public struct NegationPushDown: OptimizerRule {
     public let name = "negation-push-down"

@@ -8,8 +8,8 @@
 // an inclusive lower and upper bound together are one BETWEEN. A nil key
 // fails the bounds and the BETWEEN alike.
 
-import SiftSyntax
 import SiftTree
+import SiftValues
 
 public struct RangeMerging: OptimizerRule {
     public let name = "range-merging"

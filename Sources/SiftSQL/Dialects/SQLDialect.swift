@@ -5,6 +5,8 @@
 // one parameter, Sift's registered functions, and column types. Each method
 // gets its operands already rendered.
 
+import Foundation
+
 /// How one database spells SQL.
 public protocol SQLDialect: Sendable {
     /// The placeholder of the `index`th bound parameter (1-based).
@@ -56,5 +58,3 @@ extension SQLDialect {
         return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
-
-import Foundation

@@ -8,7 +8,8 @@
 // or two spellings of "é", keep their own), so a long predicate stays within
 // the database's limit on parameters.
 
-import SiftSyntax
+import Foundation
+import SiftValues
 
 /// SQL text with its bound parameters.
 public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
@@ -236,5 +237,3 @@ public struct SQLRenderer {
         return "(" + balanced(terms[..<middle], word) + word + balanced(terms[middle...], word) + ")"
     }
 }
-
-import Foundation

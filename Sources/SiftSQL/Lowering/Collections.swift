@@ -3,7 +3,7 @@
 // arrays as the dialect's array tables, and IN.
 
 import SiftModel
-import SiftSyntax
+import SiftValues
 import SiftTree
 
 extension SQLWriter {

@@ -3,7 +3,7 @@
 // the dispatch to strings (Strings.swift) and membership (Collections.swift).
 
 import SiftModel
-import SiftSyntax
+import SiftValues
 import SiftTree
 
 extension SQLWriter {

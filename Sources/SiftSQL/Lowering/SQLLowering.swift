@@ -25,7 +25,7 @@
 
 import Foundation
 import SiftModel
-import SiftSyntax
+import SiftValues
 import SiftTree
 
 /// A construct the SQL lowering cannot express.

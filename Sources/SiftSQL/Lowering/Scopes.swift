@@ -3,7 +3,7 @@
 // JOINs shared by every term of a scope.
 
 import SiftModel
-import SiftSyntax
+import SiftValues
 import SiftTree
 
 /// One SELECT being written: what its FROM starts with, and the joins key

@@ -8,7 +8,7 @@
 // Patterns too long for `instr` run through Sift's linear `contains`.
 
 import SiftModel
-import SiftSyntax
+import SiftValues
 import SiftTree
 
 extension SQLWriter {

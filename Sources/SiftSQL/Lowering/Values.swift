@@ -2,7 +2,7 @@
 // arithmetic, functions and TERNARY.
 
 import SiftModel
-import SiftSyntax
+import SiftValues
 import SiftTree
 
 extension SQLWriter {

@@ -6,7 +6,7 @@
 // never needs to know which column is which.
 
 import SiftModel
-import SiftSyntax
+import SiftValues
 import SiftTree
 
 extension SQLSchema {

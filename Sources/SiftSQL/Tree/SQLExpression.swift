@@ -7,7 +7,8 @@
 // no decision anywhere reads SQL text. Constants are `SQLValue`s that render
 // as bound parameters; the few literals are the lowering's own (`0`, `''`).
 
-import SiftSyntax
+import Foundation
+import SiftValues
 
 /// A value bound to a parameter.
 public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
@@ -415,5 +416,3 @@ public struct SQLExpression: Hashable, Sendable {
         return result
     }
 }
-
-import Foundation

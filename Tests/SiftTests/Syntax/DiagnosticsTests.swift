@@ -63,6 +63,71 @@ struct DiagnosticsTests {
         #expect(try error("").reason == .emptyPredicate)
         #expect(try error("  \n\t ").reason == .emptyPredicate)
     }
+
+    @Test func reasonsSayWhatWasExpectedAndWhatWasFound() throws {
+        #expect(try error("age >").reason == .missingExpression(after: "'>'", found: nil))
+        #expect(try error("age > )").reason == .missingExpression(after: "'>'", found: "')'"))
+        #expect(try error("a IN {1 'x'}").reason
+            == .unclosedList(open: "{", close: "}", column: 6, found: #"string 'x'"#))
+        #expect(try error("a == %d", [1.5]).reason == .wrongArgumentKind(specifier: "%d", expected: .integer, found: "a number"))
+        #expect(try error("a == CAST(1, 2)").reason == .castTypeExpected)
+        // The lexer's expectations are not in its messages, only in `expected`.
+        #expect(try error("a & b").expected == "'&&'")
+        #expect(try error("a == 1e").expected == "digits after the exponent")
+        #expect(try error("a == 1e").message == "invalid number '1e'")
+    }
+
+    /// Every message the parser and lexer give is written in the catalog
+    /// (Diagnostics.swift): the string literals of Parser.swift and Lexer.swift
+    /// are spellings of tokens and keywords, never words of a message.
+    @Test func parserAndLexerSpellNoMessages() throws {
+        // A word and a space: "a predicate", "string \(…)".
+        let words = try NSRegularExpression(pattern: "[A-Za-z]{2,} | [A-Za-z]{2,}")
+        var inline: [String] = []
+        for file in ["Parser.swift", "Lexer.swift"] {
+            let lines = try Fixtures.repositoryFile("Sources/SiftSyntax/" + file)
+                .split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.count > 500, "\(file) is not where it was")
+            for (number, line) in lines.enumerated() {
+                for literal in Self.stringLiterals(in: line)
+                where words.firstMatch(in: literal, range: NSRange(literal.startIndex..., in: literal)) != nil {
+                    inline.append("\(file):\(number + 1): \"\(literal)\"")
+                }
+            }
+        }
+        #expect(inline == [], "messages belong in SyntaxErrorReason (Diagnostics.swift)")
+    }
+
+    /// The string literals on a line of Swift, comments left out: enough for
+    /// the parser and lexer, which hold no multi-line or raw literals.
+    static func stringLiterals(in line: Substring) -> [String] {
+        var literals: [String] = []
+        var current: String?
+        var escaped = false
+        var previous: Character = " "
+        for c in line {
+            if var text = current {
+                if escaped {
+                    escaped = false
+                } else if c == "\\" {
+                    escaped = true
+                } else if c == "\"" {
+                    literals.append(text)
+                    current = nil
+                    previous = c
+                    continue
+                }
+                text.append(c)
+                current = text
+            } else if c == "\"" {
+                current = ""
+            } else if c == "/", previous == "/" {
+                break
+            }
+            previous = c
+        }
+        return literals
+    }
 }
 
 @Suite("Format arguments")

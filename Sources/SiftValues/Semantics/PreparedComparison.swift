@@ -1,9 +1,8 @@
-// Stage 3 (tree): one comparison operator applied to a left value, with its
+// Stage 0 (values): one comparison operator applied to a left value, with its
 // right operand prepared once (folded, compiled to a regular expression or a
 // LIKE pattern) when it is a constant.
 
 import Foundation
-import SiftSyntax
 
 /// A comparison with its right operand ready: `test(left)` answers it. The
 /// memory lowering tests every object with it; the optimizer folds constant

@@ -1,4 +1,4 @@
-// Stage 3 (tree): the meaning of comparisons, written once.
+// Stage 0 (values): the meaning of comparisons, written once.
 //
 // These functions are the reference semantics of Sift (Grammar/README.md,
 // "Meaning"): two-valued nil logic, numbers compared by value across integer
@@ -8,7 +8,6 @@
 // SQLite, so both backends agree.
 
 import Foundation
-import SiftSyntax
 
 /// Comparisons of values under two-valued logic.
 public enum ValueComparison {

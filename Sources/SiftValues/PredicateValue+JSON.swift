@@ -1,4 +1,4 @@
-// Stage 1 (syntax): the JSON form of values, as the conformance corpus and the
+// Stage 0 (values): the JSON form of values, as the conformance corpus and the
 // `--arg` option of the command line write them.
 //
 // A JSON number, string, boolean, null or array is that value; an integer stays

@@ -1,4 +1,4 @@
-// Stage 1 (syntax): constant values, as literals and format arguments give them.
+// Stage 0 (values): constant values, as literals and format arguments give them.
 
 import Foundation
 

@@ -1,11 +1,10 @@
-// Stage 3 (tree): what comparison options mean for strings.
+// Stage 0 (values): what comparison options mean for strings.
 //
 // Both lowerings fold with this one function: the memory lowering calls it,
 // and the SQLite store registers it as `sift_fold`, so `[c]` and `[d]` give
 // the same answers in memory and in SQL.
 
 import Foundation
-import SiftSyntax
 
 /// String folding for comparison options.
 public enum StringFolding {

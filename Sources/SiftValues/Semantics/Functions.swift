@@ -1,4 +1,4 @@
-// Stage 3 (tree): arithmetic, aggregates and built-in functions on values.
+// Stage 0 (values): arithmetic, aggregates and built-in functions on values.
 //
 // Nil in, nil out: arithmetic and functions on nil yield nil. Aggregates skip
 // nil members; @count and @sum of an empty collection are 0, @avg, @min and
@@ -6,7 +6,6 @@
 // SQLite's does.
 
 import Foundation
-import SiftSyntax
 
 public enum Arithmetic {
     public static func integer(_ value: PredicateValue) -> Int64? {

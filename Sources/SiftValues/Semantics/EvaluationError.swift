@@ -1,4 +1,4 @@
-// Stage 3 (tree): what can stop an evaluation that has started.
+// Stage 0 (values): what can stop an evaluation that has started.
 //
 // Evaluating a predicate is a tree of small non-throwing closures (memory)
 // or SQL functions called by SQLite. The one thing that can stop it half way

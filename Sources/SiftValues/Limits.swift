@@ -1,4 +1,4 @@
-// Stage 1 (syntax): the limits that keep hostile predicates cheap.
+// Stage 0 (values): the limits that keep hostile predicates cheap.
 //
 // Every stage reads its bounds from here, so a server that takes predicates
 // from its clients sets them in one place. Below the limits, each stage's
