@@ -13,6 +13,8 @@ public protocol SQLDialect: Sendable {
     func placeholder(_ index: Int) -> String
     /// An identifier, quoted.
     func quote(_ identifier: String) -> String
+    /// Appends an identifier, quoted, to `text`.
+    func appendQuoted(_ identifier: String, to text: inout String)
     /// A literal the lowering itself writes.
     func literal(_ literal: SQLLiteral) -> String
     /// A condition that may be NULL, true only when it is TRUE.
@@ -53,8 +55,20 @@ public protocol SQLDialect: Sendable {
 }
 
 extension SQLDialect {
+    /// Double quotes, a double quote inside written twice (standard SQL).
     public func quote(_ identifier: String) -> String {
-        guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
-        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        var text = ""
+        appendQuoted(identifier, to: &text)
+        return text
+    }
+
+    public func appendQuoted(_ identifier: String, to text: inout String) {
+        text.append("\"")
+        if identifier.utf8.contains(UInt8(ascii: "\"")) {
+            text.append(identifier.replacingOccurrences(of: "\"", with: "\"\""))
+        } else {
+            text.append(identifier)
+        }
+        text.append("\"")
     }
 }

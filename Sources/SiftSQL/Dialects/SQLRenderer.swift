@@ -98,142 +98,267 @@ public struct SQLRenderer {
         }
     }
 
+    /// The text written so far.
+    private var out = ""
+
+    /// The placeholder of a bound value: one per distinct value.
     private mutating func bind(_ value: SQLValue) -> String {
         let key = BindingKey(value)
-        if let key, let index = bound[key] { return placeholder(index) }
+        if let key, let index = bound[key] { return dialect.placeholder(index) }
         bindings.append(value)
         if let key { bound[key] = bindings.count }
-        return placeholder(bindings.count)
+        return dialect.placeholder(bindings.count)
     }
 
-    private func placeholder(_ binding: Int) -> String { dialect.placeholder(binding) }
+    /// `e` rendered on its own, for a dialect method that takes its operands as text.
+    private mutating func text(_ e: SQLExpression) -> String {
+        let saved = out
+        out = ""
+        expression(e)
+        let result = out
+        out = saved
+        return result
+    }
 
-    private var q: (String) -> String { dialect.quote }
+    private mutating func list<T>(_ items: [T], _ separator: String, _ body: (inout SQLRenderer, T) -> Void) {
+        for (index, item) in items.enumerated() {
+            if index > 0 { out += separator }
+            body(&self, item)
+        }
+    }
+
+    private mutating func names(_ names: [String]) {
+        list(names, ", ") { $0.dialect.appendQuoted($1, to: &$0.out) }
+    }
 
     // MARK: Statements
 
     mutating func statement(_ statement: SQLStatement) -> String {
-        let text: String
+        out = ""
         switch statement {
-        case .select(let select): text = self.select(select)
+        case .select(let select): self.select(select)
         case .insert(let insert):
-            text = "INSERT" + (insert.ignoringDuplicates ? " OR IGNORE" : "") + " INTO \(q(insert.table)) ("
-                + insert.columns.map(q).joined(separator: ", ") + ") VALUES ("
-                + insert.values.map { expression($0) }.joined(separator: ", ") + ")"
+            out += "INSERT" + (insert.ignoringDuplicates ? " OR IGNORE" : "") + " INTO " + dialect.quote(insert.table) + " ("
+            names(insert.columns)
+            out += ") VALUES ("
+            list(insert.values, ", ") { $0.expression($1) }
+            out += ")"
         case .update(let update):
-            let assignments = update.assignments.map { "\(q($0.column)) = \(expression($0.value))" }
-            text = "UPDATE \(q(update.table)) SET \(assignments.joined(separator: ", "))" + whereClause(update.conditions)
+            out += "UPDATE " + dialect.quote(update.table) + " SET "
+            list(update.assignments, ", ") { r, assignment in
+                r.out += r.dialect.quote(assignment.column) + " = "
+                r.expression(assignment.value)
+            }
+            whereClause(update.conditions)
         case .delete(let delete):
-            text = "DELETE FROM \(q(delete.table))" + whereClause(delete.conditions)
+            out += "DELETE FROM " + dialect.quote(delete.table)
+            whereClause(delete.conditions)
         case .createTable(let table):
-            var columns = table.columns.map { column -> String in
-                var text = "\(q(column.name)) \(dialect.columnType(column.type))"
-                if column.isPrimaryKey { text += " PRIMARY KEY" }
-                if !column.isNullable { text += " NOT NULL" }
-                if let value = column.defaultValue { text += " DEFAULT \(dialect.literal(value))" }
-                return text
+            out += "CREATE TABLE " + dialect.quote(table.name) + " ("
+            list(table.columns, ", ") { r, column in
+                r.out += r.dialect.quote(column.name) + " " + r.dialect.columnType(column.type)
+                if column.isPrimaryKey { r.out += " PRIMARY KEY" }
+                if !column.isNullable { r.out += " NOT NULL" }
+                if let value = column.defaultValue { r.out += " DEFAULT " + r.dialect.literal(value) }
             }
             if !table.compositeKey.isEmpty {
-                columns.append("PRIMARY KEY (\(table.compositeKey.map(q).joined(separator: ", ")))")
+                out += ", PRIMARY KEY ("
+                names(table.compositeKey)
+                out += ")"
             }
-            text = "CREATE TABLE \(q(table.name)) (\(columns.joined(separator: ", ")))"
-                + (table.compositeKey.isEmpty ? "" : dialect.compositeKeyTableOptions())
+            out += ")" + (table.compositeKey.isEmpty ? "" : dialect.compositeKeyTableOptions())
         case .createIndex(let index):
-            text = "CREATE INDEX \(q(index.name)) ON \(q(index.table)) (\(index.columns.map(q).joined(separator: ", ")))"
+            out += "CREATE INDEX " + dialect.quote(index.name) + " ON " + dialect.quote(index.table) + " ("
+            names(index.columns)
+            out += ")"
         }
-        return text
+        return out
     }
 
-    private mutating func whereClause(_ conditions: [SQLExpression]) -> String {
-        conditions.isEmpty ? "" : " WHERE " + conditions.map { expression($0) }.joined(separator: " AND ")
+    private mutating func whereClause(_ conditions: [SQLExpression]) {
+        guard !conditions.isEmpty else { return }
+        out += " WHERE "
+        list(conditions, " AND ") { $0.expression($1) }
     }
 
-    mutating func select(_ select: SQLSelect) -> String {
-        var text = "SELECT " + select.columns.map { expression($0) }.joined(separator: ", ") + " FROM " + source(select.from)
+    private mutating func select(_ select: SQLSelect) {
+        out += "SELECT "
+        list(select.columns, ", ") { $0.expression($1) }
+        out += " FROM "
+        source(select.from)
         for join in select.joins {
-            text += (join.kind == .left ? " LEFT JOIN " : " JOIN ") + source(join.source)
-            if let on = join.on { text += " ON " + expression(on) }
+            out += join.kind == .left ? " LEFT JOIN " : " JOIN "
+            source(join.source)
+            if let on = join.on {
+                out += " ON "
+                expression(on)
+            }
         }
-        text += whereClause(select.conditions)
+        whereClause(select.conditions)
         if !select.orderBy.isEmpty {
-            text += " ORDER BY " + select.orderBy.map { expression($0.expression) + ($0.descending ? " DESC" : "") }
-                .joined(separator: ", ")
+            out += " ORDER BY "
+            list(select.orderBy, ", ") { r, ordering in
+                r.expression(ordering.expression)
+                if ordering.descending { r.out += " DESC" }
+            }
         }
-        if let limit = select.limit { text += " LIMIT " + expression(limit) }
-        if let offset = select.offset { text += " OFFSET " + expression(offset) }
-        return text
+        if let limit = select.limit {
+            out += " LIMIT "
+            expression(limit)
+        }
+        if let offset = select.offset {
+            out += " OFFSET "
+            expression(offset)
+        }
     }
 
-    private mutating func source(_ source: SQLSource) -> String {
+    private mutating func source(_ source: SQLSource) {
         switch source {
-        case .table(let name, let alias): "\(q(name)) AS \(alias)"
-        case .array(let array, let alias): dialect.arrayTable(expression(array), alias: alias)
+        case .table(let name, let alias): out += dialect.quote(name) + " AS " + alias
+        case .array(let array, let alias): out += dialect.arrayTable(text(array), alias: alias)
         }
     }
 
     // MARK: Expressions
 
-    mutating func expression(_ e: SQLExpression) -> String {
+    private mutating func expression(_ e: SQLExpression) {
         switch e.node {
-        case .column(let table, let name): return table.isEmpty ? q(name) : "\(table).\(q(name))"
-        case .value(let value): return bind(value)
+        case .column(let table, let name):
+            if !table.isEmpty {
+                out.append(table)
+                out.append(".")
+            }
+            dialect.appendQuoted(name, to: &out)
+        case .value(let value): out += bind(value)
         case .parameter(let name, let asArray):
             bindings.append(.null)
             parameters.append(SQLParameter(index: bindings.count - 1, name: name, asJSON: asArray))
-            return placeholder(bindings.count)
+            out += dialect.placeholder(bindings.count)
         case .slot(let index):
             slots = max(slots, index + 1)
-            return dialect.placeholder(index + 1)
-        case .literal(let literal): return dialect.literal(literal)
-        case .and(let terms): return balanced(terms[...], " AND ")
-        case .or(let terms): return balanced(terms[...], " OR ")
-        case .not(let a): return "(NOT (\(expression(a))))"
-        case .isNotTrue(let a): return dialect.isNotTrue(expression(a))
-        case .compare(let op, let a, let b): return "\(expression(a)) \(op.rawValue) \(expression(b))"
-        case .isNull(let a, let negated): return "\(expression(a)) IS \(negated ? "NOT " : "")NULL"
-        case .isDistinct(let a, let b, let negated): return dialect.nullSafeEqual(expression(a), expression(b), negated: negated)
+            out += dialect.placeholder(index + 1)
+        case .literal(let literal): out += dialect.literal(literal)
+        case .and(let terms): balanced(terms[...], " AND ")
+        case .or(let terms): balanced(terms[...], " OR ")
+        case .not(let a):
+            out += "(NOT ("
+            expression(a)
+            out += "))"
+        case .isNotTrue(let a): out += dialect.isNotTrue(text(a))
+        case .compare(let op, let a, let b):
+            expression(a)
+            out += " " + op.rawValue + " "
+            expression(b)
+        case .isNull(let a, let negated):
+            expression(a)
+            out += negated ? " IS NOT NULL" : " IS NULL"
+        case .isDistinct(let a, let b, let negated): out += dialect.nullSafeEqual(text(a), text(b), negated: negated)
         case .between(let a, let low, let high):
-            return "\(expression(a)) BETWEEN \(expression(low)) AND \(expression(high))"
+            expression(a)
+            out += " BETWEEN "
+            expression(low)
+            out += " AND "
+            expression(high)
         case .inList(let a, let members):
-            return "\(expression(a)) IN (\(members.map { expression($0) }.joined(separator: ", ")))"
-        case .inArray(let a, let array): return dialect.inArray(expression(a), expression(array))
-        case .exists(let s, let negated): return (negated ? "NOT EXISTS (" : "EXISTS (") + select(s) + ")"
-        case .scalar(let s): return "(" + select(s) + ")"
-        case .arithmetic(let op, let a, let b): return "(\(expression(a)) \(op.rawValue) \(expression(b)))"
-        case .divide(let a, let b): return "(CAST(\(expression(a)) AS REAL) / \(expression(b)))"
-        case .negate(let a): return "(-\(expression(a)))"
-        case .castToReal(let a): return "CAST(\(expression(a)) AS REAL)"
+            expression(a)
+            out += " IN ("
+            list(members, ", ") { $0.expression($1) }
+            out += ")"
+        case .inArray(let a, let array): out += dialect.inArray(text(a), text(array))
+        case .exists(let s, let negated):
+            out += negated ? "NOT EXISTS (" : "EXISTS ("
+            select(s)
+            out += ")"
+        case .scalar(let s):
+            out += "("
+            select(s)
+            out += ")"
+        case .arithmetic(let op, let a, let b):
+            out += "("
+            expression(a)
+            out += " " + op.rawValue + " "
+            expression(b)
+            out += ")"
+        case .divide(let a, let b):
+            out += "(CAST("
+            expression(a)
+            out += " AS REAL) / "
+            expression(b)
+            out += ")"
+        case .negate(let a):
+            out += "(-"
+            expression(a)
+            out += ")"
+        case .castToReal(let a):
+            out += "CAST("
+            expression(a)
+            out += " AS REAL)"
         case .caseWhen(let p, let a, let b):
-            return "(CASE WHEN \(expression(p)) THEN \(expression(a)) ELSE \(expression(b)) END)"
+            out += "(CASE WHEN "
+            expression(p)
+            out += " THEN "
+            expression(a)
+            out += " ELSE "
+            expression(b)
+            out += " END)"
         case .aggregate(let function, let argument):
-            return "\(function.rawValue)(\(argument.map { expression($0) } ?? "*"))"
-        case .coalesce(let a, let b): return "COALESCE(\(expression(a)), \(expression(b)))"
-        case .contains(let text, let pattern): return dialect.contains(expression(text), expression(pattern))
-        case .containsNUL(let text): return dialect.containsNUL(expression(text))
-        case .byteLength(let text): return dialect.byteLength(expression(text))
-        case .hasPrefix(let text, let part): return dialect.hasAffix(expression(text), expression(part), suffix: false)
-        case .hasSuffix(let text, let part): return dialect.hasAffix(expression(text), expression(part), suffix: true)
+            out += function.rawValue + "("
+            if let argument { expression(argument) } else { out += "*" }
+            out += ")"
+        case .coalesce(let a, let b):
+            out += "COALESCE("
+            expression(a)
+            out += ", "
+            expression(b)
+            out += ")"
+        case .contains(let text, let pattern): out += dialect.contains(self.text(text), self.text(pattern))
+        case .containsNUL(let text): out += dialect.containsNUL(self.text(text))
+        case .byteLength(let text): out += dialect.byteLength(self.text(text))
+        case .hasPrefix(let text, let part): out += dialect.hasAffix(self.text(text), self.text(part), suffix: false)
+        case .hasSuffix(let text, let part): out += dialect.hasAffix(self.text(text), self.text(part), suffix: true)
         case .wildcardMatch(let text, let pattern):
             if case .value(.text(let constant)) = pattern.node {
-                return dialect.wildcardMatch(expression(text), bind(.text(dialect.wildcardPattern(constant))), converted: true)
+                out += dialect.wildcardMatch(self.text(text), bind(.text(dialect.wildcardPattern(constant))), converted: true)
+            } else {
+                out += dialect.wildcardMatch(self.text(text), self.text(pattern), converted: false)
             }
-            return dialect.wildcardMatch(expression(text), expression(pattern), converted: false)
         case .sift(let function, let arguments):
-            return "\(dialect.functionName(function))(\(arguments.map { expression($0) }.joined(separator: ", ")))"
+            out += dialect.functionName(function) + "("
+            list(arguments, ", ") { $0.expression($1) }
+            out += ")"
         case .builtin(let name, let arguments):
-            let rest = arguments.map { expression($0) }
-            return "\(dialect.functionName(.call))(\((["'\(name)'"] + rest).joined(separator: ", ")))"
+            out += dialect.functionName(.call) + "('" + name + "'"
+            for argument in arguments {
+                out += ", "
+                expression(argument)
+            }
+            out += ")"
         case .custom(let name, let arguments):
-            return "\(q(name))(\(arguments.map { expression($0) }.joined(separator: ", ")))"
-        case .jsonArray(let members): return dialect.array(members.map { expression($0) })
+            out += dialect.quote(name) + "("
+            list(arguments, ", ") { $0.expression($1) }
+            out += ")"
+        case .jsonArray(let members):
+            var parts: [String] = []
+            for member in members { parts.append(text(member)) }
+            out += dialect.array(parts)
         }
     }
 
     /// Terms joined by AND or OR as a balanced tree of chains of at most 8:
     /// 20 000 terms nest 12 deep.
-    private mutating func balanced(_ terms: ArraySlice<SQLExpression>, _ word: String) -> String {
-        guard terms.count > 8 else { return "(" + terms.map { expression($0) }.joined(separator: word) + ")" }
-        let middle = terms.startIndex + terms.count / 2
-        return "(" + balanced(terms[..<middle], word) + word + balanced(terms[middle...], word) + ")"
+    private mutating func balanced(_ terms: ArraySlice<SQLExpression>, _ word: String) {
+        out += "("
+        if terms.count > 8 {
+            let middle = terms.startIndex + terms.count / 2
+            balanced(terms[..<middle], word)
+            out += word
+            balanced(terms[middle...], word)
+        } else {
+            for (index, term) in terms.enumerated() {
+                if index > 0 { out += word }
+                expression(term)
+            }
+        }
+        out += ")"
     }
 }

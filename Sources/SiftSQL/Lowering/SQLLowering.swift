@@ -266,6 +266,12 @@ public struct SQLFetch: Sendable {
         return select.prunedJoins()
     }
 
+    /// The sizes of the statement for the chosen terms, worked out without
+    /// writing it: whether a database might refuse it for its size.
+    public func metrics(terms chosen: some Sequence<Int>) -> SQLMetrics {
+        SQLMetrics(conditions: chosen.compactMap { terms[$0].sql }, joins: joins, orderBy: ordering)
+    }
+
     /// `statement(terms:columns:limit:offset:)`, rendered.
     public func query(terms chosen: some Sequence<Int>, columns: SQLColumns, limit: Int? = nil, offset: Int? = nil) -> SQLQuery {
         schema.render(.select(statement(terms: chosen, columns: columns, limit: limit, offset: offset)))

@@ -14,11 +14,8 @@ extension SQLSchema {
     /// primary key, version, each attribute in slot order, each to-one key
     /// in slot order.
     func rowColumns(_ entity: Entity, alias: String) -> [SQLExpression] {
-        var columns = [SQLExpression.column(alias, primaryKey(entity), nullable: false),
-                       .column(alias, version(entity), nullable: false)]
-        columns += entity.attributes.map { .column(alias, column($0), nullable: $0.isOptional) }
-        columns += toOneRelationships(entity).map { .column(alias, foreignKey($0), nullable: true) }
-        return columns
+        if alias == "t0", let columns = rowColumnsOfFirstTable(entity) { return columns }
+        return rowColumnNames(entity).map { .column(alias, $0.name, nullable: $0.nullable) }
     }
 
     /// The rows of `entity` with these keys, in key order.
@@ -122,12 +119,14 @@ extension SQLSchema {
         ])))
     }
 
-    /// The values of the companion columns of an attribute holding `value`.
-    func companionValues(_ attribute: Attribute, _ value: PredicateValue) -> [SQLValue] {
-        guard attribute.isCanonical else { return [] }
-        return Self.companionFlags.map { flags in
-            guard case .string(let text) = value else { return .null }
-            return .text(StringFolding.fold(text, ComparisonOptions(foldingFlags: flags)))
+    /// Appends the values of the companion columns of a canonical attribute holding `value`.
+    static func appendCompanionValues(of value: PredicateValue, to values: inout [SQLValue]) {
+        for flags in companionFlags {
+            guard case .string(let text) = value else {
+                values.append(.null)
+                continue
+            }
+            values.append(.text(StringFolding.fold(text, ComparisonOptions(foldingFlags: flags))))
         }
     }
 }
@@ -136,15 +135,18 @@ extension SQLSchema {
 public struct RowInsert: Sendable {
     /// The statement, its parameters positional.
     public let query: SQLQuery
-    let schema: SQLSchema
-    let entity: Entity
+    /// The slot of each attribute, in column order, and whether it has companion columns.
+    let attributes: [(slot: Int, canonical: Bool)]
+    /// The slot of each to-one relationship, in column order.
+    let toOneSlots: [Int]
 
     init(schema: SQLSchema, entity: Entity) {
-        self.schema = schema
-        self.entity = entity
         var columns = [schema.primaryKey(entity), schema.version(entity)]
         for attribute in entity.attributes { columns += [schema.column(attribute)] + schema.companionColumns(attribute) }
-        columns += schema.toOneRelationships(entity).map(schema.foreignKey)
+        let toOne = schema.toOneRelationships(entity)
+        columns += toOne.map(schema.foreignKey)
+        attributes = entity.attributes.map { ($0.slot, $0.isCanonical) }
+        toOneSlots = toOne.map(\.slot)
         query = schema.render(.insert(SQLInsert(table: schema.table(entity), columns: columns,
                                                 values: columns.indices.map(SQLExpression.slot), ignoringDuplicates: false)))
     }
@@ -154,14 +156,11 @@ public struct RowInsert: Sendable {
     public func bindings(key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?]) -> [SQLValue] {
         var result: [SQLValue] = [.integer(key), .integer(version)]
         result.reserveCapacity(query.bindings.count)
-        for attribute in entity.attributes {
-            let value = values[attribute.slot]
-            result.append(SQLLowering.sqlValue(value))
-            result += schema.companionValues(attribute, value)
+        for (slot, canonical) in attributes {
+            result.append(SQLLowering.sqlValue(values[slot]))
+            if canonical { SQLSchema.appendCompanionValues(of: values[slot], to: &result) }
         }
-        for relationship in schema.toOneRelationships(entity) {
-            result.append(toOne[relationship.slot].map(SQLValue.integer) ?? .null)
-        }
+        for slot in toOneSlots { result.append(toOne[slot].map(SQLValue.integer) ?? .null) }
         return result
     }
 }
@@ -171,14 +170,12 @@ public struct RowInsert: Sendable {
 public struct RowUpdate: Sendable {
     /// The statement, its parameters positional.
     public let query: SQLQuery
-    let schema: SQLSchema
-    let attributes: [Attribute]
-    let toOne: [Relationship]
+    let attributes: [(slot: Int, canonical: Bool)]
+    let toOneSlots: [Int]
 
     init(schema: SQLSchema, entity: Entity, attributes: [Attribute], toOne: [Relationship]) {
-        self.schema = schema
-        self.attributes = attributes
-        self.toOne = toOne
+        self.attributes = attributes.map { ($0.slot, $0.isCanonical) }
+        self.toOneSlots = toOne.map(\.slot)
         var columns: [String] = []
         for attribute in attributes { columns += [schema.column(attribute)] + schema.companionColumns(attribute) }
         columns += toOne.map(schema.foreignKey)
@@ -196,12 +193,11 @@ public struct RowUpdate: Sendable {
     public func bindings(values: [PredicateValue], toOne keys: [Int64?], key: Int64, expectedVersion: Int64) -> [SQLValue] {
         var result: [SQLValue] = []
         result.reserveCapacity(query.bindings.count)
-        for attribute in attributes {
-            let value = values[attribute.slot]
-            result.append(SQLLowering.sqlValue(value))
-            result += schema.companionValues(attribute, value)
+        for (slot, canonical) in attributes {
+            result.append(SQLLowering.sqlValue(values[slot]))
+            if canonical { SQLSchema.appendCompanionValues(of: values[slot], to: &result) }
         }
-        for relationship in toOne { result.append(keys[relationship.slot].map(SQLValue.integer) ?? .null) }
+        for slot in toOneSlots { result.append(keys[slot].map(SQLValue.integer) ?? .null) }
         return result + [.integer(key), .integer(expectedVersion)]
     }
 }

@@ -35,9 +35,31 @@ public struct SQLSchema: Sendable {
     /// The dialect its statements are written in.
     public let dialect: any SQLDialect
 
+    /// Each entity's row columns (`rowColumns`), by entity index: worked out once.
+    private var rows: [[(name: String, nullable: Bool)]] = []
+    /// The same columns read from the alias a fetch's table always has, `t0`.
+    private var rowsOfFirstTable: [[SQLExpression]] = []
+
     public init(model: DataModel, dialect: any SQLDialect = .sqlite) {
         self.model = model
         self.dialect = dialect
+        rows = model.entities.map { entity in
+            [(primaryKey(entity), false), (version(entity), false)]
+                + entity.attributes.map { (column($0), $0.isOptional) }
+                + toOneRelationships(entity).map { (foreignKey($0), true) }
+        }
+        rowsOfFirstTable = rows.map { $0.map { SQLExpression.column("t0", $0.name, nullable: $0.nullable) } }
+    }
+
+    /// The names of a row's columns and whether each may be NULL, in the
+    /// order row statements read them.
+    func rowColumnNames(_ entity: Entity) -> [(name: String, nullable: Bool)] {
+        rows.indices.contains(entity.index) ? rows[entity.index] : []
+    }
+
+    /// `rowColumnNames` as columns of the alias `t0`.
+    func rowColumnsOfFirstTable(_ entity: Entity) -> [SQLExpression]? {
+        rowsOfFirstTable.indices.contains(entity.index) ? rowsOfFirstTable[entity.index] : nil
     }
 
     /// The table of an entity.

@@ -371,7 +371,7 @@ public struct SQLExpression: Hashable, Sendable {
     /// An empty array.
     public static let emptyArray = SQLExpression(.literal(.emptyArray), nullable: false)
 
-    // MARK: Size
+    // MARK: Walking the tree
 
     /// How many nodes the tree has, subqueries included: what the planner
     /// weighs terms by.
@@ -383,36 +383,42 @@ public struct SQLExpression: Hashable, Sendable {
 
     /// Calls `body` on this node and every node below it, subqueries included.
     func visit(_ body: (SQLExpression) -> Void) {
-        var stack = [self]
-        while let e = stack.popLast() {
-            body(e)
-            stack += e.children
-        }
+        body(self)
+        forEachChild { $0.visit(body) }
     }
 
-    /// The expressions directly below this one, those of subqueries included.
-    var children: [SQLExpression] {
+    /// Calls `body` on each expression directly below this one, those of
+    /// subqueries included.
+    func forEachChild(_ body: (SQLExpression) -> Void) {
         switch node {
-        case .column, .value, .parameter, .slot, .literal: return []
-        case .and(let es), .or(let es), .sift(_, let es), .builtin(_, let es), .custom(_, let es), .jsonArray(let es): return es
+        case .column, .value, .parameter, .slot, .literal: return
+        case .and(let es), .or(let es), .sift(_, let es), .builtin(_, let es), .custom(_, let es), .jsonArray(let es):
+            es.forEach(body)
         case .not(let a), .isNotTrue(let a), .isNull(let a, _), .negate(let a), .castToReal(let a), .containsNUL(let a),
              .byteLength(let a):
-            return [a]
+            body(a)
         case .compare(_, let a, let b), .isDistinct(let a, let b, _), .inArray(let a, let b), .arithmetic(_, let a, let b),
              .divide(let a, let b), .coalesce(let a, let b), .contains(let a, let b), .hasPrefix(let a, let b),
              .hasSuffix(let a, let b), .wildcardMatch(let a, let b):
-            return [a, b]
-        case .between(let a, let b, let c), .caseWhen(let a, let b, let c): return [a, b, c]
-        case .inList(let a, let es): return [a] + es
-        case .exists(let s, _), .scalar(let s): return s.expressions
-        case .aggregate(_, let a): return a.map { [$0] } ?? []
+            body(a)
+            body(b)
+        case .between(let a, let b, let c), .caseWhen(let a, let b, let c):
+            body(a)
+            body(b)
+            body(c)
+        case .inList(let a, let es):
+            body(a)
+            es.forEach(body)
+        case .exists(let s, _), .scalar(let s): s.forEachExpression(body)
+        case .aggregate(_, let a): if let a { body(a) }
         }
     }
 
-    /// The table aliases the expression reads columns of.
-    public var aliases: Set<String> {
-        var result = Set<String>()
-        visit { if case .column(let table, _) = $0.node { result.insert(table) } }
-        return result
+    /// Whether the expression reads a column of one of `aliases`.
+    func reads(anyOf aliases: Set<String>) -> Bool {
+        if case .column(let table, _) = node { return aliases.contains(table) }
+        var found = false
+        forEachChild { if !found, $0.reads(anyOf: aliases) { found = true } }
+        return found
     }
 }

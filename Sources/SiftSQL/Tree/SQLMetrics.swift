@@ -27,9 +27,17 @@ public struct SQLMetrics: Hashable, Sendable {
         measure(select, depth: 0)
     }
 
+    /// The sizes of a SELECT with these conditions over these joins.
+    public init(conditions: [SQLExpression], joins: [SQLJoin], orderBy: [SQLOrdering]) {
+        self.joins = joins.count
+        for e in conditions { measure(e, depth: 1) }
+        for join in joins { if let on = join.on { measure(on, depth: 1) } }
+        for ordering in orderBy { measure(ordering.expression, depth: 1) }
+    }
+
     private mutating func measure(_ select: SQLSelect, depth: Int) {
         joins += select.joins.count
-        for e in select.expressions { measure(e, depth: depth + 1) }
+        select.forEachExpression { measure($0, depth: depth + 1) }
     }
 
     private mutating func measure(_ e: SQLExpression, depth: Int) {
@@ -56,6 +64,6 @@ public struct SQLMetrics: Hashable, Sendable {
             return
         default: break
         }
-        for child in e.children { measure(child, depth: depth + 1) }
+        e.forEachChild { measure($0, depth: depth + 1) }
     }
 }

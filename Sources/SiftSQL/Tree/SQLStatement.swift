@@ -24,6 +24,13 @@ public struct SQLJoin: Hashable, Sendable {
     /// The join condition (nil: the WHERE clause holds it).
     public var on: SQLExpression?
 
+    /// The alias the joined table or array goes by.
+    public var alias: String {
+        switch source {
+        case .table(_, let alias), .array(_, let alias): alias
+        }
+    }
+
     public init(_ kind: Kind, _ source: SQLSource, on: SQLExpression? = nil) {
         self.kind = kind
         self.source = source
@@ -72,36 +79,42 @@ public struct SQLSelect: Hashable, Sendable {
         self.offset = offset
     }
 
-    /// Every expression of the statement, for walking the tree.
-    var expressions: [SQLExpression] {
-        var result = columns + conditions + orderBy.map(\.expression) + joins.compactMap(\.on)
-        if case .array(let e, _) = from { result.append(e) }
-        for join in joins { if case .array(let e, _) = join.source { result.append(e) } }
-        if let limit { result.append(limit) }
-        if let offset { result.append(offset) }
-        return result
+    /// Calls `body` on every expression of the statement, for walking the tree.
+    func forEachExpression(_ body: (SQLExpression) -> Void) {
+        columns.forEach(body)
+        conditions.forEach(body)
+        for ordering in orderBy { body(ordering.expression) }
+        if case .array(let e, _) = from { body(e) }
+        for join in joins {
+            if let on = join.on { body(on) }
+            if case .array(let e, _) = join.source { body(e) }
+        }
+        if let limit { body(limit) }
+        if let offset { body(offset) }
     }
 
     /// The select without the LEFT JOINs nothing reads (a LEFT JOIN on a
     /// primary key never changes which rows come back).
     public func prunedJoins() -> SQLSelect {
-        var used = Set<String>()
-        for e in columns + conditions + orderBy.map(\.expression) { used.formUnion(e.aliases) }
-        var kept = Array(repeating: false, count: joins.count)
-        // A join is kept when something kept reads it; later joins may read earlier ones.
-        for index in joins.indices.reversed() {
-            let join = joins[index]
-            let alias: String
-            switch join.source {
-            case .table(_, let a), .array(_, let a): alias = a
-            }
-            if join.kind != .left || used.contains(alias) {
-                kept[index] = true
-                if let on = join.on { used.formUnion(on.aliases) }
-            }
+        // A LEFT JOIN is kept when something kept reads it: the columns, the
+        // conditions, the order, or the condition of a later join kept.
+        var unread = Set(joins.lazy.filter { $0.kind == .left }.map(\.alias))
+        guard !unread.isEmpty else { return self }
+        func read(_ e: SQLExpression) {
+            guard !unread.isEmpty, e.reads(anyOf: unread) else { return }
+            e.visit { if case .column(let table, _) = $0.node { unread.remove(table) } }
         }
+        columns.forEach(read)
+        conditions.forEach(read)
+        for ordering in orderBy { read(ordering.expression) }
+        var kept: [SQLJoin] = []
+        for join in joins.reversed() where join.kind != .left || !unread.contains(join.alias) {
+            if let on = join.on { read(on) }
+            kept.append(join)
+        }
+        guard kept.count < joins.count else { return self }
         var copy = self
-        copy.joins = joins.indices.filter { kept[$0] }.map { joins[$0] }
+        copy.joins = kept.reversed()
         return copy
     }
 }

@@ -95,7 +95,8 @@ extension SQLiteStore {
         // Past SQLite's limits: the larger half of the SQL terms moves to
         // memory until the rest prepares. Each round halves what is left,
         // so there are at most log2(n) + 1 of them.
-        while !sql.isEmpty, let refusal = sqliteRefuses(fetch.statement(terms: sql, columns: .identifiers)) {
+        while !sql.isEmpty, fetch.metrics(terms: sql).mayPassLimits,
+              let refusal = sqliteRefuses(fetch.statement(terms: sql, columns: .identifiers)) {
             let sizes = sql.map { fetch.terms[$0].sql?.size ?? 0 }
             let largest = Set(sql.indices.sorted { sizes[$0] > sizes[$1] }.prefix((sql.count + 1) / 2))
             residual += sql.indices.filter(largest.contains).map { sql[$0] }
@@ -111,10 +112,8 @@ extension SQLiteStore {
     }
 
     /// Nil when SQLite accepts `select`; SQLite's message when the statement
-    /// passes one of its limits. A statement too small to reach a limit is
-    /// not tried.
+    /// passes one of its limits.
     func sqliteRefuses(_ select: SQLSelect) -> String? {
-        guard SQLMetrics(select).mayPassLimits else { return nil }
         let query = schema.render(.select(select))
         do {
             try withConnection { try $0.check(query.sql) }

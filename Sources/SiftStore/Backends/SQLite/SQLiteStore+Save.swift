@@ -63,15 +63,18 @@ extension SQLiteStore {
 
         // Each statement is built once per save: one INSERT per entity, one
         // UPDATE per entity and set of changed columns.
-        var rowInserts: [Int: RowInsert] = [:]
-        var rowUpdates: [[Int]: RowUpdate] = [:]
+        var rowInserts: [Int: (RowInsert, SQLiteStatement)] = [:]
+        var rowUpdates: [[Int]: (RowUpdate, SQLiteStatement)] = [:]
         for insert in request.inserts {
             let entity = model.entities[insert.id.entity]
             let id = permanent(insert.id)
-            let row = rowInserts[entity.index] ?? schema.insertRow(entity)
-            rowInserts[entity.index] = row
+            if rowInserts[entity.index] == nil {
+                let row = schema.insertRow(entity)
+                rowInserts[entity.index] = (row, try statement(row.query))
+            }
+            let (row, prepared) = rowInserts[entity.index]!
             let toOne = insert.toOne.map(resolve)
-            try connection.run(statement(row.query), row.bindings(key: id.primaryKey, version: 1, values: insert.values, toOne: toOne))
+            try connection.run(prepared, row.bindings(key: id.primaryKey, version: 1, values: insert.values, toOne: toOne))
             result.nodes[insert.id] = RowNode(id: id, version: 1, fetchTimestamp: now, values: insert.values, toOne: toOne,
                                               toMany: Array(repeating: nil, count: entity.toManyCount))
             result.changes.inserted.insert(id)
@@ -81,12 +84,15 @@ extension SQLiteStore {
         for update in request.updates {
             let entity = model.entities[update.id.entity]
             let shape = [entity.index] + update.attributeSlots + [-1] + update.toOneSlots
-            let row = rowUpdates[shape] ?? schema.updateRow(
-                entity, attributes: update.attributeSlots.map { entity.attributes[$0] },
-                toOne: update.toOneSlots.compactMap { slot in entity.relationships.first { !$0.isToMany && $0.slot == slot } })
-            rowUpdates[shape] = row
+            if rowUpdates[shape] == nil {
+                let row = schema.updateRow(
+                    entity, attributes: update.attributeSlots.map { entity.attributes[$0] },
+                    toOne: update.toOneSlots.compactMap { slot in entity.relationships.first { !$0.isToMany && $0.slot == slot } })
+                rowUpdates[shape] = (row, try statement(row.query))
+            }
+            let (row, prepared) = rowUpdates[shape]!
             let toOne = update.toOne.map(resolve)
-            try connection.run(statement(row.query), row.bindings(values: update.values, toOne: toOne,
+            try connection.run(prepared, row.bindings(values: update.values, toOne: toOne,
                                                                   key: update.id.primaryKey, expectedVersion: update.expectedVersion))
             guard connection.changes == 1 else {
                 conflicts.append(RowConflict(id: update.id, current: try storeRow(update.id, connection)))
