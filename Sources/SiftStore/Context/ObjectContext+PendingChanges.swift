@@ -63,8 +63,7 @@ extension ObjectContext {
             }
         }
         result = try sorted(result, by: request)
-        if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
-        if let limit = request.fetchLimit { result = Array(result.prefix(limit)) }
+        result = request.page(result)
         for keyPath in request.relationshipKeyPathsForPrefetching {
             try prefetch(keyPath, from: result.compactMap(\.node), entity: entity)
         }

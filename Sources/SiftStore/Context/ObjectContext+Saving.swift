@@ -36,6 +36,10 @@ extension ObjectContext {
             switch try store.apply(request) {
             case .committed(let result):
                 finish(result, inserted: inserted, updated: updated, deleted: deleted, resolutions: resolutions)
+                // Nothing above can fail: observers hear of every save that
+                // committed, once the saving context holds its objects
+                // under their permanent IDs.
+                store.announce(result.changes)
                 return
             case .conflicts(let conflicts):
                 records = conflicts.map { conflictRecord($0, rows: rows) }
@@ -83,6 +87,10 @@ extension ObjectContext {
             }
             linked.append(object)
         }
+        request.gone = resolutions.compactMap { id, resolution in
+            if case .gone = resolution { return id }
+            return nil
+        }.sorted { ($0.entity, $0.primaryKey) < ($1.entity, $1.primaryKey) }
         for object in deleted {
             switch resolutions[object.objectID] {
             case nil: request.deletes.append(SaveRequest.Delete(id: object.objectID, expectedVersion: object.node?.version ?? 0))
@@ -119,7 +127,7 @@ extension ObjectContext {
     }
 
     /// After the store committed: permanent IDs, the new snapshots, changes
-    /// cleared. Nothing here can fail; the store has told its observers.
+    /// cleared. Nothing here can fail.
     func finish(_ result: SaveResult, inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
                 resolutions: [ObjectID: ConflictResolution]) {
         var registered: [ObjectID] = []
@@ -140,6 +148,8 @@ extension ObjectContext {
             case .discard:
                 object.discardChanges()
                 makeFault(object)
+                // The store's row is newer than any cached node: read it afresh.
+                store.rowCache.remove([object.objectID])
             case .gone:
                 object.isDeleted = true
                 unregisterObject(object)
@@ -160,6 +170,7 @@ extension ObjectContext {
                 object.isDeleted = false
                 object.discardChanges()
                 makeFault(object)
+                store.rowCache.remove([object.objectID])
             case .gone:
                 unregisterObject(object)
                 store.rowCache.remove([object.objectID])

@@ -82,6 +82,15 @@ public struct FetchRequest: Sendable {
 }
 
 extension FetchRequest {
+    /// The page of `items` the request's offset and limit select, as SQL
+    /// reads them: a negative offset skips nothing, a negative limit is none.
+    func page<T>(_ items: [T]) -> [T] {
+        var result = items
+        if fetchOffset > 0 { result = Array(result.dropFirst(fetchOffset)) }
+        if let limit = fetchLimit, limit >= 0 { result = Array(result.prefix(limit)) }
+        return result
+    }
+
     /// The predicate's text, when it was given as text.
     var predicateText: String? {
         if case .format(let text, _) = predicate { return text }

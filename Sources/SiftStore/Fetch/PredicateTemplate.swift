@@ -25,7 +25,6 @@ public final class PredicateTemplate {
     /// The SQL each execution runs, with the variables as parameters (nil
     /// when the predicate needs memory evaluation).
     public let query: SQLQuery?
-    let memory: MemoryPredicate<RowNodeDomain>?
     let entity: Entity
 
     /// Compiles a template. Only the predicate's unbound `$variables` wait
@@ -55,11 +54,9 @@ public final class PredicateTemplate {
         self.request = request
         let plan = try store.plan(request)
         if plan.residual == nil {
-            query = try store.sqlQuery(for: request, plan: plan, columns: .identifiers)
-            memory = nil
+            query = plan.query(for: request, columns: .identifiers)
         } else {
             query = nil
-            memory = MemoryPredicate(optimized, domain: RowNodeDomain(cache: store.rowCache))
         }
     }
 
@@ -72,15 +69,15 @@ public final class PredicateTemplate {
         guard let query, let bound = query.binding(values) else {
             // The template needs memory: evaluate every row with these values.
             let nodes = try store.fetchNodes(try store.lowering.selectAll(entity), entity: entity)
-            let filter = MemoryPredicate(predicate, domain: RowNodeDomain(cache: store.rowCache))
-            var matching: [ObjectID] = []
+            let domain = RowNodeDomain(cache: store.rowCache)
+            let filter = MemoryPredicate(predicate, domain: domain)
+            var matching: [RowNode] = []
             for node in nodes {
                 if try StoreError.evaluating({ () throws(EvaluationError) in try filter.evaluate(node, parameters: values) }) {
-                    matching.append(node.id)
+                    matching.append(node)
                 }
             }
-            if let limit = request.fetchLimit { matching = Array(matching.prefix(limit)) }
-            return matching
+            return request.page(try store.sortedNodes(matching, request, domain: domain)).map(\.id)
         }
         return try store.fetchIntegers(bound).map { ObjectID(entity: entity.index, primaryKey: $0) }
     }

@@ -37,8 +37,10 @@ protocol StoreBackend: PersistentStore {
                loadingRows: Bool) throws(StoreError) -> [Int64: [Int64]]
     /// Applies a save request in one transaction: all of it, or (on an
     /// error or a conflict) none of it. After a commit the row cache holds
-    /// the written rows and every observer has been told.
+    /// the written rows; the caller announces the changes.
     func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse
+    /// Tells every observer what a save changed.
+    func announce(_ changes: StoreChanges)
     /// Who hears about saves.
     var observers: Observers { get }
 }

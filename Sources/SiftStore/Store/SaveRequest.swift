@@ -49,6 +49,9 @@ struct SaveRequest {
     var updates: [Update] = []
     var deletes: [Delete] = []
     var links: [LinkChange] = []
+    /// Rows the context learnt another save deleted (a conflict the merge
+    /// policy let go): reported as deleted, and dropped from the row cache.
+    var gone: [ObjectID] = []
 }
 
 /// What a backend answers a save request with.
@@ -67,7 +70,7 @@ struct SaveResult {
     /// The node of every inserted and updated row, as the row cache now
     /// holds it, by the ID the request gave it.
     var nodes: [ObjectID: RowNode] = [:]
-    /// What the save changed, as observers heard it.
+    /// What the save changed, as observers hear it.
     var changes = StoreChanges(inserted: [], updated: [], deleted: [])
 }
 

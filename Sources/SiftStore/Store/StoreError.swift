@@ -58,6 +58,9 @@ public enum StoreError: Error, CustomStringConvertible {
     /// The store ran out of room (a full disk, or the database's page limit);
     /// the transaction was rolled back and nothing was written.
     case full(path: String)
+    /// A table whose largest primary key is the largest integer: no new key
+    /// is left for an insert.
+    case keysExhausted(entity: String)
     /// An object used after the context that held it was released.
     case contextGone(String)
     /// A failure Sift did not expect, with its description: please report it.
@@ -91,6 +94,8 @@ public enum StoreError: Error, CustomStringConvertible {
         switch self {
         case .sqlite(let e): "\(e)"
         case .evaluation(let e): "\(e)"
+        case .keysExhausted(let entity):
+            "the table of '\(entity)' holds the largest primary key there is (\(Int64.max)): no new object can get a key"
         case .contextGone(let object): "\(object) was used after its context was released: keep the context while you use its objects"
         case .unexpected(let message): "an unexpected failure (please report it): \(message)"
         case .modelMismatch(let path, let storeHash, let modelHash):

@@ -90,23 +90,16 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
         return try sortedNodes(nodes, request, domain: domain)
     }
 
-    func page(_ nodes: [RowNode], _ request: FetchRequest) -> [RowNode] {
-        var result = nodes
-        if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
-        if let limit = request.fetchLimit { result = Array(result.prefix(limit)) }
-        return result
-    }
-
     func rows(for request: FetchRequest) throws(StoreError) -> [RowNode] {
-        rowCache.storeFetched(page(try matching(request), request))
+        rowCache.storeFetched(request.page(try matching(request)))
     }
 
     func keys(for request: FetchRequest) throws(StoreError) -> [Int64] {
-        page(try matching(request), request).map(\.id.primaryKey)
+        request.page(try matching(request)).map(\.id.primaryKey)
     }
 
     func count(for request: FetchRequest) throws(StoreError) -> Int {
-        page(try matching(request), request).count
+        request.page(try matching(request)).count
     }
 
     func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {
@@ -156,9 +149,10 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
             var next: [Int: Int64] = [:]
             for insert in request.inserts where insert.id.primaryKey < 0 {
                 let e = insert.id.entity
-                if next[e] == nil { next[e] = (tables[e].keys.max() ?? 0) &+ 1 }
+                if next[e] == nil { next[e] = max(tables[e].keys.max() ?? 0, 0) }
+                guard next[e]! < Int64.max else { throw StoreError.keysExhausted(entity: model.entities[e].name) }
+                next[e]! += 1
                 result.keys[insert.id.primaryKey] = next[e]!
-                next[e]! &+= 1
             }
             let keys = result.keys
             func resolve(_ key: Int64?) -> Int64? { SaveRequest.resolve(key, keys) }
@@ -179,9 +173,12 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
                     toOne: update.toOne.map(resolve), toMany: current.toMany)
                 result.changes.updated.insert(update.id)
             }
-            for delete in request.deletes where tables[delete.id.entity].removeValue(forKey: delete.id.primaryKey) != nil {
+            for delete in request.deletes {
+                // A row already gone is reported too: whoever caches it must drop it.
+                tables[delete.id.entity][delete.id.primaryKey] = nil
                 result.changes.deleted.insert(delete.id)
             }
+            result.changes.deleted.formUnion(request.gone)
             for change in request.links {
                 let owner = ObjectID(entity: change.owner.entity, primaryKey: resolve(change.owner.primaryKey)!)
                 guard let node = tables[owner.entity][owner.primaryKey] else { continue }
@@ -206,10 +203,9 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
                 result.nodes[update.id] = tables[update.id.entity][update.id.primaryKey].map(Self.unloaded)
             }
         }
-        // Committed: nothing below can fail, so observers hear of every save that committed.
+        // Committed: the row cache holds what was written.
         rowCache.store(result.nodes.values)
         rowCache.remove(result.changes.deleted)
-        announce(result.changes)
         return .committed(result)
     }
 

@@ -51,10 +51,8 @@ extension SQLiteStore: StoreBackend {
         let domain = RowNodeDomain(cache: rowCache)
         let filter = MemoryPredicate(residual, domain: domain)
         let current = candidates.compactMap { domain.snapshot.node(entity: entity.index, primaryKey: $0.id.primaryKey) }
-        var matching = try StoreError.evaluating { () throws(EvaluationError) in try filter.filter(current) }
-        if request.fetchOffset > 0 { matching = Array(matching.dropFirst(request.fetchOffset)) }
-        if let limit = request.fetchLimit { matching = Array(matching.prefix(limit)) }
-        return matching
+        let matching = try StoreError.evaluating { () throws(EvaluationError) in try filter.filter(current) }
+        return request.page(matching)
     }
 
     func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {

@@ -27,10 +27,9 @@ extension SQLiteStore {
         } catch {
             throw StoreError(error, path: path)
         }
-        // Committed: nothing below can fail, so observers hear of every save that committed.
+        // Committed: the row cache holds what was written.
         rowCache.store(result.nodes.values)
         rowCache.remove(result.changes.deleted)
-        announce(result.changes)
         return .committed(result)
     }
 
@@ -44,10 +43,11 @@ extension SQLiteStore {
             let entity = model.entities[insert.id.entity]
             if next[entity.index] == nil {
                 let largest = try connection.query(schema.selectLargestKey(entity))
-                if case .integer(let m)? = largest.first?.first { next[entity.index] = m &+ 1 } else { next[entity.index] = 1 }
+                if case .integer(let m)? = largest.first?.first { next[entity.index] = max(m, 0) } else { next[entity.index] = 0 }
             }
+            guard next[entity.index]! < Int64.max else { throw StoreError.keysExhausted(entity: entity.name) }
+            next[entity.index]! += 1
             result.keys[insert.id.primaryKey] = next[entity.index]!
-            next[entity.index]! &+= 1
         }
         let keys = result.keys
         func resolve(_ key: Int64?) -> Int64? { SaveRequest.resolve(key, keys) }
@@ -104,15 +104,26 @@ extension SQLiteStore {
             result.changes.updated.insert(update.id)
         }
 
+        // Links before deletes: a deleted row takes every link to it along,
+        // even one this save added.
+        for change in request.links {
+            let entity = model.entities[change.owner.entity]
+            guard let insert = schema.insertLink(change.relationship, in: entity),
+                  let remove = schema.deleteLink(change.relationship, in: entity) else { continue }
+            let owner = resolve(change.owner.primaryKey)!
+            for added in change.added { try connection.run(statement(insert), [.integer(owner), .integer(resolve(added)!)]) }
+            for removed in change.removed { try connection.run(statement(remove), [.integer(owner), .integer(resolve(removed)!)]) }
+        }
+
         for delete in request.deletes {
             let entity = model.entities[delete.id.entity]
             let query = schema.deleteRow(entity, checkingVersion: delete.expectedVersion != nil)
             var bindings: [SQLValue] = [.integer(delete.id.primaryKey)]
             if let version = delete.expectedVersion { bindings.append(.integer(version)) }
             try connection.run(statement(query), bindings)
-            if connection.changes == 0 {
-                // Already gone: nothing to do. Still there at another version: a conflict.
-                if let current = try storeRow(delete.id, connection) { conflicts.append(RowConflict(id: delete.id, current: current)) }
+            if connection.changes == 0, let current = try storeRow(delete.id, connection) {
+                // Still there at another version: a conflict.
+                conflicts.append(RowConflict(id: delete.id, current: current))
                 continue
             }
             // Its links go with it.
@@ -124,15 +135,9 @@ extension SQLiteStore {
             result.changes.deleted.insert(delete.id)
         }
         guard conflicts.isEmpty else { throw ConflictsFound(conflicts: conflicts) }
+        // Rows the request learnt are gone (deleted by another store): they go from the cache too.
+        result.changes.deleted.formUnion(request.gone)
 
-        for change in request.links {
-            let entity = model.entities[change.owner.entity]
-            guard let insert = schema.insertLink(change.relationship, in: entity),
-                  let remove = schema.deleteLink(change.relationship, in: entity) else { continue }
-            let owner = resolve(change.owner.primaryKey)!
-            for added in change.added { try connection.run(statement(insert), [.integer(owner), .integer(resolve(added)!)]) }
-            for removed in change.removed { try connection.run(statement(remove), [.integer(owner), .integer(resolve(removed)!)]) }
-        }
         return result
     }
 
