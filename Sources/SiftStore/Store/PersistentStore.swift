@@ -45,11 +45,6 @@ protocol StoreBackend: PersistentStore {
     var observers: Observers { get }
 }
 
-/// The observers of a store.
-final class Observers: Sendable {
-    let handlers = LockedState<[UUID: @Sendable (StoreChanges) -> Void]>([:])
-}
-
 extension StoreBackend {
     func entity(_ name: String) throws(StoreError) -> Entity {
         guard let entity = model.entity(named: name) else { throw .unknownEntity(name) }
@@ -136,62 +131,3 @@ extension StoreBackend {
         return try sortedInMemory(nodes, by: keys, domain: domain) { $0.id.primaryKey < $1.id.primaryKey }
     }
 }
-
-/// Sorts objects by sort keys evaluated in memory over `domain`, as SQL
-/// orders them: nil first when ascending, `[c]` keys folded; ties broken by
-/// `tieBreak`.
-func sortedInMemory<Domain: EvaluationDomain>(
-    _ objects: [Domain.Object], by keys: [SQLSortKey], domain: Domain,
-    tieBreak: (Domain.Object, Domain.Object) -> Bool
-) throws(StoreError) -> [Domain.Object] {
-    let expressions = keys.map { (MemoryExpression($0.expression, domain: domain), $0.ascending, $0.caseInsensitive) }
-    var decorated: [(Domain.Object, [PredicateValue])] = []
-    decorated.reserveCapacity(objects.count)
-    for object in objects {
-        var values: [PredicateValue] = []
-        for (expression, _, fold) in expressions {
-            let value = try StoreError.evaluating { () throws(EvaluationError) in try expression.evaluate(object) }
-            if fold, case .string(let s) = value {
-                values.append(.string(StringFolding.fold(s, .caseInsensitive)))
-            } else {
-                values.append(value)
-            }
-        }
-        decorated.append((object, values))
-    }
-    return decorated.sorted { a, b in
-        for (i, key) in expressions.enumerated() {
-            let (x, y) = (a.1[i], b.1[i])
-            if x == .null && y == .null { continue }
-            if x == .null { return key.1 }
-            if y == .null { return !key.1 }
-            guard let order = ValueComparison.order(x, y), order != 0 else { continue }
-            return key.1 ? order < 0 : order > 0
-        }
-        return tieBreak(a.0, b.0)
-    }.map(\.0)
-}
-
-/// An observer of a store; `cancel()` stops it.
-public final class StoreObservation: Sendable {
-    let id = UUID()
-    weak let observers: Observers?
-
-    init(observers: Observers) {
-        self.observers = observers
-    }
-
-    /// Stops observing.
-    public func cancel() {
-        _ = observers?.handlers.withLock { $0.removeValue(forKey: id) }
-    }
-}
-/// What a save changed, as the store announces it to every observer.
-public struct StoreChanges: Hashable, Sendable {
-    public var inserted: Set<ObjectID>
-    public var updated: Set<ObjectID>
-    public var deleted: Set<ObjectID>
-
-    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
-}
-

@@ -1,0 +1,38 @@
+// Store stage: who hears about saves — a store's observers, the token that
+// stops one, and what each committed save changed.
+
+import Foundation
+import Sift
+
+/// What a save changed, as the store announces it to every observer.
+public struct StoreChanges: Hashable, Sendable {
+    /// Rows the save inserted, by their permanent IDs.
+    public var inserted: Set<ObjectID>
+    /// Rows the save wrote new values or links to.
+    public var updated: Set<ObjectID>
+    /// Rows the save deleted, or found deleted.
+    public var deleted: Set<ObjectID>
+
+    /// Whether the save changed nothing.
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
+/// The observers of a store.
+final class Observers: Sendable {
+    let handlers = LockedState<[UUID: @Sendable (StoreChanges) -> Void]>([:])
+}
+
+/// An observer of a store; `cancel()` stops it.
+public final class StoreObservation: Sendable {
+    let id = UUID()
+    weak let observers: Observers?
+
+    init(observers: Observers) {
+        self.observers = observers
+    }
+
+    /// Stops observing.
+    public func cancel() {
+        _ = observers?.handlers.withLock { $0.removeValue(forKey: id) }
+    }
+}
