@@ -42,6 +42,26 @@ public struct Binder: Sendable {
         self.allowsParameters = allowsParameters
     }
 
+    /// A binder for predicates evaluated against plain values, with no model:
+    /// `SELF` is the value, and every key of a key path is looked up when the
+    /// predicate runs (`BoundExpression.Kind.key`).
+    public static func withoutModel(variables: [String: PredicateValue] = [:], functions: FunctionRegistry? = nil,
+                                    allowsParameters: Bool = false) -> Binder {
+        Binder(model: .empty, variables: variables, functions: functions, allowsParameters: allowsParameters)
+    }
+
+    /// Binds a predicate evaluated against plain values (see
+    /// `withoutModel`), with where in the text each bound expression came
+    /// from.
+    public func bindWithoutModel(_ predicate: PredicateSyntax) throws(PredicateValidationError)
+        -> (BoundPredicate, [BoundExpression: SourceRange])
+    {
+        var state = makeState()
+        state.isDynamic = true
+        let bound = try state.predicate(predicate, self: BoundExpression(.evaluatedObject, type: .any))
+        return (bound, state.ranges)
+    }
+
     /// Binds a predicate whose evaluated objects are of `entity`.
     public func bind(_ predicate: PredicateSyntax, entity: String) throws(PredicateValidationError) -> BoundPredicate {
         guard model.entity(named: entity) != nil else {
@@ -123,6 +143,11 @@ struct BindingState {
     var ranges: [BoundExpression: SourceRange] = [:]
     var functions: FunctionRegistry?
     var allowsParameters = false
+    /// Whether the predicate is bound without a model: keys are looked up
+    /// when it runs.
+    var isDynamic = false
+    /// SUBQUERY variables in scope that hold plain values (bound without a model).
+    var valueScope: Set<String> = []
 
     init(model: DataModel, values: [String: PredicateValue]) {
         self.model = model
@@ -301,6 +326,7 @@ struct BindingState {
         case .evaluatedObject:
             return selfExpression
         case .variable(let name):
+            if valueScope.contains(name) { return BoundExpression(.variable(name), type: .any) }
             if let entity = scope[name] { return BoundExpression(.variable(name), type: .object(entity)) }
             if let value = values[name] { return try constant(value, range: e.range) }
             if allowsParameters { return BoundExpression(.parameter(name), type: .any) }
@@ -359,6 +385,15 @@ struct BindingState {
             return try custom(function, bound, range: e.range)
         case .subquery(let collection, let variable, let p):
             let boundCollection = try expression(collection, self: selfExpression)
+            if isDynamic, boundCollection.type == .any || boundCollection.type.isCollection && !boundCollection.type.holdsObjects {
+                // Members are whatever values the collection holds when it runs.
+                let saved = (scope, valueScope)
+                scope[variable] = nil
+                valueScope.insert(variable)
+                defer { (scope, valueScope) = saved }
+                let bound = try predicate(p, self: BoundExpression(.variable(variable), type: .any))
+                return BoundExpression(.subquery(boundCollection, variable: variable, bound), type: .collection(.any))
+            }
             guard case .collection(.object(let entity)) = boundCollection.type else {
                 throw Failure(.subqueryNeedsObjects(found: boundCollection.type), range: collection.range)
             }
@@ -394,6 +429,9 @@ struct BindingState {
         case .data: return .data
         case .uuid: return .uuid
         case .dictionary: return .any
+        case .object where isDynamic:
+            // Without a model an object reference is a value like any other.
+            return .any
         case .object(let reference):
             guard model.entity(named: reference.entity) != nil else {
                 throw Failure(.unknownEntity(reference.entity), range: range)
@@ -413,6 +451,12 @@ struct BindingState {
     /// meaning (Grammar/README.md, "Types"). `nil` fits any type; a value of
     /// unknown type (`.any`) makes the whole `.any`.
     func unified(_ types: [ValueType], in context: String, range: SourceRange) throws(Failure) -> ValueType {
+        // Without a model, values of several types meet only when the predicate runs.
+        if isDynamic { return (try? strictlyUnified(types, in: context, range: range)) ?? .any }
+        return try strictlyUnified(types, in: context, range: range)
+    }
+
+    func strictlyUnified(_ types: [ValueType], in context: String, range: SourceRange) throws(Failure) -> ValueType {
         let known = types.filter { $0 != .null && $0 != .any }
         guard let first = known.first else { return types.contains(.any) ? .any : .null }
         let unified: ValueType
@@ -456,6 +500,10 @@ struct BindingState {
                 return try collectionOperator(key, current, rest: Array(path[(i + 1)...]), range: range)
             }
             switch current.type {
+            case .any where isDynamic, .null where isDynamic, .collection where isDynamic && !current.type.holdsObjects:
+                // Looked up when the predicate runs (arrays map the key over their members).
+                current = BoundExpression(.key(current, key), type: .any)
+                i += 1
             case .object(let entityName):
                 let entity = model.entity(named: entityName)!
                 guard let property = entity.property(named: key) else {
@@ -500,7 +548,15 @@ struct BindingState {
     mutating func collectionOperator(_ key: String, _ collection: BoundExpression, rest: [String],
                                      range: SourceRange) throws(Failure) -> BoundExpression {
         let name = String(key.dropFirst())
-        let values = rest.isEmpty ? collection : try map(rest, over: collection, range: range)
+        let values: BoundExpression
+        if rest.isEmpty {
+            values = collection
+        } else if isDynamic, !collection.type.holdsObjects {
+            // `@sum.price` over plain values: the key is looked up in each member when it runs.
+            values = try keyPath(rest, from: collection, range: range)
+        } else {
+            values = try map(rest, over: collection, range: range)
+        }
         guard collection.type.isCollection || collection.type == .any else {
             throw Failure(.aggregateNeedsCollection(key), range: range)
         }
@@ -706,6 +762,17 @@ struct BindingState {
         case .expression(let e):
             let position = try expression(e, self: selfExpression)
             return BoundExpression(.index(base, position), type: base.type == .any ? .any : element)
+        }
+    }
+}
+
+extension ValueType {
+    /// Whether values of this type are objects of a model, or collections of them.
+    var holdsObjects: Bool {
+        switch self {
+        case .object: true
+        case .collection(let element): element.holdsObjects
+        default: false
         }
     }
 }

@@ -39,9 +39,24 @@ public protocol EvaluationDomain {
     func forEach(_ relationship: RelationshipHandle, of object: Object, _ body: (Object) -> Bool) -> Bool
     /// A value that identifies an object, for `SELF == %@` and `manager IN %@`.
     func reference(to object: Object) -> PredicateValue
+    /// The object under `key`, looked up when the predicate runs (in a
+    /// predicate bound without a model).
+    func lookUp(_ key: String, in object: Object) -> KeyLookup<Object>
+    /// The members of an object that is a collection; the object itself otherwise.
+    func members(of object: Object) -> [Object]
+    /// A value as an object of the domain, when its objects are values
+    /// (bound without a model); nil otherwise.
+    func object(from value: PredicateValue) -> Object?
 }
 
 extension EvaluationDomain {
+    /// Objects of a model have no keys but their properties.
+    public func lookUp(_ key: String, in object: Object) -> KeyLookup<Object> { .notKeyed("an object of a model") }
+
+    public func members(of object: Object) -> [Object] { [object] }
+
+    public func object(from value: PredicateValue) -> Object? { nil }
+
     public func forEach(_ relationship: RelationshipHandle, of object: Object, _ body: (Object) -> Bool) -> Bool {
         for member in objects(relationship, of: object) where !body(member) { return false }
         return true
@@ -78,6 +93,17 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     @_specialize(exported: true, where Domain == RowNodeDomain)
     public init(_ predicate: BoundPredicate, domain: Domain) {
         var compiler = MemoryCompiler(domain: domain)
+        test = compiler.test(predicate)
+        slotCount = compiler.slotCount
+        mayFail = compiler.mayFail
+    }
+
+    /// Compiles `predicate` for objects of `domain`; an error found while
+    /// evaluating an expression names its place in the predicate's text,
+    /// from `locations` (UTF-8 offsets, as the binder's source map has them).
+    public init(_ predicate: BoundPredicate, domain: Domain, locations: [BoundExpression: Range<Int>]) {
+        var compiler = MemoryCompiler(domain: domain)
+        compiler.locations = locations
         test = compiler.test(predicate)
         slotCount = compiler.slotCount
         mayFail = compiler.mayFail
@@ -145,8 +171,11 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     /// The slot of each variable in scope.
     var slots: [String: Int] = [:]
     var slotCount = 0
-    /// Whether a compiled test can run out of budget (`MATCHES`, `LIKE`).
+    /// Whether a compiled test can fail: run out of budget (`MATCHES`,
+    /// `LIKE`), or meet types it cannot work on (bound without a model).
     var mayFail = false
+    /// Where each expression is in the predicate's text, for errors.
+    var locations: [BoundExpression: Range<Int>] = [:]
 
     init(domain: Domain) {
         self.domain = domain
@@ -241,6 +270,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
                 return { o, s in (target(o, &s) == nil) == wantNil }
             }
         }
+        if c.left.type == .any || c.right.type.elementType == .any { return dynamicComparison(c) }
         if let fused = fusedComparison(c) { return fused }
         let check = elementTest(c)
         switch c.quantifier {
@@ -264,6 +294,55 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
             return { o, s in
                 for v in left(o, &s) where check(v, o, &s) { return false }
                 return true
+            }
+        }
+    }
+
+    /// A comparison whose operands' types are known only when it runs (bound
+    /// without a model). Each pair of values is checked first: a pair the
+    /// operator cannot work on (`DynamicTypes.conflict`) stops the evaluation
+    /// with `EvaluationError.incompatibleTypes`, as Apple's operators raise.
+    /// `CONTAINS` with an array on the left is membership.
+    mutating func dynamicComparison(_ c: BoundComparison) -> Test {
+        mayFail = true
+        let (op, options, quantifier) = (c.operator, c.options, c.quantifier)
+        let location: Range<Int>? = switch (locations[c.left], locations[c.right]) {
+        case (let l?, let r?): min(l.lowerBound, r.lowerBound)..<max(l.upperBound, r.upperBound)
+        case (let l, let r): l ?? r
+        }
+        var constant = c.right.constantValue
+        if case .list(let elements) = c.right.kind, elements.allSatisfy({ $0.constantValue != nil }) {
+            constant = .array(elements.compactMap(\.constantValue))
+        }
+        let prepared = constant.map { PreparedComparison(op, options, right: $0).makeTest() }
+        let right: ValueFn = constant.map { k in { _, _ in k } }
+            ?? (c.right.type.isCollection ? array(values(c.right)) : value(c.right))
+        let check: (PredicateValue, PredicateValue) -> Bool = { v, r in
+            if op == .contains, case .array(let members) = v { return members.contains { ValueComparison.equal($0, r, options) } }
+            if let (a, b) = DynamicTypes.conflict(op, v, r) {
+                EvaluationFailure.record(.incompatibleTypes(operation: op.rawValue, left: a, right: b, location: location))
+                return false
+            }
+            if let prepared { return prepared(v) }
+            return PreparedComparison(op, options, right: r).test(v)
+        }
+        let left = value(c.left)
+        guard quantifier != .direct else { return { o, s in check(left(o, &s), right(o, &s)) } }
+        return { o, s in
+            let members: [PredicateValue]
+            switch left(o, &s) {
+            case .array(let values): members = values
+            case .null: members = []
+            case let other:
+                EvaluationFailure.record(.incompatibleTypes(operation: quantifier.rawValue, left: DynamicTypes.name(of: other),
+                                                            right: "a collection", location: location))
+                return false
+            }
+            let r = right(o, &s)
+            switch quantifier {
+            case .any: return members.contains { check($0, r) }
+            case .all: return members.allSatisfy { check($0, r) }
+            default: return !members.contains { check($0, r) }
             }
         }
     }
@@ -338,13 +417,32 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
         case .ternary(let condition, let then, let otherwise):
             let (t, a, b) = (test(condition), object(then), object(otherwise))
             return { o, s in t(o, &s) ? a(o, &s) : b(o, &s) }
+        case .key(let base, let key):
+            mayFail = true
+            let (d, b, location) = (domain, object(base), locations[e])
+            return { o, s in
+                guard let item = b(o, &s) else { return nil }
+                switch d.lookUp(key, in: item) {
+                case .found(let found): return found
+                case .notKeyed(let type):
+                    EvaluationFailure.record(.notKeyValueCoding(key: key, type: type, location: location))
+                    return nil
+                }
+            }
         default:
-            return { _, _ in nil }
+            guard e.type == .any else { return { _, _ in nil } }
+            // A value known only when it runs (`items[FIRST]`), as an object of the domain.
+            let (d, v) = (domain, value(e))
+            return { o, s in d.object(from: v(o, &s)) }
         }
     }
 
     @_specialize(where Domain == RowNodeDomain)
     mutating func objects(_ e: BoundExpression) -> ObjectsFn {
+        if e.type == .any, e.isDynamicObject {
+            let (d, target) = (domain, object(e))
+            return { o, s in target(o, &s).map(d.members(of:)) ?? [] }
+        }
         switch e.kind {
         case .toMany(let base, let relationship):
             let (d, h) = (domain, domain.handle(for: relationship))
@@ -423,6 +521,11 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     @_specialize(where Domain == RowNodeDomain)
     mutating func values(_ e: BoundExpression) -> ValuesFn {
+        if e.type == .any && e.isDynamicObject || e.type == .collection(.any) && e.isSubquery {
+            // Plain values bound without a model: the members as the domain reads them.
+            let (d, members) = (domain, objects(e))
+            return { o, s in members(o, &s).map(d.reference(to:)) }
+        }
         if case .collection(.object) = e.type {
             let members = objects(e)
             let d = domain
@@ -480,6 +583,10 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     @_specialize(where Domain == RowNodeDomain)
     mutating func value(_ e: BoundExpression) -> ValueFn {
+        if e.type == .any, e.isDynamicObject {
+            let (d, target) = (domain, object(e))
+            return { o, s in target(o, &s).map(d.reference(to:)) ?? .null }
+        }
         if case .object = e.type, !isConstant(e) {
             let target = object(e)
             let d = domain
@@ -491,7 +598,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
         switch e.kind {
         case .constant(let v):
             return { _, _ in v }
-        case .evaluatedObject, .variable, .toOne, .toMany, .map, .subquery, .list:
+        case .evaluatedObject, .variable, .toOne, .toMany, .map, .subquery, .list, .key:
             return { _, _ in .null }
         case .attribute(let base, let attribute):
             let (d, h) = (domain, domain.handle(for: attribute))
@@ -563,6 +670,21 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 }
 
 extension BoundExpression {
+    /// Whether the expression is SELF, a variable or a key looked up when
+    /// the predicate runs: an object of the domain (bound without a model).
+    var isDynamicObject: Bool {
+        switch kind {
+        case .evaluatedObject, .variable, .key: true
+        default: false
+        }
+    }
+
+    /// Whether the expression is a SUBQUERY.
+    var isSubquery: Bool {
+        if case .subquery = kind { return true }
+        return false
+    }
+
     /// For `collection.attribute` bound as `map(collection, $v, $v.attribute)`:
     /// the attribute read from the collection itself, so the fused
     /// comparisons can see `toMany.attribute` as one shape. Nil otherwise.

@@ -256,6 +256,16 @@ public struct DataModel: Hashable, Sendable {
 
     /// Creates a model and checks it: unique names, existing destinations,
     /// and inverses that point back.
+    /// The model with no entities: what predicates bound without a model
+    /// are checked against.
+    public static let empty: DataModel = {
+        do {
+            return try DataModel([])
+        } catch {
+            preconditionFailure("a model with no entities is always valid: \(error)")
+        }
+    }()
+
     public init(_ entities: [Entity]) throws(ModelError) {
         var byName: [String: Int] = [:]
         var indexed: [Entity] = []

@@ -10,7 +10,9 @@ extension BoundExpression {
     public var mayBeNil: Bool {
         switch kind {
         case .constant(let v): return v == .null
-        case .evaluatedObject, .variable: return false
+        // Bound without a model, SELF and variables are whatever values come.
+        case .evaluatedObject, .variable: return type == .any
+        case .key: return true
         case .attribute(let base, let attribute): return attribute.isOptional || base.mayBeNil
         case .toOne: return true
         case .toMany, .map, .subquery, .list: return false
@@ -35,7 +37,8 @@ extension BoundExpression {
         case .function(let f, let arguments):
             return f != .random && f != .randomn && f != .now && arguments.allSatisfy(\.isDeterministic)
         case .constant, .evaluatedObject, .variable: return true
-        case .attribute(let b, _), .toOne(let b, _), .toMany(let b, _), .negate(let b), .aggregate(_, let b), .size(let b):
+        case .attribute(let b, _), .toOne(let b, _), .toMany(let b, _), .key(let b, _), .negate(let b), .aggregate(_, let b),
+             .size(let b):
             return b.isDeterministic
         case .map(let a, _, let b), .arithmetic(_, let a, let b), .index(let a, let b):
             return a.isDeterministic && b.isDeterministic
@@ -102,6 +105,7 @@ enum Cost {
         switch e.kind {
         case .constant, .evaluatedObject, .variable: return 0
         case .attribute(let b, _): return add(1, of(b))
+        case .key(let b, _): return add(2, of(b))
         case .toOne(let b, _): return add(5, of(b))
         case .toMany(let b, _): return add(20, of(b))
         case .map(let a, _, let b): return add(of(a), scale(of(b), by: 5))

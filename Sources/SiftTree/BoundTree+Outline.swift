@@ -64,6 +64,9 @@ extension BoundExpression: CustomStringConvertible {
         case .toMany(let base, let relationship):
             line("to-many \(relationship)")
             base.write(indent: next, into: &lines)
+        case .key(let base, let key):
+            line("key \(key)")
+            base.write(indent: next, into: &lines)
         case .map(let collection, let variable, let each):
             line("each $\(variable) in")
             collection.write(indent: next, into: &lines)

@@ -166,6 +166,10 @@ public struct BoundExpression: Hashable, Sendable {
         case toOne(BoundExpression, RelationshipReference)
         /// A to-many relationship of one object: a collection of objects.
         case toMany(BoundExpression, RelationshipReference)
+        /// A key looked up when the predicate runs, in a value bound without
+        /// a model: a dictionary's value for the key (nil when it has none),
+        /// each member's for an array (nested arrays flattened), nil for nil.
+        case key(BoundExpression, String)
         /// Each member of a collection, bound to the variable, through the
         /// expression: `reports.age` maps `reports` by `$m.age`. Collections
         /// the expression yields are flattened into the result.

@@ -57,6 +57,8 @@ extension SQLWriter {
             return .parameter(name)
         case .toMany, .map, .subquery, .list:
             throw Failure("a collection where one value is needed", expression: e)
+        case .key:
+            throw Failure("a key of a value bound without a model", expression: e)
         }
     }
 

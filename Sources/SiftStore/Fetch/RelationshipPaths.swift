@@ -20,7 +20,8 @@ enum RelationshipPaths {
     static func of(_ e: BoundExpression, _ variables: [String: [String]]) -> Set<String> {
         var result = Set(paths(e, variables).filter { !$0.isEmpty })
         switch e.kind {
-        case .attribute(let b, _), .toOne(let b, _), .toMany(let b, _), .negate(let b), .aggregate(_, let b), .size(let b):
+        case .attribute(let b, _), .toOne(let b, _), .toMany(let b, _), .key(let b, _), .negate(let b), .aggregate(_, let b),
+             .size(let b):
             result.formUnion(of(b, variables))
         case .map(let collection, let variable, let each):
             result.formUnion(of(collection, variables))

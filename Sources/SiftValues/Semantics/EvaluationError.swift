@@ -25,9 +25,31 @@ public enum EvaluationError: Error, Hashable, Sendable, CustomStringConvertible 
     /// piece holding `?` (between two `*`s), tried at each place of a long
     /// value.
     case likeTooCostly(pattern: String, steps: Int)
+    /// A key looked up in a value that has none (a string, a number), in a
+    /// predicate bound without a model: Apple's `value(forKey:)` raises.
+    /// `location` is the key path's place in the predicate's text (UTF-8
+    /// offsets), when known.
+    case notKeyValueCoding(key: String, type: String, location: Range<Int>?)
+    /// An operator between values of types it cannot work on (a number
+    /// ordered against a string, a substring of a number), in a predicate
+    /// bound without a model: Apple raises.
+    case incompatibleTypes(operation: String, left: String, right: String, location: Range<Int>?)
+
+    /// Where in the predicate's text the error arose, as UTF-8 offsets.
+    public var location: Range<Int>? {
+        switch self {
+        case .notKeyValueCoding(_, _, let location), .incompatibleTypes(_, _, _, let location): location
+        case .regularExpressionTooCostly, .likeTooCostly: nil
+        }
+    }
 
     public var description: String {
         switch self {
+        case .notKeyValueCoding(let key, let type, _):
+            return "the key '\(key)' was looked up in \(type), which has no keys: only dictionaries, arrays of them "
+                + "and key-value records have keys"
+        case .incompatibleTypes(let operation, let left, let right, _):
+            return "\(operation) cannot compare \(left) with \(right)"
         case .likeTooCostly(let pattern, let steps):
             return "the LIKE pattern '\(Self.shortened(pattern))' needed more than \(steps) steps on one value "
                 + "(PredicateLimits.regularExpressionSteps): shorten the pieces that hold '?' between its '*'s, "

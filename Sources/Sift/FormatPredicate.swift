@@ -1,0 +1,196 @@
+// The library: predicates evaluated against plain Swift values, with no
+// model — what `NSPredicate(format:)` is used for most, on Linux too.
+//
+// The format string goes through the same parser, diagnostics and optimizer
+// as a model's predicates; the binder resolves nothing ahead of time (every
+// key is looked up when the predicate runs), and the memory lowering
+// compiles the result once into closures over `DynamicItem`s. Types meet
+// only at run time: where Apple's operators raise, evaluation throws a
+// `PredicateEvaluationError` naming both types and the place in the text
+// (Grammar/README.md, "Values without a model").
+
+import Foundation
+import SiftChecking
+import SiftMemory
+import SiftOptimizer
+import SiftSyntax
+import SiftTree
+import SiftValues
+
+/// A predicate compiled from a format string, evaluated against plain
+/// values: strings, numbers, dates, arrays, dictionaries (as
+/// `JSONSerialization` gives them), `Encodable` values and `KeyValueRecord`s.
+/// `SELF` is the value itself; a key path looks its keys up in
+/// dictionaries, maps them over arrays, and reads records.
+///
+/// ```swift
+/// // NSPredicate(format: "SELF MATCHES %@", pattern).evaluate(with: email)
+/// let isEmail = try FormatPredicate(format: "SELF MATCHES %@", "[^@ ]+@[^@ ]+\\.[a-z]{2,}")
+/// try isEmail.evaluate(with: "ann@example.com")               // true
+///
+/// // (people as NSArray).filtered(using: NSPredicate(format: "age >= %d", 18))
+/// let adults = try FormatPredicate(format: "age >= %d", 18).filter(people)
+/// ```
+///
+/// A predicate is compiled once; evaluating it is a call of closures, safe
+/// from any thread.
+public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
+    /// The format string it was compiled from.
+    public let format: String
+    /// The `$variables` each evaluation must give values for
+    /// (`evaluate(with:substitutionVariables:)`).
+    public let variables: Set<String>
+    /// The bound, optimized predicate.
+    public let predicate: BoundPredicate
+    let compiled: MemoryPredicate<DynamicDomain>
+    let arguments: [PredicateValue]
+    let functions: FunctionRegistry?
+
+    /// The optimizer of predicates bound without a model: every rule but
+    /// term ordering, so terms run in the order written, as Apple runs them
+    /// (an error a later term would raise is not raised when an earlier one
+    /// decides).
+    static let optimizer = Optimizer(rules: Optimizer.standard.rules.filter { $0.name != "term-ordering" })
+
+    /// Compiles `format`, filling its format specifiers (`%@`, `%K`, `%d`, …)
+    /// from `arguments` in order. `$variables` without a value wait for each
+    /// evaluation's.
+    ///
+    /// Replaces `NSPredicate(format: format, arguments…)`.
+    public init(format: String, _ arguments: any PredicateValueConvertible...) throws(PredicateCompileError) {
+        try self.init(format: format, argumentArray: arguments.map(\.predicateValue))
+    }
+
+    /// Compiles `format` with its arguments given as an array, and the
+    /// application's functions.
+    ///
+    /// Replaces `NSPredicate(format: format, argumentArray: arguments)`.
+    public init(format: String, argumentArray arguments: [PredicateValue], functions: FunctionRegistry? = nil,
+                variables values: [String: PredicateValue] = [:]) throws(PredicateCompileError) {
+        let syntax: PredicateSyntax
+        do {
+            syntax = try PredicateParser.parse(format, arguments: arguments)
+        } catch {
+            throw .syntax(error)
+        }
+        let bound: BoundPredicate
+        let ranges: [BoundExpression: SourceRange]
+        do {
+            (bound, ranges) = try Binder.withoutModel(variables: values, functions: functions, allowsParameters: true)
+                .bindWithoutModel(syntax)
+        } catch {
+            throw .validation(error)
+        }
+        self.format = format
+        self.arguments = arguments
+        self.functions = functions
+        self.variables = syntax.variables.subtracting(values.keys)
+        self.predicate = Self.optimizer.optimize(bound)
+        self.compiled = MemoryPredicate(predicate, domain: DynamicDomain(),
+                                        locations: ranges.mapValues { $0.lowerBound..<$0.upperBound })
+    }
+
+    /// The predicate with its `$variables` replaced by values, compiled
+    /// again (constants fold).
+    ///
+    /// Replaces `predicate.withSubstitutionVariables(variables)`.
+    public func withSubstitutionVariables(_ values: [String: PredicateValue]) throws(PredicateCompileError) -> FormatPredicate {
+        try FormatPredicate(format: format, argumentArray: arguments, functions: functions, variables: values)
+    }
+
+    /// Whether `value` satisfies the predicate.
+    ///
+    /// Replaces `predicate.evaluate(with: value)`.
+    public func evaluate(with value: Any?) throws(PredicateEvaluationError) -> Bool {
+        try evaluate(DynamicItem.plain(value), parameters: [:])
+    }
+
+    /// Whether `value` satisfies the predicate with its `$variables` set to
+    /// `variables`.
+    ///
+    /// Replaces `predicate.evaluate(with: value, substitutionVariables: variables)`.
+    public func evaluate(with value: Any?, substitutionVariables variables: [String: PredicateValue])
+        throws(PredicateEvaluationError) -> Bool
+    {
+        try evaluate(DynamicItem.plain(value), parameters: variables)
+    }
+
+    /// Whether a key-value record satisfies the predicate: read key by key,
+    /// with no conversion.
+    public func evaluate(with record: some KeyValueRecord) throws(PredicateEvaluationError) -> Bool {
+        try evaluate(.record(record), parameters: [:])
+    }
+
+    /// Whether a value tree satisfies the predicate.
+    public func evaluate(with value: PredicateValue) throws(PredicateEvaluationError) -> Bool {
+        try evaluate(.value(value), parameters: [:])
+    }
+
+    /// The elements of `values` that satisfy the predicate, in order.
+    ///
+    /// Replaces `(values as NSArray).filtered(using: predicate)`.
+    public func filter<Values: Sequence>(_ values: Values) throws(PredicateEvaluationError) -> [Values.Element] {
+        var result: [Values.Element] = []
+        for value in values where try evaluate(DynamicItem.plain(value), parameters: [:]) { result.append(value) }
+        return result
+    }
+
+    func evaluate(_ item: DynamicItem, parameters: [String: PredicateValue]) throws(PredicateEvaluationError) -> Bool {
+        for name in variables where parameters[name] == nil {
+            throw PredicateEvaluationError(.unboundVariable(name), range: nil, format: format)
+        }
+        do {
+            return try compiled.evaluate(item, parameters: parameters)
+        } catch {
+            throw PredicateEvaluationError(.evaluation(error), range: error.location.map { SourceRange($0.lowerBound, $0.upperBound) },
+                                           format: format)
+        }
+    }
+
+    /// The predicate in its canonical form.
+    public var description: String { (try? PredicateParser.parse(format, arguments: arguments).description) ?? format }
+}
+
+/// Why evaluating a `FormatPredicate` stopped, and where in its text.
+public struct PredicateEvaluationError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Reason: Sendable, Hashable {
+        /// Types the predicate's operators cannot work on, a key of a value
+        /// that has none, or a budget run out.
+        case evaluation(EvaluationError)
+        /// A value of a type predicates do not read.
+        case unsupportedValue(String)
+        /// A `$variable` the evaluation gave no value for.
+        case unboundVariable(String)
+    }
+
+    public var reason: Reason
+    /// Where in the format string, when known.
+    public var range: SourceRange?
+    /// The format string.
+    public var format: String
+
+    public init(_ reason: Reason, range: SourceRange?, format: String) {
+        self.reason = reason
+        self.range = range
+        self.format = format
+    }
+
+    /// The message alone.
+    public var message: String {
+        switch reason {
+        case .evaluation(let error): "\(error)"
+        case .unsupportedValue(let type): "a value of type \(type) is not one predicates read"
+        case .unboundVariable(let name): "$\(name) has no value: give it in substitutionVariables"
+        }
+    }
+
+    /// The message, with the predicate's line and a caret under the place
+    /// when it is known.
+    public func rendered(sourceName: String = "predicate") -> String {
+        guard let range, !format.isEmpty else { return "error: " + message }
+        return SourceDiagnostic(message: message, range: range, in: format).rendered(sourceName: sourceName)
+    }
+
+    public var description: String { rendered() }
+}

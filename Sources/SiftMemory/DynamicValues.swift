@@ -1,0 +1,131 @@
+// Memory lowering: plain values as the objects of an evaluation — what
+// predicates bound without a model run against. A value is a `PredicateValue`
+// tree (dictionaries, arrays, scalars) or a `KeyValueRecord` read key by key;
+// `SELF` is the value itself, and each key of a key path is looked up when
+// the predicate runs.
+
+import SiftTree
+import SiftValues
+
+/// A value a predicate bound without a model evaluates against: a plain
+/// value, a key-value record, or the records of a to-many key.
+public enum DynamicItem {
+    case value(PredicateValue)
+    case record(any KeyValueRecord)
+    case records([any KeyValueRecord])
+}
+
+/// A key-value record that is a plain value as a whole (a nested JSON
+/// dictionary): what it is when compared as a value.
+package protocol PlainValueRecord: KeyValueRecord {
+    var plainValue: PredicateValue { get }
+}
+
+/// What looking a key up in an object gave.
+public enum KeyLookup<Object> {
+    /// The key's value (nil is `found` as a nil value).
+    case found(Object)
+    /// The object has no keys at all (a string, a number): the type's name.
+    case notKeyed(String)
+}
+
+/// Evaluates predicates bound without a model against plain values and
+/// key-value records.
+public struct DynamicDomain: EvaluationDomain, Sendable {
+    public typealias Object = DynamicItem
+
+    public init() {}
+
+    public func handle(for attribute: AttributeReference) -> String { attribute.name }
+    public func handle(for relationship: RelationshipReference) -> String { relationship.name }
+
+    public func value(_ key: String, of object: DynamicItem) -> PredicateValue {
+        if case .found(let item) = lookUp(key, in: object) { return reference(to: item) }
+        return .null
+    }
+
+    public func object(_ key: String, of object: DynamicItem) -> DynamicItem? {
+        if case .found(let item) = lookUp(key, in: object) { return item }
+        return nil
+    }
+
+    public func objects(_ key: String, of object: DynamicItem) -> [DynamicItem] {
+        guard case .found(let item) = lookUp(key, in: object) else { return [] }
+        return members(of: item)
+    }
+
+    /// A plain value is itself; a record is its reference, or the value it
+    /// stands for (a nested dictionary), or else an empty dictionary (never
+    /// nil: a record is there).
+    public func reference(to object: DynamicItem) -> PredicateValue {
+        switch object {
+        case .value(let value): value
+        case .record(let record): Self.value(of: record)
+        case .records(let records): .array(records.map(Self.value(of:)))
+        }
+    }
+
+    static func value(of record: any KeyValueRecord) -> PredicateValue {
+        if let reference = record.objectReference { return .object(reference) }
+        if let plain = record as? any PlainValueRecord { return plain.plainValue }
+        return .dictionary([:])
+    }
+
+    /// A dictionary's value for the key (nil when it has none); each member's
+    /// for an array, nested arrays flattened; a record's; nil for nil.
+    public func lookUp(_ key: String, in object: DynamicItem) -> KeyLookup<DynamicItem> {
+        switch object {
+        case .value(let value):
+            switch value {
+            case .dictionary(let dictionary): return .found(.value(dictionary[key] ?? .null))
+            case .null: return .found(.value(.null))
+            case .array(let members):
+                var result: [PredicateValue] = []
+                result.reserveCapacity(members.count)
+                for member in members {
+                    switch lookUp(key, in: .value(member)) {
+                    case .found(.value(.array(let inner))): result += inner
+                    case .found(let item): result.append(reference(to: item))
+                    case .notKeyed(let type): return .notKeyed(type)
+                    }
+                }
+                return .found(.value(.array(result)))
+            default:
+                return .notKeyed(DynamicTypes.name(of: value))
+            }
+        case .record(let record):
+            switch record.value(forKey: key) {
+            case .value(let value): return .found(.value(value))
+            case .record(let inner?): return .found(.record(inner))
+            case .record(nil): return .found(.value(.null))
+            case .records(let records): return .found(.records(records))
+            }
+        case .records(let records):
+            var values: [PredicateValue] = []
+            var nested: [any KeyValueRecord] = []
+            for record in records {
+                switch lookUp(key, in: .record(record)) {
+                case .found(.value(.array(let inner))): values += inner
+                case .found(.value(let value)): values.append(value)
+                case .found(.record(let inner)): nested.append(inner)
+                case .found(.records(let inner)): nested += inner
+                case .notKeyed(let type): return .notKeyed(type)
+                }
+            }
+            return .found(nested.isEmpty ? .value(.array(values)) : .records(nested))
+        }
+    }
+
+    public func object(from value: PredicateValue) -> DynamicItem? { .value(value) }
+
+    /// The members of an array or a to-many key; nothing for nil; the item
+    /// itself otherwise.
+    public func members(of object: DynamicItem) -> [DynamicItem] {
+        switch object {
+        case .value(.array(let members)): members.map(DynamicItem.value)
+        case .value(.null): []
+        case .records(let records): records.map(DynamicItem.record)
+        default: [object]
+        }
+    }
+}

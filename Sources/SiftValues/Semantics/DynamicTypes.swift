@@ -1,0 +1,72 @@
+// Stage 0 (values): what happens when types meet only at run time — a
+// predicate bound without a model, evaluated against whatever values come.
+// Grammar/README.md ("Values without a model") is the table this follows.
+
+/// The run-time type rules of predicates bound without a model.
+public enum DynamicTypes {
+    /// A value's type, as messages name it.
+    public static func name(of value: PredicateValue) -> String {
+        switch value {
+        case .null: "nil"
+        case .bool: "a boolean"
+        case .int, .double: "a number"
+        case .string: "a string"
+        case .date: "a date"
+        case .data: "binary data"
+        case .uuid: "a UUID"
+        case .object: "an object"
+        case .array: "an array"
+        case .dictionary: "a dictionary"
+        }
+    }
+
+    /// The two types' names when `op` cannot work on `left` and `right`
+    /// (Apple's operators raise); nil when it can. nil works with anything:
+    /// a comparison with it is false (or, for `!=`, true).
+    public static func conflict(_ op: ComparisonOperator, _ left: PredicateValue, _ right: PredicateValue)
+        -> (left: String, right: String)?
+    {
+        if left == .null || right == .null { return nil }
+        switch op {
+        case .equalTo, .notEqualTo:
+            // Values of different types are unequal, as `isEqual:` says.
+            return nil
+        case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
+            return orderable(left, right) ? nil : (name(of: left), name(of: right))
+        case .between:
+            guard case .array(let bounds) = right, bounds.count == 2 else { return (name(of: left), name(of: right)) }
+            for bound in bounds where bound != .null && !orderable(left, bound) { return (name(of: left), name(of: bound)) }
+            return nil
+        case .contains:
+            if case .array = left { return nil }  // membership
+            return isString(left) && isString(right) ? nil : (name(of: left), name(of: right))
+        case .beginsWith, .endsWith, .like, .matches:
+            return isString(left) && isString(right) ? nil : (name(of: left), name(of: right))
+        case .in:
+            switch right {
+            case .array, .dictionary: return nil
+            case .string: return isString(left) ? nil : (name(of: left), name(of: right))
+            default: return (name(of: left), name(of: right))
+            }
+        case .conformsTo, .utiEquals:
+            return nil
+        }
+    }
+
+    static func isString(_ value: PredicateValue) -> Bool {
+        if case .string = value { return true }
+        return false
+    }
+
+    /// Whether two values order against each other: numbers (booleans
+    /// among them) with numbers, strings with strings, dates with dates.
+    static func orderable(_ a: PredicateValue, _ b: PredicateValue) -> Bool {
+        switch (a, b) {
+        case (.int, .int), (.int, .double), (.int, .bool), (.double, .int), (.double, .double), (.double, .bool),
+             (.bool, .int), (.bool, .double), (.bool, .bool), (.string, .string), (.date, .date):
+            true
+        default:
+            false
+        }
+    }
+}

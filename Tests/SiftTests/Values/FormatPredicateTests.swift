@@ -1,0 +1,200 @@
+// Predicates against plain Swift values, with no model: the everyday uses of
+// NSPredicate, every kind of value Foundation code holds, variables, errors,
+// and the conformance corpus over the company as records and as nested values.
+
+import Foundation
+import Sift
+import Testing
+
+@Suite("Format predicates")
+struct FormatPredicateTests {
+    @Test func validatesAString() throws {
+        let isEmail = try FormatPredicate(format: "SELF MATCHES %@", "[^@ ]+@[^@ ]+\\.[a-z]{2,}")
+        #expect(try isEmail.evaluate(with: "ann@example.com"))
+        #expect(try !isEmail.evaluate(with: "ann@example"))
+        #expect(try !isEmail.evaluate(with: nil))
+    }
+
+    @Test func filtersJSONDictionaries() throws {
+        let json = #"[{"name": "Ann", "age": 31, "tags": ["a"], "address": {"city": "Oslo"}},"#
+            + #" {"name": "Bo", "age": 17, "active": true}, {"name": "Cy", "age": 45.5, "address": null}]"#
+        let people = try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [[String: Any]]
+        let adults = try FormatPredicate(format: "age >= %d", 18).filter(people)
+        #expect(adults.map { $0["name"] as? String } == ["Ann", "Cy"])
+        #expect(try FormatPredicate(format: "address.city == 'Oslo'").filter(people).count == 1)
+        #expect(try FormatPredicate(format: "ANY tags == 'a'").filter(people).count == 1)
+        #expect(try FormatPredicate(format: "active == YES").filter(people).count == 1)
+        #expect(try FormatPredicate(format: "active == 1").filter(people).count == 1)
+        #expect(try FormatPredicate(format: "address == nil").filter(people).count == 2)
+    }
+
+    @Test func readsFoundationValues() throws {
+        let date = Date(timeIntervalSinceReferenceDate: 1_000)
+        let id = UUID()
+        #expect(try FormatPredicate(format: "SELF > %@", Date(timeIntervalSinceReferenceDate: 0)).evaluate(with: date))
+        #expect(try FormatPredicate(format: "SELF == %@", id).evaluate(with: id))
+        #expect(try FormatPredicate(format: "SELF BEGINSWITH 'https://'").evaluate(with: URL(string: "https://example.com")!))
+        #expect(try FormatPredicate(format: "SELF > 1.5").evaluate(with: Decimal(2)))
+        #expect(try FormatPredicate(format: "SELF == 3").evaluate(with: UInt8(3)))
+        #expect(try FormatPredicate(format: "@count == 2").evaluate(with: Set(["a", "b"])))
+        #expect(try FormatPredicate(format: "SELF.@sum == 6").evaluate(with: [1, 2, 3]))
+        #expect(try FormatPredicate(format: "SELF == nil").evaluate(with: NSNull()))
+        #expect(try FormatPredicate(format: "SELF.length == 2").evaluate(with: ["length": 2] as [String: PredicateValue]))
+    }
+
+    struct Order: Encodable {
+        var id: Int
+        var placed: Date
+        var lines: [Line]
+        struct Line: Encodable {
+            var sku: String
+            var quantity: Int
+        }
+    }
+
+    @Test func readsEncodableValuesWithDates() throws {
+        let order = Order(id: 7, placed: Date(timeIntervalSinceReferenceDate: 100),
+                          lines: [Order.Line(sku: "A-1", quantity: 2), Order.Line(sku: "B-2", quantity: 5)])
+        #expect(try FormatPredicate(format: "placed > %@", Date(timeIntervalSinceReferenceDate: 50)).evaluate(with: order))
+        #expect(try FormatPredicate(format: "ANY lines.quantity > 4 AND lines.@sum.quantity == 7").evaluate(with: order))
+        #expect(try FormatPredicate(format: "SUBQUERY(lines, $l, $l.sku BEGINSWITH 'B').@count == 1").evaluate(with: order))
+        let tree = try PredicateValue(encoding: order)
+        guard case .dictionary(let fields) = tree else { Issue.record("\(tree)"); return }
+        #expect(fields["placed"] == .date(Date(timeIntervalSinceReferenceDate: 100)))
+    }
+
+    struct Person: KeyValueRecord {
+        var name: String
+        var age: Int
+        func value(forKey key: String) -> KeyValueItem {
+            switch key {
+            case "name": .value(.string(name))
+            case "age": .value(.int(Int64(age)))
+            default: .value(.null)
+            }
+        }
+    }
+
+    @Test func readsKeyValueRecords() throws {
+        let people = [Person(name: "Ann", age: 31), Person(name: "Bo", age: 17)]
+        #expect(try FormatPredicate(format: "age > 18 AND name BEGINSWITH[c] 'a'").filter(people).map(\.name) == ["Ann"])
+    }
+
+    @Test func variablesAreGivenAtEachEvaluation() throws {
+        let older = try FormatPredicate(format: "age > $min")
+        #expect(older.variables == ["min"])
+        #expect(try older.evaluate(with: ["age": 31] as [String: Any], substitutionVariables: ["min": 30]))
+        #expect(try !older.evaluate(with: ["age": 31] as [String: Any], substitutionVariables: ["min": 40]))
+        #expect(throws: PredicateEvaluationError.self) { try older.evaluate(with: ["age": 31] as [String: Any]) }
+        let fixed = try older.withSubstitutionVariables(["min": 30])
+        #expect(fixed.variables.isEmpty)
+        #expect(try fixed.evaluate(with: ["age": 31] as [String: Any]))
+    }
+
+    @Test func errorsPointIntoTheText() throws {
+        let predicate = try FormatPredicate(format: "age > 3 AND name.first == 'A'")
+        let error = #expect(throws: PredicateEvaluationError.self) { try predicate.evaluate(with: ["age": 5, "name": "Ann"]) }
+        #expect(error?.message.contains("'first'") == true)
+        #expect(error?.message.contains("a string") == true)
+        #expect(error?.range == SourceRange(12, 22))
+        let mismatch = #expect(throws: PredicateEvaluationError.self) {
+            try FormatPredicate(format: "age > 3").evaluate(with: ["age": "old"])
+        }
+        #expect(mismatch?.message == "> cannot compare a string with a number")
+        // Syntax errors are the parser's, as everywhere.
+        #expect(throws: PredicateCompileError.self) { try FormatPredicate(format: "age >") }
+    }
+
+    @Test func aValueOfNoKnownTypeIsAnError() throws {
+        final class Opaque {}
+        #expect(throws: PredicateEvaluationError.self) { try FormatPredicate(format: "SELF == nil").evaluate(with: Opaque()) }
+    }
+}
+
+/// A row-cache node read key by key: the company as records, relationships
+/// followed lazily.
+struct NodeRecord: KeyValueRecord {
+    let node: RowNode
+    let snapshot: RowSnapshot
+    let model: DataModel
+
+    func value(forKey key: String) -> KeyValueItem {
+        let entity = model.entities[node.id.entity]
+        switch entity.property(named: key) {
+        case .attribute(let a)?:
+            return .value(node.values[a.slot])
+        case .relationship(let r)? where r.isToMany:
+            let destination = model.entity(named: r.destination)!.index
+            return .records((node.toMany[r.slot] ?? []).compactMap { key in
+                snapshot.node(entity: destination, primaryKey: key).map { NodeRecord(node: $0, snapshot: snapshot, model: model) }
+            })
+        case .relationship(let r)?:
+            let destination = model.entity(named: r.destination)!.index
+            return .record(node.toOne[r.slot].flatMap { snapshot.node(entity: destination, primaryKey: $0) }
+                .map { NodeRecord(node: $0, snapshot: snapshot, model: model) })
+        case nil:
+            return .value(.null)
+        }
+    }
+
+    var objectReference: ObjectReference? {
+        ObjectReference(entity: model.entities[node.id.entity].name, id: node.id.primaryKey)
+    }
+}
+
+@Suite("Conformance corpus without a model")
+struct ModelFreeCorpusTests {
+    static let snapshot = Company.cache.snapshot()
+
+    /// A node as a nested value: attributes, relationships as nested
+    /// dictionaries and arrays down to `depth` (the corpus's key paths are
+    /// no deeper).
+    static func nested(_ node: RowNode, depth: Int) -> PredicateValue {
+        let entity = Company.model.entities[node.id.entity]
+        var fields: [String: PredicateValue] = [:]
+        for attribute in entity.attributes { fields[attribute.name] = node.values[attribute.slot] }
+        if depth > 0 {
+            for r in entity.relationships {
+                let destination = Company.model.entity(named: r.destination)!.index
+                if r.isToMany {
+                    fields[r.name] = .array((node.toMany[r.slot] ?? []).compactMap {
+                        snapshot.node(entity: destination, primaryKey: $0).map { nested($0, depth: depth - 1) }
+                    })
+                } else {
+                    fields[r.name] = node.toOne[r.slot].flatMap { snapshot.node(entity: destination, primaryKey: $0) }
+                        .map { nested($0, depth: depth - 1) } ?? .null
+                }
+            }
+        }
+        return .dictionary(fields)
+    }
+
+    /// The cases that hold without a model: those that expect rows. (Errors
+    /// the model finds — a key it has not, types that do not mix — are the
+    /// model's to report.)
+    static let cases = CorpusCase.all.filter { if case .matches = $0.expect { true } else { false } }
+
+    @Test("Records and nested values select what the model selects", arguments: cases)
+    func corpusCase(_ testCase: CorpusCase) throws {
+        guard case .matches(let expected) = testCase.expect else { return }
+        let predicate = try FormatPredicate(format: testCase.predicate, argumentArray: testCase.args ?? [])
+        let entity = Company.model.entity(named: testCase.entity)!
+        let nodes = Self.snapshot.nodes(entity: entity.index)
+        let records = nodes.map { NodeRecord(node: $0, snapshot: Self.snapshot, model: Company.model) }
+        let byRecord = try predicate.filter(records).map(\.node.id.primaryKey)
+        #expect(byRecord.sorted() == expected.sorted(), "records: \(testCase.predicate)")
+        // Nested values are plain values, not objects: predicates that compare
+        // objects (SELF, or an object argument) are for records.
+        func namesObjects(_ value: PredicateValue) -> Bool {
+            switch value {
+            case .object: true
+            case .array(let members): members.contains(where: namesObjects)
+            default: false
+            }
+        }
+        guard !testCase.predicate.contains("SELF"), !(testCase.args ?? []).contains(where: namesObjects) else { return }
+        let values = nodes.map { Self.nested($0, depth: 3) }
+        let byValue = zip(nodes, values).filter { (try? predicate.evaluate(with: $0.1)) == true }.map(\.0.id.primaryKey)
+        #expect(byValue.sorted() == expected.sorted(), "nested values: \(testCase.predicate)")
+    }
+}
