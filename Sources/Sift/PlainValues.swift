@@ -140,9 +140,16 @@ extension DynamicItem {
     /// A value as an evaluation reads it: records and `[String: Any]`
     /// dictionaries key by key, everything else converted once.
     static func plain(_ value: Any?) throws(PredicateEvaluationError) -> DynamicItem {
+        // The exact types first: a cast of a dictionary to another element
+        // type would convert every member.
+        if let value {
+            let type = type(of: value)
+            if type == [String: Any].self { return .record(FoundationRecord(dictionary: value as! [String: Any])) }
+            if type == PredicateValue.self { return .value(value as! PredicateValue) }
+            if type == [String: PredicateValue].self { return .value(.dictionary(value as! [String: PredicateValue])) }
+        }
         switch value {
         case let v as PredicateValue: return .value(v)
-        case let v as [String: PredicateValue]: return .value(.dictionary(v))
         case let v as any KeyValueRecord: return .record(v)
         case let v as [String: Any]: return .record(FoundationRecord(dictionary: v))
         default:

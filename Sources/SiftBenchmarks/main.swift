@@ -64,7 +64,7 @@ func parseBenchmark() {
     }
 }
 
-let sections: [String: () -> Void] = ["parse": parseBenchmark, "compile": compileBenchmark, "memory": memoryBenchmark, "store": storeBenchmark, "optimizer": optimizerBenchmark,
+let sections: [String: () -> Void] = ["parse": parseBenchmark, "compile": compileBenchmark, "values": valuesBenchmark, "memory": memoryBenchmark, "store": storeBenchmark, "optimizer": optimizerBenchmark,
                                          "write": writeBenchmark, "scaling": scalingBenchmark]
 let chosen = CommandLine.arguments.dropFirst()
 for name in sections.keys.sorted() where chosen.isEmpty || chosen.contains(name) {

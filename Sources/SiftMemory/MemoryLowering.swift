@@ -91,6 +91,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
 
     /// Compiles `predicate` for objects of `domain`.
     @_specialize(exported: true, where Domain == RowNodeDomain)
+    @_specialize(exported: true, where Domain == DynamicDomain)
     public init(_ predicate: BoundPredicate, domain: Domain) {
         var compiler = MemoryCompiler(domain: domain)
         test = compiler.test(predicate)
@@ -101,6 +102,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     /// Compiles `predicate` for objects of `domain`; an error found while
     /// evaluating an expression names its place in the predicate's text,
     /// from `locations` (UTF-8 offsets, as the binder's source map has them).
+    @_specialize(exported: true, where Domain == DynamicDomain)
     public init(_ predicate: BoundPredicate, domain: Domain, locations: [BoundExpression: Range<Int>]) {
         var compiler = MemoryCompiler(domain: domain)
         compiler.locations = locations
@@ -111,6 +113,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
 
     /// Whether `object` satisfies the predicate.
     @_specialize(exported: true, where Domain == RowNodeDomain)
+    @_specialize(exported: true, where Domain == DynamicDomain)
     public func evaluate(_ object: Domain.Object) throws(EvaluationError) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
         guard mayFail else { return test(object, &scope) }
@@ -119,6 +122,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
 
     /// Whether `object` satisfies a template's predicate with its
     /// `$variables` set to `parameters`.
+    @_specialize(exported: true, where Domain == DynamicDomain)
     public func evaluate(_ object: Domain.Object, parameters: [String: PredicateValue]) throws(EvaluationError) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount),
                                             parameters: parameters)
@@ -143,6 +147,7 @@ public struct MemoryExpression<Domain: EvaluationDomain> {
 
     /// Compiles `expression` for objects of `domain`.
     @_specialize(exported: true, where Domain == RowNodeDomain)
+    @_specialize(exported: true, where Domain == DynamicDomain)
     public init(_ expression: BoundExpression, domain: Domain) {
         var compiler = MemoryCompiler(domain: domain)
         value = compiler.value(expression)
@@ -194,6 +199,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     // MARK: Predicates
 
     @_specialize(where Domain == RowNodeDomain)
+    @_specialize(where Domain == DynamicDomain)
     mutating func test(_ predicate: BoundPredicate) -> Test {
         switch predicate {
         case .constant(let value):
@@ -247,6 +253,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     }
 
     @_specialize(where Domain == RowNodeDomain)
+    @_specialize(where Domain == DynamicDomain)
     mutating func comparison(_ c: BoundComparison) -> Test {
         if c.operator == .matches || c.operator == .like { mayFail = true }
         // `collection CONTAINS x`: membership.
@@ -303,6 +310,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     /// operator cannot work on (`DynamicTypes.conflict`) stops the evaluation
     /// with `EvaluationError.incompatibleTypes`, as Apple's operators raise.
     /// `CONTAINS` with an array on the left is membership.
+    @_specialize(where Domain == DynamicDomain)
     mutating func dynamicComparison(_ c: BoundComparison) -> Test {
         mayFail = true
         let (op, options, quantifier) = (c.operator, c.options, c.quantifier)
@@ -351,6 +359,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     /// tests the constant: `attribute op constant`, `toOne.attribute op
     /// constant`, and `ANY toMany.attribute op constant`.
     @_specialize(where Domain == RowNodeDomain)
+    @_specialize(where Domain == DynamicDomain)
     mutating func fusedComparison(_ c: BoundComparison) -> Test? {
         guard case .constant(let k) = c.right.kind,
               case .attribute(let base, let attribute) = c.left.mappedAttribute ?? c.left.kind else { return nil }
@@ -379,6 +388,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     /// The test of one left value against the comparison's right operand.
     @_specialize(where Domain == RowNodeDomain)
+    @_specialize(where Domain == DynamicDomain)
     mutating func elementTest(_ c: BoundComparison) -> (PredicateValue, Object, inout Scope) -> Bool {
         // A list of constants is a constant array.
         if case .list(let elements) = c.right.kind, elements.allSatisfy({ $0.constantValue != nil }) {
@@ -402,6 +412,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     // MARK: Objects
 
     @_specialize(where Domain == RowNodeDomain)
+    @_specialize(where Domain == DynamicDomain)
     mutating func object(_ e: BoundExpression) -> ObjectFn {
         switch e.kind {
         case .evaluatedObject:
@@ -438,6 +449,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     }
 
     @_specialize(where Domain == RowNodeDomain)
+    @_specialize(where Domain == DynamicDomain)
     mutating func objects(_ e: BoundExpression) -> ObjectsFn {
         if e.type == .any, e.isDynamicObject {
             let (d, target) = (domain, object(e))
@@ -520,6 +532,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     // MARK: Collections of values
 
     @_specialize(where Domain == RowNodeDomain)
+    @_specialize(where Domain == DynamicDomain)
     mutating func values(_ e: BoundExpression) -> ValuesFn {
         if e.type == .any && e.isDynamicObject || e.type == .collection(.any) && e.isSubquery {
             // Plain values bound without a model: the members as the domain reads them.
@@ -582,6 +595,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     // MARK: Values
 
     @_specialize(where Domain == RowNodeDomain)
+    @_specialize(where Domain == DynamicDomain)
     mutating func value(_ e: BoundExpression) -> ValueFn {
         if e.type == .any, e.isDynamicObject {
             let (d, target) = (domain, object(e))
@@ -649,6 +663,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     }
 
     @_specialize(where Domain == RowNodeDomain)
+    @_specialize(where Domain == DynamicDomain)
     mutating func function(_ function: BuiltinFunction, _ arguments: [BoundExpression], type: ValueType) -> ValueFn {
         switch function {
         case .sum, .count, .min, .max, .average, .median, .mode, .stddev:

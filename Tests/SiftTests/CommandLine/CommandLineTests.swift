@@ -194,3 +194,41 @@ struct StoreCommandTests {
         #expect(!second.output.contains("Creating the demo store"))
     }
 }
+
+@Suite("sift eval")
+struct EvalCommandTests {
+    @Test func aValueIsTrueOrFalse() throws {
+        let yes = try runSift(["eval", "--value", #""ann@example.com""#, "--arg", "[^@]+@[^@]+", "SELF MATCHES %@"])
+        #expect(yes.status == 0)
+        #expect(yes.output == "true\n")
+        let no = try runSift(["eval", "--value", #"{"age": 12}"#, "--var", "min=18", "age >= $min"])
+        #expect(no.status == 0)
+        #expect(no.output == "false\n")
+        let date = try runSift(["eval", "--value", #"{"start": {"date": 10}}"#, "start > CAST(0, 'NSDate')"])
+        #expect(date.output == "true\n")
+    }
+
+    @Test func dataPrintsTheMatchingElements() throws {
+        let folder = try ScratchFolder()
+        let array = folder.url.appendingPathComponent("people.json")
+        try Data(#"[{"name": "Ann", "age": 31}, {"name": "Bo", "age": 17}, {"name": "Cy", "age": 45}]"#.utf8).write(to: array)
+        let result = try runSift(["eval", "--data", array.path, "age > %@", "--arg", "18"])
+        #expect(result.status == 0)
+        #expect(result.output == "{\"age\":31,\"name\":\"Ann\"}\n{\"age\":45,\"name\":\"Cy\"}\n")
+        let lines = folder.url.appendingPathComponent("people.jsonl")
+        try Data("{\"name\": \"Ann\", \"tags\": [\"a\"]}\n\n{\"name\": \"Bo\", \"tags\": []}\n".utf8).write(to: lines)
+        let tagged = try runSift(["eval", "--data", lines.path, "ANY tags == 'a'"])
+        #expect(tagged.output == "{\"name\":\"Ann\",\"tags\":[\"a\"]}\n")
+    }
+
+    @Test func errorsExitAsElsewhere() throws {
+        let invalid = try runSift(["eval", "--value", "1", "SELF >"])
+        #expect(invalid.status == 65)
+        let mismatch = try runSift(["eval", "--value", #"{"age": "old"}"#, "age > 3"])
+        #expect(mismatch.status == 65)
+        #expect(mismatch.error.contains("cannot compare a string with a number"))
+        #expect(mismatch.error.contains("^"))
+        #expect(try runSift(["eval", "SELF == 1"]).status == 64)
+        #expect(try runSift(["eval", "--data", "/nonexistent/file.json", "SELF == 1"]).status == 66)
+    }
+}
