@@ -10,6 +10,9 @@
 //             data set; both backends must give the same objects.
 //   model     bytes → the JSON model, data set and Xcode model loaders.
 //   store     bytes → a file opened as an SQLite store and as an atomic store.
+//   values    text (a predicate, then a JSON value) → FormatPredicate, with no
+//             model; the value as a value tree and as the dictionaries
+//             JSONSerialization gives must get the same answer.
 
 import Foundation
 import Sift
@@ -25,6 +28,7 @@ struct FuzzTarget: Sendable {
         FuzzTarget(name: "pipeline", run: PipelineTarget.run),
         FuzzTarget(name: "model", run: LoaderTarget.run),
         FuzzTarget(name: "store", run: StoreTarget.run),
+        FuzzTarget(name: "values", run: ValuesTarget.run),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
@@ -159,6 +163,36 @@ enum StoreTarget {
             for entity in store.model.entities {
                 _ = try? context.fetch(FetchRequest(entityName: entity.name))
             }
+        }
+    }
+}
+
+enum ValuesTarget {
+    @Sendable static func run(_ data: Data) {
+        guard data.count <= maximumInput else { return }
+        let text = String(decoding: data, as: UTF8.self)
+        let lines = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let predicate = try? FormatPredicate(format: String(lines[0])) else { return }
+        let json = Data((lines.count > 1 ? String(lines[1]) : "null").utf8)
+        guard let tree = try? JSONDecoder().decode(PredicateValue.self, from: json),
+              let foundation = try? JSONSerialization.jsonObject(with: json, options: .fragmentsAllowed),
+              // The two JSON readers must have read the same value (duplicate
+              // keys, numbers written as reals): otherwise there is nothing to compare.
+              PredicateValue(plain: foundation) == tree else { return }
+        // Dates are written {"date": N}: only the value tree reads them as dates.
+        guard !text.contains("\"date\"") else {
+            _ = try? predicate.evaluate(with: tree)
+            return
+        }
+        let a = Result { () throws(PredicateEvaluationError) in try predicate.evaluate(with: tree) }
+        let b = Result { () throws(PredicateEvaluationError) in try predicate.evaluate(with: foundation) }
+        switch (a, b) {
+        case (.success(let x), .success(let y)) where x != y:
+            fatalError("value tree and Foundation values disagree (\(x) vs \(y)): \(text.debugDescription)")
+        case (.success, .failure(let e)), (.failure(let e), .success):
+            fatalError("one side failed (\(e)): \(text.debugDescription)")
+        default:
+            return
         }
     }
 }

@@ -103,6 +103,7 @@ public enum EvaluationFailure {
     /// what `body` recorded, and gives back what was waiting before it (an
     /// outer evaluation's error, when a custom function evaluates another
     /// predicate).
+    @inlinable
     public static func scoped<T>(_ body: () -> T) throws(EvaluationError) -> T {
         let outer = take()
         let result = body()
