@@ -32,8 +32,10 @@ extension PredicateValue {
         case let v as PredicateValue: self = v
         case let v as String: self = .string(v)
         case let v as Substring: self = .string(String(v))
-        case let v as Bool: self = .bool(v)
-        case let v as Int: self = .int(Int64(v))
+        // Booleans and integers by their exact types: where Foundation
+        // bridges numbers, `1 as Any as? Bool` may succeed.
+        case let v as Bool where type(of: value) == Bool.self: self = .bool(v)
+        case let v as Int where type(of: value) == Int.self: self = .int(Int64(v))
         case let v as Int64: self = .int(v)
         case let v as Int32: self = .int(Int64(v))
         case let v as Int16: self = .int(Int64(v))
