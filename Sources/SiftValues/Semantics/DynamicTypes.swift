@@ -4,21 +4,8 @@
 
 /// The run-time type rules of predicates bound without a model.
 public enum DynamicTypes {
-    /// A value's type, as messages name it.
-    public static func name(of value: PredicateValue) -> String {
-        switch value {
-        case .null: "nil"
-        case .bool: "a boolean"
-        case .int, .double: "a number"
-        case .string: "a string"
-        case .date: "a date"
-        case .data: "binary data"
-        case .uuid: "a UUID"
-        case .object: "an object"
-        case .array: "an array"
-        case .dictionary: "a dictionary"
-        }
-    }
+    /// A value's type, as messages name it ("a number", "a string").
+    public static func name(of value: PredicateValue) -> String { value.kindDescription }
 
     /// The two types' names when `op` cannot work on `left` and `right`
     /// (Apple's operators raise); nil when it can. nil works with anything:

@@ -63,20 +63,9 @@ struct FormatPredicateTests {
         #expect(fields["placed"] == .date(Date(timeIntervalSinceReferenceDate: 100)))
     }
 
-    struct Person: KeyValueRecord {
-        var name: String
-        var age: Int
-        func value(forKey key: String) -> KeyValueItem {
-            switch key {
-            case "name": .value(.string(name))
-            case "age": .value(.int(Int64(age)))
-            default: .value(.null)
-            }
-        }
-    }
-
     @Test func readsKeyValueRecords() throws {
-        let people = [Person(name: "Ann", age: 31), Person(name: "Bo", age: 17)]
+        // The record type of the model-bound tests, read here without a model.
+        let people = [KeyValueTests.Person(name: "Ann", age: 31), KeyValueTests.Person(name: "Bo", age: 17)]
         #expect(try FormatPredicate(format: "age > 18 AND name BEGINSWITH[c] 'a'").filter(people).map(\.name) == ["Ann"])
     }
 
