@@ -118,6 +118,17 @@ public struct DynamicDomain: EvaluationDomain, Sendable {
 
     public func object(from value: PredicateValue) -> DynamicItem? { .value(value) }
 
+    /// A dictionary's value read straight from it; anything else as
+    /// `lookUp` and `reference(to:)` read it.
+    @inline(__always)
+    public func value(forKey key: String, in object: DynamicItem) -> KeyLookup<PredicateValue> {
+        if case .value(.dictionary(let dictionary)) = object { return .found(dictionary[key] ?? .null) }
+        switch lookUp(key, in: object) {
+        case .found(let item): return .found(reference(to: item))
+        case .notKeyed(let type): return .notKeyed(type)
+        }
+    }
+
     /// The members of an array or a to-many key; nothing for nil; the item
     /// itself otherwise.
     public func members(of object: DynamicItem) -> [DynamicItem] {

@@ -47,6 +47,9 @@ public protocol EvaluationDomain {
     /// A value as an object of the domain, when its objects are values
     /// (bound without a model); nil otherwise.
     func object(from value: PredicateValue) -> Object?
+    /// The value under `key`, looked up when the predicate runs: `lookUp`
+    /// then `reference(to:)`, which a domain may do in one step.
+    func value(forKey key: String, in object: Object) -> KeyLookup<PredicateValue>
 }
 
 extension EvaluationDomain {
@@ -56,6 +59,13 @@ extension EvaluationDomain {
     public func members(of object: Object) -> [Object] { [object] }
 
     public func object(from value: PredicateValue) -> Object? { nil }
+
+    public func value(forKey key: String, in object: Object) -> KeyLookup<PredicateValue> {
+        switch lookUp(key, in: object) {
+        case .found(let item): .found(reference(to: item))
+        case .notKeyed(let type): .notKeyed(type)
+        }
+    }
 
     public func forEach(_ relationship: RelationshipHandle, of object: Object, _ body: (Object) -> Bool) -> Bool {
         for member in objects(relationship, of: object) where !body(member) { return false }
@@ -333,6 +343,26 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
             }
             if let prepared { return prepared(v) }
             return PreparedComparison(op, options, right: r).test(v)
+        }
+        // The commonest shape, `key op constant`, as one closure: the key read
+        // straight from the evaluated value.
+        if quantifier == .direct, op != .contains, let prepared, let constant, case .key(let base, let key) = c.left.kind,
+           case .evaluatedObject = base.kind {
+            let (d, keyLocation) = (domain, locations[c.left])
+            return { o, _ in
+                let v: PredicateValue
+                switch d.value(forKey: key, in: o) {
+                case .found(let found): v = found
+                case .notKeyed(let type):
+                    EvaluationFailure.record(.notKeyValueCoding(key: key, type: type, location: keyLocation))
+                    return false
+                }
+                if let (a, b) = DynamicTypes.conflict(op, v, constant) {
+                    EvaluationFailure.record(.incompatibleTypes(operation: op.rawValue, left: a, right: b, location: location))
+                    return false
+                }
+                return prepared(v)
+            }
         }
         let left = value(c.left)
         guard quantifier != .direct else { return { o, s in check(left(o, &s), right(o, &s)) } }
