@@ -13,7 +13,8 @@ public enum DynamicTypes {
     public static func conflict(_ op: ComparisonOperator, _ left: PredicateValue, _ right: PredicateValue)
         -> (left: String, right: String)?
     {
-        if left == .null || right == .null { return nil }
+        if case .null = left { return nil }
+        if case .null = right { return nil }
         switch op {
         case .equalTo, .notEqualTo:
             // Values of different types are unequal, as `isEqual:` says.
