@@ -109,13 +109,15 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
         mayFail = compiler.mayFail
     }
 
-    /// Compiles `predicate` for objects of `domain`; an error found while
-    /// evaluating an expression names its place in the predicate's text,
-    /// from `locations` (UTF-8 offsets, as the binder's source map has them).
+    /// Compiles a predicate bound without a model for objects of `domain`:
+    /// operands whose types were unknown at binding are checked per value,
+    /// and an error names its place in the predicate's text, from
+    /// `locations` (UTF-8 offsets, as the binder's source map has them).
     @_specialize(exported: true, where Domain == DynamicDomain)
     public init(_ predicate: BoundPredicate, domain: Domain, locations: [BoundExpression: Range<Int>]) {
         var compiler = MemoryCompiler(domain: domain)
         compiler.locations = locations
+        compiler.checksTypesAtRunTime = true
         test = compiler.test(predicate)
         slotCount = compiler.slotCount
         mayFail = compiler.mayFail
@@ -191,6 +193,11 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     var mayFail = false
     /// Where each expression is in the predicate's text, for errors.
     var locations: [BoundExpression: Range<Int>] = [:]
+    /// Whether comparisons of operands whose types were unknown at binding
+    /// are checked per value (predicates bound without a model). A model's
+    /// predicates keep the semantics SQL shares: a template's `$variable` of
+    /// another type compares false, as in SQL.
+    var checksTypesAtRunTime = false
 
     init(domain: Domain) {
         self.domain = domain
@@ -287,7 +294,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
                 return { o, s in (target(o, &s) == nil) == wantNil }
             }
         }
-        if c.left.type == .any || c.right.type.elementType == .any { return dynamicComparison(c) }
+        if checksTypesAtRunTime, c.left.type == .any || c.right.type.elementType == .any { return dynamicComparison(c) }
         if let fused = fusedComparison(c) { return fused }
         let check = elementTest(c)
         switch c.quantifier {

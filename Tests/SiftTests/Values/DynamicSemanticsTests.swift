@@ -5,6 +5,7 @@
 
 import Foundation
 import Sift
+import SiftStore
 import Testing
 
 struct DynamicSemanticsRow: Sendable, CustomTestStringConvertible {
@@ -54,5 +55,21 @@ struct DynamicSemanticsTests {
             #expect(error?.range != nil, "\(reason)")
             #expect(error?.rendered().contains("^") == true)
         }
+    }
+}
+
+@Suite("Run-time type checks stay out of model-bound predicates")
+struct ModelBoundTypesTests {
+    /// A template's `$variable` of another type compares false in memory, as
+    /// SQL compares it, rather than stopping the evaluation: the two backends
+    /// of a model must agree.
+    @Test func aTemplateValueOfAnotherTypeComparesFalse() throws {
+        let syntax = try PredicateParser.parse("age > $min")
+        let bound = try Binder(model: Company.model, allowsParameters: true).bind(syntax, entity: "Employee")
+        let filter = MemoryPredicate(bound, domain: RowNodeDomain(cache: Company.cache))
+        let nodes = Company.cache.snapshot().nodes(entity: Company.model.entity(named: "Employee")!.index)
+        let matching = try nodes.filter { try filter.evaluate($0, parameters: ["min": "old"]) }
+        let template = try PredicateTemplate(store: CompanyStore.store, entityName: "Employee", predicate: "age > $min")
+        #expect(matching.count == (try template.fetchObjectIDs(["min": "old"])).count)
     }
 }
