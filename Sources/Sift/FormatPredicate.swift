@@ -43,6 +43,8 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     /// The bound, optimized predicate.
     public let predicate: BoundPredicate
     let compiled: MemoryPredicate<DynamicDomain>
+    /// The same predicate for value trees alone: no wrapping per value.
+    let compiledForValues: MemoryPredicate<ValueTreeDomain>
     let arguments: [PredicateValue]
     let functions: FunctionRegistry?
 
@@ -86,8 +88,9 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
         self.functions = functions
         self.variables = syntax.variables.subtracting(values.keys)
         self.predicate = Self.optimizer.optimize(bound)
-        self.compiled = MemoryPredicate(predicate, domain: DynamicDomain(),
-                                        locations: ranges.mapValues { $0.lowerBound..<$0.upperBound })
+        let locations = ranges.mapValues { $0.lowerBound..<$0.upperBound }
+        self.compiled = MemoryPredicate(predicate, domain: DynamicDomain(), locations: locations)
+        self.compiledForValues = MemoryPredicate(predicate, domain: ValueTreeDomain(), locations: locations)
     }
 
     /// The predicate with its `$variables` replaced by values, compiled
@@ -123,7 +126,12 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
 
     /// Whether a value tree satisfies the predicate.
     public func evaluate(with value: PredicateValue) throws(PredicateEvaluationError) -> Bool {
-        try evaluate(.value(value), parameters: [:])
+        guard variables.isEmpty else { return try evaluate(.value(value), parameters: [:]) }
+        do {
+            return try compiledForValues.evaluate(value)
+        } catch {
+            throw PredicateEvaluationError(error, format: format)
+        }
     }
 
     /// The elements of `values` that satisfy the predicate, in order.
@@ -142,8 +150,7 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
         do {
             return try compiled.evaluate(item, parameters: parameters)
         } catch {
-            throw PredicateEvaluationError(.evaluation(error), range: error.location.map { SourceRange($0.lowerBound, $0.upperBound) },
-                                           format: format)
+            throw PredicateEvaluationError(error, format: format)
         }
     }
 
@@ -174,6 +181,11 @@ public struct PredicateEvaluationError: Error, Sendable, CustomStringConvertible
         self.reason = reason
         self.range = range
         self.format = format
+    }
+
+    /// An evaluation's error, at its place in `format`.
+    init(_ error: EvaluationError, format: String) {
+        self.init(.evaluation(error), range: error.location.map { SourceRange($0.lowerBound, $0.upperBound) }, format: format)
     }
 
     /// The message alone.

@@ -140,3 +140,69 @@ public struct DynamicDomain: EvaluationDomain, Sendable {
         }
     }
 }
+
+/// Evaluates predicates bound without a model against value trees alone
+/// (`PredicateValue`: dictionaries, arrays, scalars), with none of the
+/// wrapping records need: the fast path for values converted once.
+public struct ValueTreeDomain: EvaluationDomain, Sendable {
+    public typealias Object = PredicateValue
+
+    public init() {}
+
+    public func handle(for attribute: AttributeReference) -> String { attribute.name }
+    public func handle(for relationship: RelationshipReference) -> String { relationship.name }
+
+    public func value(_ key: String, of object: PredicateValue) -> PredicateValue {
+        if case .found(let value) = lookUp(key, in: object) { return value }
+        return .null
+    }
+
+    public func object(_ key: String, of object: PredicateValue) -> PredicateValue? {
+        if case .found(let value) = lookUp(key, in: object) { return value }
+        return nil
+    }
+
+    public func objects(_ key: String, of object: PredicateValue) -> [PredicateValue] {
+        guard case .found(let value) = lookUp(key, in: object) else { return [] }
+        return members(of: value)
+    }
+
+    public func reference(to object: PredicateValue) -> PredicateValue { object }
+
+    /// As `DynamicDomain` looks keys up in plain values.
+    public func lookUp(_ key: String, in object: PredicateValue) -> KeyLookup<PredicateValue> {
+        switch object {
+        case .dictionary(let dictionary): return .found(dictionary[key] ?? .null)
+        case .null: return .found(.null)
+        case .array(let members):
+            var result: [PredicateValue] = []
+            result.reserveCapacity(members.count)
+            for member in members {
+                switch lookUp(key, in: member) {
+                case .found(.array(let inner)): result += inner
+                case .found(let value): result.append(value)
+                case .notKeyed(let type): return .notKeyed(type)
+                }
+            }
+            return .found(.array(result))
+        default:
+            return .notKeyed(DynamicTypes.name(of: object))
+        }
+    }
+
+    @inline(__always)
+    public func value(forKey key: String, in object: PredicateValue) -> KeyLookup<PredicateValue> {
+        if case .dictionary(let dictionary) = object { return .found(dictionary[key] ?? .null) }
+        return lookUp(key, in: object)
+    }
+
+    public func members(of object: PredicateValue) -> [PredicateValue] {
+        switch object {
+        case .array(let members): members
+        case .null: []
+        default: [object]
+        }
+    }
+
+    public func object(from value: PredicateValue) -> PredicateValue? { value }
+}

@@ -102,6 +102,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     /// Compiles `predicate` for objects of `domain`.
     @_specialize(exported: true, where Domain == RowNodeDomain)
     @_specialize(exported: true, where Domain == DynamicDomain)
+    @_specialize(exported: true, where Domain == ValueTreeDomain)
     public init(_ predicate: BoundPredicate, domain: Domain) {
         var compiler = MemoryCompiler(domain: domain)
         test = compiler.test(predicate)
@@ -114,6 +115,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     /// and an error names its place in the predicate's text, from
     /// `locations` (UTF-8 offsets, as the binder's source map has them).
     @_specialize(exported: true, where Domain == DynamicDomain)
+    @_specialize(exported: true, where Domain == ValueTreeDomain)
     public init(_ predicate: BoundPredicate, domain: Domain, locations: [BoundExpression: Range<Int>]) {
         var compiler = MemoryCompiler(domain: domain)
         compiler.locations = locations
@@ -126,6 +128,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     /// Whether `object` satisfies the predicate.
     @_specialize(exported: true, where Domain == RowNodeDomain)
     @_specialize(exported: true, where Domain == DynamicDomain)
+    @_specialize(exported: true, where Domain == ValueTreeDomain)
     public func evaluate(_ object: Domain.Object) throws(EvaluationError) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
         guard mayFail else { return test(object, &scope) }
@@ -135,6 +138,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     /// Whether `object` satisfies a template's predicate with its
     /// `$variables` set to `parameters`.
     @_specialize(exported: true, where Domain == DynamicDomain)
+    @_specialize(exported: true, where Domain == ValueTreeDomain)
     public func evaluate(_ object: Domain.Object, parameters: [String: PredicateValue]) throws(EvaluationError) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount),
                                             parameters: parameters)
@@ -160,6 +164,7 @@ public struct MemoryExpression<Domain: EvaluationDomain> {
     /// Compiles `expression` for objects of `domain`.
     @_specialize(exported: true, where Domain == RowNodeDomain)
     @_specialize(exported: true, where Domain == DynamicDomain)
+    @_specialize(exported: true, where Domain == ValueTreeDomain)
     public init(_ expression: BoundExpression, domain: Domain) {
         var compiler = MemoryCompiler(domain: domain)
         value = compiler.value(expression)
@@ -217,6 +222,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
+    @_specialize(where Domain == ValueTreeDomain)
     mutating func test(_ predicate: BoundPredicate) -> Test {
         switch predicate {
         case .constant(let value):
@@ -271,6 +277,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
+    @_specialize(where Domain == ValueTreeDomain)
     mutating func comparison(_ c: BoundComparison) -> Test {
         if c.operator == .matches || c.operator == .like { mayFail = true }
         // `collection CONTAINS x`: membership.
@@ -328,6 +335,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     /// with `EvaluationError.incompatibleTypes`, as Apple's operators raise.
     /// `CONTAINS` with an array on the left is membership.
     @_specialize(where Domain == DynamicDomain)
+    @_specialize(where Domain == ValueTreeDomain)
     mutating func dynamicComparison(_ c: BoundComparison) -> Test {
         mayFail = true
         let (op, options, quantifier) = (c.operator, c.options, c.quantifier)
@@ -397,6 +405,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     /// constant`, and `ANY toMany.attribute op constant`.
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
+    @_specialize(where Domain == ValueTreeDomain)
     mutating func fusedComparison(_ c: BoundComparison) -> Test? {
         guard case .constant(let k) = c.right.kind,
               case .attribute(let base, let attribute) = c.left.mappedAttribute ?? c.left.kind else { return nil }
@@ -426,6 +435,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     /// The test of one left value against the comparison's right operand.
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
+    @_specialize(where Domain == ValueTreeDomain)
     mutating func elementTest(_ c: BoundComparison) -> (PredicateValue, Object, inout Scope) -> Bool {
         // A list of constants is a constant array.
         if case .list(let elements) = c.right.kind, elements.allSatisfy({ $0.constantValue != nil }) {
@@ -450,6 +460,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
+    @_specialize(where Domain == ValueTreeDomain)
     mutating func object(_ e: BoundExpression) -> ObjectFn {
         switch e.kind {
         case .evaluatedObject:
@@ -487,6 +498,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
+    @_specialize(where Domain == ValueTreeDomain)
     mutating func objects(_ e: BoundExpression) -> ObjectsFn {
         if e.type == .any, e.isDynamicObject {
             let (d, target) = (domain, object(e))
@@ -570,6 +582,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
+    @_specialize(where Domain == ValueTreeDomain)
     mutating func values(_ e: BoundExpression) -> ValuesFn {
         if e.type == .any && e.isDynamicObject || e.type == .collection(.any) && e.isSubquery {
             // Plain values bound without a model: the members as the domain reads them.
@@ -633,6 +646,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
+    @_specialize(where Domain == ValueTreeDomain)
     mutating func value(_ e: BoundExpression) -> ValueFn {
         if e.type == .any, e.isDynamicObject {
             let (d, target) = (domain, object(e))
@@ -701,6 +715,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
 
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
+    @_specialize(where Domain == ValueTreeDomain)
     mutating func function(_ function: BuiltinFunction, _ arguments: [BoundExpression], type: ValueType) -> ValueFn {
         switch function {
         case .sum, .count, .min, .max, .average, .median, .mode, .stddev:
