@@ -1,9 +1,11 @@
-// Memory lowering: the two kinds of objects predicates evaluate against.
+// Memory lowering: the objects a model's predicates evaluate against.
 //
 // `RowNodeDomain` reads row-cache nodes: attributes by slot, relationships by
 // primary key through a snapshot of the cache. `KeyValueDomain` reads any
 // `KeyValueRecord` by name, so `[String: PredicateValue]` dictionaries and
 // users' own types can be filtered with the same compiled predicates.
+// (Predicates bound without a model evaluate over `DynamicDomain` and
+// `ValueTreeDomain`, in DynamicValues.swift.)
 
 import SiftModel
 import SiftTree
