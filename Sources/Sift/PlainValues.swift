@@ -62,15 +62,8 @@ extension PredicateValue {
                 dictionary[key] = converted
             }
             self = .dictionary(dictionary)
-        case let v as [Any]:
-            var members: [PredicateValue] = []
-            members.reserveCapacity(v.count)
-            for member in v {
-                guard let converted = PredicateValue(plain: member) else { return nil }
-                members.append(converted)
-            }
-            self = .array(members)
         case let v as any Sequence:
+            // Arrays and sets.
             var members: [PredicateValue] = []
             for member in v {
                 guard let converted = PredicateValue(plain: member) else { return nil }

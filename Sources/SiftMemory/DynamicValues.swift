@@ -76,22 +76,10 @@ public struct DynamicDomain: EvaluationDomain, Sendable {
     public func lookUp(_ key: String, in object: DynamicItem) -> KeyLookup<DynamicItem> {
         switch object {
         case .value(let value):
-            switch value {
-            case .dictionary(let dictionary): return .found(.value(dictionary[key] ?? .null))
-            case .null: return .found(.value(.null))
-            case .array(let members):
-                var result: [PredicateValue] = []
-                result.reserveCapacity(members.count)
-                for member in members {
-                    switch lookUp(key, in: .value(member)) {
-                    case .found(.value(.array(let inner))): result += inner
-                    case .found(let item): result.append(reference(to: item))
-                    case .notKeyed(let type): return .notKeyed(type)
-                    }
-                }
-                return .found(.value(.array(result)))
-            default:
-                return .notKeyed(DynamicTypes.name(of: value))
+            // Plain values as value trees read them.
+            switch ValueTreeDomain().lookUp(key, in: value) {
+            case .found(let found): return .found(.value(found))
+            case .notKeyed(let type): return .notKeyed(type)
             }
         case .record(let record):
             switch record.value(forKey: key) {
@@ -133,10 +121,9 @@ public struct DynamicDomain: EvaluationDomain, Sendable {
     /// itself otherwise.
     public func members(of object: DynamicItem) -> [DynamicItem] {
         switch object {
-        case .value(.array(let members)): members.map(DynamicItem.value)
-        case .value(.null): []
+        case .value(let value): ValueTreeDomain().members(of: value).map(DynamicItem.value)
         case .records(let records): records.map(DynamicItem.record)
-        default: [object]
+        case .record: [object]
         }
     }
 }
@@ -169,7 +156,9 @@ public struct ValueTreeDomain: EvaluationDomain, Sendable {
 
     public func reference(to object: PredicateValue) -> PredicateValue { object }
 
-    /// As `DynamicDomain` looks keys up in plain values.
+    /// A dictionary's value for the key (nil when it has none); each member's
+    /// for an array, nested arrays flattened; nil for nil; for anything else,
+    /// the type that has no keys.
     public func lookUp(_ key: String, in object: PredicateValue) -> KeyLookup<PredicateValue> {
         switch object {
         case .dictionary(let dictionary): return .found(dictionary[key] ?? .null)

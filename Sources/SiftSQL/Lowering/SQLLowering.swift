@@ -243,10 +243,7 @@ public struct SQLFetch: Sendable {
     /// backend agrees; LIMIT and OFFSET bound.
     public func statement(terms chosen: some Sequence<Int>, columns: SQLColumns, limit: Int? = nil,
                           offset: Int? = nil) -> SQLSelect {
-        let alias: String
-        switch source {
-        case .table(_, let a), .array(_, let a): alias = a
-        }
+        let alias = source.alias
         let key = SQLExpression.column(alias, schema.primaryKey(entity), nullable: false)
         let condition = SQLExpression.and(chosen.compactMap { terms[$0].sql })
         var select = SQLSelect([], from: source, joins: joins,

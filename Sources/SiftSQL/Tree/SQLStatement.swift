@@ -11,6 +11,13 @@ public enum SQLSource: Hashable, Sendable {
     /// The members of an array (a JSON array for SQLite), one row each, the
     /// member in the column `value`.
     case array(SQLExpression, alias: String)
+
+    /// The alias the table or array goes by.
+    public var alias: String {
+        switch self {
+        case .table(_, let alias), .array(_, let alias): alias
+        }
+    }
 }
 
 /// A join in a FROM clause.
@@ -25,11 +32,7 @@ public struct SQLJoin: Hashable, Sendable {
     public var on: SQLExpression?
 
     /// The alias the joined table or array goes by.
-    public var alias: String {
-        switch source {
-        case .table(_, let alias), .array(_, let alias): alias
-        }
-    }
+    public var alias: String { source.alias }
 
     public init(_ kind: Kind, _ source: SQLSource, on: SQLExpression? = nil) {
         self.kind = kind

@@ -124,10 +124,4 @@ extension SQLiteStore {
             return nil
         }
     }
-
-    /// The SQL for a plan's SQL part, sorted as the request says; with a
-    /// residual, without limit and offset (they apply after it).
-    public func sqlQuery(for request: FetchRequest, plan: FetchPlan, columns: SQLColumns) -> SQLQuery {
-        plan.query(for: request, columns: columns)
-    }
 }
