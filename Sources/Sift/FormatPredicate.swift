@@ -47,6 +47,8 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     let compiledForValues: MemoryPredicate<ValueTreeDomain>
     let arguments: [PredicateValue]
     let functions: FunctionRegistry?
+    /// Where each expression is in `format`, for errors.
+    let locations: [BoundExpression: Range<Int>]
 
     /// The optimizer of predicates bound without a model: every rule but
     /// term ordering, so terms run in the order written, as Apple runs them
@@ -89,6 +91,7 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
         self.variables = syntax.variables.subtracting(values.keys)
         self.predicate = Self.optimizer.optimize(bound)
         let locations = ranges.mapValues { $0.lowerBound..<$0.upperBound }
+        self.locations = locations
         self.compiled = MemoryPredicate(predicate, domain: DynamicDomain(), locations: locations)
         self.compiledForValues = MemoryPredicate(predicate, domain: ValueTreeDomain(), locations: locations)
     }
@@ -138,9 +141,51 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     ///
     /// Replaces `(values as NSArray).filtered(using: predicate)`.
     public func filter<Values: Sequence>(_ values: Values) throws(PredicateEvaluationError) -> [Values.Element] {
-        var result: [Values.Element] = []
-        for value in values where try evaluate(DynamicItem.plain(value), parameters: [:]) { result.append(value) }
-        return result
+        let elements = Array(values)
+        var items: [DynamicItem] = []
+        items.reserveCapacity(elements.count)
+        for element in elements { items.append(try DynamicItem.plain(element)) }
+        if let name = variables.first {
+            throw PredicateEvaluationError(.unboundVariable(name), range: nil, format: format)
+        }
+        do {
+            // One evaluation scope for all of them.
+            return try compiled.matchingIndices(count: items.count) { items[$0] }.map { elements[$0] }
+        } catch {
+            throw PredicateEvaluationError(error, format: format)
+        }
+    }
+
+    /// The elements of `values` that satisfy the predicate, in order: the
+    /// predicate is compiled for their layout, so each key is read from its
+    /// column rather than looked up in every value.
+    ///
+    /// ```swift
+    /// let people = try ValueColumns(decodedPeople)    // converted once
+    /// let adults = try FormatPredicate(format: "age >= 18").filter(people)
+    /// ```
+    @inlinable
+    public func filter<Element>(_ values: ValueColumns<Element>) throws(PredicateEvaluationError) -> [Element] {
+        // Inlinable: the elements are copied by code specialized for their type.
+        try matchingIndices(values).map { values.elements[$0] }
+    }
+
+    /// The positions in `values` of the elements that satisfy the predicate.
+    public func matchingIndices<Element>(_ values: ValueColumns<Element>) throws(PredicateEvaluationError) -> [Int] {
+        if let name = variables.first {
+            throw PredicateEvaluationError(.unboundVariable(name), range: nil, format: format)
+        }
+        do {
+            switch values.storage {
+            case .columns(let table):
+                let compiled = MemoryPredicate(predicate, domain: ColumnDomain(table: table), locations: locations)
+                return try compiled.matchingIndices(count: table.count) { .row($0) }
+            case .values(let trees):
+                return try compiledForValues.matchingIndices(count: trees.count) { trees[$0] }
+            }
+        } catch {
+            throw PredicateEvaluationError(error, format: format)
+        }
     }
 
     func evaluate(_ item: DynamicItem, parameters: [String: PredicateValue]) throws(PredicateEvaluationError) -> Bool {

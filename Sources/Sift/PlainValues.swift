@@ -25,10 +25,19 @@ extension PredicateValue {
             self = .null
             return
         }
-        switch value {
-        case let v as NSNumber where type(of: value) is NSNumber.Type:
+        // The commonest types first, by their exact type: a failed cast of a
+        // string to a class bridges it first.
+        let valueType = type(of: value)
+        if valueType == String.self {
+            self = .string(value as! String)
+            return
+        }
+        if valueType is NSNumber.Type {
             // What JSONSerialization gives: a boolean or a number, by its type code.
-            self = Self.number(v)
+            self = Self.number(value as! NSNumber)
+            return
+        }
+        switch value {
         case let v as PredicateValue: self = v
         case let v as String: self = .string(v)
         case let v as Substring: self = .string(String(v))
@@ -91,21 +100,13 @@ extension PredicateValue {
         }
     }
 
-    /// An `Encodable` value as a value tree, through its JSON form: keyed
-    /// containers become dictionaries, unkeyed ones arrays, dates stay dates
-    /// (`{"date": seconds}` in between, as the command line writes them).
+    /// An `Encodable` value as a value tree: keyed containers become
+    /// dictionaries, unkeyed ones arrays; dates, data, UUIDs, URLs and
+    /// decimals are read as `init(plain:)` reads them (a date stays a date),
+    /// and numbers stay numbers (NaN and infinities too).
     public init(encoding value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.container(keyedBy: DateKey.self)
-            try container.encode(date.timeIntervalSinceReferenceDate, forKey: .date)
-        }
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(
-            positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
-        self = try JSONDecoder().decode(PredicateValue.self, from: encoder.encode(value))
+        self = try ValueTreeEncoder.encode(value)
     }
-
-    private enum DateKey: String, CodingKey { case date }
 }
 
 /// A `[String: Any]` dictionary (as `JSONSerialization` gives it) read key by
@@ -122,6 +123,8 @@ struct FoundationRecord: PlainValueRecord {
     }
 
     static func item(_ member: Any) -> KeyValueItem {
+        let memberType = type(of: member)
+        if memberType == String.self || memberType is NSNumber.Type { return .value(PredicateValue(plain: member) ?? .null) }
         switch member {
         case let nested as [String: Any]: return .record(FoundationRecord(dictionary: nested))
         case let array as [Any] where array.contains(where: { $0 is [String: Any] }):

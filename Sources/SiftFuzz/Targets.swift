@@ -12,7 +12,8 @@
 //   store     bytes → a file opened as an SQLite store and as an atomic store.
 //   values    text (a predicate, then a JSON value) → FormatPredicate, with no
 //             model; the value as a value tree and as the dictionaries
-//             JSONSerialization gives must get the same answer.
+//             JSONSerialization gives must get the same answer, and so must
+//             the value as a one-row column table (`ValueColumns`).
 
 import Foundation
 import Sift
@@ -179,12 +180,21 @@ enum ValuesTarget {
               // The two JSON readers must have read the same value (duplicate
               // keys, numbers written as reals): otherwise there is nothing to compare.
               PredicateValue(plain: foundation) == tree else { return }
-        // Dates are written {"date": N}: only the value tree reads them as dates.
-        guard !text.contains("\"date\"") else {
-            _ = try? predicate.evaluate(with: tree)
-            return
-        }
         let a = Result { () throws(PredicateEvaluationError) in try predicate.evaluate(with: tree) }
+        // The value as a one-row column table: the same answer, or an error on both.
+        let columns = Result { () throws(PredicateEvaluationError) in
+            try predicate.matchingIndices(ValueColumns(plain: [tree])) == [0]
+        }
+        switch (a, columns) {
+        case (.success(let x), .success(let y)) where x != y:
+            fatalError("value tree and columns disagree (\(x) vs \(y)): \(text.debugDescription)")
+        case (.success, .failure(let e)), (.failure(let e), .success):
+            fatalError("one of value tree and columns failed (\(e)): \(text.debugDescription)")
+        default:
+            break
+        }
+        // Dates are written {"date": N}: only the value tree reads them as dates.
+        guard !text.contains("\"date\"") else { return }
         let b = Result { () throws(PredicateEvaluationError) in try predicate.evaluate(with: foundation) }
         switch (a, b) {
         case (.success(let x), .success(let y)) where x != y:

@@ -111,6 +111,7 @@ public struct DynamicDomain: EvaluationDomain, Sendable {
     @inline(__always)
     public func value(forKey key: String, in object: DynamicItem) -> KeyLookup<PredicateValue> {
         if case .value(.dictionary(let dictionary)) = object { return .found(dictionary[key] ?? .null) }
+        if case .record(let record) = object, case .value(let value) = record.value(forKey: key) { return .found(value) }
         switch lookUp(key, in: object) {
         case .found(let item): return .found(reference(to: item))
         case .notKeyed(let type): return .notKeyed(type)

@@ -23,6 +23,10 @@ public protocol EvaluationDomain {
     associatedtype AttributeHandle
     /// What the domain needs to follow a relationship quickly.
     associatedtype RelationshipHandle
+    /// What the domain needs to look a key up quickly, in a predicate bound
+    /// without a model: the key itself, unless the domain knows its objects'
+    /// layout ahead of time.
+    associatedtype KeyHandle = String
 
     /// Prepares to read `attribute`.
     func handle(for attribute: AttributeReference) -> AttributeHandle
@@ -39,9 +43,11 @@ public protocol EvaluationDomain {
     func forEach(_ relationship: RelationshipHandle, of object: Object, _ body: (Object) -> Bool) -> Bool
     /// A value that identifies an object, for `SELF == %@` and `manager IN %@`.
     func reference(to object: Object) -> PredicateValue
+    /// Prepares to look `key` up.
+    func handle(forKey key: String) -> KeyHandle
     /// The object under `key`, looked up when the predicate runs (in a
     /// predicate bound without a model).
-    func lookUp(_ key: String, in object: Object) -> KeyLookup<Object>
+    func lookUp(_ key: KeyHandle, in object: Object) -> KeyLookup<Object>
     /// The members of an object that is a collection; the object itself otherwise.
     func members(of object: Object) -> [Object]
     /// A value as an object of the domain, when its objects are values
@@ -49,23 +55,25 @@ public protocol EvaluationDomain {
     func object(from value: PredicateValue) -> Object?
     /// The value under `key`, looked up when the predicate runs: `lookUp`
     /// then `reference(to:)`, which a domain may do in one step.
-    func value(forKey key: String, in object: Object) -> KeyLookup<PredicateValue>
+    func value(forKey key: KeyHandle, in object: Object) -> KeyLookup<PredicateValue>
 }
 
 extension EvaluationDomain {
     /// Objects of a model have no keys but their properties.
-    public func lookUp(_ key: String, in object: Object) -> KeyLookup<Object> { .notKeyed("an object of a model") }
+    public func lookUp(_ key: KeyHandle, in object: Object) -> KeyLookup<Object> { .notKeyed("an object of a model") }
 
     public func members(of object: Object) -> [Object] { [object] }
 
     public func object(from value: PredicateValue) -> Object? { nil }
 
-    public func value(forKey key: String, in object: Object) -> KeyLookup<PredicateValue> {
+    public func value(forKey key: KeyHandle, in object: Object) -> KeyLookup<PredicateValue> {
         switch lookUp(key, in: object) {
         case .found(let item): .found(reference(to: item))
         case .notKeyed(let type): .notKeyed(type)
         }
     }
+
+    public func handle(forKey key: String) -> KeyHandle where KeyHandle == String { key }
 
     public func forEach(_ relationship: RelationshipHandle, of object: Object, _ body: (Object) -> Bool) -> Bool {
         for member in objects(relationship, of: object) where !body(member) { return false }
@@ -103,6 +111,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     @_specialize(exported: true, where Domain == RowNodeDomain)
     @_specialize(exported: true, where Domain == DynamicDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
+    @_specialize(exported: true, where Domain == ColumnDomain)
     public init(_ predicate: BoundPredicate, domain: Domain) {
         var compiler = MemoryCompiler(domain: domain)
         test = compiler.test(predicate)
@@ -116,6 +125,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     /// `locations` (UTF-8 offsets, as the binder's source map has them).
     @_specialize(exported: true, where Domain == DynamicDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
+    @_specialize(exported: true, where Domain == ColumnDomain)
     public init(_ predicate: BoundPredicate, domain: Domain, locations: [BoundExpression: Range<Int>]) {
         var compiler = MemoryCompiler(domain: domain)
         compiler.locations = locations
@@ -129,6 +139,7 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     @_specialize(exported: true, where Domain == RowNodeDomain)
     @_specialize(exported: true, where Domain == DynamicDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
+    @_specialize(exported: true, where Domain == ColumnDomain)
     public func evaluate(_ object: Domain.Object) throws(EvaluationError) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
         guard mayFail else { return test(object, &scope) }
@@ -139,11 +150,38 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     /// `$variables` set to `parameters`.
     @_specialize(exported: true, where Domain == DynamicDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
+    @_specialize(exported: true, where Domain == ColumnDomain)
     public func evaluate(_ object: Domain.Object, parameters: [String: PredicateValue]) throws(EvaluationError) -> Bool {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount),
                                             parameters: parameters)
         guard mayFail else { return test(object, &scope) }
         return try EvaluationFailure.scoped { test(object, &scope) }
+    }
+
+    /// The indices in `0..<count` whose objects satisfy the predicate, in
+    /// order: the objects made by `object`, with one evaluation scope for
+    /// them all. Stops at the first error.
+    @_specialize(exported: true, where Domain == ColumnDomain)
+    @_specialize(exported: true, where Domain == ValueTreeDomain)
+    @_specialize(exported: true, where Domain == DynamicDomain)
+    public func matchingIndices(count: Int, parameters: [String: PredicateValue] = [:],
+                                _ object: (Int) -> Domain.Object) throws(EvaluationError) -> [Int] {
+        var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount),
+                                            parameters: parameters)
+        var matching: [Int] = []
+        guard mayFail else {
+            for index in 0..<count where test(object(index), &scope) { matching.append(index) }
+            return matching
+        }
+        try EvaluationFailure.scoped {
+            for index in 0..<count {
+                // A recorded error ends the evaluation, whatever the test gave.
+                let result = test(object(index), &scope)
+                if EvaluationFailure.pending != nil { return }
+                if result { matching.append(index) }
+            }
+        }
+        return matching
     }
 
     /// The objects of `objects` that satisfy the predicate, in their order.
@@ -165,6 +203,7 @@ public struct MemoryExpression<Domain: EvaluationDomain> {
     @_specialize(exported: true, where Domain == RowNodeDomain)
     @_specialize(exported: true, where Domain == DynamicDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
+    @_specialize(exported: true, where Domain == ColumnDomain)
     public init(_ expression: BoundExpression, domain: Domain) {
         var compiler = MemoryCompiler(domain: domain)
         value = compiler.value(expression)
@@ -223,6 +262,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
     @_specialize(where Domain == ValueTreeDomain)
+    @_specialize(where Domain == ColumnDomain)
     mutating func test(_ predicate: BoundPredicate) -> Test {
         switch predicate {
         case .constant(let value):
@@ -278,6 +318,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
     @_specialize(where Domain == ValueTreeDomain)
+    @_specialize(where Domain == ColumnDomain)
     mutating func comparison(_ c: BoundComparison) -> Test {
         if c.operator == .matches || c.operator == .like { mayFail = true }
         // `collection CONTAINS x`: membership.
@@ -336,6 +377,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     /// `CONTAINS` with an array on the left is membership.
     @_specialize(where Domain == DynamicDomain)
     @_specialize(where Domain == ValueTreeDomain)
+    @_specialize(where Domain == ColumnDomain)
     mutating func dynamicComparison(_ c: BoundComparison) -> Test {
         mayFail = true
         let (op, options, quantifier) = (c.operator, c.options, c.quantifier)
@@ -363,10 +405,10 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
         // straight from the evaluated value.
         if quantifier == .direct, op != .contains, let prepared, let constant, case .key(let base, let key) = c.left.kind,
            case .evaluatedObject = base.kind {
-            let (d, keyLocation) = (domain, locations[c.left])
+            let (d, keyLocation, handle) = (domain, locations[c.left], domain.handle(forKey: key))
             return { o, _ in
                 let v: PredicateValue
-                switch d.value(forKey: key, in: o) {
+                switch d.value(forKey: handle, in: o) {
                 case .found(let found): v = found
                 case .notKeyed(let type):
                     EvaluationFailure.record(.notKeyValueCoding(key: key, type: type, location: keyLocation))
@@ -406,6 +448,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
     @_specialize(where Domain == ValueTreeDomain)
+    @_specialize(where Domain == ColumnDomain)
     mutating func fusedComparison(_ c: BoundComparison) -> Test? {
         guard case .constant(let k) = c.right.kind,
               case .attribute(let base, let attribute) = c.left.mappedAttribute ?? c.left.kind else { return nil }
@@ -436,6 +479,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
     @_specialize(where Domain == ValueTreeDomain)
+    @_specialize(where Domain == ColumnDomain)
     mutating func elementTest(_ c: BoundComparison) -> (PredicateValue, Object, inout Scope) -> Bool {
         // A list of constants is a constant array.
         if case .list(let elements) = c.right.kind, elements.allSatisfy({ $0.constantValue != nil }) {
@@ -461,6 +505,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
     @_specialize(where Domain == ValueTreeDomain)
+    @_specialize(where Domain == ColumnDomain)
     mutating func object(_ e: BoundExpression) -> ObjectFn {
         switch e.kind {
         case .evaluatedObject:
@@ -478,10 +523,10 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
             return { o, s in t(o, &s) ? a(o, &s) : b(o, &s) }
         case .key(let base, let key):
             mayFail = true
-            let (d, b, location) = (domain, object(base), locations[e])
+            let (d, b, location, handle) = (domain, object(base), locations[e], domain.handle(forKey: key))
             return { o, s in
                 guard let item = b(o, &s) else { return nil }
-                switch d.lookUp(key, in: item) {
+                switch d.lookUp(handle, in: item) {
                 case .found(let found): return found
                 case .notKeyed(let type):
                     EvaluationFailure.record(.notKeyValueCoding(key: key, type: type, location: location))
@@ -499,6 +544,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
     @_specialize(where Domain == ValueTreeDomain)
+    @_specialize(where Domain == ColumnDomain)
     mutating func objects(_ e: BoundExpression) -> ObjectsFn {
         if e.type == .any, e.isDynamicObject {
             let (d, target) = (domain, object(e))
@@ -583,6 +629,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
     @_specialize(where Domain == ValueTreeDomain)
+    @_specialize(where Domain == ColumnDomain)
     mutating func values(_ e: BoundExpression) -> ValuesFn {
         if e.type == .any && e.isDynamicObject || e.type == .collection(.any) && e.isSubquery {
             // Plain values bound without a model: the members as the domain reads them.
@@ -647,6 +694,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
     @_specialize(where Domain == ValueTreeDomain)
+    @_specialize(where Domain == ColumnDomain)
     mutating func value(_ e: BoundExpression) -> ValueFn {
         if e.type == .any, e.isDynamicObject {
             let (d, target) = (domain, object(e))
@@ -716,6 +764,7 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
     @_specialize(where Domain == RowNodeDomain)
     @_specialize(where Domain == DynamicDomain)
     @_specialize(where Domain == ValueTreeDomain)
+    @_specialize(where Domain == ColumnDomain)
     mutating func function(_ function: BuiltinFunction, _ arguments: [BoundExpression], type: ValueType) -> ValueFn {
         switch function {
         case .sum, .count, .min, .max, .average, .median, .mode, .stddev:

@@ -23,7 +23,7 @@ extension SQLiteConnection {
             let options = ComparisonOptions(foldingFlags: Int(flags))
             // One compiled pattern per statement: SQLite keeps it as the
             // pattern argument's auxiliary data while the pattern stays the same.
-            let regex: NSRegularExpression?
+            let regex: MatchesPattern?
             if let cached = sqlite3_get_auxdata(context, 1) {
                 regex = Unmanaged<RegexBox>.fromOpaque(cached).takeUnretainedValue().regex
             } else {
@@ -71,8 +71,8 @@ extension SQLiteConnection {
 }
 
 final class RegexBox {
-    let regex: NSRegularExpression?
-    init(_ regex: NSRegularExpression?) { self.regex = regex }
+    let regex: MatchesPattern?
+    init(_ regex: MatchesPattern?) { self.regex = regex }
 }
 
 extension PredicateValue {

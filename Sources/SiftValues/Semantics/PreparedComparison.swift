@@ -16,7 +16,7 @@ public struct PreparedComparison {
     /// The LIKE pattern's scalars.
     let likePattern: [Unicode.Scalar]
     /// The MATCHES pattern, compiled.
-    let regex: NSRegularExpression?
+    let regex: MatchesPattern?
     /// The most steps a MATCHES or LIKE pattern may take on one value.
     let patternSteps: Int
     /// The folded members of an IN list of strings.

@@ -32,6 +32,7 @@ public enum ValueComparison {
             case (.data(let x), .data(let y)): return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
             case (.object(let x), .object(let y)): return x == y ? 0 : nil
             case (.array(let x), .array(let y)): return x == y ? 0 : nil
+            case (.dictionary(let x), .dictionary(let y)): return x == y ? 0 : nil
             default: return nil
             }
         }
@@ -186,18 +187,23 @@ public enum StringMatching {
 
     /// `MATCHES`: the regular expression must match the whole string.
     ///
-    /// The engine reports its progress every 10 000 steps; past `stepLimit`
-    /// steps the match stops, ``EvaluationError/regularExpressionTooCostly(pattern:steps:)``
-    /// is recorded for the evaluation to throw (``EvaluationFailure``), and
-    /// the answer is false.
-    public static func matches(_ text: String, _ regex: NSRegularExpression,
+    /// Unless the pattern's shape bounds its work on `text` within
+    /// `stepLimit` steps (`MatchesPattern`), the engine reports its progress
+    /// every 10 000 steps; past `stepLimit` steps the match stops,
+    /// ``EvaluationError/regularExpressionTooCostly(pattern:steps:)`` is
+    /// recorded for the evaluation to throw (``EvaluationFailure``), and the
+    /// answer is false.
+    public static func matches(_ text: String, _ pattern: MatchesPattern,
                                stepLimit: Int = PredicateLimits.standard.regularExpressionSteps) -> Bool {
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
+        if pattern.isBounded(length: range.length, stepLimit: stepLimit) {
+            return pattern.regex.firstMatch(in: text, options: .anchored, range: range)?.range == range
+        }
         let reports = max(1, stepLimit / stepsPerReport)
         var matched = false
         var reported = 0
         var exceeded = false
-        regex.enumerateMatches(in: text, options: [.anchored, .reportProgress], range: range) { match, flags, stop in
+        pattern.regex.enumerateMatches(in: text, options: [.anchored, .reportProgress], range: range) { match, flags, stop in
             if let match {
                 matched = match.range == range
                 stop.pointee = true
@@ -210,9 +216,7 @@ public enum StringMatching {
             }
         }
         if exceeded {
-            var pattern = regex.pattern[...]
-            if pattern.hasPrefix("(?:"), pattern.hasSuffix(")\\z") { pattern = pattern.dropFirst(3).dropLast(3) }
-            EvaluationFailure.record(.regularExpressionTooCostly(pattern: String(pattern), steps: stepLimit))
+            EvaluationFailure.record(.regularExpressionTooCostly(pattern: pattern.pattern, steps: stepLimit))
             return false
         }
         return matched
@@ -229,11 +233,12 @@ public enum StringMatching {
     /// match ends where the string does: `'ab' MATCHES 'a|ab'` holds, as in
     /// ICU's `matches()`. A pattern the wrapping breaks (a `#` comment in
     /// `(?x)` mode) is compiled as written.
-    public static func regex(_ pattern: String, _ options: ComparisonOptions) -> NSRegularExpression? {
+    public static func regex(_ pattern: String, _ options: ComparisonOptions) -> MatchesPattern? {
         let folded = options.contains(.diacriticInsensitive)
             ? StringFolding.fold(pattern, options.subtracting(.caseInsensitive)) : pattern
         let flags: NSRegularExpression.Options = options.contains(.caseInsensitive) ? [.caseInsensitive] : []
-        return (try? NSRegularExpression(pattern: "(?:" + folded + ")\\z", options: flags))
-            ?? (try? NSRegularExpression(pattern: folded, options: flags))
+        guard let regex = (try? NSRegularExpression(pattern: "(?:" + folded + ")\\z", options: flags))
+            ?? (try? NSRegularExpression(pattern: folded, options: flags)) else { return nil }
+        return MatchesPattern(regex: regex, pattern: pattern)
     }
 }

@@ -287,13 +287,43 @@ struct BoundedWorkTests {
 
     @Test("The step limit: honest patterns pass it, a smaller one stops them")
     func stepLimit() throws {
-        let regex = try NSRegularExpression(pattern: "[a-z]+@[a-z]+\\.com")
+        let regex = try #require(StringMatching.regex("[a-z]+@[a-z]+\\.com", []))
         let text = String(repeating: "a", count: 10_000) + "@example.com"
         #expect(StringMatching.matches(text, regex))
         #expect(EvaluationFailure.take() == nil)
-        #expect(!StringMatching.matches(String(repeating: "a", count: 100_000) + "!", try NSRegularExpression(pattern: "(a|aa)+$"),
-                                        stepLimit: 10_000))
+        let hostile = try #require(StringMatching.regex("(a|aa)+$", []))
+        #expect(!StringMatching.matches(String(repeating: "a", count: 100_000) + "!", hostile, stepLimit: 10_000))
+        #expect(EvaluationFailure.take() == .regularExpressionTooCostly(pattern: "(a|aa)+$", steps: 10_000))
+        #expect(EvaluationFailure.take() == nil)
+        // Many quantifiers on a long subject: bounded by a polynomial, but
+        // one past the budget, so the budget still applies.
+        let many = try #require(StringMatching.regex(String(repeating: "a*", count: 8) + "b", []))
+        #expect(!many.isBounded(length: 40, stepLimit: 10_000_000))
+        #expect(!StringMatching.matches(String(repeating: "a", count: 40), many, stepLimit: 10_000))
         #expect(EvaluationFailure.take() != nil)
+    }
+
+    /// Patterns, and whether their work on a 16-unit subject is bounded
+    /// within the standard budget (so they run without progress reports).
+    static let shapes: [(String, Bool)] = [
+        ("[a-z0-9]+@[a-z]+\\.com", true), ("\\d{3}-\\d{4}", true), ("a|b|c", true), ("(ab|cd)e?", true),
+        ("[(]+x", true), ("\\(a\\)+", true), ("[]a]+", true), ("[^]]*", true), ("\\p{L}+", true),
+        ("(?i)abc+", true), ("a++b", true),
+        ("(a+)+$", false), ("(a|aa)+$", false), ("(?:ab)*", false), ("(\\w)\\1", false), ("(?<x>a)\\k<x>", false),
+        ("\\Qa+\\E", false), ("(?x) a + b", false), ("(?#note)a", false), ("[\\Q]\\E]", false),
+        ("([a-z]+)*@", false), ("(a)?(b)?", false),
+    ]
+
+    @Test("Only patterns whose backtracking is bounded run without a budget", arguments: shapes)
+    func boundedShapes(pattern: String, bounded: Bool) throws {
+        let regex = try #require(StringMatching.regex(pattern, []))
+        #expect(regex.isBounded(length: 16, stepLimit: PredicateLimits.standard.regularExpressionSteps) == bounded)
+        // Either way, MATCHES is a match of the whole string.
+        let whole = try NSRegularExpression(pattern: "^(?:" + pattern + ")$")
+        for subject in ["abc", "a@b.com", "123-4567", "aaaaaaaaaaaaaaab", "(a)", "]]]", "ab", "aa"] {
+            let expected = whole.firstMatch(in: subject, range: NSRange(subject.startIndex..., in: subject)) != nil
+            #expect(StringMatching.matches(subject, regex) == expected, "\(pattern) on \(subject)")
+        }
         #expect(EvaluationFailure.take() == nil)
     }
 

@@ -63,6 +63,101 @@ struct FormatPredicateTests {
         #expect(fields["placed"] == .date(Date(timeIntervalSinceReferenceDate: 100)))
     }
 
+    struct Sample: Encodable {
+        enum Kind: String, Encodable { case small, large }
+        enum Shape: Encodable {
+            case circle(radius: Double)
+            case square(side: Int)
+        }
+        var when = Date(timeIntervalSinceReferenceDate: 5)
+        var bytes = Data([1, 2])
+        var id = UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))
+        var link = URL(string: "https://example.com/a")!
+        var price = Decimal(string: "2.5")!
+        var nickname: String? = nil
+        var huge = UInt64.max
+        var small = Int8(-3)
+        var ratio = Double.nan
+        var kind = Kind.large
+        var shape = Shape.square(side: 3)
+        var counts = [1, 2]
+        var date = 12  // a field named "date" is a number, not a date
+    }
+
+    @Test func encodesFoundationTypesAsThemselves() throws {
+        guard case .dictionary(let fields) = try PredicateValue(encoding: Sample()) else { Issue.record("not a dictionary"); return }
+        #expect(fields["when"] == .date(Date(timeIntervalSinceReferenceDate: 5)))
+        #expect(fields["bytes"] == .data(Data([1, 2])))
+        #expect(fields["id"] == .uuid(Sample().id))
+        #expect(fields["link"] == .string("https://example.com/a"))
+        #expect(fields["price"] == .double(2.5))
+        #expect(fields["nickname"] == nil)  // encodeIfPresent: no key
+        #expect(fields["huge"] == .double(Double(UInt64.max)))
+        #expect(fields["small"] == .int(-3))
+        if case .double(let ratio)? = fields["ratio"] { #expect(ratio.isNaN) } else { Issue.record("ratio") }
+        #expect(fields["kind"] == .string("large"))
+        #expect(fields["shape"] == .dictionary(["square": .dictionary(["side": .int(3)])]))
+        #expect(fields["counts"] == .array([.int(1), .int(2)]))
+        #expect(fields["date"] == .int(12))
+        #expect(try FormatPredicate(format: "shape.square.side == 3 AND kind == 'large' AND nickname == nil")
+            .evaluate(with: Sample()))
+    }
+
+    struct Person: Encodable {
+        struct Address: Encodable { var city: String }
+        var name: String
+        var age: Int
+        var address: Address?
+        var tags: [String]
+    }
+
+    static let people = [
+        Person(name: "Ann", age: 31, address: .init(city: "Oslo"), tags: ["a"]),
+        Person(name: "Bo", age: 17, address: nil, tags: []),
+        Person(name: "Cy", age: 45, address: .init(city: "Rome"), tags: ["a", "b"]),
+    ]
+
+    @Test("ValueColumns select what evaluating each value selects", arguments: [
+        "age > 30", "address.city == 'Oslo'", "address == nil", "ANY tags == 'b'", "tags.@count == 0",
+        "SELF.name BEGINSWITH 'C'", "nickname == nil", "name MATCHES '[A-C].'", "age BETWEEN {17, 31}",
+        "SUBQUERY(tags, $t, $t == 'a').@count > 0", "address.city IN {'Rome', 'Paris'} OR age < 18",
+    ])
+    func columnsAgreeWithValues(format: String) throws {
+        let predicate = try FormatPredicate(format: format)
+        let columns = try ValueColumns(Self.people)
+        let oneByOne = try Self.people.filter { try predicate.evaluate(with: $0) }.map(\.name)
+        #expect(try predicate.filter(columns).map(\.name) == oneByOne)
+        #expect(try predicate.matchingIndices(columns).map { Self.people[$0].name } == oneByOne)
+        #expect(try predicate.filter(Self.people).map(\.name) == oneByOne)
+    }
+
+    @Test func columnsOfValuesThatAreNotDictionaries() throws {
+        let words = try ValueColumns(plain: ["apple", "kiwi", "avocado"])
+        #expect(try FormatPredicate(format: "SELF BEGINSWITH 'a'").filter(words) == ["apple", "avocado"])
+        #expect(words.count == 3 && words[1] == "kiwi")
+        let mixed = try ValueColumns(plain: [["n": 1] as [String: Any], 2 as Any])
+        #expect(try FormatPredicate(format: "SELF == 2").matchingIndices(mixed) == [1])
+        final class Opaque {}
+        #expect(throws: PredicateEvaluationError.self) { try ValueColumns(plain: [Opaque()]) }
+    }
+
+    @Test func columnsReportErrorsAndMissingVariables() throws {
+        let columns = try ValueColumns(Self.people)
+        let error = #expect(throws: PredicateEvaluationError.self) {
+            try FormatPredicate(format: "age > 3 AND name.first == 'A'").filter(columns)
+        }
+        #expect(error?.range == SourceRange(12, 22))
+        let mismatch = #expect(throws: PredicateEvaluationError.self) { try FormatPredicate(format: "name > 3").filter(columns) }
+        #expect(mismatch?.message == "> cannot compare a string with a number")
+        let unbound = #expect(throws: PredicateEvaluationError.self) { try FormatPredicate(format: "age > $min").filter(columns) }
+        #expect(unbound?.reason == .unboundVariable("min"))
+        // A row compared as a whole is the dictionary it was.
+        let ann = try FormatPredicate(format: "SELF == %@", PredicateValue(encoding: Self.people[0]))
+        #expect(try ann.filter(Self.people).map(\.name) == ["Ann"])
+        #expect(try ann.evaluate(with: PredicateValue(encoding: Self.people[0])))
+        #expect(try ann.filter(columns).map(\.name) == ["Ann"])
+    }
+
     @Test func readsKeyValueRecords() throws {
         // The record type of the model-bound tests, read here without a model.
         let people = [KeyValueTests.Person(name: "Ann", age: 31), KeyValueTests.Person(name: "Bo", age: 17)]
@@ -183,7 +278,18 @@ struct ModelFreeCorpusTests {
         }
         guard !testCase.predicate.contains("SELF"), !(testCase.args ?? []).contains(where: namesObjects) else { return }
         let values = nodes.map { Self.nested($0, depth: 3) }
-        let byValue = zip(nodes, values).filter { (try? predicate.evaluate(with: $0.1)) == true }.map(\.0.id.primaryKey)
+        var failed = false
+        let byValue = zip(nodes, values).filter {
+            do { return try predicate.evaluate(with: $0.1) } catch { failed = true; return false }
+        }.map(\.0.id.primaryKey)
         #expect(byValue.sorted() == expected.sorted(), "nested values: \(testCase.predicate)")
+        // The same values as columns: the same rows, or the same failure.
+        let columns = try ValueColumns(plain: values)
+        if failed {
+            #expect(throws: PredicateEvaluationError.self) { try predicate.matchingIndices(columns) }
+        } else {
+            #expect(try predicate.matchingIndices(columns).map { nodes[$0].id.primaryKey } == byValue,
+                    "columns: \(testCase.predicate)")
+        }
     }
 }

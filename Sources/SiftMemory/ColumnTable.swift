@@ -1,0 +1,138 @@
+// Memory lowering: dictionaries laid out as columns, one per key — the form
+// of plain values a predicate bound without a model reads fastest. A key of
+// the predicate is resolved to its column once, when the predicate is
+// compiled for the table, instead of being hashed and looked up per value;
+// and a column is one contiguous array, read in order.
+
+import SiftTree
+import SiftValues
+
+/// Dictionaries (value trees) laid out as columns: row `i` of the table is
+/// the `i`-th dictionary, and the column of a key holds each row's value
+/// for it (nil where a row has no such key).
+public struct ColumnTable: Sendable {
+    /// The number of rows.
+    public let count: Int
+    /// The column of each key.
+    let columnOfKey: [String: Int]
+    /// The keys, in column order.
+    let keys: [String]
+    /// Each column's values, one per row.
+    let columns: [[PredicateValue?]]
+
+    /// The dictionaries of `rows` as columns; nil when a row is not a
+    /// dictionary.
+    public init?(_ rows: [PredicateValue]) {
+        var columnOfKey: [String: Int] = [:]
+        var keys: [String] = []
+        var columns: [[PredicateValue?]] = []
+        for (row, value) in rows.enumerated() {
+            guard case .dictionary(let dictionary) = value else { return nil }
+            for (key, member) in dictionary {
+                let column: Int
+                if let known = columnOfKey[key] {
+                    column = known
+                } else {
+                    column = keys.count
+                    columnOfKey[key] = column
+                    keys.append(key)
+                    columns.append(Array(repeating: nil, count: rows.count))
+                }
+                columns[column][row] = member
+            }
+        }
+        self.count = rows.count
+        self.columnOfKey = columnOfKey
+        self.keys = keys
+        self.columns = columns
+    }
+
+    /// Row `row` as the dictionary it was.
+    public func dictionary(at row: Int) -> PredicateValue {
+        var dictionary: [String: PredicateValue] = [:]
+        for (column, key) in keys.enumerated() {
+            if let value = columns[column][row] { dictionary[key] = value }
+        }
+        return .dictionary(dictionary)
+    }
+}
+
+/// An object a predicate evaluates against a column table: a row of the
+/// table, or a value reached from one (a nested dictionary, an array).
+public enum ColumnItem {
+    case row(Int)
+    case value(PredicateValue)
+}
+
+/// Evaluates predicates bound without a model against the rows of one
+/// column table: a key of the evaluated row reads its column directly;
+/// values reached from a row are read as value trees (`ValueTreeDomain`).
+public struct ColumnDomain: EvaluationDomain, Sendable {
+    public typealias Object = ColumnItem
+
+    /// A key, and its column in the table (nil when no row has the key).
+    public struct KeyHandle: Sendable {
+        let name: String
+        let column: [PredicateValue?]?
+    }
+
+    /// The rows predicates are compiled for.
+    public let table: ColumnTable
+
+    public init(table: ColumnTable) {
+        self.table = table
+    }
+
+    public func handle(forKey key: String) -> KeyHandle {
+        KeyHandle(name: key, column: table.columnOfKey[key].map { table.columns[$0] })
+    }
+
+    public func handle(for attribute: AttributeReference) -> KeyHandle { handle(forKey: attribute.name) }
+    public func handle(for relationship: RelationshipReference) -> KeyHandle { handle(forKey: relationship.name) }
+
+    public func value(_ key: KeyHandle, of object: ColumnItem) -> PredicateValue {
+        if case .found(let value) = value(forKey: key, in: object) { return value }
+        return .null
+    }
+
+    public func object(_ key: KeyHandle, of object: ColumnItem) -> ColumnItem? {
+        if case .found(let item) = lookUp(key, in: object) { return item }
+        return nil
+    }
+
+    public func objects(_ key: KeyHandle, of object: ColumnItem) -> [ColumnItem] {
+        guard case .found(let item) = lookUp(key, in: object) else { return [] }
+        return members(of: item)
+    }
+
+    public func reference(to object: ColumnItem) -> PredicateValue {
+        switch object {
+        case .row(let row): table.dictionary(at: row)
+        case .value(let value): value
+        }
+    }
+
+    @inline(__always)
+    public func value(forKey key: KeyHandle, in object: ColumnItem) -> KeyLookup<PredicateValue> {
+        switch object {
+        case .row(let row): .found(key.column?[row] ?? .null)
+        case .value(let value): ValueTreeDomain().value(forKey: key.name, in: value)
+        }
+    }
+
+    public func lookUp(_ key: KeyHandle, in object: ColumnItem) -> KeyLookup<ColumnItem> {
+        switch value(forKey: key, in: object) {
+        case .found(let value): .found(.value(value))
+        case .notKeyed(let type): .notKeyed(type)
+        }
+    }
+
+    public func members(of object: ColumnItem) -> [ColumnItem] {
+        switch object {
+        case .row: [object]
+        case .value(let value): ValueTreeDomain().members(of: value).map(ColumnItem.value)
+        }
+    }
+
+    public func object(from value: PredicateValue) -> ColumnItem? { .value(value) }
+}
