@@ -15,11 +15,17 @@ import FoundationXML
 #endif
 
 extension DataModel {
+    /// The JSON form of a model; every member but the names is optional.
     private struct JSONForm: Decodable {
         struct EntityForm: Decodable {
             var name: String
+            var superentity: String?
+            var abstract: Bool?
             var attributes: [AttributeForm]?
             var relationships: [RelationshipForm]?
+            var uniquenessConstraints: [[String]]?
+            var indexes: [IndexForm]?
+            var fetchedProperties: [FetchedForm]?
         }
         struct AttributeForm: Decodable {
             var name: String
@@ -28,6 +34,11 @@ extension DataModel {
             var `default`: PredicateValue?
             var indexed: Bool?
             var canonical: Bool?
+            var transient: Bool?
+            var derivation: String?
+            var externalStorage: Bool?
+            var valueTransformer: String?
+            var elements: [AttributeForm]?
         }
         struct RelationshipForm: Decodable {
             var name: String
@@ -36,8 +47,43 @@ extension DataModel {
             var optional: Bool?
             var inverse: String?
             var deleteRule: DeleteRule?
+            var ordered: Bool?
+            var minCount: Int?
+            var maxCount: Int?
+        }
+        struct IndexForm: Decodable {
+            var name: String
+            var properties: [String]
+        }
+        struct FetchedForm: Decodable {
+            var name: String
+            var entity: String
+            var predicate: String
+        }
+        struct TemplateForm: Decodable {
+            var name: String
+            var entity: String
+            var predicate: String?
+            var fetchLimit: Int?
+            var includesSubentities: Bool?
         }
         var entities: [EntityForm]
+        var fetchRequestTemplates: [TemplateForm]?
+        var configurations: [String: [String]]?
+    }
+
+    private static func attribute(_ a: JSONForm.AttributeForm, in entity: String) throws(ModelError) -> Attribute {
+        guard let type = AttributeType(rawValue: a.type) else {
+            throw ModelError.unknownAttributeType(entity: entity, attribute: a.name, type: a.type)
+        }
+        var attribute = Attribute(a.name, type, optional: a.optional ?? false, defaultValue: a.default,
+                                  indexed: a.indexed ?? false, canonical: a.canonical ?? false,
+                                  transient: a.transient ?? false)
+        attribute.derivation = a.derivation
+        attribute.allowsExternalStorage = a.externalStorage ?? false
+        attribute.valueTransformerName = a.valueTransformer
+        for element in a.elements ?? [] { attribute.elements.append(try Self.attribute(element, in: entity)) }
+        return attribute
     }
 
     /// Reads a model from its JSON form.
@@ -49,22 +95,30 @@ extension DataModel {
             throw ModelError.unreadable(path: "JSON", reason: Self.describe(error))
         }
         var entities: [Entity] = []
-        for entity in form.entities {
+        for e in form.entities {
             var attributes: [Attribute] = []
-            for a in entity.attributes ?? [] {
-                guard let type = AttributeType(rawValue: a.type) else {
-                    throw ModelError.unknownAttributeType(entity: entity.name, attribute: a.name, type: a.type)
-                }
-                attributes.append(Attribute(a.name, type, optional: a.optional ?? false, defaultValue: a.default,
-                                            indexed: a.indexed ?? false, canonical: a.canonical ?? false))
+            for a in e.attributes ?? [] { attributes.append(try Self.attribute(a, in: e.name)) }
+            let relationships = (e.relationships ?? []).map {
+                var r = Relationship($0.name, to: $0.destination, toMany: $0.toMany ?? false, optional: $0.optional ?? true,
+                                     inverse: $0.inverse, deleteRule: $0.deleteRule ?? .nullify, ordered: $0.ordered ?? false)
+                r.minimumCount = $0.minCount ?? 0
+                r.maximumCount = $0.maxCount ?? 0
+                return r
             }
-            let relationships = (entity.relationships ?? []).map {
-                Relationship($0.name, to: $0.destination, toMany: $0.toMany ?? false, optional: $0.optional ?? true,
-                             inverse: $0.inverse, deleteRule: $0.deleteRule ?? .nullify)
+            var entity = Entity(e.name, superentity: e.superentity, abstract: e.abstract ?? false, attributes: attributes,
+                                relationships: relationships)
+            entity.uniquenessConstraints = e.uniquenessConstraints ?? []
+            entity.indexes = (e.indexes ?? []).map { FetchIndex($0.name, properties: $0.properties) }
+            entity.fetchedProperties = (e.fetchedProperties ?? []).map {
+                FetchedProperty($0.name, entityName: $0.entity, predicate: $0.predicate)
             }
-            entities.append(Entity(entity.name, attributes: attributes, relationships: relationships))
+            entities.append(entity)
         }
-        try self.init(entities)
+        let templates = (form.fetchRequestTemplates ?? []).map {
+            FetchRequestTemplate($0.name, entityName: $0.entity, predicate: $0.predicate, fetchLimit: $0.fetchLimit ?? 0,
+                                 includesSubentities: $0.includesSubentities ?? true)
+        }
+        try self.init(entities, fetchRequestTemplates: templates, configurations: form.configurations ?? [:])
     }
 
     /// Reads a model from a file: a JSON model, a data set (JSON with a
@@ -157,10 +211,9 @@ extension DataModel {
         guard reader.finished else {
             throw ModelError.unreadable(path: path, reason: "the XML ends before </model>: the file is cut short")
         }
-        for entity in reader.entities {
-            if let parent = entity.parent { throw ModelError.inheritance(entity: entity.name, parent: parent) }
-        }
-        try self.init(reader.entities.map { Entity($0.name, attributes: $0.attributes, relationships: $0.relationships) })
+        var entities: [Entity] = []
+        for form in reader.entities { entities.append(try reader.resolvedEntity(form)) }
+        try self.init(entities, fetchRequestTemplates: reader.templates, configurations: reader.configurations)
     }
 
     /// The offset of the first `<?` that is not the XML declaration
@@ -224,113 +277,265 @@ extension UInt8 {
     fileprivate var isWhitespaceByte: Bool { self == 0x20 || self == 0x0A || self == 0x0D || self == 0x09 }
 }
 
-/// Collects entities from the XML of an Xcode data model.
+/// Collects entities, fetch request templates, configurations and
+/// composites from the XML of an Xcode data model. Elements and attributes
+/// Sift does not use (layout, user info, class names) are skipped.
 private final class XcodeModelReader: NSObject, XMLParserDelegate {
     struct EntityForm {
         var name: String
         var parent: String?
+        var isAbstract = false
         var attributes: [Attribute] = []
         var relationships: [Relationship] = []
+        var uniquenessConstraints: [[String]] = []
+        var indexes: [FetchIndex] = []
+        var fetchedProperties: [FetchedProperty] = []
+        var renamingIdentifier: String?
+        var versionHashModifier: String?
+        /// The composite type each composite attribute names.
+        var compositeTypes: [String: String] = [:]
+
+        var entity: Entity {
+            var entity = Entity(name, superentity: parent, abstract: isAbstract, attributes: attributes,
+                                relationships: relationships)
+            entity.uniquenessConstraints = uniquenessConstraints
+            entity.indexes = indexes
+            entity.fetchedProperties = fetchedProperties
+            entity.renamingIdentifier = renamingIdentifier
+            entity.versionHashModifier = versionHashModifier
+            return entity
+        }
     }
 
     var entities: [EntityForm] = []
+    var templates: [FetchRequestTemplate] = []
+    var configurations: [String: [String]] = [:]
+    /// Composite types (Xcode's `<composite>`), by name: their elements.
+    var composites: [String: [Attribute]] = [:]
     var error: ModelError?
     /// The document's root element, and whether it was closed.
     var root: String?
     var finished = false
-    private var depth = 0
+    /// The open elements, outermost first.
+    private var open: [String] = []
+    private var configuration: String?
+    private var composite: String?
+    private var fetchedProperty: String?
+    private var constraint: [String]?
+    private var index: FetchIndex?
 
     func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
-        depth -= 1
-        if depth == 0 { finished = true }
+        open.removeLast()
+        if open.isEmpty { finished = true }
+        switch element {
+        case "configuration": configuration = nil
+        case "composite": composite = nil
+        case "fetchedProperty": fetchedProperty = nil
+        case "uniquenessConstraint":
+            if let constraint, !constraint.isEmpty, !entities.isEmpty {
+                entities[entities.count - 1].uniquenessConstraints.append(constraint)
+            }
+            constraint = nil
+        case "fetchIndex":
+            if let index, !index.properties.isEmpty, !entities.isEmpty {
+                let last = entities.count - 1
+                entities[last].indexes.append(index)
+                // An index of one attribute: the attribute is indexed.
+                if index.properties.count == 1,
+                   let i = entities[last].attributes.firstIndex(where: { $0.name == index.properties[0] }) {
+                    entities[last].attributes[i].isIndexed = true
+                }
+            }
+            index = nil
+        default:
+            break
+        }
     }
-
-    /// Xcode's attribute type names.
-    static let types: [String: AttributeType] = [
-        "Integer 16": .integer16, "Integer 32": .integer32, "Integer 64": .integer64, "Decimal": .decimal,
-        "Double": .double, "Float": .float, "String": .string, "Boolean": .boolean, "Date": .date,
-        "Binary": .binary, "UUID": .uuid, "URI": .string,
-    ]
 
     func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?,
                 qualifiedName: String?, attributes: [String: String] = [:]) {
-        if depth == 0 { root = root ?? element }
-        depth += 1
-        switch element {
-        case "entity":
-            entities.append(EntityForm(name: attributes["name"] ?? "", parent: attributes["parentEntity"]))
-        case "attribute" where !entities.isEmpty:
-            let name = attributes["name"] ?? ""
-            let typeName = attributes["attributeType"] ?? ""
-            guard let type = Self.types[typeName] else {
-                error = error ?? .unknownAttributeType(entity: entities[entities.count - 1].name, attribute: name, type: typeName)
-                return
+        if open.isEmpty { root = root ?? element }
+        let parent = open.last
+        open.append(element)
+        switch (element, parent) {
+        case ("entity", "model"?):
+            entities.append(EntityForm(name: attributes["name"] ?? "", parent: attributes["parentEntity"],
+                                       isAbstract: attributes["isAbstract"] == "YES",
+                                       renamingIdentifier: attributes["renamingIdentifier"],
+                                       versionHashModifier: attributes["versionHashModifier"]))
+        case ("composite", "model"?):
+            composite = attributes["name"] ?? ""
+            composites[composite!] = composites[composite!] ?? []
+        case ("attribute", "entity"?) where !entities.isEmpty:
+            guard let attribute = attribute(attributes, in: entities[entities.count - 1].name) else { return }
+            if attribute.type == .composite, let type = attributes["composite"] {
+                entities[entities.count - 1].compositeTypes[attribute.name] = type
             }
-            let defaultValue = attributes["defaultValueString"].map { Self.defaultValue($0, type) }
-            entities[entities.count - 1].attributes.append(
-                Attribute(name, type, optional: attributes["optional"] == "YES", defaultValue: defaultValue,
-                          indexed: attributes["indexed"] == "YES"))
-        case "fetchIndexElement" where !entities.isEmpty:
-            // <fetchIndex><fetchIndexElement property="name" type="Binary" order="ascending"/></fetchIndex>
-            let last = entities.count - 1
-            if let property = attributes["property"],
-               let i = entities[last].attributes.firstIndex(where: { $0.name == property }) {
-                entities[last].attributes[i].isIndexed = true
-            }
-        case "relationship" where !entities.isEmpty:
+            entities[entities.count - 1].attributes.append(attribute)
+        case ("attribute", "composite"?):
+            guard let composite, let attribute = attribute(attributes, in: composite) else { return }
+            composites[composite, default: []].append(attribute)
+        case ("fetchIndexElement", "fetchIndex"?) where !entities.isEmpty:
+            // <fetchIndex name="byName"><fetchIndexElement property="name" type="Binary" order="ascending"/></fetchIndex>
+            if let property = attributes["property"] { index?.properties.append(property) }
+        case ("fetchIndex", "entity"?):
+            index = FetchIndex(attributes["name"] ?? "", properties: [])
+        case ("uniquenessConstraint", _):
+            constraint = []
+        case ("constraint", "uniquenessConstraint"?):
+            if let value = attributes["value"] { constraint?.append(value) }
+        case ("relationship", "entity"?) where !entities.isEmpty:
             let rule: DeleteRule = switch attributes["deletionRule"] {
             case "Cascade": .cascade
             case "Deny": .deny
             case "No Action": .noAction
             default: .nullify
             }
-            entities[entities.count - 1].relationships.append(Relationship(
+            let toMany = attributes["toMany"] == "YES"
+            var relationship = Relationship(
                 attributes["name"] ?? "", to: attributes["destinationEntity"] ?? "",
-                toMany: attributes["toMany"] == "YES", optional: attributes["optional"] == "YES",
-                inverse: attributes["inverseName"], deleteRule: rule))
+                toMany: toMany, optional: attributes["optional"] == "YES",
+                inverse: attributes["inverseName"], deleteRule: rule, ordered: attributes["ordered"] == "YES")
+            relationship.minimumCount = attributes["minCount"].flatMap { Int($0) } ?? 0
+            relationship.maximumCount = attributes["maxCount"].flatMap { Int($0) } ?? 0
+            relationship.isTransient = attributes["transient"] == "YES"
+            relationship.renamingIdentifier = attributes["renamingIdentifier"]
+            relationship.versionHashModifier = attributes["versionHashModifier"]
+            entities[entities.count - 1].relationships.append(relationship)
+        case ("fetchedProperty", "entity"?):
+            fetchedProperty = attributes["name"] ?? ""
+        case ("fetchRequest", "fetchedProperty"?) where !entities.isEmpty:
+            guard let fetchedProperty else { return }
+            entities[entities.count - 1].fetchedProperties.append(
+                FetchedProperty(fetchedProperty, entityName: attributes["entity"] ?? "",
+                                predicate: attributes["predicateString"] ?? "TRUEPREDICATE"))
+        case ("fetchRequest", "model"?):
+            templates.append(FetchRequestTemplate(
+                attributes["name"] ?? "", entityName: attributes["entity"] ?? "",
+                predicate: attributes["predicateString"], fetchLimit: attributes["fetchLimit"].flatMap { Int($0) } ?? 0,
+                includesSubentities: attributes["includeSubentities"] != "NO"))
+        case ("configuration", "model"?):
+            configuration = attributes["name"] ?? ""
+            configurations[configuration!] = configurations[configuration!] ?? []
+        case ("memberEntity", "configuration"?):
+            if let configuration, let name = attributes["name"] { configurations[configuration, default: []].append(name) }
         default:
             break
         }
     }
 
-    static func defaultValue(_ text: String, _ type: AttributeType) -> PredicateValue {
+    /// An `<attribute>` element: its type (none is undefined, which Xcode
+    /// allows only for a transient attribute), flags and default.
+    private func attribute(_ attributes: [String: String], in owner: String) -> Attribute? {
+        let name = attributes["name"] ?? ""
+        let typeName = attributes["attributeType"] ?? "Undefined"
+        guard let type = AttributeType.xcodeNames[typeName] else {
+            error = error ?? .unknownAttributeType(entity: owner, attribute: name, type: typeName)
+            return nil
+        }
+        let defaultValue = attributes["defaultValueString"].flatMap { Self.defaultValue($0, type) }
+        var attribute = Attribute(name, type, optional: attributes["optional"] == "YES", defaultValue: defaultValue,
+                                  indexed: attributes["indexed"] == "YES", transient: attributes["transient"] == "YES")
+        if attributes["derived"] == "YES" { attribute.derivation = attributes["derivationExpression"] ?? "" }
+        attribute.allowsExternalStorage = attributes["allowsExternalBinaryDataStorage"] == "YES"
+        attribute.valueTransformerName = attributes["valueTransformerName"]
+        attribute.minimum = attributes["minValueString"]
+        attribute.maximum = attributes["maxValueString"]
+        attribute.renamingIdentifier = attributes["renamingIdentifier"]
+        attribute.versionHashModifier = attributes["versionHashModifier"]
+        return attribute
+    }
+
+    /// An entity form with each composite attribute's elements filled in
+    /// from its composite type.
+    func resolvedEntity(_ form: EntityForm) throws(ModelError) -> Entity {
+        var form = form
+        for (i, attribute) in form.attributes.enumerated() where attribute.type == .composite {
+            guard let typeName = form.compositeTypes[attribute.name], let elements = composites[typeName] else {
+                throw ModelError.unknownAttributeType(entity: form.name, attribute: attribute.name,
+                                                      type: "Composite " + (form.compositeTypes[attribute.name] ?? "(unnamed)"))
+            }
+            form.attributes[i].elements = elements
+        }
+        return form.entity
+    }
+
+    /// A default value as Xcode writes it (nil for the types that have none).
+    static func defaultValue(_ text: String, _ type: AttributeType) -> PredicateValue? {
         switch type {
+        // Text that does not read as the type stays text, so that the model
+        // reports the default as not fitting.
         case .integer16, .integer32, .integer64: Int64(text).map(PredicateValue.int) ?? .string(text)
         case .decimal, .double, .float: Double(text).map(PredicateValue.double) ?? .string(text)
         case .boolean: .bool(text == "YES" || text == "1" || text.lowercased() == "true")
         case .date: Double(text).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .string(text)
-        default: .string(text)
+        case .string, .uri, .uuid: .string(text)
+        default: nil
         }
     }
 }
 
 extension DataModel {
     /// The model in its JSON form (the form `init(json:)` reads), with keys
-    /// sorted: the same model always gives the same bytes.
+    /// sorted: the same model always gives the same bytes. Each entity lists
+    /// only what it declares; members at their defaults are left out.
     public var jsonData: Data {
+        func attributeObject(_ a: Attribute) -> [String: Any] {
+            var object: [String: Any] = ["name": a.name, "type": a.type.rawValue]
+            if a.isOptional { object["optional"] = true }
+            if a.isIndexed { object["indexed"] = true }
+            if a.isCanonical { object["canonical"] = true }
+            if a.isTransient, a.type != .undefined { object["transient"] = true }
+            if let derivation = a.derivation { object["derivation"] = derivation }
+            if a.allowsExternalStorage { object["externalStorage"] = true }
+            if let name = a.valueTransformerName { object["valueTransformer"] = name }
+            if !a.elements.isEmpty { object["elements"] = a.elements.map(attributeObject) }
+            if let value = a.defaultValue,
+               let data = try? JSONEncoder().encode(value),
+               let json = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) {
+                object["default"] = json
+            }
+            return object
+        }
         var entities: [[String: Any]] = []
         for entity in self.entities {
-            let attributes: [[String: Any]] = entity.attributes.map { a in
-                var object: [String: Any] = ["name": a.name, "type": a.type.rawValue]
-                if a.isOptional { object["optional"] = true }
-                if a.isIndexed { object["indexed"] = true }
-                if a.isCanonical { object["canonical"] = true }
-                if let value = a.defaultValue,
-                   let data = try? JSONEncoder().encode(value),
-                   let json = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) {
-                    object["default"] = json
-                }
-                return object
-            }
-            let relationships: [[String: Any]] = entity.relationships.map { r in
+            let attributes = entity.declaredAttributes.filter { $0.composite == nil }.map(attributeObject)
+            let relationships: [[String: Any]] = entity.declaredRelationships.map { r in
                 var object: [String: Any] = ["name": r.name, "destination": r.destination, "toMany": r.isToMany,
                                              "optional": r.isOptional, "deleteRule": r.deleteRule.rawValue]
                 if let inverse = r.inverse { object["inverse"] = inverse }
+                if r.isOrdered { object["ordered"] = true }
+                if r.minimumCount != 0 { object["minCount"] = r.minimumCount }
+                if r.maximumCount != 0 { object["maxCount"] = r.maximumCount }
                 return object
             }
-            entities.append(["name": entity.name, "attributes": attributes, "relationships": relationships])
+            var object: [String: Any] = ["name": entity.name, "attributes": attributes, "relationships": relationships]
+            if let superentity = entity.superentity { object["superentity"] = superentity }
+            if entity.isAbstract { object["abstract"] = true }
+            if !entity.uniquenessConstraints.isEmpty { object["uniquenessConstraints"] = entity.uniquenessConstraints }
+            if !entity.indexes.isEmpty {
+                object["indexes"] = entity.indexes.map { ["name": $0.name, "properties": $0.properties] as [String: Any] }
+            }
+            if !entity.fetchedProperties.isEmpty {
+                object["fetchedProperties"] = entity.fetchedProperties.map {
+                    ["name": $0.name, "entity": $0.entityName, "predicate": $0.predicate]
+                }
+            }
+            entities.append(object)
         }
-        return (try? JSONSerialization.data(withJSONObject: ["entities": entities], options: [.sortedKeys])) ?? Data()
+        var model: [String: Any] = ["entities": entities]
+        if !fetchRequestTemplates.isEmpty {
+            model["fetchRequestTemplates"] = fetchRequestTemplates.keys.sorted().map { name -> [String: Any] in
+                let t = fetchRequestTemplates[name]!
+                var object: [String: Any] = ["name": t.name, "entity": t.entityName]
+                if let predicate = t.predicate { object["predicate"] = predicate }
+                if t.fetchLimit != 0 { object["fetchLimit"] = t.fetchLimit }
+                if !t.includesSubentities { object["includesSubentities"] = false }
+                return object
+            }
+        }
+        if !configurations.isEmpty { model["configurations"] = configurations }
+        return (try? JSONSerialization.data(withJSONObject: model, options: [.sortedKeys])) ?? Data()
     }
 
     /// A hash of the model's layout (FNV-1a of its JSON form), to tell whether

@@ -35,11 +35,14 @@ public indirect enum ValueType: Hashable, Sendable, CustomStringConvertible {
         switch type {
         case .integer16, .integer32, .integer64: self = .integer
         case .decimal, .double, .float: self = .double
-        case .string: self = .string
+        case .string, .uri: self = .string
         case .boolean: self = .boolean
         case .date: self = .date
-        case .binary: self = .data
+        case .binary, .transformable: self = .data
         case .uuid: self = .uuid
+        // An object ID, a composite (a dictionary of its elements) and an
+        // undefined value are known only when the predicate runs.
+        case .objectID, .composite, .undefined: self = .any
         }
     }
 

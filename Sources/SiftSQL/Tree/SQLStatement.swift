@@ -175,8 +175,11 @@ public enum SQLColumnType: Hashable, Sendable {
         switch type {
         case .integer16, .integer32, .integer64, .boolean: self = .integer
         case .decimal, .double, .float, .date: self = .real
-        case .string, .uuid: self = .text
-        case .binary: self = .blob
+        case .string, .uuid, .uri: self = .text
+        case .binary, .transformable: self = .blob
+        // No column holds these (`AttributeType.hasColumn`): the schema
+        // mapping gives them none.
+        case .objectID, .composite, .undefined: self = .blob
         }
     }
 }

@@ -59,12 +59,12 @@ public final class SQLiteStatement {
             if columnType == SQLITE_FLOAT || columnType == SQLITE_INTEGER {
                 return .date(Date(timeIntervalSinceReferenceDate: sqlite3_column_double(handle, i)))
             }
-        case .string:
+        case .string, .uri:
             if columnType == SQLITE_TEXT, let bytes = sqlite3_column_text(handle, i) {
                 let count = Int(sqlite3_column_bytes(handle, i))
                 return .string(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
             }
-        case .uuid, .binary:
+        case .uuid, .binary, .transformable, .objectID, .composite, .undefined:
             break
         }
         return PredicateValue(sqlValue: column(index), type: type)

@@ -1,0 +1,124 @@
+// Stage 2 (schema): the types of attributes, as Core Data names them, and
+// what values of each type are.
+
+import Foundation
+import SiftValues
+
+/// The type of an attribute, as Core Data names them.
+public enum AttributeType: String, Hashable, Sendable, CaseIterable, Codable {
+    case integer16, integer32, integer64, decimal, double, float, string, boolean, date, binary, uuid
+    /// A URI (`NSURL`), kept as its absolute string.
+    case uri
+    /// A value archived to bytes by a value transformer; predicates see the
+    /// bytes.
+    case transformable
+    /// An object ID (Core Data's `Object ID` type): never stored, it holds
+    /// the value of an expression over objects.
+    case objectID
+    /// A composite of named elements (each an attribute of its own, named
+    /// `composite.element` in the entity); the composite itself holds no
+    /// value of its own.
+    case composite
+    /// No type (Xcode's "Undefined"): only a transient attribute may have it;
+    /// its value may be anything.
+    case undefined
+
+    /// Whether values of this type are numbers (booleans count: they are 0 and 1).
+    public var isNumeric: Bool {
+        switch self {
+        case .integer16, .integer32, .integer64, .decimal, .double, .float, .boolean: true
+        default: false
+        }
+    }
+
+    /// Whether values of this type are whole numbers.
+    public var isInteger: Bool {
+        switch self {
+        case .integer16, .integer32, .integer64, .boolean: true
+        default: false
+        }
+    }
+
+    /// Whether a store keeps values of this type in a column (a composite's
+    /// elements have columns; the composite, an object ID and an undefined
+    /// value have none).
+    public var hasColumn: Bool {
+        switch self {
+        case .objectID, .composite, .undefined: false
+        default: true
+        }
+    }
+
+    /// The integers a value of this type may hold, for the integer types.
+    public var integerRange: ClosedRange<Int64>? {
+        switch self {
+        case .integer16: Int64(Int16.min)...Int64(Int16.max)
+        case .integer32: Int64(Int32.min)...Int64(Int32.max)
+        case .integer64: Int64.min...Int64.max
+        default: nil
+        }
+    }
+
+    /// A value (as JSON gives it) as a value of this type, or nil when it
+    /// does not fit: a string for a number, an integer out of the type's
+    /// range, a number too large for a double to hold exactly as an integer.
+    public func convert(_ value: PredicateValue) -> PredicateValue? {
+        switch (value, self) {
+        case (.null, _): return .null
+        case (_, .undefined): return value
+        case (.int(let i), .integer16), (.int(let i), .integer32), (.int(let i), .integer64):
+            // (Not a ternary: `nil` there would be the value `.null`.)
+            guard integerRange!.contains(i) else { return nil }
+            return value
+        case (.double(let d), .integer16), (.double(let d), .integer32), (.double(let d), .integer64):
+            // Beyond 2^53 a double no longer tells neighbouring integers
+            // apart: -9223372036854775809 would read as Int64.min.
+            guard d.magnitude <= 9_007_199_254_740_992, let i = Int64(exactly: d) else { return nil }
+            return convert(.int(i))
+        case (.int(let i), .double), (.int(let i), .float), (.int(let i), .decimal): return .double(Double(i))
+        case (.double, .double), (.double, .float), (.double, .decimal): return value
+        case (.bool, .boolean): return value
+        case (.int(let i), .boolean) where i == 0 || i == 1: return .bool(i == 1)
+        case (.string, .string), (.string, .uri): return value
+        case (.int(let i), .date): return .date(Date(timeIntervalSinceReferenceDate: Double(i)))
+        case (.double(let d), .date): return .date(Date(timeIntervalSinceReferenceDate: d))
+        case (.date, .date): return value
+        case (.string(let s), .uuid): return UUID(uuidString: s).map(PredicateValue.uuid)
+        case (.uuid, .uuid): return value
+        case (.data(let d), .uuid) where d.count == 16:
+            return .uuid(UUID(uuid: d.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
+        case (.string(let s), .binary), (.string(let s), .transformable): return Data(base64Encoded: s).map(PredicateValue.data)
+        case (.data, .binary), (.data, .transformable): return value
+        case (.object, .objectID): return value
+        default: return nil
+        }
+    }
+
+    /// Why `value` does not fit this type, for messages: "must be integer16,
+    /// not a string" or "is 99999, outside the range of integer16".
+    public func mismatch(_ value: PredicateValue) -> String {
+        switch value {
+        case .int, .double:
+            if let range = integerRange {
+                return "is \(value), not a whole number in the range of \(rawValue) (\(range.lowerBound)...\(range.upperBound))"
+            }
+        default: break
+        }
+        return "must be \(rawValue), not \(value.kindDescription)"
+    }
+
+    /// Xcode's names of the types, as a model's XML writes them.
+    public static let xcodeNames: [String: AttributeType] = [
+        "Integer 16": .integer16, "Integer 32": .integer32, "Integer 64": .integer64, "Decimal": .decimal,
+        "Double": .double, "Float": .float, "String": .string, "Boolean": .boolean, "Date": .date,
+        "Binary": .binary, "UUID": .uuid, "URI": .uri, "Transformable": .transformable, "Object ID": .objectID,
+        "Composite": .composite, "Undefined": .undefined,
+    ]
+
+    /// Core Data's `NSAttributeType` raw values, as compiled models keep them.
+    public static let coreDataCodes: [Int: AttributeType] = [
+        0: .undefined, 100: .integer16, 200: .integer32, 300: .integer64, 400: .decimal, 500: .double,
+        600: .float, 700: .string, 800: .boolean, 900: .date, 1000: .binary, 1100: .uuid, 1200: .uri,
+        1800: .transformable, 2000: .objectID, 2100: .composite,
+    ]
+}
