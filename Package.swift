@@ -8,7 +8,8 @@
 //   SiftValues   the vocabulary every stage shares: values, operators, options, function
 //                names, limits, and what comparisons, folding and functions mean
 //   SiftSyntax   lexer, parser, syntax tree, printer, diagnostics, format arguments
-//   SiftModel    the data model: entities, attributes, relationships; JSON and Xcode loaders
+//   SiftModel    the data model: entities (with inheritance), attributes, relationships;
+//                JSON, Xcode (XML, Xcode 3) and compiled-model loaders; Core Data's version hashes
 //   SiftTree     the bound tree: resolved, typed, free of source text
 //   SiftChecking the binder: syntax tree + model -> bound tree, validation errors
 //   SiftOptimizer rewrite rules over bound trees
@@ -36,14 +37,17 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
     ],
     targets: [
         // Stage 0: the vocabulary. Depends on nothing but Foundation.
         .target(name: "SiftValues"),
         // Stage 1: text -> syntax tree.
         .target(name: "SiftSyntax", dependencies: ["SiftValues"]),
-        // Stage 2: the data model (never the parser).
-        .target(name: "SiftModel", dependencies: ["SiftValues"]),
+        // Stage 2: the data model (never the parser): Xcode's and Core Data's
+        // model forms, and Core Data's version hashes (SHA-256, from swift-crypto).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "SiftModel", dependencies: ["SiftValues", "CZlib", .product(name: "Crypto", package: "swift-crypto")]),
         // Stage 3: the bound tree.
         .target(name: "SiftTree", dependencies: ["SiftValues", "SiftModel"]),
         // Stage 4: binding and validation.

@@ -511,7 +511,18 @@ struct BindingState {
                                               suggestion: Self.closest(to: key, in: entity.propertyNames)), range: range)
                 }
                 switch property {
-                case .attribute(let a):
+                case .attribute(var a):
+                    // A composite's element: `magnitude.richter` is the attribute of that name.
+                    while a.type == .composite, i + 1 < path.count, !path[i + 1].hasPrefix("@") {
+                        let name = a.name + "." + path[i + 1]
+                        guard let element = entity.attribute(named: name) else {
+                            throw Failure(.unknownKey(path[i + 1], entity: "\(entityName).\(a.name)",
+                                                      suggestion: Self.closest(to: path[i + 1], in: a.elements.map(\.name))),
+                                          range: range)
+                        }
+                        a = element
+                        i += 1
+                    }
                     current = BoundExpression(.attribute(current, AttributeReference(entity: entityName, attribute: a)),
                                               type: ValueType(a.type))
                 case .relationship(let r):

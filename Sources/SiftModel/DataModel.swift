@@ -52,6 +52,8 @@ public struct DataModel: Hashable, Sendable {
     public let fetchRequestTemplates: [String: FetchRequestTemplate]
     /// The configurations: named sets of entity names.
     public let configurations: [String: [String]]
+    /// The model's version identifiers (Xcode's "model version identifier").
+    public var versionIdentifiers: [String] = []
     private let byName: [String: Int]
 
     /// The model with no entities: what predicates bound without a model

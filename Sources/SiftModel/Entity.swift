@@ -61,16 +61,17 @@ public struct Entity: Hashable, Sendable {
         self.declaredForm = declared.0
         // A composite's elements are attributes of their own, after it.
         var flat = inherited.0
-        for attribute in declared.0 {
+        func add(_ attribute: Attribute) {
             flat.append(attribute)
             for element in attribute.elements {
                 var e = element
                 e.name = attribute.name + "." + element.name
                 e.composite = attribute.name
                 e.isTransient = e.isTransient || attribute.isTransient
-                flat.append(e)
+                add(e)
             }
         }
+        for attribute in declared.0 { add(attribute) }
         self.attributes = flat.enumerated().map { var a = $1; a.slot = $0; return a }
         self.inheritedAttributeCount = inherited.0.count
         self.inheritedRelationshipCount = inherited.1.count

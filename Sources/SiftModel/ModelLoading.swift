@@ -26,6 +26,8 @@ extension DataModel {
             var uniquenessConstraints: [[String]]?
             var indexes: [IndexForm]?
             var fetchedProperties: [FetchedForm]?
+            var renamingIdentifier: String?
+            var versionHashModifier: String?
         }
         struct AttributeForm: Decodable {
             var name: String
@@ -39,6 +41,11 @@ extension DataModel {
             var externalStorage: Bool?
             var valueTransformer: String?
             var elements: [AttributeForm]?
+            var preservesValueInHistory: Bool?
+            var minimum: String?
+            var maximum: String?
+            var renamingIdentifier: String?
+            var versionHashModifier: String?
         }
         struct RelationshipForm: Decodable {
             var name: String
@@ -50,6 +57,9 @@ extension DataModel {
             var ordered: Bool?
             var minCount: Int?
             var maxCount: Int?
+            var transient: Bool?
+            var renamingIdentifier: String?
+            var versionHashModifier: String?
         }
         struct IndexForm: Decodable {
             var name: String
@@ -76,12 +86,20 @@ extension DataModel {
         guard let type = AttributeType(rawValue: a.type) else {
             throw ModelError.unknownAttributeType(entity: entity, attribute: a.name, type: a.type)
         }
-        var attribute = Attribute(a.name, type, optional: a.optional ?? false, defaultValue: a.default,
+        // A default as the attribute's type holds it (JSON writes 0.0 as 0);
+        // one that does not fit stays as written, for the model to report.
+        let defaultValue = a.default.map { type.convert($0) ?? $0 }
+        var attribute = Attribute(a.name, type, optional: a.optional ?? false, defaultValue: defaultValue,
                                   indexed: a.indexed ?? false, canonical: a.canonical ?? false,
                                   transient: a.transient ?? false)
         attribute.derivation = a.derivation
         attribute.allowsExternalStorage = a.externalStorage ?? false
         attribute.valueTransformerName = a.valueTransformer
+        attribute.preservesValueInHistoryOnDeletion = a.preservesValueInHistory ?? false
+        attribute.minimum = a.minimum
+        attribute.maximum = a.maximum
+        attribute.renamingIdentifier = a.renamingIdentifier
+        attribute.versionHashModifier = a.versionHashModifier
         for element in a.elements ?? [] { attribute.elements.append(try Self.attribute(element, in: entity)) }
         return attribute
     }
@@ -102,7 +120,10 @@ extension DataModel {
                 var r = Relationship($0.name, to: $0.destination, toMany: $0.toMany ?? false, optional: $0.optional ?? true,
                                      inverse: $0.inverse, deleteRule: $0.deleteRule ?? .nullify, ordered: $0.ordered ?? false)
                 r.minimumCount = $0.minCount ?? 0
-                r.maximumCount = $0.maxCount ?? 0
+                r.maximumCount = $0.maxCount ?? ($0.toMany == true ? 0 : 1)
+                r.isTransient = $0.transient ?? false
+                r.renamingIdentifier = $0.renamingIdentifier
+                r.versionHashModifier = $0.versionHashModifier
                 return r
             }
             var entity = Entity(e.name, superentity: e.superentity, abstract: e.abstract ?? false, attributes: attributes,
@@ -112,6 +133,8 @@ extension DataModel {
             entity.fetchedProperties = (e.fetchedProperties ?? []).map {
                 FetchedProperty($0.name, entityName: $0.entity, predicate: $0.predicate)
             }
+            entity.renamingIdentifier = e.renamingIdentifier
+            entity.versionHashModifier = e.versionHashModifier
             entities.append(entity)
         }
         let templates = (form.fetchRequestTemplates ?? []).map {
@@ -122,8 +145,10 @@ extension DataModel {
     }
 
     /// Reads a model from a file: a JSON model, a data set (JSON with a
-    /// "model" member), an `.xcdatamodel` folder, its `contents` file, or an
-    /// `.xcdatamodeld` folder (its current version).
+    /// "model" member), an `.xcdatamodel` folder (its `contents`, or Xcode
+    /// 3's `elements`), its `contents` file, an `.xcdatamodeld` or `.momd`
+    /// bundle (its current version; `ModelBundle` reads the others), or a
+    /// compiled `.mom` file.
     public init(contentsOf url: URL) throws(ModelError) {
         let path = url.path
         var isDirectory: ObjCBool = false
@@ -131,15 +156,34 @@ extension DataModel {
             throw ModelError.unreadable(path: path, reason: "no such file")
         }
         if isDirectory.boolValue {
-            if url.pathExtension == "xcdatamodeld" {
-                try self.init(xcdatamodel: try Self.currentVersion(in: url))
-            } else {
-                try self.init(xcdatamodel: url.appendingPathComponent("contents"))
+            switch url.pathExtension {
+            case "xcdatamodeld", "momd":
+                self = try ModelBundle(contentsOf: url).model()
+            default:
+                let contents = url.appendingPathComponent("contents")
+                let elements = url.appendingPathComponent("elements")
+                if !FileManager.default.fileExists(atPath: contents.path), FileManager.default.fileExists(atPath: elements.path) {
+                    guard let data = FileManager.default.contents(atPath: elements.path) else {
+                        throw ModelError.unreadable(path: elements.path, reason: "cannot read the file")
+                    }
+                    try self.init(xcode3Elements: data, path: elements.path)
+                } else {
+                    try self.init(xcdatamodel: contents)
+                }
             }
             return
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ModelError.unreadable(path: path, reason: "cannot read the file")
+        }
+        if data.starts(with: Array("bplist00".utf8)) {
+            // A compiled model (`.mom`) or Xcode 3's `elements`.
+            if (try? DataModel(compiledModel: data, path: path)) == nil, let model = try? DataModel(xcode3Elements: data, path: path) {
+                self = model
+            } else {
+                try self.init(compiledModel: data, path: path)
+            }
+            return
         }
         if data.first(where: { !$0.isWhitespaceByte }) == UInt8(ascii: "<") {
             try self.init(xcdatamodelXML: data, path: path)
@@ -235,23 +279,6 @@ extension DataModel {
         return nil
     }
 
-    /// The current version of an `.xcdatamodeld` bundle: the one its
-    /// `.xccurrentversion` names, or else the only (or last) version.
-    static func currentVersion(in bundle: URL) throws(ModelError) -> URL {
-        let marker = bundle.appendingPathComponent(".xccurrentversion")
-        if let data = FileManager.default.contents(atPath: marker.path),
-           let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
-           let name = plist["_XCCurrentVersionName"] as? String {
-            return bundle.appendingPathComponent(name).appendingPathComponent("contents")
-        }
-        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: bundle.path)) ?? [])
-            .filter { $0.hasSuffix(".xcdatamodel") }.sorted()
-        guard let last = versions.last else {
-            throw ModelError.unreadable(path: bundle.path, reason: "no .xcdatamodel inside")
-        }
-        return bundle.appendingPathComponent(last).appendingPathComponent("contents")
-    }
-
     /// A readable message for a JSON decoding error: what is wrong, and where.
     public static func describe(_ error: any Error) -> String {
         switch error {
@@ -312,6 +339,8 @@ private final class XcodeModelReader: NSObject, XMLParserDelegate {
     var configurations: [String: [String]] = [:]
     /// Composite types (Xcode's `<composite>`), by name: their elements.
     var composites: [String: [Attribute]] = [:]
+    /// The composite type of each composite element of a composite type.
+    var compositeElementTypes: [String: [String: String]] = [:]
     var error: ModelError?
     /// The document's root element, and whether it was closed.
     var root: String?
@@ -336,8 +365,9 @@ private final class XcodeModelReader: NSObject, XMLParserDelegate {
                 entities[entities.count - 1].uniquenessConstraints.append(constraint)
             }
             constraint = nil
-        case "fetchIndex":
-            if let index, !index.properties.isEmpty, !entities.isEmpty {
+        case "fetchIndex", "compoundIndex":
+            if var index, !index.properties.isEmpty, !entities.isEmpty {
+                if index.name.isEmpty { index.name = index.properties.joined(separator: "_") }
                 let last = entities.count - 1
                 entities[last].indexes.append(index)
                 // An index of one attribute: the attribute is indexed.
@@ -361,7 +391,7 @@ private final class XcodeModelReader: NSObject, XMLParserDelegate {
         case ("entity", "model"?):
             entities.append(EntityForm(name: attributes["name"] ?? "", parent: attributes["parentEntity"],
                                        isAbstract: attributes["isAbstract"] == "YES",
-                                       renamingIdentifier: attributes["renamingIdentifier"],
+                                       renamingIdentifier: attributes["elementID"] ?? attributes["renamingIdentifier"],
                                        versionHashModifier: attributes["versionHashModifier"]))
         case ("composite", "model"?):
             composite = attributes["name"] ?? ""
@@ -374,6 +404,9 @@ private final class XcodeModelReader: NSObject, XMLParserDelegate {
             entities[entities.count - 1].attributes.append(attribute)
         case ("attribute", "composite"?):
             guard let composite, let attribute = attribute(attributes, in: composite) else { return }
+            if attribute.type == .composite, let type = attributes["composite"] {
+                compositeElementTypes[composite, default: [:]][attribute.name] = type
+            }
             composites[composite, default: []].append(attribute)
         case ("fetchIndexElement", "fetchIndex"?) where !entities.isEmpty:
             // <fetchIndex name="byName"><fetchIndexElement property="name" type="Binary" order="ascending"/></fetchIndex>
@@ -382,6 +415,11 @@ private final class XcodeModelReader: NSObject, XMLParserDelegate {
             index = FetchIndex(attributes["name"] ?? "", properties: [])
         case ("uniquenessConstraint", _):
             constraint = []
+        case ("compoundIndex", "compoundIndexes"?):
+            // The older form of a fetch index: <compoundIndex><index value="a"/>…</compoundIndex>.
+            index = FetchIndex("", properties: [])
+        case ("index", "compoundIndex"?):
+            if let value = attributes["value"] { index?.properties.append(value) }
         case ("constraint", "uniquenessConstraint"?):
             if let value = attributes["value"] { constraint?.append(value) }
         case ("relationship", "entity"?) where !entities.isEmpty:
@@ -397,9 +435,9 @@ private final class XcodeModelReader: NSObject, XMLParserDelegate {
                 toMany: toMany, optional: attributes["optional"] == "YES",
                 inverse: attributes["inverseName"], deleteRule: rule, ordered: attributes["ordered"] == "YES")
             relationship.minimumCount = attributes["minCount"].flatMap { Int($0) } ?? 0
-            relationship.maximumCount = attributes["maxCount"].flatMap { Int($0) } ?? 0
+            relationship.maximumCount = attributes["maxCount"].flatMap { Int($0) } ?? (toMany ? 0 : 1)
             relationship.isTransient = attributes["transient"] == "YES"
-            relationship.renamingIdentifier = attributes["renamingIdentifier"]
+            relationship.renamingIdentifier = attributes["elementID"] ?? attributes["renamingIdentifier"]
             relationship.versionHashModifier = attributes["versionHashModifier"]
             entities[entities.count - 1].relationships.append(relationship)
         case ("fetchedProperty", "entity"?):
@@ -433,44 +471,68 @@ private final class XcodeModelReader: NSObject, XMLParserDelegate {
             error = error ?? .unknownAttributeType(entity: owner, attribute: name, type: typeName)
             return nil
         }
-        let defaultValue = attributes["defaultValueString"].flatMap { Self.defaultValue($0, type) }
+        // A date's default is `defaultDateTimeInterval`; others are text. One
+        // that does not fit the type is dropped, as Core Data drops it.
+        let defaultValue = (type == .date ? attributes["defaultDateTimeInterval"] : nil)
+            .flatMap { Double($0).map { PredicateValue.date(Date(timeIntervalSinceReferenceDate: $0)) } }
+            ?? attributes["defaultValueString"].flatMap { Self.defaultValue($0, type) }.flatMap { type.convert($0) }
         var attribute = Attribute(name, type, optional: attributes["optional"] == "YES", defaultValue: defaultValue,
                                   indexed: attributes["indexed"] == "YES", transient: attributes["transient"] == "YES")
         if attributes["derived"] == "YES" { attribute.derivation = attributes["derivationExpression"] ?? "" }
         attribute.allowsExternalStorage = attributes["allowsExternalBinaryDataStorage"] == "YES"
+        attribute.preservesValueInHistoryOnDeletion = attributes["preserveAfterDeletion"] == "YES"
         attribute.valueTransformerName = attributes["valueTransformerName"]
         attribute.minimum = attributes["minValueString"]
         attribute.maximum = attributes["maxValueString"]
-        attribute.renamingIdentifier = attributes["renamingIdentifier"]
+        attribute.renamingIdentifier = attributes["elementID"] ?? attributes["renamingIdentifier"]
         attribute.versionHashModifier = attributes["versionHashModifier"]
         return attribute
     }
 
     /// An entity form with each composite attribute's elements filled in
-    /// from its composite type.
+    /// from its composite type, nested composites too.
     func resolvedEntity(_ form: EntityForm) throws(ModelError) -> Entity {
         var form = form
         for (i, attribute) in form.attributes.enumerated() where attribute.type == .composite {
-            guard let typeName = form.compositeTypes[attribute.name], let elements = composites[typeName] else {
-                throw ModelError.unknownAttributeType(entity: form.name, attribute: attribute.name,
-                                                      type: "Composite " + (form.compositeTypes[attribute.name] ?? "(unnamed)"))
+            guard let typeName = form.compositeTypes[attribute.name] else {
+                throw ModelError.unknownAttributeType(entity: form.name, attribute: attribute.name, type: "Composite (unnamed)")
             }
-            form.attributes[i].elements = elements
+            form.attributes[i].elements = try elements(of: typeName, for: form.name, attribute.name, depth: 0)
         }
         return form.entity
     }
 
-    /// A default value as Xcode writes it (nil for the types that have none).
+    /// A composite type's elements, its composite elements filled in.
+    private func elements(of typeName: String, for entity: String, _ attribute: String, depth: Int) throws(ModelError) -> [Attribute] {
+        guard depth < 16, var elements = composites[typeName] else {
+            throw ModelError.unknownAttributeType(entity: entity, attribute: attribute, type: "Composite " + typeName)
+        }
+        for (i, element) in elements.enumerated() where element.type == .composite {
+            guard let inner = compositeElementTypes[typeName]?[element.name] else {
+                throw ModelError.unknownAttributeType(entity: entity, attribute: attribute + "." + element.name,
+                                                      type: "Composite (unnamed)")
+            }
+            elements[i].elements = try self.elements(of: inner, for: entity, attribute + "." + element.name, depth: depth + 1)
+        }
+        return elements
+    }
+
+    /// A default value as Xcode writes it (nil for the types that have none):
+    /// whole numbers written as reals (`0.0`) and YES/NO read as numbers.
     static func defaultValue(_ text: String, _ type: AttributeType) -> PredicateValue? {
-        switch type {
-        // Text that does not read as the type stays text, so that the model
-        // reports the default as not fitting.
-        case .integer16, .integer32, .integer64: Int64(text).map(PredicateValue.int) ?? .string(text)
-        case .decimal, .double, .float: Double(text).map(PredicateValue.double) ?? .string(text)
-        case .boolean: .bool(text == "YES" || text == "1" || text.lowercased() == "true")
-        case .date: Double(text).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .string(text)
-        case .string, .uri, .uuid: .string(text)
+        let flag: PredicateValue? = switch text.uppercased() {
+        case "YES", "TRUE": .int(1)
+        case "NO", "FALSE": .int(0)
         default: nil
+        }
+        switch type {
+        case .integer16, .integer32, .integer64:
+            return Int64(text).map(PredicateValue.int) ?? Double(text).flatMap(Int64.init(exactly:)).map(PredicateValue.int) ?? flag
+        case .decimal, .double, .float: return Double(text).map(PredicateValue.double) ?? flag
+        case .boolean: return flag ?? Int64(text).map(PredicateValue.int)
+        case .date: return Double(text).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
+        case .string, .uri, .uuid: return .string(text)
+        default: return nil
         }
     }
 }
@@ -490,6 +552,11 @@ extension DataModel {
             if a.allowsExternalStorage { object["externalStorage"] = true }
             if let name = a.valueTransformerName { object["valueTransformer"] = name }
             if !a.elements.isEmpty { object["elements"] = a.elements.map(attributeObject) }
+            if a.preservesValueInHistoryOnDeletion { object["preservesValueInHistory"] = true }
+            if let minimum = a.minimum { object["minimum"] = minimum }
+            if let maximum = a.maximum { object["maximum"] = maximum }
+            if let name = a.renamingIdentifier { object["renamingIdentifier"] = name }
+            if let modifier = a.versionHashModifier { object["versionHashModifier"] = modifier }
             if let value = a.defaultValue,
                let data = try? JSONEncoder().encode(value),
                let json = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) {
@@ -506,12 +573,17 @@ extension DataModel {
                 if let inverse = r.inverse { object["inverse"] = inverse }
                 if r.isOrdered { object["ordered"] = true }
                 if r.minimumCount != 0 { object["minCount"] = r.minimumCount }
-                if r.maximumCount != 0 { object["maxCount"] = r.maximumCount }
+                if r.maximumCount != (r.isToMany ? 0 : 1) { object["maxCount"] = r.maximumCount }
+                if r.isTransient { object["transient"] = true }
+                if let name = r.renamingIdentifier { object["renamingIdentifier"] = name }
+                if let modifier = r.versionHashModifier { object["versionHashModifier"] = modifier }
                 return object
             }
             var object: [String: Any] = ["name": entity.name, "attributes": attributes, "relationships": relationships]
             if let superentity = entity.superentity { object["superentity"] = superentity }
             if entity.isAbstract { object["abstract"] = true }
+            if let name = entity.renamingIdentifier { object["renamingIdentifier"] = name }
+            if let modifier = entity.versionHashModifier { object["versionHashModifier"] = modifier }
             if !entity.uniquenessConstraints.isEmpty { object["uniquenessConstraints"] = entity.uniquenessConstraints }
             if !entity.indexes.isEmpty {
                 object["indexes"] = entity.indexes.map { ["name": $0.name, "properties": $0.properties] as [String: Any] }

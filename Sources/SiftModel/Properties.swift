@@ -43,6 +43,9 @@ public struct Attribute: Hashable, Sendable {
     public var allowsExternalStorage = false
     /// The name of the value transformer of a transformable attribute.
     public var valueTransformerName: String?
+    /// Whether its value stays in persistent history after its object is
+    /// deleted (Xcode's `preserveAfterDeletion`).
+    public var preservesValueInHistoryOnDeletion = false
     /// The smallest value (or length) allowed, as Xcode's `minValueString` gives it.
     public var minimum: String?
     /// The largest value (or length) allowed.
@@ -96,7 +99,8 @@ public struct Relationship: Hashable, Sendable {
     public var isOrdered = false
     /// The fewest objects a to-many relationship may hold (0: no minimum).
     public var minimumCount = 0
-    /// The most objects a to-many relationship may hold (0: no maximum).
+    /// The most objects it may hold: 1 for a to-one, 0 for a to-many with
+    /// no maximum (Core Data's `maxCount`).
     public var maximumCount = 0
     /// Whether it lives only in memory.
     public var isTransient = false
@@ -119,6 +123,7 @@ public struct Relationship: Hashable, Sendable {
         self.inverse = inverse
         self.deleteRule = deleteRule
         self.isOrdered = ordered && toMany
+        self.maximumCount = toMany ? 0 : 1
     }
 }
 

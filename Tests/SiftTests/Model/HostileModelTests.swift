@@ -200,10 +200,6 @@ struct HostileXcodeModelTests {
          ["'B'", "two properties named 'x'"]),
         (#"<model><entity name="E"/><fetchRequest name="all" entity="Gone"/></model>"#, ["'all'", "'Gone'"]),
         (#"<model><entity name="E"/><configuration name="C"><memberEntity name="Gone"/></configuration></model>"#, ["'C'", "'Gone'"]),
-        (#"<model><entity name="E"><attribute name="a" attributeType="Integer 16" defaultValueString="99999999999999999999"/></entity></model>"#,
-         ["'E.a'", "default"]),
-        (#"<model><entity name="E"><attribute name="a" attributeType="Integer 16" defaultValueString="40000"/></entity></model>"#,
-         ["'E.a'", "default", "integer16"]),
         (#"<model><entity name="E&#0;"/></model>"#, ["XML"]),
         // Foundation's XMLParser dereferences nil for a processing instruction without data.
         (#"<?xml version="1.0"?><?x?><model/>"#, ["processing instruction", "offset 21"]),

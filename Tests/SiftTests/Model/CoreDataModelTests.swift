@@ -1,0 +1,138 @@
+// Models as Core Data keeps them: the model cache of the stores Apple's
+// framework wrote (../shared/coredata-stores), their Xcode models (XML
+// bundles with several versions, and Xcode 3's `elements`), and the version
+// hashes that tie a store to the model version that made it. The stores
+// are read on copies and the suite skips when the fixtures are absent.
+
+import Foundation
+import SiftModel
+import SiftStore
+import Testing
+
+/// One store of `../shared/coredata-stores`, with its manifest.
+struct CoreDataFixture: Sendable, CustomTestStringConvertible {
+    static let folder = Fixtures.repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/coredata-stores")
+    static let isPresent = FileManager.default.fileExists(atPath: folder.path)
+
+    /// Every fixture, by folder name.
+    static let all: [CoreDataFixture] = {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.sorted().compactMap { CoreDataFixture(name: $0) }
+    }()
+
+    let name: String
+    let storeFile: String
+    let companions: [String]
+    let modelFile: String
+    /// The model version that made the store, when it is one of a bundle's.
+    let createdBy: String?
+    var testDescription: String { name }
+
+    init?(name: String) {
+        let folder = Self.folder.appendingPathComponent(name)
+        guard let data = FileManager.default.contents(atPath: folder.appendingPathComponent("manifest.json").path),
+              let manifest = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let files = manifest["files"] as? [String: Any], let store = files["store"] as? String,
+              let model = files["model"] as? String else { return nil }
+        self.name = name
+        storeFile = store
+        companions = files["companions"] as? [String] ?? []
+        modelFile = model
+        createdBy = (manifest["model_version_that_created_store"] as? String).flatMap {
+            $0.hasSuffix(".xcdatamodel") ? String($0.dropLast(".xcdatamodel".count)) : nil
+        }
+    }
+
+    var modelURL: URL { Self.folder.appendingPathComponent(name).appendingPathComponent(modelFile) }
+
+    /// A copy of the store and its companion files in a new temporary folder.
+    func copy() throws -> URL {
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("sift-cd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+        for file in [storeFile] + companions {
+            try FileManager.default.copyItem(at: Self.folder.appendingPathComponent(name).appendingPathComponent(file),
+                                            to: destination.appendingPathComponent(file))
+        }
+        return destination.appendingPathComponent(storeFile)
+    }
+
+    /// The store's metadata property list and model cache, read from a copy.
+    func metadataAndModelCache() throws -> (metadata: [String: Any], modelCache: Data?) {
+        let url = try copy()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let connection = try SQLiteConnection(path: url.path)
+        guard case .blob(let plist)? = try connection.query("SELECT Z_PLIST FROM Z_METADATA").first?.first,
+              let metadata = try PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any] else {
+            throw FixtureError.missing("\(name): Z_METADATA")
+        }
+        let hasCache = try !connection.query("SELECT name FROM sqlite_master WHERE name = 'Z_MODELCACHE'").isEmpty
+        var cache: Data?
+        if hasCache, case .blob(let blob)? = try connection.query("SELECT Z_CONTENT FROM Z_MODELCACHE").first?.first {
+            cache = blob
+        }
+        return (metadata, cache)
+    }
+}
+
+@Suite("Core Data models", .enabled(if: CoreDataFixture.isPresent, "../shared/coredata-stores is not beside the checkout"))
+struct CoreDataModelTests {
+    static func hashes(_ metadata: [String: Any]) -> [String: Data] {
+        (metadata["NSStoreModelVersionHashes"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Data }
+    }
+
+    @Test("A store's model cache decodes to the model that made it: the same version hashes", arguments: CoreDataFixture.all)
+    func modelCache(_ fixture: CoreDataFixture) throws {
+        let (metadata, cache) = try fixture.metadataAndModelCache()
+        guard let cache else { return }  // RestKit's store has none
+        let model = try DataModel(modelCache: cache)
+        #expect(!Self.hashes(metadata).isEmpty)
+        #expect(model.entityVersionHashes == Self.hashes(metadata), "\(fixture.name)")
+        if let digest = metadata["NSStoreModelVersionHashesDigest"] as? String {
+            #expect(model.versionHashesDigest == digest)
+        }
+        if let checksum = metadata["NSStoreModelVersionChecksumKey"] as? String {
+            #expect(model.versionChecksum == checksum)
+        }
+        #expect(model.versionIdentifiers.sorted() == ((metadata["NSStoreModelVersionIdentifiers"] as? [String]) ?? []).sorted())
+    }
+
+    @Test("The Xcode model version that made a store is found by its hashes", arguments: CoreDataFixture.all)
+    func xcodeModelVersion(_ fixture: CoreDataFixture) throws {
+        let (metadata, _) = try fixture.metadataAndModelCache()
+        let hashes = Self.hashes(metadata)
+        if fixture.modelURL.pathExtension == "xcdatamodeld" {
+            let bundle = try ModelBundle(contentsOf: fixture.modelURL)
+            #expect(fixture.createdBy != nil && !hashes.isEmpty)
+            let found = bundle.version(matching: hashes)
+            #expect(found?.name == fixture.createdBy, "\(fixture.name): \(bundle.versionNames)")
+        } else if fixture.modelURL.pathExtension == "xcdatamodel" {
+            // One version (RestKit's is Xcode 3's `elements`).
+            #expect(!hashes.isEmpty)
+            #expect(try DataModel(contentsOf: fixture.modelURL).entityVersionHashes == hashes)
+        }
+    }
+
+    @Test func everyVersionOfEveryBundleLoads() throws {
+        for fixture in CoreDataFixture.all where fixture.modelURL.pathExtension == "xcdatamodeld" {
+            let bundle = try ModelBundle(contentsOf: fixture.modelURL)
+            for name in bundle.versionNames { _ = try bundle.model(version: name) }
+            #expect(throws: ModelError.self) { try bundle.model(version: "No such version") }
+        }
+    }
+
+    @Test func inheritanceFromTheCache() throws {
+        guard let fixture = CoreDataFixture.all.first(where: { $0.name == "coredataplus-samplemodel-v1" }),
+              let cache = try fixture.metadataAndModelCache().modelCache else { return }
+        let model = try DataModel(modelCache: cache)
+        let car = try #require(model.entity(named: "Car"))
+        let sportCar = try #require(model.entity(named: "SportCar"))
+        #expect(sportCar.superentity == "Car")
+        #expect(car.subentities == ["SportCar"])
+        #expect(model.descendants(of: car).map(\.name).sorted() == ["Car", "ExpensiveSportCar", "SportCar"])
+        // Inherited properties first, in the same slots.
+        for attribute in car.attributes {
+            #expect(sportCar.attribute(named: attribute.name)?.slot == attribute.slot)
+        }
+        #expect(model.root(of: try #require(model.entity(named: "ExpensiveSportCar"))).name == "Car")
+    }
+}

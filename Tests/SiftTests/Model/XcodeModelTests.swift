@@ -1,0 +1,127 @@
+// Xcode models as real apps write them: every attribute type, inheritance,
+// composites, derived and transient attributes, ordered relationships,
+// constraints, indexes, fetched properties, fetch request templates and
+// configurations; and what Xcode accepts that Core Data ignores.
+
+import Foundation
+import Sift
+import Testing
+
+@Suite("Xcode models")
+struct XcodeModelTests {
+    static let xml = #"""
+    <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+    <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" userDefinedModelVersionIdentifier="">
+        <entity name="Vehicle" representedClassName="Vehicle" isAbstract="YES" syncable="YES">
+            <attribute name="plate" attributeType="String"/>
+            <attribute name="bought" optional="YES" attributeType="Date" defaultDateTimeInterval="100" usesScalarValueType="NO"/>
+            <attribute name="wheels" attributeType="Integer 16" defaultValueString="0.0" usesScalarValueType="YES"/>
+            <attribute name="insured" attributeType="Integer 32" defaultValueString="NO" usesScalarValueType="YES"/>
+            <attribute name="serial" optional="YES" attributeType="UUID" defaultValueString="empy" usesScalarValueType="NO"/>
+            <attribute name="scratch" optional="YES" transient="YES"/>
+            <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Person" inverseName="vehicles" inverseEntity="Person"/>
+            <uniquenessConstraints><uniquenessConstraint><constraint value="plate"/></uniquenessConstraint></uniquenessConstraints>
+            <fetchIndex name="byPlate"><fetchIndexElement property="plate" type="Binary" order="ascending"/></fetchIndex>
+        </entity>
+        <entity name="Car" parentEntity="Vehicle" elementID="Automobile">
+            <attribute name="color" optional="YES" attributeType="Transformable" valueTransformerName="ColorTransformer" customClassName="UIColor"/>
+            <attribute name="photo" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES"/>
+            <attribute name="homepage" optional="YES" attributeType="URI"/>
+            <attribute name="place" optional="YES" attributeType="Composite" composite="Place"/>
+            <attribute name="wheelCount" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="wheels" usesScalarValueType="YES"/>
+            <relationship name="trips" optional="YES" toMany="YES" minCount="1" maxCount="10" ordered="YES" deletionRule="Cascade" destinationEntity="Trip" inverseName="car" inverseEntity="Trip"/>
+            <compoundIndexes><compoundIndex><index value="color"/><index value="plate"/></compoundIndex></compoundIndexes>
+        </entity>
+        <entity name="Person">
+            <attribute name="name" attributeType="String"/>
+            <relationship name="vehicles" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Vehicle" inverseName="owner" inverseEntity="Vehicle"/>
+            <fetchedProperty name="sameName" optional="YES">
+                <fetchRequest name="fetchedPropertyFetchRequest" entity="Person" predicateString="name == $FETCH_SOURCE.name"/>
+            </fetchedProperty>
+        </entity>
+        <entity name="Trip">
+            <attribute name="km" attributeType="Double" defaultValueString="0" usesScalarValueType="YES"/>
+            <relationship name="car" maxCount="1" deletionRule="Nullify" destinationEntity="Car" inverseName="trips" inverseEntity="Car"/>
+        </entity>
+        <composite name="Place">
+            <attribute name="city" attributeType="String"/>
+            <attribute name="spot" attributeType="Composite" composite="Spot"/>
+        </composite>
+        <composite name="Spot">
+            <attribute name="lat" attributeType="Double"/>
+        </composite>
+        <fetchRequest name="carsOf" entity="Car" predicateString="owner.name == $NAME" fetchLimit="5"/>
+        <configuration name="Local"><memberEntity name="Person"/><memberEntity name="Car"/></configuration>
+        <elements><element name="Car" positionX="0" positionY="0" width="128" height="74"/></elements>
+    </model>
+    """#
+
+    static let model: DataModel = {
+        do { return try DataModel(xcdatamodelXML: Data(xml.utf8)) } catch { fatalError("\(error)") }
+    }()
+
+    @Test func attributeTypesAndFlags() throws {
+        let car = try #require(Self.model.entity(named: "Car"))
+        #expect(car.attribute(named: "color")?.type == .transformable)
+        #expect(car.attribute(named: "color")?.valueTransformerName == "ColorTransformer")
+        #expect(car.attribute(named: "photo")?.allowsExternalStorage == true)
+        #expect(car.attribute(named: "homepage")?.type == .uri)
+        #expect(car.attribute(named: "scratch")?.type == .undefined)
+        #expect(car.attribute(named: "scratch")?.isStored == false)
+        #expect(car.attribute(named: "wheelCount")?.derivation == "wheels")
+        #expect(car.attribute(named: "wheelCount")?.isReadOnly == true)
+        // Composites: each element an attribute of its own, nested ones too.
+        #expect(car.attribute(named: "place")?.type == .composite)
+        #expect(car.attribute(named: "place.city")?.type == .string)
+        #expect(car.attribute(named: "place.spot.lat")?.type == .double)
+        #expect(car.attribute(named: "place.city")?.composite == "place")
+        // Defaults as Xcode writes them; one that does not fit is dropped.
+        #expect(car.attribute(named: "bought")?.defaultValue == .date(Date(timeIntervalSinceReferenceDate: 100)))
+        #expect(car.attribute(named: "wheels")?.defaultValue == .int(0))
+        #expect(car.attribute(named: "insured")?.defaultValue == .int(0))
+        #expect(car.attribute(named: "serial")?.defaultValue == nil)
+        #expect(car.renamingIdentifier == "Automobile")
+    }
+
+    @Test func inheritance() throws {
+        let vehicle = try #require(Self.model.entity(named: "Vehicle"))
+        let car = try #require(Self.model.entity(named: "Car"))
+        #expect(vehicle.isAbstract && vehicle.subentities == ["Car"])
+        #expect(car.superentity == "Vehicle")
+        #expect(car.inheritedAttributeCount == vehicle.attributes.count)
+        for attribute in vehicle.attributes { #expect(car.attribute(named: attribute.name)?.slot == attribute.slot) }
+        #expect(car.relationship(named: "owner")?.slot == vehicle.relationship(named: "owner")?.slot)
+        #expect(Self.model.descendants(of: vehicle).map(\.name) == ["Vehicle", "Car"])
+        #expect(Self.model.root(of: car).name == "Vehicle")
+        // An inverse may point at an ancestor: Person.vehicles leads to Vehicle, Car inherits owner.
+        #expect(Self.model.entity(named: "Person")?.relationship(named: "vehicles")?.destination == "Vehicle")
+    }
+
+    @Test func relationshipsIndexesAndTheRest() throws {
+        let car = try #require(Self.model.entity(named: "Car"))
+        let trips = try #require(car.relationship(named: "trips"))
+        #expect(trips.isOrdered && trips.minimumCount == 1 && trips.maximumCount == 10 && trips.deleteRule == .cascade)
+        #expect(Self.model.entity(named: "Vehicle")?.uniquenessConstraints == [["plate"]])
+        #expect(Self.model.entity(named: "Vehicle")?.attribute(named: "plate")?.isIndexed == true)
+        #expect(car.indexes == [FetchIndex("color_plate", properties: ["color", "plate"])])
+        #expect(Self.model.entity(named: "Person")?.fetchedProperties
+                == [FetchedProperty("sameName", entityName: "Person", predicate: "name == $FETCH_SOURCE.name")])
+        #expect(Self.model.fetchRequestTemplates["carsOf"]
+                == FetchRequestTemplate("carsOf", entityName: "Car", predicate: "owner.name == $NAME", fetchLimit: 5))
+        #expect(Self.model.configurations == ["Local": ["Person", "Car"]])
+    }
+
+    @Test func theJSONFormKeepsEverything() throws {
+        let again = try DataModel(json: Self.model.jsonData)
+        #expect(again.jsonData == Self.model.jsonData)
+        #expect(again == Self.model, "the JSON form loses something")
+        #expect(again.entityVersionHashes == Self.model.entityVersionHashes)
+    }
+
+    @Test func predicatesReachCompositeElementsAndInheritedProperties() throws {
+        let compiler = try PredicateCompiler(model: Self.model)
+        _ = try compiler.bind("place.city == 'Oslo' AND place.spot.lat > 1", entity: "Car")
+        _ = try compiler.bind("plate BEGINSWITH 'A' AND owner.name == 'Ann'", entity: "Car")
+        #expect(throws: PredicateCompileError.self) { try compiler.bind("place.town == 'Oslo'", entity: "Car") }
+    }
+}
