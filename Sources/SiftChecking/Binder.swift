@@ -507,6 +507,9 @@ struct BindingState {
             case .object(let entityName):
                 let entity = model.entity(named: entityName)!
                 guard let property = entity.property(named: key) else {
+                    if let subentity = model.descendants(of: entity).first(where: { $0.property(named: key) != nil }) {
+                        throw Failure(.subentityKey(key, entity: entityName, subentity: subentity.name), range: range)
+                    }
                     throw Failure(.unknownKey(key, entity: entityName,
                                               suggestion: Self.closest(to: key, in: entity.propertyNames)), range: range)
                 }

@@ -12,6 +12,8 @@ import SiftValues
 public enum ValidationErrorReason: Hashable, Sendable {
     case unknownEntity(String)
     case unknownKey(String, entity: String, suggestion: String?)
+    /// A property only a subentity declares, on a fetch of its ancestor.
+    case subentityKey(String, entity: String, subentity: String)
     case keyPathContinuesPastAttribute(attribute: String, key: String)
     case collectionNeedsQuantifier(String)
     case quantifierNeedsCollection(Quantifier)
@@ -56,6 +58,9 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
             return "the model has no entity named '\(name)'"
         case .unknownKey(let key, let entity, _):
             return "'\(entity)' has no attribute or relationship named '\(key)'"
+        case .subentityKey(let key, let entity, let subentity):
+            return "'\(key)' belongs to '\(subentity)', a subentity of '\(entity)': objects of '\(entity)' "
+                + "that are not '\(subentity)' have no '\(key)'"
         case .keyPathContinuesPastAttribute(let attribute, let key):
             return "the key path continues with '\(key)' after the attribute '\(attribute)', which is not a relationship"
         case .collectionNeedsQuantifier(let path):
@@ -105,6 +110,8 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
         switch reason {
         case .unknownKey(_, _, let suggestion):
             return suggestion.map { "did you mean '\($0)'?" }
+        case .subentityKey(_, _, let subentity):
+            return "fetch '\(subentity)' instead, or test each object's own properties"
         case .unknownFunction(_, let suggestion):
             return suggestion.map { "did you mean '\($0)'?" }
         case .collectionNeedsQuantifier(let path):

@@ -63,6 +63,8 @@ public enum StoreError: Error, CustomStringConvertible {
     case keysExhausted(entity: String)
     /// An object used after the context that held it was released.
     case contextGone(String)
+    /// A model the store cannot hold (yet).
+    case unsupportedModel(String)
     /// A failure Sift did not expect, with its description: please report it.
     case unexpected(String)
     /// Evaluating the predicate ran out of a budget (a regular expression
@@ -97,6 +99,7 @@ public enum StoreError: Error, CustomStringConvertible {
         case .keysExhausted(let entity):
             "the table of '\(entity)' holds the largest primary key there is (\(Int64.max)): no new object can get a key"
         case .contextGone(let object): "\(object) was used after its context was released: keep the context while you use its objects"
+        case .unsupportedModel(let reason): "this model cannot be used with a store: \(reason)"
         case .unexpected(let message): "an unexpected failure (please report it): \(message)"
         case .modelMismatch(let path, let storeHash, let modelHash):
             "the store '\(path)' was made for another model (store \(storeHash), model \(modelHash)): "

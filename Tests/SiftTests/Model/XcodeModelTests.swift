@@ -5,6 +5,7 @@
 
 import Foundation
 import Sift
+import SiftStore
 import Testing
 
 @Suite("Xcode models")
@@ -123,5 +124,14 @@ struct XcodeModelTests {
         _ = try compiler.bind("place.city == 'Oslo' AND place.spot.lat > 1", entity: "Car")
         _ = try compiler.bind("plate BEGINSWITH 'A' AND owner.name == 'Ann'", entity: "Car")
         #expect(throws: PredicateCompileError.self) { try compiler.bind("place.town == 'Oslo'", entity: "Car") }
+        // A subentity's own property on a fetch of its ancestor: the error names the subentity.
+        let error = #expect(throws: PredicateCompileError.self) { try compiler.bind("color == nil", entity: "Vehicle") }
+        #expect(error.map { "\($0)" }?.contains("'Car', a subentity of 'Vehicle'") == true)
+    }
+
+    @Test func storesRefuseInheritanceUntilTheyHoldIt() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sift-inheritance-\(UUID().uuidString).sqlite")
+        #expect(throws: StoreError.self) { try SQLiteStore(url: url, model: Self.model) }
+        #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 }

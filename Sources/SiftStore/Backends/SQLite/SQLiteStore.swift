@@ -53,6 +53,10 @@ public final class SQLiteStore: @unchecked Sendable {
                             readOnly: Bool = false, busyTimeout: Double = 5) throws(StoreError)
     {
         let path = url.path
+        if let entity = model?.entities.first(where: { $0.superentity != nil }) {
+            throw .unsupportedModel("entity '\(entity.name)' inherits from '\(entity.superentity!)', and stores do not "
+                                    + "hold models with entity inheritance yet")
+        }
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
         // A file nobody may write opens read-only, even for a user (root) who could.
