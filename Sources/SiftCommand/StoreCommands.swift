@@ -49,6 +49,17 @@ final class Progress: @unchecked Sendable {
 }
 
 /// Opens a store file, or exits with status 66 and the reason.
+/// Runs `body`; a store error (an unknown template, a missing variable) is
+/// printed and exits with the data error status.
+func storeFailure<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as StoreError {
+        printError("error: \(error)")
+        throw ExitStatus.dataError
+    }
+}
+
 func openStore(_ path: String) throws -> SQLiteStore {
     guard FileManager.default.fileExists(atPath: path) else {
         printError("error: no store at '\(path)'")
@@ -129,8 +140,12 @@ struct FetchOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The store file.", valueName: "path"))
     var store: String
 
-    @Option(help: ArgumentHelp("The entity to fetch.", valueName: "entity"))
-    var entity: String
+    @Option(help: ArgumentHelp("The entity to fetch (the template's with --template).", valueName: "entity"))
+    var entity: String?
+
+    @Option(help: ArgumentHelp("A fetch request template of the model, by name; --var gives its $variables.",
+                               valueName: "name"))
+    var template: String?
 
     @Option(name: .customLong("sort"), help: ArgumentHelp("Sort by a key path: key, key:desc, key:ci.", valueName: "key"))
     var sort: [String] = []
@@ -144,11 +159,36 @@ struct FetchOptions: ParsableArguments {
     @OptionGroup var predicateArguments: PredicateArguments
 
     @Argument(help: "The predicate (TRUEPREDICATE when omitted).")
-    var predicate: String = "TRUEPREDICATE"
+    var predicateText: String?
 
-    func request() -> FetchRequest {
-        FetchRequest(entityName: entity, predicate: predicate, arguments: predicateArguments.values,
-                     sortDescriptors: sort.map(SortDescriptor.init(parsing:)), fetchLimit: limit, fetchOffset: offset ?? 0)
+    func validate() throws {
+        if entity == nil, template == nil { throw ValidationError("give the entity to fetch (--entity) or a template (--template)") }
+        if template != nil, predicateText != nil { throw ValidationError("a template has its own predicate: give --var values, not a predicate") }
+    }
+
+    /// The predicate's text: the one given, or the template's with its variables replaced.
+    func predicate(in model: DataModel) throws -> String {
+        try request(in: model).predicate.flatMap { if case .format(let text, _) = $0 { text } else { nil } } ?? "TRUEPREDICATE"
+    }
+
+    /// The entity fetched.
+    func entityName(in model: DataModel) throws -> String { try request(in: model).entityName }
+
+    func request(in model: DataModel) throws -> FetchRequest {
+        var request: FetchRequest
+        if let template {
+            request = try model.fetchRequestFromTemplate(withName: template, substitutionVariables: predicateArguments.variableValues)
+        } else {
+            request = FetchRequest(entityName: entity ?? "", predicate: predicateText ?? "TRUEPREDICATE",
+                                   arguments: predicateArguments.values)
+        }
+        if let entity, template != nil, entity != request.entityName {
+            throw ValidationError("the template '\(template!)' fetches '\(request.entityName)', not '\(entity)'")
+        }
+        request.sortDescriptors = sort.map(SortDescriptor.init(parsing:))
+        if let limit { request.fetchLimit = limit }
+        request.fetchOffset = offset ?? 0
+        return request
     }
 }
 
@@ -160,15 +200,15 @@ struct Explain: ParsableCommand {
 
     func run() throws {
         let store = try openStore(options.store)
-        let text = options.predicate
+        let text = try storeFailure { try options.predicate(in: store.model) }
         do {
             // Parsed and bound once; the plan optimizes and lowers the bound tree.
-            let syntax = try PredicateParser.parse(text, arguments: options.predicateArguments.values)
+            let syntax = try PredicateParser.parse(text, arguments: options.template == nil ? options.predicateArguments.values : [])
             print("parsed:\n  \(syntax)")
-            var request = options.request()
+            var request = try storeFailure { try options.request(in: store.model) }
             let compiler = PredicateCompiler(model: store.model, optimizer: nil, functions: store.functions)
             do {
-                request.predicate = .bound(try compiler.bind(syntax, entity: options.entity))
+                request.predicate = .bound(try compiler.bind(syntax, entity: request.entityName))
             } catch {
                 printError(error.rendered(in: text))
                 throw ExitStatus.dataError
@@ -211,7 +251,7 @@ struct Query: ParsableCommand {
 
     func run() throws {
         let store = try openStore(options.store)
-        var request = options.request()
+        var request = try storeFailure { try options.request(in: store.model) }
         request.relationshipKeyPathsForPrefetching = prefetch
         request.returnsObjectsAsFaults = false
         let context = ObjectContext(store: store)
@@ -225,7 +265,10 @@ struct Query: ParsableCommand {
             throw ExitStatus.dataError
         }
         progress.finish()
-        let entity = store.model.entity(named: options.entity)!
+        guard let entity = store.model.entity(named: request.entityName) else {
+            printError("the model has no entity named '\(request.entityName)'")
+            throw ExitStatus.dataError
+        }
         let toOne = entity.relationships.filter { !$0.isToMany }
         switch format {
         case .json:

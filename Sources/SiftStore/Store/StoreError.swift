@@ -65,6 +65,10 @@ public enum StoreError: Error, CustomStringConvertible {
     case contextGone(String)
     /// A model the store cannot hold (yet).
     case unsupportedModel(String)
+    /// A fetch request template the model does not have.
+    case unknownTemplate(String, available: [String])
+    /// `$variables` of a template that were given no value.
+    case missingVariables(template: String, [String])
     /// A failure Sift did not expect, with its description: please report it.
     case unexpected(String)
     /// Evaluating the predicate ran out of a budget (a regular expression
@@ -100,6 +104,11 @@ public enum StoreError: Error, CustomStringConvertible {
             "the table of '\(entity)' holds the largest primary key there is (\(Int64.max)): no new object can get a key"
         case .contextGone(let object): "\(object) was used after its context was released: keep the context while you use its objects"
         case .unsupportedModel(let reason): "this model cannot be used with a store: \(reason)"
+        case .unknownTemplate(let name, let available):
+            "the model has no fetch request template named '\(name)'"
+                + (available.isEmpty ? " (it has none)" : " (it has \(available.map { "'\($0)'" }.joined(separator: ", ")))")
+        case .missingVariables(let template, let names):
+            "the template '\(template)' needs values for \(names.map { "$" + $0 }.joined(separator: ", "))"
         case .unexpected(let message): "an unexpected failure (please report it): \(message)"
         case .modelMismatch(let path, let storeHash, let modelHash):
             "the store '\(path)' was made for another model (store \(storeHash), model \(modelHash)): "

@@ -180,6 +180,36 @@ struct StoreCommandTests {
                              "--entity", "Employee"]).status == 66)
     }
 
+    @Test func fetchRequestTemplatesWithVariables() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sift-cli-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The company data set, its model given a template.
+        var dataSet = try #require(try JSONSerialization.jsonObject(with: Fixtures.data("company.json")) as? [String: Any])
+        var model = try #require(dataSet["model"] as? [String: Any])
+        model["fetchRequestTemplates"] = [["name": "olderIn", "entity": "Employee",
+                                          "predicate": "age > $AGE AND department.name == $DEPT"]]
+        dataSet["model"] = model
+        let data = folder.appendingPathComponent("company.json")
+        try JSONSerialization.data(withJSONObject: dataSet).write(to: data)
+        let store = folder.appendingPathComponent("company.sqlite").path
+        #expect(try runSift(["import", "--data", data.path, "--store", store]).status == 0)
+
+        let json = try runSift(["query", "--store", store, "--template", "olderIn", "--var", "AGE=30", "--var", "DEPT=Sales",
+                                "--sort", "age:desc", "--format", "json"])
+        #expect(json.status == 0, "\(json.error)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        #expect(rows.map { $0["id"] as? Int } == [160, 112, 116])
+        let explain = try runSift(["explain", "--store", store, "--template", "olderIn", "--var", "AGE=50", "--var", "DEPT=Sales"])
+        #expect(explain.output.contains("age > 50"))
+
+        let missing = try runSift(["query", "--store", store, "--template", "olderIn", "--var", "AGE=50"])
+        #expect(missing.status == 65 && missing.error.contains("$DEPT"))
+        let unknown = try runSift(["query", "--store", store, "--template", "younger"])
+        #expect(unknown.status == 65 && unknown.error.contains("'olderIn'"))
+        #expect(try runSift(["query", "--store", store]).status == 64)
+    }
+
     @Test func demoBuildsItsStoreOnceAndRunsTheTour() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sift-demo-\(UUID())")
         defer { try? FileManager.default.removeItem(at: folder) }

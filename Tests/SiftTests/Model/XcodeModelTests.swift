@@ -129,6 +129,19 @@ struct XcodeModelTests {
         #expect(error.map { "\($0)" }?.contains("'Car', a subentity of 'Vehicle'") == true)
     }
 
+    @Test func fetchRequestsFromTemplates() throws {
+        let request = try Self.model.fetchRequestFromTemplate(withName: "carsOf", substitutionVariables: ["NAME": "Ann"])
+        #expect(request.entityName == "Car" && request.fetchLimit == 5)
+        guard case .format(let text, let arguments)? = request.predicate else {
+            Issue.record("no predicate")
+            return
+        }
+        #expect(text.contains("owner.name ==") && text.contains("Ann") && !text.contains("$") && arguments.isEmpty)
+        let missing = #expect(throws: StoreError.self) { try Self.model.fetchRequestFromTemplate(withName: "carsOf") }
+        #expect(missing.map { "\($0)" }?.contains("$NAME") == true)
+        #expect(throws: StoreError.self) { try Self.model.fetchRequestFromTemplate(withName: "nope") }
+    }
+
     @Test func storesRefuseInheritanceUntilTheyHoldIt() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("sift-inheritance-\(UUID().uuidString).sqlite")
         #expect(throws: StoreError.self) { try SQLiteStore(url: url, model: Self.model) }
