@@ -18,7 +18,7 @@ import SiftValues
 /// let people = try ValueColumns(loadPeople())        // converted once
 /// let adults = try FormatPredicate(format: "age >= 18").filter(people)   // [Person]
 /// ```
-public struct ValueColumns<Element>: RandomAccessCollection, @unchecked Sendable {
+public struct ValueColumns<Element>: RandomAccessCollection {
     /// The elements, in order.
     public let elements: [Element]
     let storage: Storage
@@ -70,3 +70,5 @@ public struct ValueColumns<Element>: RandomAccessCollection, @unchecked Sendable
         }
     }
 }
+
+extension ValueColumns: Sendable where Element: Sendable {}

@@ -65,6 +65,8 @@ public enum StoreError: Error, CustomStringConvertible {
     case contextGone(String)
     /// A model the store cannot hold (yet).
     case unsupportedModel(String)
+    /// A model given for a store that it did not make.
+    case modelDoesNotMatchStore(path: String, reason: String)
     /// A fetch request template the model does not have.
     case unknownTemplate(String, available: [String])
     /// `$variables` of a template that were given no value.
@@ -104,6 +106,7 @@ public enum StoreError: Error, CustomStringConvertible {
             "the table of '\(entity)' holds the largest primary key there is (\(Int64.max)): no new object can get a key"
         case .contextGone(let object): "\(object) was used after its context was released: keep the context while you use its objects"
         case .unsupportedModel(let reason): "this model cannot be used with a store: \(reason)"
+        case .modelDoesNotMatchStore(let path, let reason): "the model given is not the model of '\(path)': \(reason)"
         case .unknownTemplate(let name, let available):
             "the model has no fetch request template named '\(name)'"
                 + (available.isEmpty ? " (it has none)" : " (it has \(available.map { "'\($0)'" }.joined(separator: ", ")))")

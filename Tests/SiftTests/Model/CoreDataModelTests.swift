@@ -45,6 +45,14 @@ struct CoreDataFixture: Sendable, CustomTestStringConvertible {
 
     var modelURL: URL { Self.folder.appendingPathComponent(name).appendingPathComponent(modelFile) }
 
+    /// The manifest's row count of each entity (its own rows, not its subentities').
+    var rowsPerEntity: [String: Int] {
+        let url = Self.folder.appendingPathComponent(name).appendingPathComponent("manifest.json")
+        guard let data = FileManager.default.contents(atPath: url.path),
+              let manifest = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [:] }
+        return (manifest["rows_per_entity"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Int }
+    }
+
     /// A copy of the store and its companion files in a new temporary folder.
     func copy() throws -> URL {
         let destination = FileManager.default.temporaryDirectory.appendingPathComponent("sift-cd-\(UUID().uuidString)")
@@ -110,6 +118,37 @@ struct CoreDataModelTests {
             #expect(!hashes.isEmpty)
             #expect(try DataModel(contentsOf: fixture.modelURL).entityVersionHashes == hashes)
         }
+    }
+
+    @Test("Inspecting a store: its entities, their rows (from the -wal too) and its model", arguments: CoreDataFixture.all)
+    func inspection(_ fixture: CoreDataFixture) throws {
+        let url = try fixture.copy()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let before = try Data(contentsOf: url)
+        let summary = try StoreInspection(url: url)
+        #expect(summary.layout == .coreData)
+        let expected = fixture.rowsPerEntity.filter { name, _ in summary.entities.contains { $0.name == name } }
+        #expect(!expected.isEmpty)
+        #expect(Dictionary(uniqueKeysWithValues: summary.entities.map { ($0.name, $0.rows) }).filter { expected[$0.key] != nil }
+                == expected)
+        #expect((summary.model != nil) == (fixture.name != "restkit-rktwittercoredata-seed"))
+        if fixture.modelURL.pathExtension == "xcdatamodeld" {
+            let given = try StoreInspection(url: url, model: fixture.modelURL)
+            #expect(given.modelSource.contains("'\(fixture.createdBy ?? "")'"))
+        }
+        // Read-only: the store file is as it was.
+        #expect(try Data(contentsOf: url) == before)
+    }
+
+    @Test func aModelThatDidNotMakeTheStoreIsRefused() throws {
+        guard let fixture = CoreDataFixture.all.first(where: { $0.name == "bsk-bookmarks-v5" }) else { return }
+        let url = try fixture.copy()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let older = fixture.modelURL.appendingPathComponent("BookmarksModel 2.xcdatamodel")
+        let error = #expect(throws: StoreError.self) { try StoreInspection(url: url, model: older) }
+        #expect(error.map { "\($0)" }?.contains("'BookmarkEntity' differs") == true)
+        let inspect = try runSift(["inspect", "--store", url.path])
+        #expect(inspect.status == 0 && inspect.output.contains("BookmarkEntity  10 rows"))
     }
 
     @Test func everyVersionOfEveryBundleLoads() throws {

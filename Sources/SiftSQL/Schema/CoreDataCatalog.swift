@@ -1,0 +1,47 @@
+// Stage 5 (SQL lowering): the tables every store Core Data writes has —
+// `Z_METADATA` (a binary property list), `Z_PRIMARYKEY` (the entities, their
+// numbers and the keys handed out) and `Z_MODELCACHE` (the compiled model,
+// compressed) — and the statements that read them, for opening and
+// inspecting a store Apple's framework wrote. An entity's rows live in its
+// root entity's table, `Z` and the upper-cased name, with `Z_ENT` telling
+// which entity each row is.
+
+import SiftModel
+
+/// Core Data's catalog tables, and the statements that read them.
+public enum CoreDataCatalog {
+    /// The tables whose presence says a store is Core Data's.
+    public static let requiredTables = ["Z_METADATA", "Z_PRIMARYKEY"]
+    /// The table holding the compiled model, in newer stores.
+    public static let modelCacheTable = "Z_MODELCACHE"
+
+    /// The metadata property list: one row, one column.
+    public static func selectMetadata(in dialect: any SQLDialect) -> SQLQuery {
+        SQLRenderer.render(.select(SQLSelect([.column("m", "Z_PLIST", nullable: true)], from: .table("Z_METADATA", alias: "m"))),
+                           in: dialect)
+    }
+
+    /// The model cache: one row, one column.
+    public static func selectModelCache(in dialect: any SQLDialect) -> SQLQuery {
+        SQLRenderer.render(.select(SQLSelect([.column("c", "Z_CONTENT", nullable: true)],
+                                             from: .table(modelCacheTable, alias: "c"))), in: dialect)
+    }
+
+    /// Every entity of the store: its number, name, parent's number (0 for
+    /// a root) and the largest key handed out (on roots), by number.
+    public static func selectEntities(in dialect: any SQLDialect) -> SQLQuery {
+        let columns = ["Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX"].map { SQLExpression.column("k", $0, nullable: true) }
+        return SQLRenderer.render(.select(SQLSelect(columns, from: .table("Z_PRIMARYKEY", alias: "k"),
+                                                    orderBy: [SQLOrdering(columns[0])])), in: dialect)
+    }
+
+    /// The table of a root entity's rows (and its subentities').
+    public static func table(ofRoot entityName: String) -> String { "Z" + entityName.uppercased() }
+
+    /// How many rows of the root table are objects of entity number `entity` itself.
+    public static func countRows(ofRoot entityName: String, entityNumber: Int, in dialect: any SQLDialect) -> SQLQuery {
+        SQLRenderer.render(.select(SQLSelect(
+            [.aggregate(.count)], from: .table(table(ofRoot: entityName), alias: "t"),
+            where: [.equal(.column("t", "Z_ENT", nullable: true), .value(.integer(Int64(entityNumber))))])), in: dialect)
+    }
+}
