@@ -91,10 +91,13 @@ public struct SQLiteDialect: SQLDialect {
 
     public func columnType(_ type: SQLColumnType) -> String {
         switch type {
+        // Core Data's names; SQLite's affinities follow from them.
         case .integer: "INTEGER"
-        case .real: "REAL"
-        case .text: "TEXT"
+        case .real: "FLOAT"
+        case .text: "VARCHAR"
         case .blob: "BLOB"
+        case .timestamp: "TIMESTAMP"
+        case .decimal: "DECIMAL"
         }
     }
 

@@ -11,8 +11,8 @@ import SiftTree
 
 extension SQLSchema {
     /// The columns of a row, in the order every row statement reads them:
-    /// primary key, version, each attribute in slot order, each to-one key
-    /// in slot order.
+    /// primary key, version, each stored attribute in slot order
+    /// (`storedAttributes`), each to-one key in slot order.
     func rowColumns(_ entity: Entity, alias: String) -> [SQLExpression] {
         if alias == "t0", let columns = rowColumnsOfFirstTable(entity) { return columns }
         return rowColumnNames(entity).map { .column(alias, $0.name, nullable: $0.nullable) }
@@ -140,21 +140,28 @@ public struct RowInsert: Sendable {
     /// The slot of each to-one relationship, in column order.
     let toOneSlots: [Int]
 
+    /// The entity's number, for its rows' `Z_ENT`.
+    let entityNumber: Int64
+
     init(schema: SQLSchema, entity: Entity) {
-        var columns = [schema.primaryKey(entity), schema.version(entity)]
-        for attribute in entity.attributes { columns += [schema.column(attribute)] + schema.companionColumns(attribute) }
+        var columns = [schema.primaryKey(entity), schema.entityColumn(entity), schema.version(entity)]
+        let stored = schema.storedAttributes(entity)
+        for attribute in stored {
+            columns += [schema.column(attribute, of: entity)] + schema.companionColumns(attribute, of: entity)
+        }
         let toOne = schema.toOneRelationships(entity)
-        columns += toOne.map(schema.foreignKey)
-        attributes = entity.attributes.map { ($0.slot, $0.isCanonical) }
+        columns += toOne.map { schema.foreignKey($0, of: entity) }
+        attributes = stored.map { ($0.slot, $0.isCanonical) }
         toOneSlots = toOne.map(\.slot)
+        entityNumber = Int64(schema.entityNumber(entity))
         query = schema.render(.insert(SQLInsert(table: schema.table(entity), columns: columns,
                                                 values: columns.indices.map(SQLExpression.slot), ignoringDuplicates: false)))
     }
 
-    /// The values for a row: its key, version, attribute values by slot and
-    /// to-one keys by slot.
+    /// The values for a row: its key, entity number, version, attribute
+    /// values by slot and to-one keys by slot.
     public func bindings(key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?]) -> [SQLValue] {
-        var result: [SQLValue] = [.integer(key), .integer(version)]
+        var result: [SQLValue] = [.integer(key), .integer(entityNumber), .integer(version)]
         result.reserveCapacity(query.bindings.count)
         for (slot, canonical) in attributes {
             result.append(SQLLowering.sqlValue(values[slot]))
@@ -174,11 +181,15 @@ public struct RowUpdate: Sendable {
     let toOneSlots: [Int]
 
     init(schema: SQLSchema, entity: Entity, attributes: [Attribute], toOne: [Relationship]) {
+        let attributes = attributes.filter(\.isStored)
+        let toOne = toOne.filter { !$0.isTransient }
         self.attributes = attributes.map { ($0.slot, $0.isCanonical) }
         self.toOneSlots = toOne.map(\.slot)
         var columns: [String] = []
-        for attribute in attributes { columns += [schema.column(attribute)] + schema.companionColumns(attribute) }
-        columns += toOne.map(schema.foreignKey)
+        for attribute in attributes {
+            columns += [schema.column(attribute, of: entity)] + schema.companionColumns(attribute, of: entity)
+        }
+        columns += toOne.map { schema.foreignKey($0, of: entity) }
         let version = SQLExpression.column("", schema.version(entity), nullable: false)
         let assignments = columns.enumerated().map { (column: $1, value: SQLExpression.slot($0)) }
             + [(column: schema.version(entity), value: SQLExpression.arithmetic(.add, version, .literal(1)))]

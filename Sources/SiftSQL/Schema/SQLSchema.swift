@@ -2,17 +2,22 @@
 // lives in tables. Every table and column name the store uses comes from
 // here; swapping the mapping swaps the layout.
 //
-// Sift's layout: a table per entity, named after it, with an integer primary
-// key `Z_PK`, a version `Z_OPT` (incremented by every save of the row), a
-// column per attribute named after it, and a column per to-one relationship
+// Core Data's layout, the only one: a table per root entity, `Z` and the
+// upper-cased name, shared by its subentities, with an integer primary key
+// `Z_PK`, the entity's number `Z_ENT` (Core Data's numbering: entities in a
+// pre-order walk, roots and children sorted case-insensitively) and a version
+// `Z_OPT` (incremented by every save of the row); a column per stored
+// attribute, `Z` and the upper-cased name (a number added when two
+// properties of one table would share it); a column per to-one relationship
 // holding the destination's primary key. A to-many relationship whose
 // inverse is to-one is read through that inverse's column; one whose inverse
-// is also to-many (or that has no inverse) lives in a join table
-// `Z_<Entity>_<relationship>` with columns `Z_SOURCE` and `Z_TARGET`, shared
-// by both directions. Attributes marked canonical have folded companion
-// columns `Z_FOLD1_<name>` (`[c]`) and `Z_FOLD3_<name>` (`[cd]`). The model
-// itself is kept in `Z_METADATA` (`Z_KEY`, `Z_VALUE`).
+// is also to-many (or that has none) lives in a join table. `Z_PRIMARYKEY`
+// lists the entities and the largest key handed out per root (`Z_MAX`);
+// `Z_METADATA` holds the metadata property list. Sift's extras, which Core
+// Data ignores: folded companion columns `Z_FOLD1_<column>` (`[c]`) and
+// `Z_FOLD3_<column>` (`[cd]`) for attributes marked canonical.
 
+import Foundation
 import SiftModel
 import SiftTree
 
@@ -39,17 +44,66 @@ public struct SQLSchema: Sendable {
     private var rows: [[(name: String, nullable: Bool)]] = []
     /// The same columns read from the alias a fetch's table always has, `t0`.
     private var rowsOfFirstTable: [[SQLExpression]] = []
+    /// Each entity's number (`Z_ENT`), by name.
+    public let entityNumbers: [String: Int]
+    /// The column of each stored attribute and to-one relationship, by
+    /// entity name, then property name.
+    private var columns: [String: [String: String]] = [:]
 
-    public init(model: DataModel, dialect: any SQLDialect = .sqlite) {
+    /// The mapping of `model`, with Core Data's entity numbers (or those a
+    /// store already has, by entity name).
+    public init(model: DataModel, dialect: any SQLDialect = .sqlite, entityNumbers: [String: Int]? = nil) {
         self.model = model
         self.dialect = dialect
+        self.entityNumbers = entityNumbers ?? Self.entityNumbers(of: model)
+        // Columns, per root table: ancestors' first, so that subentities share them.
+        for root in model.entities where root.superentity == nil {
+            var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
+            for entity in model.descendants(of: root) {
+                var names = entity.superentity.flatMap { columns[$0] } ?? [:]
+                func claim(_ property: String) {
+                    let base = "Z" + property.uppercased().replacingOccurrences(of: ".", with: "_")
+                    var name = base
+                    var suffix = 1
+                    while used.contains(name) {
+                        name = base + String(suffix)
+                        suffix += 1
+                    }
+                    used.insert(name)
+                    names[property] = name
+                }
+                for attribute in entity.declaredAttributes where attribute.isStored { claim(attribute.name) }
+                for relationship in entity.declaredRelationships where !relationship.isToMany && !relationship.isTransient {
+                    claim(relationship.name)
+                }
+                columns[entity.name] = names
+            }
+        }
         rows = model.entities.map { entity in
             [(primaryKey(entity), false), (version(entity), false)]
-                + entity.attributes.map { (column($0), $0.isOptional) }
-                + toOneRelationships(entity).map { (foreignKey($0), true) }
+                + storedAttributes(entity).map { (column($0, of: entity), $0.isOptional) }
+                + toOneRelationships(entity).map { (foreignKey($0, of: entity), true) }
         }
         rowsOfFirstTable = rows.map { $0.map { SQLExpression.column("t0", $0.name, nullable: $0.nullable) } }
     }
+
+    /// Core Data's entity numbers: a pre-order walk of the inheritance tree,
+    /// roots and each entity's subentities sorted by name, case ignored.
+    public static func entityNumbers(of model: DataModel) -> [String: Int] {
+        func sorted(_ entities: [Entity]) -> [Entity] {
+            entities.sorted { ($0.name.lowercased(), $0.name) < ($1.name.lowercased(), $1.name) }
+        }
+        var numbers: [String: Int] = [:]
+        func visit(_ entity: Entity) {
+            numbers[entity.name] = numbers.count + 1
+            for child in sorted(entity.subentities.compactMap { model.entity(named: $0) }) { visit(child) }
+        }
+        for root in sorted(model.entities.filter { $0.superentity == nil }) { visit(root) }
+        return numbers
+    }
+
+    /// An entity's number (`Z_ENT`).
+    public func entityNumber(_ entity: Entity) -> Int { entityNumbers[entity.name] ?? 0 }
 
     /// The names of a row's columns and whether each may be NULL, in the
     /// order row statements read them.
@@ -62,128 +116,194 @@ public struct SQLSchema: Sendable {
         rowsOfFirstTable.indices.contains(entity.index) ? rowsOfFirstTable[entity.index] : nil
     }
 
-    /// The table of an entity.
-    public func table(_ entity: Entity) -> String { entity.name }
+    /// The attributes of an entity a row holds, in slot order: those with a
+    /// column (not transient; not a composite itself, an object ID or
+    /// undefined).
+    public func storedAttributes(_ entity: Entity) -> [Attribute] { entity.attributes.filter(\.isStored) }
+
+    /// The table of an entity: its root entity's.
+    public func table(_ entity: Entity) -> String { "Z" + model.root(of: entity).name.uppercased() }
 
     /// The primary key column of an entity's table.
     public func primaryKey(_ entity: Entity) -> String { "Z_PK" }
 
+    /// The column holding each row's entity number.
+    public func entityColumn(_ entity: Entity) -> String { "Z_ENT" }
+
     /// The version column of an entity's table.
     public func version(_ entity: Entity) -> String { "Z_OPT" }
 
-    /// The column of an attribute.
-    public func column(_ attribute: Attribute) -> String { attribute.name }
-
-    /// The column of a to-one relationship: the destination's primary key.
-    public func foreignKey(_ relationship: Relationship) -> String { relationship.name }
-
     /// The column of an attribute a bound tree names.
     public func column(_ attribute: AttributeReference) -> String {
-        model.entity(named: attribute.entity)?.attribute(named: attribute.name).map(column) ?? attribute.name
+        columns[attribute.entity]?[attribute.name] ?? "Z" + attribute.name.uppercased()
     }
 
     /// The column of a to-one relationship a bound tree names.
     public func foreignKey(_ relationship: RelationshipReference) -> String {
-        model.entity(named: relationship.entity)?.relationship(named: relationship.name).map(foreignKey) ?? relationship.name
+        columns[relationship.entity]?[relationship.name] ?? "Z" + relationship.name.uppercased()
     }
 
     /// The companion column of an attribute a bound tree names.
     public func companionColumn(_ attribute: AttributeReference, flags: Int) -> String {
-        model.entity(named: attribute.entity)?.attribute(named: attribute.name).map { companionColumn($0, flags: flags) }
-            ?? "Z_FOLD\(flags)_\(attribute.name)"
+        "Z_FOLD\(flags)_" + column(attribute)
     }
 
     /// The folding flags companion columns exist for: `[c]` (1) and `[cd]` (3).
     public static let companionFlags = [1, 3]
 
-    /// The companion column holding an attribute folded with `flags`.
-    public func companionColumn(_ attribute: Attribute, flags: Int) -> String {
-        "Z_FOLD\(flags)_\(attribute.name)"
+    /// The column of an attribute of `entity` (declared or inherited).
+    public func column(_ attribute: Attribute, of entity: Entity) -> String {
+        columns[entity.name]?[attribute.name] ?? "Z" + attribute.name.uppercased()
     }
 
-    /// The companion columns of an attribute (none unless it is canonical).
-    public func companionColumns(_ attribute: Attribute) -> [String] {
-        attribute.isCanonical ? Self.companionFlags.map { companionColumn(attribute, flags: $0) } : []
+    /// The column of a to-one relationship of `entity`.
+    public func foreignKey(_ relationship: Relationship, of entity: Entity) -> String {
+        columns[entity.name]?[relationship.name] ?? "Z" + relationship.name.uppercased()
     }
 
-    /// The table holding a store's metadata, and its key and value columns:
-    /// where it lives does not depend on the model, so a store's model can be
-    /// read before the store is opened with it.
-    public static let metadataTable = (name: "Z_METADATA", key: "Z_KEY", value: "Z_VALUE")
+    /// The companion columns of an attribute of `entity` (none unless it is canonical).
+    public func companionColumns(_ attribute: Attribute, of entity: Entity) -> [String] {
+        attribute.isCanonical ? Self.companionFlags.map { "Z_FOLD\($0)_" + column(attribute, of: entity) } : []
+    }
 
     /// Where a relationship of `entity` is stored.
     public func storage(of relationship: Relationship, in entity: Entity) -> RelationshipStorage {
-        if !relationship.isToMany { return .foreignKey(column: foreignKey(relationship)) }
+        if !relationship.isToMany { return .foreignKey(column: foreignKey(relationship, of: entity)) }
         guard let destination = model.entity(named: relationship.destination) else {
-            return .joinTable(table: "Z_\(entity.name)_\(relationship.name)", sourceColumn: "Z_SOURCE", targetColumn: "Z_TARGET")
+            return joinTable(owner: entity, relationship, destination: entity, inverse: nil, ownerSide: true)
         }
-        if let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName) {
-            if !inverse.isToMany { return .inverseForeignKey(table: table(destination), column: foreignKey(inverse)) }
-            // Many-to-many: one table for both directions, named after the side that sorts first.
-            let mine = (entity.name, relationship.name)
-            let theirs = (destination.name, inverse.name)
-            if mine <= theirs {
-                return .joinTable(table: "Z_\(mine.0)_\(mine.1)", sourceColumn: "Z_SOURCE", targetColumn: "Z_TARGET")
-            }
-            return .joinTable(table: "Z_\(theirs.0)_\(theirs.1)", sourceColumn: "Z_TARGET", targetColumn: "Z_SOURCE")
+        let inverse = relationship.inverse.flatMap { destination.relationship(named: $0) }
+        if let inverse, !inverse.isToMany {
+            return .inverseForeignKey(table: table(destination), column: foreignKey(inverse, of: destination))
         }
-        return .joinTable(table: "Z_\(entity.name)_\(relationship.name)", sourceColumn: "Z_SOURCE", targetColumn: "Z_TARGET")
+        guard let inverse else { return joinTable(owner: entity, relationship, destination: destination, inverse: nil, ownerSide: true) }
+        // Many-to-many: one table for both directions, named after one side's relationship.
+        if Self.ownsJoinTable(relationship, over: inverse) {
+            return joinTable(owner: entity, relationship, destination: destination, inverse: inverse, ownerSide: true)
+        }
+        return joinTable(owner: destination, inverse, destination: entity, inverse: relationship, ownerSide: false)
+    }
+
+    /// Which side of a many-to-many relationship names its join table: the
+    /// relationship whose name sorts last.
+    static func ownsJoinTable(_ relationship: Relationship, over inverse: Relationship) -> Bool {
+        relationship.name.utf8.lexicographicallyPrecedes(inverse.name.utf8) == false
+    }
+
+    /// The join table `Z_<n><RELATIONSHIP>` of `relationship` of `owner`
+    /// (number n): a column `Z_<owner's number><INVERSE>` with the owner's
+    /// keys, and `Z_<destination's number><RELATIONSHIP>` with the
+    /// destination's; read from the other side, the columns swap.
+    private func joinTable(owner: Entity, _ relationship: Relationship, destination: Entity, inverse: Relationship?,
+                           ownerSide: Bool) -> RelationshipStorage {
+        let name = relationship.name.uppercased()
+        let table = "Z_\(entityNumber(owner))\(name)"
+        let ownerColumn = "Z_\(entityNumber(owner))\((inverse?.name ?? owner.name).uppercased())"
+        let destinationColumn = "Z_\(entityNumber(destination))\(name)"
+        // A self-referencing pair with the same numbers: keep the columns apart.
+        let first = ownerColumn == destinationColumn ? ownerColumn + "1" : ownerColumn
+        return ownerSide ? .joinTable(table: table, sourceColumn: first, targetColumn: destinationColumn)
+            : .joinTable(table: table, sourceColumn: destinationColumn, targetColumn: first)
     }
 
     /// Whether a join table is written from this side (each link once).
     public func writesLinks(of relationship: Relationship, in entity: Entity) -> Bool {
-        if case .joinTable(_, let source, _) = storage(of: relationship, in: entity) { return source == "Z_SOURCE" }
-        return false
+        guard relationship.isToMany, let destination = model.entity(named: relationship.destination),
+              case .joinTable = storage(of: relationship, in: entity) else { return false }
+        guard let inverse = relationship.inverse.flatMap({ destination.relationship(named: $0) }) else { return true }
+        return Self.ownsJoinTable(relationship, over: inverse)
     }
 
     /// The to-one relationships of an entity in slot order: the order their
     /// columns come in a row.
     public func toOneRelationships(_ entity: Entity) -> [Relationship] {
-        entity.relationships.filter { !$0.isToMany }.sorted { $0.slot < $1.slot }
+        entity.relationships.filter { !$0.isToMany && !$0.isTransient }.sorted { $0.slot < $1.slot }
     }
 
     // MARK: Tables
 
-    /// The statements that create the store's tables, indexes and metadata table.
+    /// The statements that create the store's tables and indexes, as Core
+    /// Data names them, and its catalog tables (`Z_PRIMARYKEY` with a row
+    /// per entity, `Z_METADATA` empty).
     public var createStatements: [SQLQuery] {
         var statements: [SQLStatement] = []
         var joinTables = Set<String>()
-        for entity in model.entities {
-            let table = table(entity)
-            var columns = [SQLColumnDefinition(primaryKey(entity), .integer, primaryKey: true),
-                           SQLColumnDefinition(version(entity), .integer, nullable: false, default: .integer(1))]
-            for attribute in entity.attributes {
-                columns.append(SQLColumnDefinition(column(attribute), SQLColumnType(attribute.type), nullable: attribute.isOptional))
-            }
-            for relationship in toOneRelationships(entity) {
-                columns.append(SQLColumnDefinition(foreignKey(relationship), .integer))
-            }
-            for attribute in entity.attributes {
-                for companion in companionColumns(attribute) { columns.append(SQLColumnDefinition(companion, .text)) }
+        for root in model.entities where root.superentity == nil {
+            let family = model.descendants(of: root)
+            let table = table(root)
+            var columns = [SQLColumnDefinition(primaryKey(root), .integer, primaryKey: true),
+                           SQLColumnDefinition(entityColumn(root), .integer),
+                           SQLColumnDefinition(version(root), .integer, nullable: false, default: .integer(1))]
+            var seen = Set<String>()
+            for entity in family {
+                for relationship in toOneRelationships(entity) where seen.insert(foreignKey(relationship, of: entity)).inserted {
+                    columns.append(SQLColumnDefinition(foreignKey(relationship, of: entity), .integer))
+                }
+                for attribute in storedAttributes(entity) where seen.insert(column(attribute, of: entity)).inserted {
+                    // Subentities' columns are NULL in other entities' rows.
+                    columns.append(SQLColumnDefinition(column(attribute, of: entity), SQLColumnType(attribute.type),
+                                                       nullable: attribute.isOptional || entity.name != root.name))
+                    for companion in companionColumns(attribute, of: entity) { columns.append(SQLColumnDefinition(companion, .text)) }
+                }
             }
             statements.append(.createTable(SQLCreateTable(name: table, columns: columns, compositeKey: [])))
-            func index(_ column: String) {
-                statements.append(.createIndex(SQLCreateIndex(name: "Z_\(entity.name)_\(column)_INDEX", table: table, columns: [column])))
+            func index(_ name: String, _ columns: [String]) {
+                statements.append(.createIndex(SQLCreateIndex(name: name, table: table, columns: columns)))
             }
-            for relationship in toOneRelationships(entity) { index(foreignKey(relationship)) }
-            for attribute in entity.attributes { companionColumns(attribute).forEach(index) }
-            for attribute in entity.attributes where attribute.isIndexed { index(column(attribute)) }
-            for relationship in entity.relationships {
-                guard case .joinTable(let name, _, _) = storage(of: relationship, in: entity),
-                      joinTables.insert(name).inserted else { continue }
-                statements.append(.createTable(SQLCreateTable(
-                    name: name, columns: [SQLColumnDefinition("Z_SOURCE", .integer, nullable: false),
-                                          SQLColumnDefinition("Z_TARGET", .integer, nullable: false)],
-                    compositeKey: ["Z_SOURCE", "Z_TARGET"])))
-                statements.append(.createIndex(SQLCreateIndex(name: name + "_TARGET_INDEX", table: name,
-                                                              columns: ["Z_TARGET", "Z_SOURCE"])))
+            index("\(table)_Z_ENT_INDEX", [entityColumn(root)])
+            var indexed = Set<String>()
+            for entity in family {
+                for relationship in toOneRelationships(entity) where indexed.insert(foreignKey(relationship, of: entity)).inserted {
+                    index("\(table)_\(foreignKey(relationship, of: entity))_INDEX", [foreignKey(relationship, of: entity)])
+                }
+                for attribute in storedAttributes(entity) {
+                    for companion in companionColumns(attribute, of: entity) where indexed.insert(companion).inserted {
+                        index("\(table)_\(companion)_INDEX", [companion])
+                    }
+                    if attribute.isIndexed, indexed.insert(column(attribute, of: entity)).inserted {
+                        index("Z_\(entity.name)_\(attribute.name)", [column(attribute, of: entity)])
+                    }
+                }
+                for fetchIndex in entity.indexes where fetchIndex.properties.count > 1 {
+                    let names = fetchIndex.properties.compactMap { property -> String? in
+                        if let attribute = entity.attribute(named: property), attribute.isStored { return column(attribute, of: entity) }
+                        if let relationship = entity.relationship(named: property), !relationship.isToMany {
+                            return foreignKey(relationship, of: entity)
+                        }
+                        return nil
+                    }
+                    if names.count == fetchIndex.properties.count { index("Z_\(entity.name)_\(fetchIndex.name)", names) }
+                }
+                for relationship in entity.declaredRelationships {
+                    guard case .joinTable(let name, let source, let target) = storage(of: relationship, in: entity),
+                          joinTables.insert(name).inserted else { continue }
+                    let (first, second) = writesLinks(of: relationship, in: entity) ? (source, target) : (target, source)
+                    statements.append(.createTable(SQLCreateTable(
+                        name: name, columns: [SQLColumnDefinition(first, .integer, nullable: false),
+                                              SQLColumnDefinition(second, .integer, nullable: false)],
+                        compositeKey: [first, second])))
+                    statements.append(.createIndex(SQLCreateIndex(name: "\(name)_\(second)_INDEX", table: name,
+                                                                  columns: [second, first])))
+                }
             }
         }
-        let metadata = Self.metadataTable
         statements.append(.createTable(SQLCreateTable(
-            name: metadata.name, columns: [SQLColumnDefinition(metadata.key, .text, primaryKey: true),
-                                           SQLColumnDefinition(metadata.value, .text, nullable: false)],
+            name: "Z_PRIMARYKEY", columns: [SQLColumnDefinition("Z_ENT", .integer, primaryKey: true),
+                                            SQLColumnDefinition("Z_NAME", .text), SQLColumnDefinition("Z_SUPER", .integer),
+                                            SQLColumnDefinition("Z_MAX", .integer)],
             compositeKey: [])))
+        statements.append(.createTable(SQLCreateTable(
+            name: "Z_METADATA", columns: [SQLColumnDefinition("Z_VERSION", .integer, primaryKey: true),
+                                          SQLColumnDefinition("Z_UUID", .text), SQLColumnDefinition("Z_PLIST", .blob)],
+            compositeKey: [])))
+        for entity in model.entities.sorted(by: { entityNumber($0) < entityNumber($1) }) {
+            let parent = entity.superentity.flatMap { model.entity(named: $0) }.map(entityNumber) ?? 0
+            statements.append(.insert(SQLInsert(
+                table: "Z_PRIMARYKEY", columns: ["Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX"],
+                values: [.value(.integer(Int64(entityNumber(entity)))), .value(.text(entity.name)),
+                         .value(.integer(Int64(parent))), .value(.integer(0))],
+                ignoringDuplicates: false)))
+        }
         return statements.map(render)
     }
 
@@ -192,19 +312,30 @@ public struct SQLSchema: Sendable {
         SQLRenderer.render(statement, in: dialect)
     }
 
-    // MARK: Metadata
+    // MARK: Metadata and keys
 
-    /// Stores one metadata entry.
-    public func insertMetadata(key: String, value: String) -> SQLQuery {
-        let metadata = Self.metadataTable
-        return render(.insert(SQLInsert(table: metadata.name, columns: [metadata.key, metadata.value],
-                                        values: [.value(.text(key)), .value(.text(value))], ignoringDuplicates: false)))
+    /// Stores the metadata property list, and the store's identifier.
+    public func insertMetadata(plist: [UInt8], uuid: String) -> SQLQuery {
+        render(.insert(SQLInsert(table: "Z_METADATA", columns: ["Z_VERSION", "Z_UUID", "Z_PLIST"],
+                                 values: [.value(.integer(1)), .value(.text(uuid)), .value(.blob(Data(plist)))],
+                                 ignoringDuplicates: false)))
     }
 
-    /// Every metadata entry: key, then value.
-    public static func selectMetadata(in dialect: any SQLDialect) -> SQLQuery {
-        let metadata = metadataTable
-        return SQLRenderer.render(.select(SQLSelect([.column("m", metadata.key, nullable: false), .column("m", metadata.value, nullable: false)],
-                                        from: .table(metadata.name, alias: "m"))), in: dialect)
+    /// The largest key handed out for an entity's table (`Z_MAX` of its
+    /// root, 0 when none).
+    public func selectKeyMaximum(_ entity: Entity) -> SQLQuery {
+        let root = model.root(of: entity)
+        return render(.select(SQLSelect([.coalesce(.column("k", "Z_MAX", nullable: true), .literal(0))],
+                                        from: .table("Z_PRIMARYKEY", alias: "k"),
+                                        where: [.equal(.column("k", "Z_ENT", nullable: false),
+                                                       .value(.integer(Int64(entityNumber(root)))))])))
+    }
+
+    /// Records `largest` as the largest key handed out for an entity's table.
+    public func updateKeyMaximum(_ entity: Entity, to largest: Int64) -> SQLQuery {
+        let root = model.root(of: entity)
+        return render(.update(SQLUpdate(table: "Z_PRIMARYKEY", assignments: [(column: "Z_MAX", value: .value(.integer(largest)))],
+                                        conditions: [.equal(.column("", "Z_ENT", nullable: false),
+                                                            .value(.integer(Int64(entityNumber(root)))))])))
     }
 }

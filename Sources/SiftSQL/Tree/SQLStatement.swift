@@ -169,14 +169,21 @@ public struct SQLDelete: Hashable, Sendable {
 /// The type of a column, as the dialect names it.
 public enum SQLColumnType: Hashable, Sendable {
     case integer, real, text, blob
+    /// Seconds since 2001 (a number; Core Data's TIMESTAMP).
+    case timestamp
+    /// A decimal number, kept as a real (Core Data's DECIMAL).
+    case decimal
 
-    /// The column type that holds an attribute's values.
+    /// The column type that holds an attribute's values, as Core Data declares them.
     public init(_ type: AttributeType) {
         switch type {
         case .integer16, .integer32, .integer64, .boolean: self = .integer
-        case .decimal, .double, .float, .date: self = .real
-        case .string, .uuid, .uri: self = .text
-        case .binary, .transformable: self = .blob
+        case .double, .float: self = .real
+        case .decimal: self = .decimal
+        case .date: self = .timestamp
+        case .string, .uri: self = .text
+        // A UUID is its 16 bytes.
+        case .binary, .transformable, .uuid: self = .blob
         // No column holds these (`AttributeType.hasColumn`): the schema
         // mapping gives them none.
         case .objectID, .composite, .undefined: self = .blob

@@ -94,6 +94,8 @@ extension PredicateValue {
         case (.real(let d), .date): self = .date(Date(timeIntervalSinceReferenceDate: d))
         case (.integer(let i), .date): self = .date(Date(timeIntervalSinceReferenceDate: Double(i)))
         case (.text(let s), .uuid): self = UUID(uuidString: s).map(PredicateValue.uuid) ?? .string(s)
+        case (.blob(let d), .uuid) where d.count == 16:
+            self = .uuid(UUID(uuid: d.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
         default: self.init(sqlValue: sqlValue)
         }
     }
@@ -106,6 +108,9 @@ extension PredicateValue {
         case (.integer(let i), .date): self = .date(Date(timeIntervalSinceReferenceDate: Double(i)))
         case (.integer(let i), .double), (.integer(let i), .float), (.integer(let i), .decimal): self = .double(Double(i))
         case (.text(let s), .uuid): self = UUID(uuidString: s).map(PredicateValue.uuid) ?? .string(s)
+        case (.blob(let d), .uuid) where d.count == 16:
+            // Core Data keeps a UUID as its 16 bytes.
+            self = .uuid(UUID(uuid: d.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
         default: self.init(sqlValue: sqlValue)
         }
     }

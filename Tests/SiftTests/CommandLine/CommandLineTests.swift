@@ -143,7 +143,7 @@ struct StoreCommandTests {
         let result = try runSift(["sql", "--model", Self.fixture("company.json"), "--entity", "Employee",
                                   "--arg", "Sales", "department.name == %@ AND age > 30"])
         #expect(result.status == 0)
-        #expect(result.output.contains(#"LEFT JOIN "Department" AS t1 ON t1."Z_PK" = t0."department""#))
+        #expect(result.output.contains(#"LEFT JOIN "ZDEPARTMENT" AS t1 ON t1."Z_PK" = t0."ZDEPARTMENT""#))
         #expect(result.output.contains(#"-- bindings: ?1 = 30, ?2 = "Sales""#))
     }
 

@@ -153,13 +153,22 @@ struct DamagedStoreFileTests {
         #expect(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") == [[.text("notes")]])
     }
 
+    /// Rewrites a store's metadata property list.
+    static func editMetadata(of file: URL, _ edit: (inout [String: Any]) -> Void) throws {
+        let connection = try SQLiteConnection(path: file.path)
+        guard case .blob(let data)? = try connection.query("SELECT Z_PLIST FROM Z_METADATA").first?.first,
+              var metadata = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
+            throw FixtureError.missing("metadata")
+        }
+        edit(&metadata)
+        let edited = try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)
+        try connection.forEachRow("UPDATE Z_METADATA SET Z_PLIST = ?1", [.blob(edited)])
+    }
+
     @Test func aStoreWithoutItsModelRecordIsDamaged() throws {
         let folder = try ScratchFolder()
         let file = try folder.companyStore()
-        do {
-            let connection = try SQLiteConnection(path: file.path)
-            try connection.execute("UPDATE Z_METADATA SET Z_VALUE = '{\"entities\": 7}' WHERE Z_KEY = 'model'")
-        }
+        try Self.editMetadata(of: file) { $0["SiftModel"] = "{\"entities\": 7}" }
         let before = try #require(contents(file))
         let error = #expect(throws: StoreError.self) { try openAndRead(file, model: nil) }
         guard case .damaged? = error else { Issue.record("\(String(describing: error))"); return }
@@ -170,11 +179,7 @@ struct DamagedStoreFileTests {
         let folder = try ScratchFolder()
         let file = try folder.companyStore()
         let other = try DataModel([Entity("Employee", attributes: [Attribute("secret", .string)])])
-        do {
-            let connection = try SQLiteConnection(path: file.path)
-            try connection.forEachRow("UPDATE Z_METADATA SET Z_VALUE = ?1 WHERE Z_KEY = 'model'",
-                                      [.text(String(decoding: other.jsonData, as: UTF8.self))])
-        }
+        try Self.editMetadata(of: file) { $0["SiftModel"] = String(decoding: other.jsonData, as: UTF8.self) }
         let before = try #require(contents(file))
         let error = #expect(throws: StoreError.self) { try openAndRead(file, model: nil) }
         guard case .damaged? = error else { Issue.record("\(String(describing: error))"); return }
@@ -374,7 +379,7 @@ struct SQLLookingKeyPathTests {
                                                    arguments: [.string("a'b]c"), .string(odd)]))
         #expect(found.count == 1)
         let query = try store.sqlQuery(for: FetchRequest(entityName: odd, predicate: "%K == 'v'", arguments: [.string("a'b]c")]))
-        #expect(query.sql.contains(#""we""ird; DROP TABLE x; --""#))
+        #expect(query.sql.contains(#""ZWE""IRD; DROP TABLE X; --""#))
         #expect(!query.sql.contains("'v'"))
     }
 }

@@ -73,7 +73,7 @@ struct FailedSaveTests {
             try connection.registerFunction("test_refuse", arity: 0, deterministic: false) { _ in
                 .integer(transactions.next() > 1 ? 1 : 0)
             }
-            try connection.execute(#"CREATE TEMP TRIGGER refuse BEFORE INSERT ON "Employee" WHEN test_refuse() "#
+            try connection.execute(#"CREATE TEMP TRIGGER refuse BEFORE INSERT ON "ZEMPLOYEE" WHEN test_refuse() "#
                 + "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
         }
         _ = try state(mine, objects)

@@ -56,7 +56,7 @@ struct WritePathTests {
         #expect(try alice.value(forKey: "age") == 59)
         try context.save()
         if let sqlite = store.store as? SQLiteStore {
-            let version = try sqlite.withConnection { try $0.query(#"SELECT "Z_OPT" FROM "Employee" WHERE "Z_PK" = 101"#) }
+            let version = try sqlite.withConnection { try $0.query(#"SELECT "Z_OPT" FROM "ZEMPLOYEE" WHERE "Z_PK" = 101"#) }
             #expect(version.first?.first == .integer(2))
         }
         #expect(try storeValue(store, 101, "age") == 59)

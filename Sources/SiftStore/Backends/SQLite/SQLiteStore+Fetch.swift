@@ -97,7 +97,14 @@ extension SQLiteStore {
     func fetchNodes(_ query: SQLQuery, entity: Entity, extraLeadingColumns: Int = 0,
                     leading: ((SQLiteStatement) -> Void)? = nil) throws(StoreError) -> [RowNode] {
         let now = Date().timeIntervalSinceReferenceDate
-        let attributeTypes = entity.attributes.map(\.type)
+        // The attributes a row holds (stored ones), and their slots; the
+        // others start nil.
+        let stored = schema.storedAttributes(entity)
+        let attributeTypes = stored.map(\.type)
+        let storedSlots = stored.map(\.slot)
+        let attributeCount = entity.attributes.count
+        let everyAttributeStored = stored.count == attributeCount
+        let toOneSlots = schema.toOneRelationships(entity).map(\.slot)
         let toOneCount = entity.toOneCount
         let toManyCount = entity.toManyCount
         let base = extraLeadingColumns
@@ -109,16 +116,19 @@ extension SQLiteStore {
             try withConnection { connection in
                 try connection.forEachRow(query.sql, query.bindings) { row in
                     if let leading { leading(row) }
-                    var values: [PredicateValue] = []
-                    values.reserveCapacity(attributeTypes.count)
-                    for (i, type) in attributeTypes.enumerated() {
-                        values.append(row.value(base + 2 + i, as: type))
+                    var values: [PredicateValue]
+                    if everyAttributeStored {
+                        values = []
+                        values.reserveCapacity(attributeCount)
+                        for (i, type) in attributeTypes.enumerated() { values.append(row.value(base + 2 + i, as: type)) }
+                    } else {
+                        values = Array(repeating: .null, count: attributeCount)
+                        for (i, type) in attributeTypes.enumerated() { values[storedSlots[i]] = row.value(base + 2 + i, as: type) }
                     }
-                    var toOne: [Int64?] = []
-                    toOne.reserveCapacity(toOneCount)
-                    for i in 0..<toOneCount {
+                    var toOne = [Int64?](repeating: nil, count: toOneCount)
+                    for (i, slot) in toOneSlots.enumerated() {
                         let column = base + 2 + attributeTypes.count + i
-                        toOne.append(row.isNull(column) ? nil : row.integer(column))
+                        toOne[slot] = row.isNull(column) ? nil : row.integer(column)
                     }
                     nodes.append(RowNode(id: ObjectID(entity: entity.index, primaryKey: row.integer(base)),
                                          version: row.integer(base + 1), fetchTimestamp: now, values: values,

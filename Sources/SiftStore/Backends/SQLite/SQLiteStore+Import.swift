@@ -28,8 +28,10 @@ extension SQLiteStore {
             try connection.transaction {
                 var inserts: [Int: (RowInsert, SQLiteStatement)] = [:]
                 var links: [String: SQLiteStatement] = [:]
+                var largest: [Int: Int64] = [:]
                 for (index, node) in nodes.enumerated() {
                     let entity = model.entities[node.id.entity]
+                    largest[entity.index] = max(largest[entity.index] ?? 0, node.id.primaryKey)
                     if inserts[entity.index] == nil {
                         let insert = schema.insertRow(entity)
                         inserts[entity.index] = (insert, try connection.statement(insert.query.sql))
@@ -46,6 +48,14 @@ extension SQLiteStore {
                         for target in targets { try connection.run(statement, [.integer(node.id.primaryKey), .integer(target)]) }
                     }
                     if index % 10_000 == 9_999 { progress?(index + 1, nodes.count) }
+                }
+                // The largest keys, recorded as Core Data records them.
+                for (index, key) in largest {
+                    var current: Int64 = 0
+                    if case .integer(let m)? = try connection.query(schema.selectKeyMaximum(model.entities[index])).first?.first {
+                        current = m
+                    }
+                    if key > current { try connection.run(schema.updateKeyMaximum(model.entities[index], to: key)) }
                 }
                 progress?(nodes.count, nodes.count)
             }

@@ -42,12 +42,20 @@ extension SQLiteStore {
         for insert in request.inserts where insert.id.primaryKey < 0 {
             let entity = model.entities[insert.id.entity]
             if next[entity.index] == nil {
-                let largest = try connection.query(schema.selectLargestKey(entity))
-                if case .integer(let m)? = largest.first?.first { next[entity.index] = max(m, 0) } else { next[entity.index] = 0 }
+                // After the largest key handed out (Core Data's record) and the largest in the table.
+                var largest: Int64 = 0
+                for query in [schema.selectKeyMaximum(entity), schema.selectLargestKey(entity)] {
+                    if case .integer(let m)? = try connection.query(query).first?.first { largest = max(largest, m) }
+                }
+                next[entity.index] = largest
             }
             guard next[entity.index]! < Int64.max else { throw StoreError.keysExhausted(entity: entity.name) }
             next[entity.index]! += 1
             result.keys[insert.id.primaryKey] = next[entity.index]!
+        }
+        // The largest keys handed out, recorded as Core Data records them.
+        for (index, largest) in next {
+            try connection.run(schema.updateKeyMaximum(model.entities[index], to: largest))
         }
         let keys = result.keys
         func resolve(_ key: Int64?) -> Int64? { SaveRequest.resolve(key, keys) }
@@ -146,10 +154,15 @@ extension SQLiteStore {
         let entity = model.entities[id.entity]
         let query = schema.selectRow(entity)
         var node: RowNode?
-        let types = entity.attributes.map(\.type)
+        let stored = schema.storedAttributes(entity)
+        let toOneSlots = schema.toOneRelationships(entity).map(\.slot)
         try connection.forEachRow(query.sql, [.integer(id.primaryKey)]) { row in
-            let values = types.indices.map { row.value(2 + $0, as: types[$0]) }
-            let toOne = (0..<entity.toOneCount).map { row.isNull(2 + types.count + $0) ? nil : row.integer(2 + types.count + $0) }
+            var values = [PredicateValue](repeating: .null, count: entity.attributes.count)
+            for (i, attribute) in stored.enumerated() { values[attribute.slot] = row.value(2 + i, as: attribute.type) }
+            var toOne = [Int64?](repeating: nil, count: entity.toOneCount)
+            for (i, slot) in toOneSlots.enumerated() {
+                toOne[slot] = row.isNull(2 + stored.count + i) ? nil : row.integer(2 + stored.count + i)
+            }
             node = RowNode(id: id, version: row.integer(1), fetchTimestamp: Date().timeIntervalSinceReferenceDate,
                            values: values, toOne: toOne, toMany: Array(repeating: nil, count: entity.toManyCount))
             return false

@@ -1,8 +1,11 @@
 // Store stage: the SQLite store.
 //
-// A store is a file (or an in-memory database for tests) laid out by
-// `SQLSchema`, with the model it was made for kept in `Z_METADATA`: opening
-// it with a different model is an error, never a silent misreading. Rows read
+// A store is a file (or an in-memory database for tests) in Core Data's
+// layout (`SQLSchema`), with the model it was made for identified in its
+// metadata (Core Data's entity version hashes, and Sift's JSON form of the
+// model): opening it with a different model is an error, never a silent
+// misreading. A store Apple's framework wrote opens with its model (the
+// version whose hashes are the store's) or its model cache. Rows read
 // from it become row-cache nodes; the store's row cache is shared by every
 // context that uses it. Access to the connection is serialized.
 
@@ -70,8 +73,10 @@ public final class SQLiteStore: @unchecked Sendable {
         }
         // What the file holds is read before anything is written to it.
         let resolved: DataModel
+        var numbers: [String: Int]?
         if let stored = try Self.storedModel(connection, path: path, size: size, expected: model) {
-            resolved = stored
+            resolved = stored.model
+            numbers = stored.entityNumbers
             if !readOnly { try Self.setJournalMode(connection, path: path) }
         } else {
             guard let model else { throw .noModel(path: path) }
@@ -80,7 +85,11 @@ public final class SQLiteStore: @unchecked Sendable {
             try Self.setJournalMode(connection, path: path)
             try Self.create(connection, model, path: path)
         }
-        try self.init(connection: connection, model: resolved, url: url, functions: functions)
+        if let entity = resolved.entities.first(where: { $0.superentity != nil }) {
+            throw .unsupportedModel("entity '\(entity.name)' inherits from '\(entity.superentity!)', and stores do not "
+                                    + "hold models with entity inheritance yet")
+        }
+        try self.init(connection: connection, model: resolved, url: url, functions: functions, entityNumbers: numbers)
     }
 
     private static func setJournalMode(_ connection: SQLiteConnection, path: String) throws(StoreError) {
@@ -102,13 +111,14 @@ public final class SQLiteStore: @unchecked Sendable {
             throw .sqlite(error)
         }
         try Self.create(connection, model, path: ":memory:")
-        try self.init(connection: connection, model: model, url: nil, functions: functions)
+        try self.init(connection: connection, model: model, url: nil, functions: functions, entityNumbers: nil)
     }
 
-    private init(connection: SQLiteConnection, model: DataModel, url: URL?, functions: FunctionRegistry) throws(StoreError) {
+    private init(connection: SQLiteConnection, model: DataModel, url: URL?, functions: FunctionRegistry,
+                 entityNumbers: [String: Int]?) throws(StoreError) {
         self.connection = connection
         self.model = model
-        self.schema = SQLSchema(model: model)
+        self.schema = SQLSchema(model: model, entityNumbers: entityNumbers)
         self.lowering = SQLLowering(schema: schema)
         self.rowCache = RowCache(model: model)
         self.url = url
@@ -135,42 +145,53 @@ public final class SQLiteStore: @unchecked Sendable {
 
     private static func create(_ connection: SQLiteConnection, _ model: DataModel, path: String) throws(StoreError) {
         let schema = SQLSchema(model: model)
+        let uuid = UUID().uuidString
+        let metadata = try StoreMetadata.propertyList(for: model, uuid: uuid)
         do {
             try connection.transaction {
-                for statement in schema.createStatements { try connection.execute(statement.sql) }
-                for (key, value) in [("modelHash", model.versionHash), ("model", String(decoding: model.jsonData, as: UTF8.self)),
-                                     ("format", "1")] {
-                    try connection.run(schema.insertMetadata(key: key, value: value))
-                }
+                for statement in schema.createStatements { try connection.run(statement) }
+                try connection.run(schema.insertMetadata(plist: Array(metadata), uuid: uuid))
             }
         } catch {
             throw StoreError(error, path: path)
         }
     }
 
-    /// The model a store file was made for, or nil when the file is empty (no
-    /// tables at all): a new store. Reads only; anything but a Sift store is
-    /// an error.
+    /// The model a store file was made for, and its entity numbers; nil when
+    /// the file is empty (no tables at all): a new store. Reads only; a file
+    /// that is not a store in Core Data's layout is an error.
     private static func storedModel(_ connection: SQLiteConnection, path: String, size: Int, expected: DataModel?)
-        throws(StoreError) -> DataModel?
+        throws(StoreError) -> (model: DataModel, entityNumbers: [String: Int])?
     {
         guard size > 0 else { return nil }
-        var tables: [String] = []
-        var metadata: [String: String] = [:]
         let dialect = SQLiteDialect()
-        let metadataTable = SQLSchema.metadataTable.name
+        var tables: Set<String> = []
+        var metadata: [String: Any]?
+        var cache: Data?
+        var numbers: [String: Int] = [:]
         do {
             let objects = try connection.query(dialect.catalogQuery)
             for row in objects {
-                if case .text("table") = row[0], case .text(let name) = row[1] { tables.append(name) }
+                if case .text("table") = row[0], case .text(let name) = row[1] { tables.insert(name) }
             }
             // A database with nothing in it (a store whose creation was cut short).
             if objects.isEmpty { return nil }
-            guard tables.contains(metadataTable) else {
+            guard CoreDataCatalog.requiredTables.allSatisfy(tables.contains) else {
+                if tables.contains(CoreDataCatalog.requiredTables[0]) {
+                    throw StoreError.damaged(path: path, reason: "it is in the layout of an earlier Sift, before Core Data's: "
+                                             + "import its data into a new store")
+                }
                 throw StoreError.foreignDatabase(path: path, tables: tables.sorted())
             }
-            for row in try connection.query(SQLSchema.selectMetadata(in: dialect)) {
-                if case .text(let key) = row[0], case .text(let value) = row[1] { metadata[key] = value }
+            if case .blob(let data)? = try connection.query(CoreDataCatalog.selectMetadata(in: dialect)).first?.first {
+                metadata = StoreMetadata.read(data)
+            }
+            if tables.contains(CoreDataCatalog.modelCacheTable),
+               case .blob(let blob)? = try connection.query(CoreDataCatalog.selectModelCache(in: dialect)).first?.first {
+                cache = blob
+            }
+            for row in try connection.query(CoreDataCatalog.selectEntities(in: dialect)) {
+                if case .integer(let number) = row[0], case .text(let name) = row[1] { numbers[name] = Int(number) }
             }
         } catch let error as StoreError {
             throw error
@@ -179,22 +200,48 @@ public final class SQLiteStore: @unchecked Sendable {
         } catch {
             throw .damaged(path: path, reason: "\(error)")
         }
-        guard let hash = metadata["modelHash"], let json = metadata["model"] else {
-            throw .damaged(path: path, reason: "its \(metadataTable) table has no model")
+        guard let metadata else { throw .damaged(path: path, reason: "its metadata is not a property list") }
+        let model: DataModel
+        if let json = metadata[StoreMetadata.modelKey] as? String {
+            // A store Sift made: its model, in Sift's JSON form.
+            let hash = metadata[StoreMetadata.modelHashKey] as? String ?? ""
+            let stored: DataModel
+            do {
+                stored = try DataModel(json: Data(json.utf8))
+            } catch {
+                throw .damaged(path: path, reason: "the model it holds does not load: \(error)")
+            }
+            guard stored.versionHash == hash else {
+                throw .damaged(path: path, reason: "the model it holds is not the one its hash names (\(hash))")
+            }
+            if let expected, expected.versionHash != hash {
+                throw .modelMismatch(path: path, storeHash: hash, modelHash: expected.versionHash)
+            }
+            model = expected ?? stored
+        } else if let expected {
+            // A store Apple's framework wrote, with its model given.
+            let differences = StoreInspection.differences(expected.entityVersionHashes, StoreMetadata.hashes(metadata))
+            guard differences.isEmpty else {
+                throw .modelDoesNotMatchStore(path: path, reason: differences.joined(separator: "; "))
+            }
+            model = expected
+        } else if let cache {
+            do {
+                model = try DataModel(modelCache: cache)
+            } catch {
+                throw .damaged(path: path, reason: "its model cache does not read: \(error)")
+            }
+        } else {
+            throw .noModel(path: path)
         }
-        let stored: DataModel
-        do {
-            stored = try DataModel(json: Data(json.utf8))
-        } catch {
-            throw .damaged(path: path, reason: "the model it holds does not load: \(error)")
+        // Each entity's number, by its name (or the name it had, after a rename).
+        var byEntity: [String: Int] = [:]
+        for entity in model.entities {
+            if let number = numbers[entity.name] ?? entity.renamingIdentifier.flatMap({ numbers[$0] }) {
+                byEntity[entity.name] = number
+            }
         }
-        guard stored.versionHash == hash else {
-            throw .damaged(path: path, reason: "the model it holds is not the one its hash names (\(hash))")
-        }
-        if let expected, expected.versionHash != hash {
-            throw .modelMismatch(path: path, storeHash: hash, modelHash: expected.versionHash)
-        }
-        return expected ?? stored
+        return (model, byEntity.count == model.entities.count ? byEntity : SQLSchema.entityNumbers(of: model))
     }
 
     /// The store's file path, for errors (":memory:" for an in-memory store).

@@ -1,0 +1,77 @@
+// Stores Apple's Core Data framework wrote (../shared/coredata-stores),
+// opened as they are (on copies: opening a WAL store may change its files)
+// and queried: every query of each fixture's queries.jsonl must give exactly
+// its expected keys — with the store's own model cache, and with the Xcode
+// model version that made it.
+
+import Foundation
+import Sift
+import SiftStore
+import Testing
+
+/// One line of a fixture's `queries.jsonl`.
+struct CoreDataQuery: Decodable, Sendable, CustomTestStringConvertible {
+    var id: String
+    var entity: String
+    var predicate: String
+    var expect: [Int64]
+    var testDescription: String { id }
+
+    static func all(of fixture: CoreDataFixture) -> [CoreDataQuery] {
+        let url = CoreDataFixture.folder.appendingPathComponent(fixture.name).appendingPathComponent("queries.jsonl")
+        guard let text = try? String(contentsOf: url, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(CoreDataQuery.self, from: Data($0.utf8)) }
+    }
+}
+
+@Suite("Core Data stores", .enabled(if: CoreDataFixture.isPresent, "../shared/coredata-stores is not beside the checkout"))
+struct CoreDataStoreTests {
+    /// Runs every query of `fixture` on `store`.
+    static func check(_ fixture: CoreDataFixture, _ store: SQLiteStore, _ source: String) throws {
+        let context = ObjectContext(store: store)
+        let queries = CoreDataQuery.all(of: fixture)
+        #expect(!queries.isEmpty)
+        for query in queries {
+            do {
+                let ids = try context.fetchObjectIDs(FetchRequest(entityName: query.entity, predicate: query.predicate))
+                #expect(ids.map(\.primaryKey).sorted() == query.expect, "\(query.id) (\(source)): \(query.predicate)")
+            } catch {
+                Issue.record("\(query.id) (\(source)): \(query.predicate): \(error)")
+            }
+        }
+    }
+
+    /// Whether the fixture's model has entity inheritance (stores do not hold it yet).
+    static func hasInheritance(_ fixture: CoreDataFixture) throws -> Bool {
+        let url = try fixture.copy()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        return try StoreInspection(url: url).entities.contains { $0.superentity != nil }
+    }
+
+    @Test("Every query of a Core Data store gives its expected objects", arguments: CoreDataFixture.all)
+    func queries(_ fixture: CoreDataFixture) throws {
+        let url = try fixture.copy()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        if try Self.hasInheritance(fixture) {
+            // To come: subentities in shared tables. Until then, a typed refusal.
+            #expect(throws: StoreError.self) { try SQLiteStore(url: url) }
+            return
+        }
+        if fixture.name != "restkit-rktwittercoredata-seed" {
+            try Self.check(fixture, try SQLiteStore(url: url), "its model cache")
+        }
+        if ["xcdatamodeld", "xcdatamodel"].contains(fixture.modelURL.pathExtension) {
+            let model = fixture.modelURL.pathExtension == "xcdatamodeld"
+                ? try #require(ModelBundle(contentsOf: fixture.modelURL).version(matching: Self.storeHashes(url))?.model)
+                : try DataModel(contentsOf: fixture.modelURL)
+            try Self.check(fixture, try SQLiteStore(url: url, model: model), "its Xcode model")
+        }
+    }
+
+    static func storeHashes(_ url: URL) throws -> [String: Data] {
+        let connection = try SQLiteConnection(path: url.path, readOnly: true)
+        guard case .blob(let data)? = try connection.query("SELECT Z_PLIST FROM Z_METADATA").first?.first,
+              let metadata = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else { return [:] }
+        return CoreDataModelTests.hashes(metadata)
+    }
+}
