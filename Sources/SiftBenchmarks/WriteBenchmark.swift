@@ -32,10 +32,11 @@ func writeBenchmark() {
 
     // 1. Inserting 100 000 objects in one save.
     if part == nil || part == "insert" {
-        // Hand-written: the demo model's columns, as Sift's layout names them.
-        let columns = ["Z_PK", "Z_OPT", "name"] + SQLSchema.companionFlags.map { "Z_FOLD\($0)_name" }
-            + ["nickname", "age", "salary", "rating", "isManager", "startDate", "department", "manager"]
-        let rawSQL = #"INSERT INTO "Employee" ("# + columns.map { "\"\($0)\"" }.joined(separator: ", ") + ") VALUES ("
+        // Hand-written: the demo model's columns, as Core Data's layout names them
+        // (Employee is entity 2: Department, Employee, Tag).
+        let columns = ["Z_PK", "Z_ENT", "Z_OPT", "ZNAME"] + SQLSchema.companionFlags.map { "Z_FOLD\($0)_ZNAME" }
+            + ["ZNICKNAME", "ZAGE", "ZSALARY", "ZRATING", "ZISMANAGER", "ZSTARTDATE", "ZDEPARTMENT", "ZMANAGER"]
+        let rawSQL = #"INSERT INTO "ZEMPLOYEE" ("# + columns.map { "\"\($0)\"" }.joined(separator: ", ") + ") VALUES ("
             + (1...columns.count).map { "?\($0)" }.joined(separator: ", ") + ")"
         var bestRaw = Double.infinity
         var bestBuild = Double.infinity
@@ -55,13 +56,14 @@ func writeBenchmark() {
                 for i in 1...count {
                     let v = employeeValues(i)
                     sqlite3_bind_int64(statement, 1, Int64(i))
-                    sqlite3_bind_int64(statement, 2, 1)
-                    sqlite3_bind_text(statement, 3, v.name, -1, SQLITE_TRANSIENT)
+                    sqlite3_bind_int64(statement, 2, 2)
+                    sqlite3_bind_int64(statement, 3, 1)
+                    sqlite3_bind_text(statement, 4, v.name, -1, SQLITE_TRANSIENT)
                     for (offset, flags) in SQLSchema.companionFlags.enumerated() {
                         let folded = StringFolding.fold(v.name, ComparisonOptions(foldingFlags: flags))
-                        sqlite3_bind_text(statement, Int32(4 + offset), folded, -1, SQLITE_TRANSIENT)
+                        sqlite3_bind_text(statement, Int32(5 + offset), folded, -1, SQLITE_TRANSIENT)
                     }
-                    let next = Int32(4 + SQLSchema.companionFlags.count)
+                    let next = Int32(5 + SQLSchema.companionFlags.count)
                     sqlite3_bind_null(statement, next)
                     sqlite3_bind_int64(statement, next + 1, v.age)
                     sqlite3_bind_double(statement, next + 2, v.salary)
@@ -133,13 +135,13 @@ func writeBenchmark() {
             // for each row, in one transaction.
             var versions: [Int64: Int64] = [:]
             var select: OpaquePointer?
-            sqlite3_prepare_v2(db, #"SELECT "Z_PK", "Z_OPT" FROM "Employee" WHERE "Z_PK" IN ("# + idList + ")", -1, &select, nil)
+            sqlite3_prepare_v2(db, #"SELECT "Z_PK", "Z_OPT" FROM "ZEMPLOYEE" WHERE "Z_PK" IN ("# + idList + ")", -1, &select, nil)
             while sqlite3_step(select) == SQLITE_ROW { versions[sqlite3_column_int64(select, 0)] = sqlite3_column_int64(select, 1) }
             sqlite3_finalize(select)
             let raw = clock.measure {
                 sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil)
                 var statement: OpaquePointer?
-                sqlite3_prepare_v2(db, #"UPDATE "Employee" SET "salary" = ?1, "Z_OPT" = "Z_OPT" + 1 WHERE "Z_PK" = ?2 AND "Z_OPT" = ?3"#,
+                sqlite3_prepare_v2(db, #"UPDATE "ZEMPLOYEE" SET "ZSALARY" = ?1, "Z_OPT" = "Z_OPT" + 1 WHERE "Z_PK" = ?2 AND "Z_OPT" = ?3"#,
                                    -1, &statement, nil)
                 for key in keys {
                     sqlite3_bind_double(statement, 1, Double(round * 1000) + Double(key))
@@ -185,7 +187,7 @@ func writeBenchmark() {
             // The least a merge must do: read the changed rows again.
             let rawRead = clock.measure {
                 var statement: OpaquePointer?
-                sqlite3_prepare_v2(db, #"SELECT "Z_PK", "Z_OPT", "name", "nickname", "age", "salary", "rating", "isManager", "startDate", "department", "manager" FROM "Employee" WHERE "Z_PK" IN ("#
+                sqlite3_prepare_v2(db, #"SELECT "Z_PK", "Z_OPT", "ZNAME", "ZNICKNAME", "ZAGE", "ZSALARY", "ZRATING", "ZISMANAGER", "ZSTARTDATE", "ZDEPARTMENT", "ZMANAGER" FROM "ZEMPLOYEE" WHERE "Z_PK" IN ("#
                     + idList + ")", -1, &statement, nil)
                 var rows: [(Int64, Double)] = []
                 while sqlite3_step(statement) == SQLITE_ROW {

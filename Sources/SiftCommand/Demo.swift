@@ -38,7 +38,7 @@ struct Demo: ParsableCommand {
     func run() throws {
         let folder = cache.map { URL(fileURLWithPath: $0) } ?? Self.defaultFolder
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let url = folder.appendingPathComponent("demo-\(employees)-\(CompanyGenerator.model.versionHash).sqlite")
+        let url = folder.appendingPathComponent("demo-\(employees)-\(CompanyGenerator.model.versionHash)-coredata.sqlite")
         let store: SQLiteStore
         do {
             if !FileManager.default.fileExists(atPath: url.path) {
