@@ -61,8 +61,10 @@ public struct SQLSchema: Sendable {
             var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
             for entity in model.descendants(of: root) {
                 var names = entity.superentity.flatMap { columns[$0] } ?? [:]
-                func claim(_ property: String) {
-                    let base = "Z" + property.uppercased().replacingOccurrences(of: ".", with: "_")
+                func claim(_ property: String, asciiOnly: Bool) {
+                    // Core Data upper-cases an attribute's ASCII letters only, a relationship's fully.
+                    let upper = asciiOnly ? Self.asciiUppercased(property) : property.uppercased()
+                    let base = "Z" + upper.replacingOccurrences(of: ".", with: "_")
                     var name = base
                     var suffix = 1
                     while used.contains(name) {
@@ -72,9 +74,12 @@ public struct SQLSchema: Sendable {
                     used.insert(name)
                     names[property] = name
                 }
-                for attribute in entity.declaredAttributes where attribute.isStored { claim(attribute.name) }
+                // Core Data's claim order: the entity's own attributes by name, then its own to-one relationships.
+                for attribute in entity.declaredAttributes.filter(\.isStored).sorted(by: { $0.name < $1.name }) {
+                    claim(attribute.name, asciiOnly: true)
+                }
                 for relationship in entity.declaredRelationships where !relationship.isToMany && !relationship.isTransient {
-                    claim(relationship.name)
+                    claim(relationship.name, asciiOnly: false)
                 }
                 columns[entity.name] = names
             }
@@ -85,6 +90,11 @@ public struct SQLSchema: Sendable {
                 + toOneRelationships(entity).map { (foreignKey($0, of: entity), true) }
         }
         rowsOfFirstTable = rows.map { $0.map { SQLExpression.column("t0", $0.name, nullable: $0.nullable) } }
+    }
+
+    /// `text` with its ASCII letters upper-cased, as Core Data names an attribute's column.
+    static func asciiUppercased(_ text: String) -> String {
+        String(decoding: text.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
     }
 
     /// Core Data's entity numbers: a pre-order walk of the inheritance tree,
@@ -178,16 +188,23 @@ public struct SQLSchema: Sendable {
         }
         guard let inverse else { return joinTable(owner: entity, relationship, destination: destination, inverse: nil, ownerSide: true) }
         // Many-to-many: one table for both directions, named after one side's relationship.
-        if Self.ownsJoinTable(relationship, over: inverse) {
+        if Self.ownsJoinTable(relationship, of: entity, over: inverse, of: destination) {
             return joinTable(owner: entity, relationship, destination: destination, inverse: inverse, ownerSide: true)
         }
         return joinTable(owner: destination, inverse, destination: entity, inverse: relationship, ownerSide: false)
     }
 
     /// Which side of a many-to-many relationship names its join table: the
-    /// relationship whose name sorts last.
-    static func ownsJoinTable(_ relationship: Relationship, over inverse: Relationship) -> Bool {
-        relationship.name.utf8.lexicographicallyPrecedes(inverse.name.utf8) == false
+    /// one Core Data reaches first, walking entities by name (case
+    /// ignored); between two relationships of one entity, the one whose name
+    /// sorts last (Core Data's choice there is not known to follow a rule;
+    /// this one gives the Bookmarks store's `favorites`).
+    static func ownsJoinTable(_ relationship: Relationship, of entity: Entity, over inverse: Relationship,
+                              of destination: Entity) -> Bool {
+        let (mine, theirs) = (entity.name.lowercased(), destination.name.lowercased())
+        if mine != theirs { return mine < theirs }
+        if entity.name != destination.name { return entity.name < destination.name }
+        return relationship.name.utf8.lexicographicallyPrecedes(inverse.name.utf8) == false
     }
 
     /// The join table `Z_<n><RELATIONSHIP>` of `relationship` of `owner`
@@ -211,7 +228,7 @@ public struct SQLSchema: Sendable {
         guard relationship.isToMany, let destination = model.entity(named: relationship.destination),
               case .joinTable = storage(of: relationship, in: entity) else { return false }
         guard let inverse = relationship.inverse.flatMap({ destination.relationship(named: $0) }) else { return true }
-        return Self.ownsJoinTable(relationship, over: inverse)
+        return Self.ownsJoinTable(relationship, of: entity, over: inverse, of: destination)
     }
 
     /// The to-one relationships of an entity in slot order: the order their

@@ -75,3 +75,51 @@ struct CoreDataStoreTests {
         return CoreDataModelTests.hashes(metadata)
     }
 }
+
+@Suite("Core Data's layout", .enabled(if: CoreDataFixture.isPresent, "../shared/coredata-stores is not beside the checkout"))
+struct CoreDataLayoutTests {
+    /// A store's tables and their columns, read on a copy.
+    static func tables(of url: URL) throws -> [String: Set<String>] {
+        let connection = try SQLiteConnection(path: url.path, readOnly: true)
+        var result: [String: Set<String>] = [:]
+        for row in try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") {
+            guard case .text(let table) = row[0] else { continue }
+            result[table] = Set(try connection.query("SELECT name FROM pragma_table_info(?1)", [.text(table)]).compactMap {
+                if case .text(let name) = $0[0] { name } else { nil }
+            })
+        }
+        return result
+    }
+
+    @Test("The schema mapping names what Core Data named, in every fixture store", arguments: CoreDataFixture.all)
+    func names(_ fixture: CoreDataFixture) throws {
+        let url = try fixture.copy()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let summary = try StoreInspection(url: url, model: fixture.modelURL.pathExtension == "xcdatamodel" ? fixture.modelURL : nil)
+        let model = try #require(summary.model)
+        let numbers = Dictionary(uniqueKeysWithValues: summary.entities.compactMap { e in e.number.map { (e.name, $0) } })
+        // Entity numbers: Core Data's rule gives the store's (renamed entities aside).
+        if !model.entities.contains(where: { $0.renamingIdentifier != nil }) {
+            #expect(SQLSchema.entityNumbers(of: model) == numbers.filter { model.entity(named: $0.key) != nil })
+        }
+        let schema = SQLSchema(model: model, entityNumbers: numbers)
+        let tables = try Self.tables(of: url)
+        for entity in model.entities {
+            let table = schema.table(entity)
+            let columns = try #require(tables[table], "\(fixture.name): no table \(table)")
+            for attribute in schema.storedAttributes(entity) {
+                #expect(columns.contains(schema.column(attribute, of: entity)), "\(fixture.name): \(table).\(attribute.name)")
+            }
+            for relationship in entity.relationships {
+                switch schema.storage(of: relationship, in: entity) {
+                case .foreignKey(let column):
+                    #expect(columns.contains(column), "\(fixture.name): \(table).\(relationship.name)")
+                case .inverseForeignKey(let other, let column):
+                    #expect(tables[other]?.contains(column) == true, "\(fixture.name): \(other).\(column)")
+                case .joinTable(let name, let source, let target):
+                    #expect(tables[name]?.isSuperset(of: [source, target]) == true, "\(fixture.name): \(name)(\(source), \(target))")
+                }
+            }
+        }
+    }
+}
