@@ -60,13 +60,21 @@ func storeFailure<T>(_ body: () throws -> T) throws -> T {
     }
 }
 
-func openStore(_ path: String) throws -> SQLiteStore {
+/// Opens a store: Sift's (its model is in it), or one Core Data wrote, with
+/// `model` (a bundle: the version whose hashes are the store's) or else its
+/// model cache. Read-only stores only read.
+func openStore(_ path: String, model: String? = nil, readOnly: Bool = false) throws -> SQLiteStore {
     guard FileManager.default.fileExists(atPath: path) else {
         printError("error: no store at '\(path)'")
         throw ExitStatus.noInput
     }
+    let url = URL(fileURLWithPath: path)
     do {
-        return try SQLiteStore(url: URL(fileURLWithPath: path))
+        var dataModel: DataModel?
+        if let model {
+            dataModel = try StoreInspection(url: url, model: URL(fileURLWithPath: model)).model
+        }
+        return try SQLiteStore(url: url, model: dataModel, readOnly: readOnly)
     } catch {
         printError("error: \(error)")
         throw ExitStatus.noInput
@@ -137,8 +145,12 @@ struct SQL: ParsableCommand {
 
 /// Options shared by `explain` and `query`.
 struct FetchOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The store file.", valueName: "path"))
+    @Option(help: ArgumentHelp("The store file (Sift's, or one Core Data wrote).", valueName: "path"))
     var store: String
+
+    @Option(help: ArgumentHelp("The model of a store Core Data wrote (an .xcdatamodeld bundle: the version that made "
+                               + "it); by default the store's own.", valueName: "path"))
+    var model: String?
 
     @Option(help: ArgumentHelp("The entity to fetch (the template's with --template).", valueName: "entity"))
     var entity: String?
@@ -199,7 +211,7 @@ struct Explain: ParsableCommand {
     @OptionGroup var options: FetchOptions
 
     func run() throws {
-        let store = try openStore(options.store)
+        let store = try openStore(options.store, model: options.model, readOnly: true)
         let text = try storeFailure { try options.predicate(in: store.model) }
         do {
             // Parsed and bound once; the plan optimizes and lowers the bound tree.
@@ -250,7 +262,7 @@ struct Query: ParsableCommand {
     var format: Format = .table
 
     func run() throws {
-        let store = try openStore(options.store)
+        let store = try openStore(options.store, model: options.model, readOnly: true)
         var request = try storeFailure { try options.request(in: store.model) }
         request.relationshipKeyPathsForPrefetching = prefetch
         request.returnsObjectsAsFaults = false
@@ -313,6 +325,23 @@ struct Query: ParsableCommand {
         case .string(let s): s
         case .date(let d): ISO8601DateFormatter().string(from: d)
         default: value.description
+        }
+    }
+}
+
+struct Count: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Count the objects a fetch matches.")
+
+    @OptionGroup var options: FetchOptions
+
+    func run() throws {
+        let store = try openStore(options.store, model: options.model, readOnly: true)
+        let request = try storeFailure { try options.request(in: store.model) }
+        do {
+            print(try ObjectContext(store: store).count(for: request))
+        } catch {
+            printError("\(error)")
+            throw ExitStatus.dataError
         }
     }
 }

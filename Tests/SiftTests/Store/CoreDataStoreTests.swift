@@ -68,6 +68,24 @@ struct CoreDataStoreTests {
         }
     }
 
+    @Test("Every query through sift query and sift count", arguments: CoreDataFixture.all)
+    func commandLine(_ fixture: CoreDataFixture) throws {
+        let url = try fixture.copy()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        guard try !Self.hasInheritance(fixture) else { return }
+        // RestKit's store has no model cache: its Xcode 3 model is given.
+        let model = fixture.name == "restkit-rktwittercoredata-seed" ? ["--model", fixture.modelURL.path] : []
+        for query in CoreDataQuery.all(of: fixture) {
+            let result = try runSift(["query", "--store", url.path, "--entity", query.entity, "--format", "json"] + model
+                                     + [query.predicate])
+            #expect(result.status == 0, "\(query.id): \(result.error)")
+            let rows = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]] ?? []
+            #expect(rows.compactMap { ($0["id"] as? Int).map(Int64.init) }.sorted() == query.expect, "\(query.id)")
+            let count = try runSift(["count", "--store", url.path, "--entity", query.entity] + model + [query.predicate])
+            #expect(count.output == "\(query.expect.count)\n", "\(query.id)")
+        }
+    }
+
     static func storeHashes(_ url: URL) throws -> [String: Data] {
         let connection = try SQLiteConnection(path: url.path, readOnly: true)
         guard case .blob(let data)? = try connection.query("SELECT Z_PLIST FROM Z_METADATA").first?.first,
