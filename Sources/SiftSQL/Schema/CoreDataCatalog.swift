@@ -14,6 +14,9 @@ public enum CoreDataCatalog {
     public static let requiredTables = ["Z_METADATA", "Z_PRIMARYKEY"]
     /// The table holding the compiled model, in newer stores.
     public static let modelCacheTable = "Z_MODELCACHE"
+    /// The tables of persistent history tracking, whose rows Core Data
+    /// writes with every save.
+    public static let historyTables = ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"]
 
     /// The metadata property list: one row, one column.
     public static func selectMetadata(in dialect: any SQLDialect) -> SQLQuery {

@@ -141,3 +141,19 @@ struct CoreDataLayoutTests {
         }
     }
 }
+
+@Suite("Core Data stores with persistent history")
+struct HistoryTrackingTests {
+    @Test func aStoreWithHistoryReadsButRefusesSaves() throws {
+        let folder = try ScratchFolder()
+        let file = try folder.companyStore()
+        try SQLiteConnection(path: file.path).execute("CREATE TABLE ATRANSACTION (Z_PK INTEGER PRIMARY KEY)")
+        let store = try SQLiteStore(url: file)
+        let context = ObjectContext(store: store)
+        let employee = try #require(try context.fetch(FetchRequest(entityName: "Employee")).first)
+        try employee.setValue(.int(77), forKey: "age")
+        let error = #expect(throws: StoreError.self) { try context.save() }
+        #expect(error.map { "\($0)" }?.contains("persistent history") == true)
+        #expect(store.writesRefused != nil)
+    }
+}

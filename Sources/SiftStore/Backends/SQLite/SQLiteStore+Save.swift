@@ -15,6 +15,7 @@ private struct ConflictsFound: Error {
 
 extension SQLiteStore {
     func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
+        if let writesRefused { throw .cannotWrite(path: path, reason: writesRefused) }
         var result = SaveResult()
         do {
             try withConnection { connection in

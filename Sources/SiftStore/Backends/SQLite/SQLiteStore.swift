@@ -41,6 +41,9 @@ public final class SQLiteStore: @unchecked Sendable {
     private let lock = NSRecursiveLock()
     /// Who hears about saves.
     let observers = Observers()
+    /// Why saves are refused, when they are: a store Core Data keeps
+    /// persistent history for, whose history Sift does not write.
+    public internal(set) var writesRefused: String?
 
     /// Opens the store at `url`. A missing or empty file becomes a new store
     /// for `model`; an existing store must have been made for `model` (or,
@@ -74,9 +77,14 @@ public final class SQLiteStore: @unchecked Sendable {
         // What the file holds is read before anything is written to it.
         let resolved: DataModel
         var numbers: [String: Int]?
+        var refusal: String?
         if let stored = try Self.storedModel(connection, path: path, size: size, expected: model) {
             resolved = stored.model
             numbers = stored.entityNumbers
+            if stored.historyTracking {
+                refusal = "Core Data keeps persistent history for this store, and Sift does not write history yet: "
+                    + "it reads the store but does not save to it"
+            }
             if !readOnly { try Self.setJournalMode(connection, path: path) }
         } else {
             guard let model else { throw .noModel(path: path) }
@@ -90,6 +98,7 @@ public final class SQLiteStore: @unchecked Sendable {
                                     + "hold models with entity inheritance yet")
         }
         try self.init(connection: connection, model: resolved, url: url, functions: functions, entityNumbers: numbers)
+        writesRefused = refusal
     }
 
     private static func setJournalMode(_ connection: SQLiteConnection, path: String) throws(StoreError) {
@@ -161,7 +170,7 @@ public final class SQLiteStore: @unchecked Sendable {
     /// the file is empty (no tables at all): a new store. Reads only; a file
     /// that is not a store in Core Data's layout is an error.
     private static func storedModel(_ connection: SQLiteConnection, path: String, size: Int, expected: DataModel?)
-        throws(StoreError) -> (model: DataModel, entityNumbers: [String: Int])?
+        throws(StoreError) -> (model: DataModel, entityNumbers: [String: Int], historyTracking: Bool)?
     {
         guard size > 0 else { return nil }
         let dialect = SQLiteDialect()
@@ -241,7 +250,8 @@ public final class SQLiteStore: @unchecked Sendable {
                 byEntity[entity.name] = number
             }
         }
-        return (model, byEntity.count == model.entities.count ? byEntity : SQLSchema.entityNumbers(of: model))
+        return (model, byEntity.count == model.entities.count ? byEntity : SQLSchema.entityNumbers(of: model),
+                CoreDataCatalog.historyTables.contains(where: tables.contains))
     }
 
     /// The store's file path, for errors (":memory:" for an in-memory store).
