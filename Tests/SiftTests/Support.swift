@@ -119,9 +119,20 @@ final class TestStore: Sendable {
     let store: any PersistentStore
     let file: URL?
 
+    /// Checks Core Data's invariants after each save to an SQLite store.
+    let observation: StoreObservation?
+
     init(_ store: any PersistentStore, file: URL?) {
         self.store = store
         self.file = file
+        if let sqlite = store as? SQLiteStore {
+            observation = sqlite.addObserver { [weak sqlite] _ in
+                guard let sqlite else { return }
+                for problem in CoreDataInvariants.violations(of: sqlite) { Issue.record("after a save: \(problem)") }
+            }
+        } else {
+            observation = nil
+        }
     }
 
     deinit {

@@ -1,0 +1,86 @@
+// The invariants a store in Core Data's layout keeps after every save, as
+// Apple's framework would have left it: SQLite's integrity check; Z_MAX at
+// least each root table's largest key; every row's Z_ENT one of its table's
+// entities; every foreign key and join-table row pointing at an existing row
+// of an allowed entity. Every SQLite store the write-path tests make checks
+// them after each save (`TestStore`).
+
+import Foundation
+import Sift
+import SiftStore
+import Testing
+
+enum CoreDataInvariants {
+    /// What is wrong with the store, if anything.
+    static func violations(of store: SQLiteStore) -> [String] {
+        let schema = store.schema
+        let model = store.model
+        var problems: [String] = []
+        store.withConnection { connection in
+            func integers(_ sql: String) -> [Int64] {
+                ((try? connection.query(sql)) ?? []).compactMap { if case .integer(let i) = $0[0] { i } else { nil } }
+            }
+            let check = (try? connection.query("PRAGMA integrity_check")) ?? []
+            if check.first?.first != .text("ok") { problems.append("integrity_check: \(check)") }
+            for root in model.entities where root.superentity == nil {
+                let table = schema.table(root)
+                let family = model.descendants(of: root).map { Int64(schema.entityNumber($0)) }
+                let largest = integers("SELECT COALESCE(MAX(Z_PK), 0) FROM \"\(table)\"").first ?? 0
+                let recorded = integers("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(schema.entityNumber(root))").first ?? -1
+                if recorded < largest { problems.append("\(table): Z_MAX \(recorded) < largest Z_PK \(largest)") }
+                for number in integers("SELECT DISTINCT Z_ENT FROM \"\(table)\"") where !family.contains(number) {
+                    problems.append("\(table): a row of entity \(number), which is not one of the table's")
+                }
+            }
+            for entity in model.entities {
+                for relationship in entity.relationships {
+                    guard let destination = model.entity(named: relationship.destination) else { continue }
+                    let allowed = model.descendants(of: destination).map { String(schema.entityNumber($0)) }.joined(separator: ", ")
+                    let target = schema.table(destination)
+                    func dangling(_ sql: String, _ what: String) {
+                        let count = integers(sql).first ?? 0
+                        if count > 0 { problems.append("\(count) \(what) of \(entity.name).\(relationship.name) point nowhere") }
+                    }
+                    switch schema.storage(of: relationship, in: entity) {
+                    case .foreignKey(let column):
+                        dangling("SELECT COUNT(*) FROM \"\(schema.table(entity))\" AS s WHERE s.\"\(column)\" IS NOT NULL AND NOT EXISTS "
+                                 + "(SELECT 1 FROM \"\(target)\" AS d WHERE d.Z_PK = s.\"\(column)\" AND d.Z_ENT IN (\(allowed)))",
+                                 "foreign keys")
+                    case .joinTable(let table, let source, let targetColumn):
+                        let owners = model.descendants(of: entity).map { String(schema.entityNumber($0)) }.joined(separator: ", ")
+                        dangling("SELECT COUNT(*) FROM \"\(table)\" AS j WHERE NOT EXISTS (SELECT 1 FROM \"\(target)\" AS d "
+                                 + "WHERE d.Z_PK = j.\"\(targetColumn)\" AND d.Z_ENT IN (\(allowed)))", "join rows")
+                        dangling("SELECT COUNT(*) FROM \"\(table)\" AS j WHERE NOT EXISTS (SELECT 1 FROM \"\(schema.table(entity))\" AS s "
+                                 + "WHERE s.Z_PK = j.\"\(source)\" AND s.Z_ENT IN (\(owners)))", "join rows (owner side)")
+                    case .inverseForeignKey:
+                        break  // checked as the inverse's foreign key
+                    }
+                }
+            }
+        }
+        return problems
+    }
+}
+
+@Suite("Core Data's invariants")
+struct CoreDataInvariantTests {
+    @Test func aStoreSiftWroteKeepsThemAndABrokenOneDoesNot() throws {
+        let store = try SQLiteStore(inMemoryWith: Company.model)
+        try store.importDataSet(Company.dataSet)
+        #expect(CoreDataInvariants.violations(of: store).isEmpty)
+        let context = ObjectContext(store: store)
+        let hire = try context.insert("Employee")
+        try hire.setValue(.string("New"), forKey: "name")
+        try hire.setValue(.int(30), forKey: "age")
+        try hire.setValue(.double(1000), forKey: "salary")
+        try hire.setValue(.bool(false), forKey: "isManager")
+        try hire.setValue(.date(Date()), forKey: "startDate")
+        try context.save()
+        #expect(CoreDataInvariants.violations(of: store).isEmpty)
+        // Broken on purpose: the key record behind the table, a dangling manager.
+        try store.withConnection { try $0.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = 1; UPDATE ZEMPLOYEE SET ZMANAGER = 999999") }
+        let problems = CoreDataInvariants.violations(of: store)
+        #expect(problems.contains { $0.contains("Z_MAX") })
+        #expect(problems.contains { $0.contains("Employee.manager") })
+    }
+}
