@@ -15,10 +15,12 @@ import Sift
 /// for entity in summary.entities { print(entity.name, entity.rows) }
 /// ```
 public struct StoreInspection: Sendable {
-    /// Whose layout the store's tables follow.
+    /// Who wrote the store (both write Core Data's layout).
     public enum Layout: String, Sendable {
+        /// Apple's framework.
         case coreData = "Core Data"
-        case sift = "Sift"
+        /// Sift, which keeps its model in the metadata too.
+        case sift = "Core Data, written by Sift"
     }
 
     /// One entity of the store.
@@ -65,18 +67,11 @@ public struct StoreInspection: Sendable {
             throw .damaged(path: path, reason: "\(error)")
         }
         guard CoreDataCatalog.requiredTables.allSatisfy(tables.contains) else {
-            // Sift's own layout: the store knows its model.
-            let store = try SQLiteStore(url: url, model: nil, readOnly: true)
-            let context = ObjectContext(store: store)
-            layout = .sift
-            model = store.model
-            modelSource = "the store's own metadata"
-            metadata = [:]
-            entities = try store.model.entities.map { entity throws(StoreError) in
-                EntitySummary(name: entity.name, number: nil, superentity: entity.superentity,
-                              rows: try context.count(for: FetchRequest(entityName: entity.name)))
+            if tables.contains(CoreDataCatalog.requiredTables[0]) {
+                throw .damaged(path: path, reason: "it is in the layout of an earlier Sift, before Core Data's: "
+                               + "import its data into a new store")
             }
-            return
+            throw .foreignDatabase(path: path, tables: tables.sorted())
         }
         layout = .coreData
         do {
@@ -85,14 +80,22 @@ public struct StoreInspection: Sendable {
             }
             let plist = plistData.flatMap { try? PropertyListSerialization.propertyList(from: $0, format: nil) as? [String: Any] }
             guard let plist else { throw StoreError.damaged(path: path, reason: "its metadata is not a property list") }
-            metadata = plist.mapValues(Self.summary)
+            metadata = plist.filter { $0.key != StoreMetadata.modelKey }.mapValues(Self.summary)
             let hashes = (plist["NSStoreModelVersionHashes"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Data }
             var cache: Data?
             if tables.contains(CoreDataCatalog.modelCacheTable),
                case .blob(let blob)? = try connection.query(CoreDataCatalog.selectModelCache(in: dialect)).first?.first {
                 cache = blob
             }
-            (model, modelSource) = try Self.model(given: modelURL, hashes: hashes, cache: cache, path: path)
+            if modelURL == nil, let json = plist[StoreMetadata.modelKey] as? String,
+               let model = try? DataModel(json: Data(json.utf8)) {
+                // A store Sift wrote keeps its model in its metadata.
+                self.model = model
+                modelSource = "the model Sift keeps in the store's metadata"
+                layout = .sift
+            } else {
+                (model, modelSource) = try Self.model(given: modelURL, hashes: hashes, cache: cache, path: path)
+            }
             // Entities by number: rows counted in their root's table.
             var rows: [(number: Int, name: String, parent: Int)] = []
             for row in try connection.query(CoreDataCatalog.selectEntities(in: dialect)) {

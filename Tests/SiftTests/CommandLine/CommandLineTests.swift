@@ -173,6 +173,12 @@ struct StoreCommandTests {
         let table = try runSift(["query", "--store", store, "--entity", "Tag", "--sort", "name", "name BEGINSWITH 'l'"])
         #expect(table.output.split(separator: "\n").first?.hasPrefix("id  name") == true)
 
+        let inspect = try runSift(["inspect", "--store", store])
+        #expect(inspect.status == 0)
+        #expect(inspect.output.contains("written by Sift") && inspect.output.contains("the model Sift keeps"))
+        #expect(inspect.output.contains("2   Employee    60 rows"), "\(inspect.output)")
+        #expect(try runSift(["count", "--store", store, "--entity", "Employee", "age > 40"]).output == "22\n")
+
         let bad = try runSift(["query", "--store", store, "--entity", "Employee", "agee > 3"])
         #expect(bad.status == 65)
         #expect(bad.error.contains("did you mean 'age'?"))

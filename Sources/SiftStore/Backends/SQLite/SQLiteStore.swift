@@ -212,21 +212,26 @@ public final class SQLiteStore: @unchecked Sendable {
         guard let metadata else { throw .damaged(path: path, reason: "its metadata is not a property list") }
         let model: DataModel
         if let json = metadata[StoreMetadata.modelKey] as? String {
-            // A store Sift made: its model, in Sift's JSON form.
+            // A store Sift made: its model, in Sift's JSON form, and that form's hash.
             let hash = metadata[StoreMetadata.modelHashKey] as? String ?? ""
-            let stored: DataModel
-            do {
-                stored = try DataModel(json: Data(json.utf8))
-            } catch {
-                throw .damaged(path: path, reason: "the model it holds does not load: \(error)")
+            if let expected {
+                // The model given is the store's when its hash is the one recorded.
+                guard expected.versionHash == hash else {
+                    throw .modelMismatch(path: path, storeHash: hash, modelHash: expected.versionHash)
+                }
+                model = expected
+            } else {
+                let stored: DataModel
+                do {
+                    stored = try DataModel(json: Data(json.utf8))
+                } catch {
+                    throw .damaged(path: path, reason: "the model it holds does not load: \(error)")
+                }
+                guard stored.versionHash == hash else {
+                    throw .damaged(path: path, reason: "the model it holds is not the one its hash names (\(hash))")
+                }
+                model = stored
             }
-            guard stored.versionHash == hash else {
-                throw .damaged(path: path, reason: "the model it holds is not the one its hash names (\(hash))")
-            }
-            if let expected, expected.versionHash != hash {
-                throw .modelMismatch(path: path, storeHash: hash, modelHash: expected.versionHash)
-            }
-            model = expected ?? stored
         } else if let expected {
             // A store Apple's framework wrote, with its model given.
             let differences = StoreInspection.differences(expected.entityVersionHashes, StoreMetadata.hashes(metadata))
