@@ -14,6 +14,11 @@ public enum CoreDataCatalog {
     public static let requiredTables = ["Z_METADATA", "Z_PRIMARYKEY"]
     /// The table holding the compiled model, in newer stores.
     public static let modelCacheTable = "Z_MODELCACHE"
+    /// The functions Core Data's derived-attribute triggers call. They exist
+    /// only in Core Data's own connection; another writer registers them, with
+    /// no effect, or a write to such a table fails.
+    public static let triggerFunctions = ["NSCoreDataDATriggerUpdatedAffectedObjectValue",
+                                          "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue"]
     /// The tables of persistent history tracking, whose rows Core Data
     /// writes with every save.
     public static let historyTables = ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"]

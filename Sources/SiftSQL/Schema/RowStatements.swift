@@ -41,19 +41,24 @@ extension SQLSchema {
         case .inverseForeignKey(let table, let column):
             let owner = SQLExpression.column(member, column, nullable: true)
             let columns = withRows ? [owner] + rowColumns(destination, alias: member) : [owner, memberKey]
+            // An ordered relationship's members in their order, as Core Data keeps it.
+            let inverse = relationship.inverse.flatMap { destination.relationship(named: $0) }
+            let order = relationship.isOrdered ? inverse.flatMap { orderKey($0, of: destination) } : nil
             return render(.select(SQLSelect(columns, from: .table(table, alias: member), where: [.in(owner, array: owners)],
-                                            orderBy: [SQLOrdering(memberKey)])))
+                                            orderBy: order.map { [SQLOrdering(.column(member, $0, nullable: true))] } ?? []
+                                                + [SQLOrdering(memberKey)])))
         case .joinTable(let table, let sourceColumn, let targetColumn):
             let owner = SQLExpression.column("j", sourceColumn, nullable: false)
             let target = SQLExpression.column("j", targetColumn, nullable: false)
+            let order = relationship.isOrdered ? [SQLOrdering(.column("j", orderKey(ofJoinColumn: targetColumn), nullable: true))] : []
             if withRows {
                 return render(.select(SQLSelect(
                     [owner] + rowColumns(destination, alias: member), from: .table(table, alias: "j"),
                     joins: [SQLJoin(.inner, .table(self.table(destination), alias: member), on: .compare(.equal, memberKey, target))],
-                    where: [.in(owner, array: owners)], orderBy: [SQLOrdering(memberKey)])))
+                    where: [.in(owner, array: owners)], orderBy: order + [SQLOrdering(memberKey)])))
             }
             return render(.select(SQLSelect([owner, target], from: .table(table, alias: "j"), where: [.in(owner, array: owners)],
-                                            orderBy: [SQLOrdering(target)])))
+                                            orderBy: order + [SQLOrdering(target)])))
         }
     }
 

@@ -49,6 +49,9 @@ public struct SQLSchema: Sendable {
     /// The column of each stored attribute and to-one relationship, by
     /// entity name, then property name.
     private var columns: [String: [String: String]] = [:]
+    /// The order-key column (`Z_FOK_…`) of each to-one relationship whose
+    /// inverse is an ordered to-many, by entity name, then relationship name.
+    private var orderKeys: [String: [String: String]] = [:]
 
     /// The mapping of `model`, with Core Data's entity numbers (or those a
     /// store already has, by entity name).
@@ -82,6 +85,23 @@ public struct SQLSchema: Sendable {
                     claim(relationship.name, asciiOnly: false)
                 }
                 columns[entity.name] = names
+            }
+            // Second pass: the order keys of ordered to-many relationships,
+            // in the table of the objects they order, next to the inverse's key.
+            for entity in model.descendants(of: root) {
+                for relationship in entity.declaredRelationships where !relationship.isToMany && !relationship.isTransient {
+                    guard let destination = model.entity(named: relationship.destination),
+                          let inverse = relationship.inverse.flatMap({ destination.relationship(named: $0) }),
+                          inverse.isToMany, inverse.isOrdered else { continue }
+                    var name = "Z_FOK_" + relationship.name.uppercased()
+                    var suffix = 1
+                    while used.contains(name) {
+                        name = "Z_FOK_" + relationship.name.uppercased() + String(suffix)
+                        suffix += 1
+                    }
+                    used.insert(name)
+                    for member in model.descendants(of: entity) { orderKeys[member.name, default: [:]][relationship.name] = name }
+                }
             }
         }
         rows = model.entities.map { entity in
@@ -171,6 +191,16 @@ public struct SQLSchema: Sendable {
         columns[entity.name]?[relationship.name] ?? "Z" + relationship.name.uppercased()
     }
 
+    /// The order-key column of a to-one relationship of `entity` whose
+    /// inverse is an ordered to-many: where a member's place in the order is kept.
+    public func orderKey(_ relationship: Relationship, of entity: Entity) -> String? {
+        orderKeys[entity.name]?[relationship.name]
+    }
+
+    /// The order-key column of a join table, for the side whose members an
+    /// ordered relationship orders (`Z_FOK_` and the members' column).
+    public func orderKey(ofJoinColumn column: String) -> String { "Z_FOK_" + column.dropFirst(2) }
+
     /// The companion columns of an attribute of `entity` (none unless it is canonical).
     public func companionColumns(_ attribute: Attribute, of entity: Entity) -> [String] {
         attribute.isCanonical ? Self.companionFlags.map { "Z_FOLD\($0)_" + column(attribute, of: entity) } : []
@@ -255,6 +285,9 @@ public struct SQLSchema: Sendable {
             for entity in family {
                 for relationship in toOneRelationships(entity) where seen.insert(foreignKey(relationship, of: entity)).inserted {
                     columns.append(SQLColumnDefinition(foreignKey(relationship, of: entity), .integer))
+                    if let order = orderKey(relationship, of: entity), seen.insert(order).inserted {
+                        columns.append(SQLColumnDefinition(order, .integer))
+                    }
                 }
                 for attribute in storedAttributes(entity) where seen.insert(column(attribute, of: entity)).inserted {
                     // Subentities' columns are NULL in other entities' rows.
@@ -295,10 +328,13 @@ public struct SQLSchema: Sendable {
                     guard case .joinTable(let name, let source, let target) = storage(of: relationship, in: entity),
                           joinTables.insert(name).inserted else { continue }
                     let (first, second) = writesLinks(of: relationship, in: entity) ? (source, target) : (target, source)
-                    statements.append(.createTable(SQLCreateTable(
-                        name: name, columns: [SQLColumnDefinition(first, .integer, nullable: false),
-                                              SQLColumnDefinition(second, .integer, nullable: false)],
-                        compositeKey: [first, second])))
+                    var joinColumns = [SQLColumnDefinition(first, .integer, nullable: false),
+                                       SQLColumnDefinition(second, .integer, nullable: false)]
+                    // Order keys for the members an ordered side orders.
+                    let inverse = relationship.inverse.flatMap { model.entity(named: relationship.destination)?.relationship(named: $0) }
+                    if relationship.isOrdered { joinColumns.append(SQLColumnDefinition(orderKey(ofJoinColumn: target), .integer)) }
+                    if inverse?.isOrdered == true { joinColumns.append(SQLColumnDefinition(orderKey(ofJoinColumn: source), .integer)) }
+                    statements.append(.createTable(SQLCreateTable(name: name, columns: joinColumns, compositeKey: [first, second])))
                     statements.append(.createIndex(SQLCreateIndex(name: "\(name)_\(second)_INDEX", table: name,
                                                                   columns: [second, first])))
                 }

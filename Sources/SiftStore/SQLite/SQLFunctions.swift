@@ -9,6 +9,10 @@ import Sift
 extension SQLiteConnection {
     /// Registers `sift_fold`, `sift_matches`, `sift_like`, `sift_contains` and `sift_call`.
     func registerSiftFunctions() throws(SQLiteError) {
+        // What Core Data's derived-attribute triggers call: nothing to do here.
+        for name in CoreDataCatalog.triggerFunctions {
+            try registerFunction(name, arity: -1, deterministic: false) { _ in .null }
+        }
         try registerFunction(SQLiteDialect().functionName(.fold), arity: 2) { arguments in
             guard case .text(let text) = arguments[0], case .integer(let flags) = arguments[1] else { return arguments[0] }
             return .text(StringFolding.fold(text, ComparisonOptions(foldingFlags: Int(flags))))

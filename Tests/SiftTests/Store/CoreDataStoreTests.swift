@@ -157,3 +157,24 @@ struct HistoryTrackingTests {
         #expect(store.writesRefused != nil)
     }
 }
+
+extension CoreDataLayoutTests {
+    @Test func orderedRelationshipsReadInCoreDataOrder() throws {
+        guard let fixture = CoreDataFixture.all.first(where: { $0.name == "bsk-bookmarks-v5" }) else { return }
+        let url = try fixture.copy()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let store = try SQLiteStore(url: url, readOnly: true)
+        let entity = try #require(store.model.entity(named: "BookmarkEntity"))
+        #expect(store.schema.orderKey(try #require(entity.relationship(named: "parent")), of: entity) == "Z_FOK_PARENT")
+        let context = ObjectContext(store: store)
+        var checked = 0
+        for folder in try context.fetch(FetchRequest(entityName: "BookmarkEntity", predicate: "children.@count > 1")) {
+            let expected = try store.withConnection {
+                try $0.query("SELECT Z_PK FROM ZBOOKMARKENTITY WHERE ZPARENT = ?1 ORDER BY Z_FOK_PARENT", [.integer(folder.objectID.primaryKey)])
+            }.compactMap { if case .integer(let key) = $0[0] { key } else { nil } }
+            #expect(try folder.objects(forKey: "children").map(\.objectID.primaryKey) == expected)
+            checked += 1
+        }
+        #expect(checked > 0)
+    }
+}
