@@ -8,7 +8,8 @@
 //   pipeline  text (+ JSON arguments, one per line after the first) →
 //             parse, bind, optimize, memory and SQLite on the conformance
 //             data set; both backends must give the same objects.
-//   model     bytes → the JSON model, data set and Xcode model loaders.
+//   model     bytes → the JSON model, data set and Xcode model loaders, and
+//             Core Data's compiled forms (keyed archives, the model cache).
 //   store     bytes → a file opened as an SQLite store and as an atomic store.
 //   values    text (a predicate, then a JSON value) → FormatPredicate, with no
 //             model; the value as a value tree and as the dictionaries
@@ -130,10 +131,13 @@ enum LoaderTarget {
     @Sendable static func run(_ data: Data) {
         guard data.count <= maximumInput, let first = data.first else { return }
         let rest = data.dropFirst()
-        switch first % 3 {
+        switch first % 6 {
         case 0: _ = try? DataModel(json: Data(rest))
         case 1: _ = try? DataSet(json: Data(rest))
-        default: _ = try? DataModel(xcdatamodelXML: Data(rest))
+        case 2: _ = try? DataModel(xcdatamodelXML: Data(rest))
+        case 3: _ = try? DataModel(compiledModel: Data(rest)).entityVersionHashes
+        case 4: _ = try? DataModel(xcode3Elements: Data(rest))
+        default: _ = try? DataModel(modelCache: Data(rest))
         }
     }
 }
