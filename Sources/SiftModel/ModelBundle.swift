@@ -41,7 +41,7 @@ public struct ModelBundle: Sendable {
         let marker = url.appendingPathComponent(compiled ? "VersionInfo.plist" : ".xccurrentversion")
         let key = compiled ? "NSManagedObjectModel_CurrentVersionName" : "_XCCurrentVersionName"
         if let data = FileManager.default.contents(atPath: marker.path),
-           let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+           let plist = PropertyLists.read(data) as? [String: Any],
            let current = plist[key] as? String {
             let name = current.hasSuffix("." + fileExtension) ? String(current.dropLast(fileExtension.count + 1)) : current
             currentVersionName = names.contains(name) ? name : last

@@ -21,7 +21,7 @@ struct KeyedArchive {
 
     /// Reads `data` as a keyed archive; nil when it is not one.
     init?(_ data: Data) {
-        guard let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+        guard let plist = PropertyLists.read(data) as? [String: Any],
               plist["$archiver"] as? String == "NSKeyedArchiver",
               let objects = plist["$objects"] as? [Any], let top = plist["$top"] as? [String: Any] else { return nil }
         self.objects = objects

@@ -78,7 +78,7 @@ public struct StoreInspection: Sendable {
             let plistData: Data? = try connection.query(CoreDataCatalog.selectMetadata(in: dialect)).first.flatMap {
                 if case .blob(let data) = $0[0] { data } else { nil }
             }
-            let plist = plistData.flatMap { try? PropertyListSerialization.propertyList(from: $0, format: nil) as? [String: Any] }
+            let plist = plistData.flatMap { PropertyLists.read($0) as? [String: Any] }
             guard let plist else { throw StoreError.damaged(path: path, reason: "its metadata is not a property list") }
             metadata = plist.filter { $0.key != StoreMetadata.modelKey }.mapValues(Self.summary)
             let hashes = (plist["NSStoreModelVersionHashes"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Data }

@@ -175,3 +175,42 @@ struct CoreDataModelTests {
         #expect(model.root(of: try #require(model.entity(named: "ExpensiveSportCar"))).name == "Car")
     }
 }
+
+@Suite("Hostile property lists")
+struct HostilePropertyListTests {
+    /// A binary property list built by hand: objects, then the offset table and trailer.
+    static func binaryPlist(_ objects: [[UInt8]], top: Int = 0) -> Data {
+        var bytes = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for object in objects {
+            offsets.append(bytes.count)
+            bytes += object
+        }
+        let table = bytes.count
+        for offset in offsets { bytes.append(UInt8(offset)) }
+        func bigEndian(_ value: Int) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: UInt64(value) >> ($0 * 8)) } }
+        let trailer: [UInt8] = [0, 0, 0, 0, 0, 0, 1, 1]
+        bytes += trailer
+        bytes += bigEndian(objects.count)
+        bytes += bigEndian(top)
+        bytes += bigEndian(table)
+        return Data(bytes)
+    }
+
+    @Test func wellFormedOnesRead() throws {
+        // ["a"]: an array holding one ASCII string.
+        let array = Self.binaryPlist([[0xA1, 1], [0x51, UInt8(ascii: "a")]])
+        #expect(PropertyLists.read(array) as? [String] == ["a"])
+    }
+
+    @Test("Sets, cycles, non-string keys and references out of range are refused", arguments: [
+        [[0xC1, 1], [0x51, UInt8(ascii: "a")]],        // a set
+        [[0xA1, 0]],                                    // an array inside itself
+        [[0xD1, 1, 1], [0x10, 7]],                      // a dictionary keyed by an integer
+        [[0xA1, 9]],                                    // a reference past the objects
+    ] as [[[UInt8]]])
+    func refused(_ objects: [[UInt8]]) throws {
+        #expect(PropertyLists.read(Self.binaryPlist(objects)) == nil)
+        #expect(throws: ModelError.self) { try DataModel(compiledModel: Self.binaryPlist(objects)) }
+    }
+}

@@ -38,7 +38,7 @@ enum StoreMetadata {
 
     /// A metadata property list read back; nil when it is not one.
     static func read(_ data: Data) -> [String: Any]? {
-        try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+        PropertyLists.read(data) as? [String: Any]
     }
 
     /// The entity version hashes a store's metadata records.
