@@ -65,9 +65,10 @@ public struct SQLSchema: Sendable {
             for entity in model.descendants(of: root) {
                 var names = entity.superentity.flatMap { columns[$0] } ?? [:]
                 func claim(_ property: String, asciiOnly: Bool) {
-                    // Core Data upper-cases an attribute's ASCII letters only, a relationship's fully.
-                    let upper = asciiOnly ? Self.asciiUppercased(property) : property.uppercased()
-                    let base = "Z" + upper.replacingOccurrences(of: ".", with: "_")
+                    // Core Data upper-cases an attribute's ASCII letters only, a relationship's fully;
+                    // a composite's element is named by its own name (`place.city` is ZCITY).
+                    let leaf = property.split(separator: ".").last.map(String.init) ?? property
+                    let base = "Z" + (asciiOnly ? Self.asciiUppercased(leaf) : leaf.uppercased())
                     var name = base
                     var suffix = 1
                     while used.contains(name) {

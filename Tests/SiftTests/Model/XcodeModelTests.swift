@@ -129,6 +129,20 @@ struct XcodeModelTests {
         #expect(error.map { "\($0)" }?.contains("'Car', a subentity of 'Vehicle'") == true)
     }
 
+    @Test func coreDataNamesTheColumns() throws {
+        let schema = SQLSchema(model: Self.model)
+        let car = try #require(Self.model.entity(named: "Car"))
+        // Subentities share their root's table; a composite's elements are named by their own names.
+        #expect(schema.table(car) == "ZVEHICLE")
+        #expect(schema.column(try #require(car.attribute(named: "place.city")), of: car) == "ZCITY")
+        #expect(schema.column(try #require(car.attribute(named: "plate")), of: car) == "ZPLATE")
+        #expect(schema.storedAttributes(car).allSatisfy { $0.type.hasColumn && !$0.isTransient })
+        #expect(SQLSchema.entityNumbers(of: Self.model) == ["Person": 1, "Trip": 2, "Vehicle": 3, "Car": 4])
+        // The ordered to-many Car.trips keeps its order keys next to Trip.car.
+        let trip = try #require(Self.model.entity(named: "Trip"))
+        #expect(schema.orderKey(try #require(trip.relationship(named: "car")), of: trip) == "Z_FOK_CAR")
+    }
+
     @Test func fetchRequestsFromTemplates() throws {
         let request = try Self.model.fetchRequestFromTemplate(withName: "carsOf", substitutionVariables: ["NAME": "Ann"])
         #expect(request.entityName == "Car" && request.fetchLimit == 5)
