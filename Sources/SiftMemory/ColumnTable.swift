@@ -21,25 +21,26 @@ public struct ColumnTable: Sendable {
     let columns: [[PredicateValue?]]
 
     /// The dictionaries of `rows` as columns; nil when a row is not a
-    /// dictionary.
+    /// dictionary, or when the rows share so few keys that columns would
+    /// mostly hold nothing (more cells than four times their members).
     public init?(_ rows: [PredicateValue]) {
         var columnOfKey: [String: Int] = [:]
         var keys: [String] = []
-        var columns: [[PredicateValue?]] = []
+        var members = 0
+        for value in rows {
+            guard case .dictionary(let dictionary) = value else { return nil }
+            members += dictionary.count
+            for key in dictionary.keys where columnOfKey[key] == nil {
+                columnOfKey[key] = keys.count
+                keys.append(key)
+            }
+        }
+        let (cells, overflow) = keys.count.multipliedReportingOverflow(by: rows.count)
+        guard !overflow, cells <= max(4 * members, 1 << 16) else { return nil }
+        var columns = [[PredicateValue?]](repeating: Array(repeating: nil, count: rows.count), count: keys.count)
         for (row, value) in rows.enumerated() {
             guard case .dictionary(let dictionary) = value else { return nil }
-            for (key, member) in dictionary {
-                let column: Int
-                if let known = columnOfKey[key] {
-                    column = known
-                } else {
-                    column = keys.count
-                    columnOfKey[key] = column
-                    keys.append(key)
-                    columns.append(Array(repeating: nil, count: rows.count))
-                }
-                columns[column][row] = member
-            }
+            for (key, member) in dictionary { columns[columnOfKey[key]!][row] = member }
         }
         self.count = rows.count
         self.columnOfKey = columnOfKey

@@ -131,6 +131,14 @@ struct FormatPredicateTests {
         #expect(try predicate.filter(Self.people).map(\.name) == oneByOne)
     }
 
+    @Test func dictionariesWithFewSharedKeysStayValueTrees() throws {
+        // 20 000 dictionaries, each with a key of its own: columns would be 20 000 × 20 000 cells.
+        let rows = (0..<20_000).map { ["k\($0)": $0, "n": $0] as [String: Any] }
+        let columns = try ValueColumns(plain: rows)
+        #expect(try FormatPredicate(format: "n < 3").matchingIndices(columns) == [0, 1, 2])
+        #expect(try FormatPredicate(format: "k7 == 7").matchingIndices(columns) == [7])
+    }
+
     @Test func columnsOfValuesThatAreNotDictionaries() throws {
         let words = try ValueColumns(plain: ["apple", "kiwi", "avocado"])
         #expect(try FormatPredicate(format: "SELF BEGINSWITH 'a'").filter(words) == ["apple", "avocado"])
