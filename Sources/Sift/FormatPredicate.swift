@@ -145,9 +145,7 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
         var items: [DynamicItem] = []
         items.reserveCapacity(elements.count)
         for element in elements { items.append(try DynamicItem.plain(element)) }
-        if let name = variables.first {
-            throw PredicateEvaluationError(.unboundVariable(name), range: nil, format: format)
-        }
+        try checkVariables(given: [:])
         do {
             // One evaluation scope for all of them.
             return try compiled.matchingIndices(count: items.count) { items[$0] }.map { elements[$0] }
@@ -172,9 +170,7 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
 
     /// The positions in `values` of the elements that satisfy the predicate.
     public func matchingIndices<Element>(_ values: ValueColumns<Element>) throws(PredicateEvaluationError) -> [Int] {
-        if let name = variables.first {
-            throw PredicateEvaluationError(.unboundVariable(name), range: nil, format: format)
-        }
+        try checkVariables(given: [:])
         do {
             switch values.storage {
             case .columns(let table):
@@ -188,10 +184,15 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    func evaluate(_ item: DynamicItem, parameters: [String: PredicateValue]) throws(PredicateEvaluationError) -> Bool {
-        for name in variables where parameters[name] == nil {
+    /// Throws for the first `$variable` with no value in `parameters`.
+    func checkVariables(given parameters: [String: PredicateValue]) throws(PredicateEvaluationError) {
+        for name in variables.sorted() where parameters[name] == nil {
             throw PredicateEvaluationError(.unboundVariable(name), range: nil, format: format)
         }
+    }
+
+    func evaluate(_ item: DynamicItem, parameters: [String: PredicateValue]) throws(PredicateEvaluationError) -> Bool {
+        try checkVariables(given: parameters)
         do {
             return try compiled.evaluate(item, parameters: parameters)
         } catch {

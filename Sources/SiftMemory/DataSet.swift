@@ -78,10 +78,12 @@ public struct DataSet: Sendable {
 
     /// Builds nodes from objects given as dictionaries, by entity name.
     public init(model: DataModel, objects: [String: [[String: PredicateValue]]]) throws(DataSetError) {
-        if let entity = model.entities.first(where: { $0.superentity != nil }) {
+        for entity in model.entities {
             // Row caches key objects per entity; subentities share their root's keys (to come, issue 14).
-            throw DataSetError("entity '\(entity.name)' inherits from '\(entity.superentity!)': data sets and stores "
-                               + "do not hold models with entity inheritance yet")
+            if let parent = entity.superentity {
+                throw DataSetError("entity '\(entity.name)' inherits from '\(parent)': data sets and stores "
+                                   + "do not hold models with entity inheritance yet")
+            }
         }
         self.model = model
         // Every object's attributes, and the relationship links listed.

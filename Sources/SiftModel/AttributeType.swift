@@ -85,8 +85,7 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable, Codable {
         case (.date, .date): return value
         case (.string(let s), .uuid): return UUID(uuidString: s).map(PredicateValue.uuid)
         case (.uuid, .uuid): return value
-        case (.data(let d), .uuid) where d.count == 16:
-            return .uuid(UUID(uuid: d.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
+        case (.data(let d), .uuid): return PredicateValue(uuidBytes: d)
         case (.string(let s), .binary), (.string(let s), .transformable): return Data(base64Encoded: s).map(PredicateValue.data)
         case (.data, .binary), (.data, .transformable): return value
         case (.object, .objectID): return value
@@ -115,10 +114,28 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable, Codable {
         "Composite": .composite, "Undefined": .undefined,
     ]
 
-    /// Core Data's `NSAttributeType` raw values, as compiled models keep them.
-    public static let coreDataCodes: [Int: AttributeType] = [
-        0: .undefined, 100: .integer16, 200: .integer32, 300: .integer64, 400: .decimal, 500: .double,
-        600: .float, 700: .string, 800: .boolean, 900: .date, 1000: .binary, 1100: .uuid, 1200: .uri,
-        1800: .transformable, 2000: .objectID, 2100: .composite,
-    ]
+    /// Core Data's `NSAttributeType` raw value of the type.
+    public var coreDataCode: Int {
+        switch self {
+        case .undefined: 0
+        case .integer16: 100
+        case .integer32: 200
+        case .integer64: 300
+        case .decimal: 400
+        case .double: 500
+        case .float: 600
+        case .string: 700
+        case .boolean: 800
+        case .date: 900
+        case .binary: 1000
+        case .uuid: 1100
+        case .uri: 1200
+        case .transformable: 1800
+        case .objectID: 2000
+        case .composite: 2100
+        }
+    }
+
+    /// The types by Core Data's `NSAttributeType` raw value, as compiled models keep them.
+    public static let coreDataCodes = Dictionary(uniqueKeysWithValues: allCases.map { ($0.coreDataCode, $0) })
 }

@@ -13,6 +13,17 @@ public enum DeleteRule: String, Hashable, Sendable, Codable {
     case deny
     /// Nothing is done to related objects.
     case noAction
+
+    /// Core Data's `NSDeleteRule` raw value, as compiled models keep it:
+    /// 0 no action, 1 nullify, 2 cascade, 3 deny (nullify for anything else).
+    public init(coreDataCode: Int) {
+        self = switch coreDataCode {
+        case 0: .noAction
+        case 2: .cascade
+        case 3: .deny
+        default: .nullify
+        }
+    }
 }
 
 /// An attribute of an entity.

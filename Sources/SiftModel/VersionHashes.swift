@@ -94,8 +94,7 @@ extension DataModel {
         var bytes = HashInput()
         bytes.append(propertyHash(attribute.name, optional: attribute.isOptional, transient: attribute.isTransient,
                                   readOnly: false, modifier: attribute.versionHashModifier))
-        let code = AttributeType.coreDataCodes.first { $0.value == attribute.type }?.key ?? 0
-        bytes.append(Int32(truncatingIfNeeded: code))
+        bytes.append(Int32(truncatingIfNeeded: attribute.type.coreDataCode))
         if attribute.allowsExternalStorage { bytes.append(UInt8(1)) }
         if attribute.preservesValueInHistoryOnDeletion { bytes.append(UInt8(1)) }
         return bytes.sha256

@@ -81,6 +81,17 @@ public enum PredicateValue: Hashable, Sendable {
 }
 
 extension PredicateValue {
+    /// A UUID from its 16 bytes, as Core Data stores one; nil for other data.
+    public init?(uuidBytes data: Data) {
+        guard data.count == 16 else { return nil }
+        self = .uuid(UUID(uuid: data.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
+    }
+
+    /// A UUID's 16 bytes, as Core Data stores one.
+    public static func bytes(of uuid: UUID) -> Data { withUnsafeBytes(of: uuid.uuid) { Data($0) } }
+}
+
+extension PredicateValue {
     /// Values are equal when they are the same value: strings by their
     /// Unicode scalars (as Sift compares them, and SQLite's BINARY does), not
     /// by Swift's canonical equivalence — "é" and "e\u{301}" are different

@@ -122,12 +122,7 @@ private struct CompiledModelReader {
         let destination = archive.string(index, "_NSDestinationEntityName")
             ?? archive.string(archive.object(index, "NSDestinationEntity"), "NSEntityName") ?? ""
         let maxCount = archive.number(index, "NSMaxCount") ?? 0
-        let rule: DeleteRule = switch archive.number(index, "NSDeleteRule") ?? 1 {
-        case 0: .noAction
-        case 2: .cascade
-        case 3: .deny
-        default: .nullify
-        }
+        let rule = DeleteRule(coreDataCode: archive.number(index, "NSDeleteRule") ?? 1)
         var relationship = Relationship(name, to: destination, toMany: maxCount != 1,
                                         optional: archive.flag(index, "NSIsOptional"),
                                         inverse: archive.string(index, "_NSInverseRelationshipName")
@@ -227,12 +222,7 @@ private struct Xcode3ModelReader {
                                                     toMany: flag(s, "XD_PRK_isToMany") || maxCount > 1,
                                                     optional: flag(s, "XD_PPSK_isOptional"), inverse: inverse,
                                                     ordered: flag(s, "XD_PRK_ordered"))
-                    relationship.deleteRule = switch number(s, "XD_PRK_deleteRule") ?? 1 {
-                    case 0: .noAction
-                    case 2: .cascade
-                    case 3: .deny
-                    default: .nullify
-                    }
+                    relationship.deleteRule = DeleteRule(coreDataCode: number(s, "XD_PRK_deleteRule") ?? 1)
                     relationship.minimumCount = number(s, "XD_PRK_minCount") ?? 0
                     relationship.maximumCount = maxCount
                     relationship.isTransient = flag(s, "XD_PPSK_isTransient")

@@ -169,7 +169,7 @@ public struct SQLLowering: Sendable {
         case .string(let s): .text(s)
         case .date(let d): .real(d.timeIntervalSinceReferenceDate)
         case .data(let d): .blob(d)
-        case .uuid(let u): .blob(withUnsafeBytes(of: u.uuid) { Data($0) })
+        case .uuid(let u): .blob(PredicateValue.bytes(of: u))
         case .object(let reference): .integer(reference.id)
         case .array, .dictionary: arrayValue(value, dialect: .sqlite) ?? .text("[]")
         }

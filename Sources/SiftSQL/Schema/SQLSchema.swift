@@ -61,22 +61,25 @@ public struct SQLSchema: Sendable {
         self.entityNumbers = entityNumbers ?? Self.entityNumbers(of: model)
         // Columns, per root table: ancestors' first, so that subentities share them.
         for root in model.entities where root.superentity == nil {
+            // One name generator per table: the first to claim a name gets it, later ones a number after it.
             var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
+            func unique(_ base: String) -> String {
+                var name = base
+                var suffix = 1
+                while used.contains(name) {
+                    name = base + String(suffix)
+                    suffix += 1
+                }
+                used.insert(name)
+                return name
+            }
             for entity in model.descendants(of: root) {
                 var names = entity.superentity.flatMap { columns[$0] } ?? [:]
                 func claim(_ property: String, asciiOnly: Bool) {
                     // Core Data upper-cases an attribute's ASCII letters only, a relationship's fully;
                     // a composite's element is named by its own name (`place.city` is ZCITY).
                     let leaf = property.split(separator: ".").last.map(String.init) ?? property
-                    let base = "Z" + (asciiOnly ? Self.asciiUppercased(leaf) : leaf.uppercased())
-                    var name = base
-                    var suffix = 1
-                    while used.contains(name) {
-                        name = base + String(suffix)
-                        suffix += 1
-                    }
-                    used.insert(name)
-                    names[property] = name
+                    names[property] = unique("Z" + (asciiOnly ? Self.asciiUppercased(leaf) : leaf.uppercased()))
                 }
                 // Core Data's claim order: the entity's own attributes by name, then its own to-one relationships.
                 for attribute in entity.declaredAttributes.filter(\.isStored).sorted(by: { $0.name < $1.name }) {
@@ -94,13 +97,7 @@ public struct SQLSchema: Sendable {
                     guard let destination = model.entity(named: relationship.destination),
                           let inverse = relationship.inverse.flatMap({ destination.relationship(named: $0) }),
                           inverse.isToMany, inverse.isOrdered else { continue }
-                    var name = "Z_FOK_" + relationship.name.uppercased()
-                    var suffix = 1
-                    while used.contains(name) {
-                        name = "Z_FOK_" + relationship.name.uppercased() + String(suffix)
-                        suffix += 1
-                    }
-                    used.insert(name)
+                    let name = unique("Z_FOK_" + relationship.name.uppercased())
                     for member in model.descendants(of: entity) { orderKeys[member.name, default: [:]][relationship.name] = name }
                 }
             }

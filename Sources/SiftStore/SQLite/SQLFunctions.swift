@@ -99,7 +99,7 @@ extension PredicateValue {
         case (.integer(let i), .date): self = .date(Date(timeIntervalSinceReferenceDate: Double(i)))
         case (.text(let s), .uuid): self = UUID(uuidString: s).map(PredicateValue.uuid) ?? .string(s)
         case (.blob(let d), .uuid) where d.count == 16:
-            self = .uuid(UUID(uuid: d.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
+            self = PredicateValue(uuidBytes: d) ?? .data(d)
         default: self.init(sqlValue: sqlValue)
         }
     }
@@ -114,7 +114,7 @@ extension PredicateValue {
         case (.text(let s), .uuid): self = UUID(uuidString: s).map(PredicateValue.uuid) ?? .string(s)
         case (.blob(let d), .uuid) where d.count == 16:
             // Core Data keeps a UUID as its 16 bytes.
-            self = .uuid(UUID(uuid: d.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
+            self = PredicateValue(uuidBytes: d) ?? .data(d)
         default: self.init(sqlValue: sqlValue)
         }
     }

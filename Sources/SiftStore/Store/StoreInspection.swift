@@ -53,136 +53,68 @@ public struct StoreInspection: Sendable {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else { throw .cannotWrite(path: path, reason: "no such file") }
         let connection: SQLiteConnection
-        let tables: Set<String>
-        let dialect = SQLiteDialect()
         do {
             connection = try SQLiteConnection(path: path, readOnly: true)
-            tables = Set(try connection.query(dialect.catalogQuery).compactMap { row -> String? in
-                if case .text("table") = row[0], case .text(let name) = row[1] { return name }
-                return nil
-            })
-        } catch let error as SQLiteError {
-            throw StoreError(error, path: path)
         } catch {
-            throw .damaged(path: path, reason: "\(error)")
+            throw StoreError(error, path: path)
         }
-        guard CoreDataCatalog.requiredTables.allSatisfy(tables.contains) else {
-            if tables.contains(CoreDataCatalog.requiredTables[0]) {
-                throw .damaged(path: path, reason: "it is in the layout of an earlier Sift, before Core Data's: "
-                               + "import its data into a new store")
+        guard let catalog = try StoreCatalog.read(connection, path: path) else {
+            throw .foreignDatabase(path: path, tables: [])
+        }
+        metadata = catalog.metadata.filter { $0.key != StoreMetadata.modelKey }.mapValues(Self.summary)
+        // The model: a file given (a bundle's version whose hashes are the
+        // store's), else what the store holds.
+        var given: DataModel?
+        var source: String?
+        if let modelURL {
+            do {
+                if ["xcdatamodeld", "momd"].contains(modelURL.pathExtension) {
+                    let bundle = try ModelBundle(contentsOf: modelURL)
+                    guard let (name, model) = bundle.version(matching: catalog.hashes) else {
+                        throw StoreError.modelDoesNotMatchStore(
+                            path: path, reason: "no version of \(modelURL.lastPathComponent) "
+                                + "(\(bundle.versionNames.joined(separator: ", "))) has the store's entity version hashes")
+                    }
+                    (given, source) = (model, "\(modelURL.lastPathComponent), version '\(name)' (its hashes are the store's)")
+                } else {
+                    (given, source) = (try DataModel(contentsOf: modelURL), modelURL.lastPathComponent)
+                }
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw .invalidDataSet(DataSetError("\(error)"))
             }
-            throw .foreignDatabase(path: path, tables: tables.sorted())
         }
-        layout = .coreData
+        model = try catalog.model(expected: given)
+        let writtenBySift = catalog.metadata[StoreMetadata.modelKey] != nil
+        layout = writtenBySift ? .sift : .coreData
+        modelSource = source ?? (writtenBySift ? "the model Sift keeps in the store's metadata"
+            : catalog.modelCache != nil ? "the store's model cache" : "none: the store has no model cache; give its model")
+        // Entities by number: rows counted in their root's table.
+        let byNumber = Dictionary(catalog.entities.map { ($0.number, $0) }, uniquingKeysWith: { a, _ in a })
+        var summaries: [EntitySummary] = []
         do {
-            let plistData: Data? = try connection.query(CoreDataCatalog.selectMetadata(in: dialect)).first.flatMap {
-                if case .blob(let data) = $0[0] { data } else { nil }
-            }
-            let plist = plistData.flatMap { PropertyLists.read($0) as? [String: Any] }
-            guard let plist else { throw StoreError.damaged(path: path, reason: "its metadata is not a property list") }
-            metadata = plist.filter { $0.key != StoreMetadata.modelKey }.mapValues(Self.summary)
-            let hashes = (plist["NSStoreModelVersionHashes"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Data }
-            var cache: Data?
-            if tables.contains(CoreDataCatalog.modelCacheTable),
-               case .blob(let blob)? = try connection.query(CoreDataCatalog.selectModelCache(in: dialect)).first?.first {
-                cache = blob
-            }
-            if modelURL == nil, let json = plist[StoreMetadata.modelKey] as? String,
-               let model = try? DataModel(json: Data(json.utf8)) {
-                // A store Sift wrote keeps its model in its metadata.
-                self.model = model
-                modelSource = "the model Sift keeps in the store's metadata"
-                layout = .sift
-            } else {
-                (model, modelSource) = try Self.model(given: modelURL, hashes: hashes, cache: cache, path: path)
-            }
-            // Entities by number: rows counted in their root's table.
-            var rows: [(number: Int, name: String, parent: Int)] = []
-            for row in try connection.query(CoreDataCatalog.selectEntities(in: dialect)) {
-                guard case .integer(let number) = row[0], case .text(let name) = row[1] else { continue }
-                let parent: Int = if case .integer(let p) = row[2] { Int(p) } else { 0 }
-                rows.append((Int(number), name, parent))
-            }
-            let byNumber = Dictionary(rows.map { ($0.number, $0) }, uniquingKeysWith: { a, _ in a })
-            var summaries: [EntitySummary] = []
             // Persistent history's entities (numbered from 16 000) live in tables of their own.
-            for entity in rows where entity.number < 16_000 {
+            for entity in catalog.entities where entity.number < 16_000 {
                 var root = entity
                 var steps = 0
-                while root.parent != 0, let parent = byNumber[root.parent], steps < rows.count {
+                while root.parent != 0, let parent = byNumber[root.parent], steps < catalog.entities.count {
                     root = parent
                     steps += 1
                 }
                 var count = 0
-                if tables.contains(CoreDataCatalog.table(ofRoot: root.name)),
+                if catalog.tables.contains(CoreDataCatalog.table(ofRoot: root.name)),
                    case .integer(let n)? = try connection.query(
-                       CoreDataCatalog.countRows(ofRoot: root.name, entityNumber: entity.number, in: dialect)).first?.first {
+                       CoreDataCatalog.countRows(ofRoot: root.name, entityNumber: entity.number, in: SQLiteDialect())).first?.first {
                     count = Int(n)
                 }
                 summaries.append(EntitySummary(name: entity.name, number: entity.number,
                                                superentity: byNumber[entity.parent]?.name, rows: count))
             }
-            entities = summaries
-        } catch let error as StoreError {
-            throw error
-        } catch let error as SQLiteError {
+        } catch {
             throw StoreError(error, path: path)
-        } catch {
-            throw .damaged(path: path, reason: "\(error)")
         }
-    }
-
-    /// The model: the one given (a bundle's version whose hashes are the
-    /// store's), or the store's model cache, or none.
-    static func model(given url: URL?, hashes: [String: Data], cache: Data?, path: String) throws(StoreError)
-        -> (DataModel?, String)
-    {
-        if let url {
-            let isBundle = ["xcdatamodeld", "momd"].contains(url.pathExtension)
-            do {
-                if isBundle {
-                    let bundle = try ModelBundle(contentsOf: url)
-                    guard let (name, model) = bundle.version(matching: hashes) else {
-                        throw StoreError.modelDoesNotMatchStore(
-                            path: path, reason: "no version of \(url.lastPathComponent) "
-                                + "(\(bundle.versionNames.joined(separator: ", "))) has the store's entity version hashes")
-                    }
-                    return (model, "\(url.lastPathComponent), version '\(name)' (its hashes are the store's)")
-                }
-                let model = try DataModel(contentsOf: url)
-                let differences = Self.differences(model.entityVersionHashes, hashes)
-                guard differences.isEmpty else {
-                    throw StoreError.modelDoesNotMatchStore(path: path, reason: differences.joined(separator: "; "))
-                }
-                return (model, url.lastPathComponent)
-            } catch let error as ModelError {
-                throw .invalidDataSet(DataSetError("\(error)"))
-            } catch let error as StoreError {
-                throw error
-            } catch {
-                throw .unexpected("\(error)")
-            }
-        }
-        guard let cache else { return (nil, "none: the store has no model cache; give its model") }
-        do {
-            return (try DataModel(modelCache: cache), "the store's model cache")
-        } catch {
-            throw .damaged(path: path, reason: "its model cache does not read: \(error)")
-        }
-    }
-
-    /// How a model's entity hashes differ from a store's, entity by entity.
-    static func differences(_ model: [String: Data], _ store: [String: Data]) -> [String] {
-        var result: [String] = []
-        for name in Set(model.keys).union(store.keys).sorted() {
-            switch (model[name], store[name]) {
-            case (nil, _): result.append("the store has entity '\(name)', the model has not")
-            case (_, nil): result.append("the model has entity '\(name)', the store has not")
-            case (let a?, let b?) where a != b: result.append("entity '\(name)' differs")
-            default: break
-            }
-        }
-        return result
+        entities = summaries
     }
 
     /// A metadata value as short text.

@@ -160,5 +160,34 @@ struct XcodeModelTests {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("sift-inheritance-\(UUID().uuidString).sqlite")
         #expect(throws: StoreError.self) { try SQLiteStore(url: url, model: Self.model) }
         #expect(!FileManager.default.fileExists(atPath: url.path))
+        #expect(throws: StoreError.self) { try SQLiteStore(inMemoryWith: Self.model) }
+    }
+
+    /// The model archive the fuzz seeds hold (Fuzz/make-seeds writes it): a compiled model, as a `.mom` holds one.
+    static func compiledModel() throws -> Data {
+        try Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("Fuzz/Corpus/model/compiled-model")).dropFirst()
+    }
+
+    @Test func compiledModelsAndTheirBundles() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sift-momd-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bundle = folder.appendingPathComponent("Pets.momd")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        // Two versions; without a marker the last one counts, numbers sorted as numbers.
+        try Self.compiledModel().write(to: bundle.appendingPathComponent("Pets 2.mom"))
+        try Self.compiledModel().write(to: bundle.appendingPathComponent("Pets 12.mom"))
+        #expect(try ModelBundle(contentsOf: bundle).versionNames == ["Pets 2", "Pets 12"])
+        #expect(try ModelBundle(contentsOf: bundle).currentVersionName == "Pets 12")
+        let info = try PropertyListSerialization.data(fromPropertyList: ["NSManagedObjectModel_CurrentVersionName": "Pets 2"],
+                                                      format: .xml, options: 0)
+        try info.write(to: bundle.appendingPathComponent("VersionInfo.plist"))
+        #expect(try ModelBundle(contentsOf: bundle).currentVersionName == "Pets 2")
+        // A .momd and a .mom read to the same model.
+        let model = try DataModel(contentsOf: bundle)
+        #expect(model == (try DataModel(contentsOf: bundle.appendingPathComponent("Pets 12.mom"))))
+        let person = try #require(model.entity(named: "Person"))
+        #expect(person.attribute(named: "name")?.type == .string)
+        #expect(person.relationship(named: "friends")?.isOrdered == true)
+        #expect(model.entity(named: "Pet")?.relationship(named: "owner")?.inverse == "friends")
     }
 }

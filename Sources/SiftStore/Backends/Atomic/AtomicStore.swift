@@ -33,10 +33,7 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
     public init(url: URL, model: DataModel? = nil, functions: FunctionRegistry = FunctionRegistry()) throws(StoreError) {
         self.url = url
         self.functions = functions
-        if let entity = model?.entities.first(where: { $0.superentity != nil }) {
-            throw .unsupportedModel("entity '\(entity.name)' inherits from '\(entity.superentity!)', and stores do not "
-                                    + "hold models with entity inheritance yet")
-        }
+        try StoreError.refuseInheritance(in: model)
         if FileManager.default.fileExists(atPath: url.path) {
             let dataSet: DataSet
             do {

@@ -59,10 +59,7 @@ public final class SQLiteStore: @unchecked Sendable {
                             readOnly: Bool = false, busyTimeout: Double = 5) throws(StoreError)
     {
         let path = url.path
-        if let entity = model?.entities.first(where: { $0.superentity != nil }) {
-            throw .unsupportedModel("entity '\(entity.name)' inherits from '\(entity.superentity!)', and stores do not "
-                                    + "hold models with entity inheritance yet")
-        }
+        try StoreError.refuseInheritance(in: model)
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
         // A file nobody may write opens read-only, even for a user (root) who could.
@@ -93,10 +90,7 @@ public final class SQLiteStore: @unchecked Sendable {
             try Self.setJournalMode(connection, path: path)
             try Self.create(connection, model, path: path)
         }
-        if let entity = resolved.entities.first(where: { $0.superentity != nil }) {
-            throw .unsupportedModel("entity '\(entity.name)' inherits from '\(entity.superentity!)', and stores do not "
-                                    + "hold models with entity inheritance yet")
-        }
+        try StoreError.refuseInheritance(in: resolved)
         try self.init(connection: connection, model: resolved, url: url, functions: functions, entityNumbers: numbers)
         writesRefused = refusal
     }
@@ -113,6 +107,7 @@ public final class SQLiteStore: @unchecked Sendable {
     public convenience init(inMemoryWith model: DataModel, functions: FunctionRegistry = FunctionRegistry())
         throws(StoreError)
     {
+        try StoreError.refuseInheritance(in: model)
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection()
@@ -166,97 +161,16 @@ public final class SQLiteStore: @unchecked Sendable {
         }
     }
 
-    /// The model a store file was made for, and its entity numbers; nil when
-    /// the file is empty (no tables at all): a new store. Reads only; a file
-    /// that is not a store in Core Data's layout is an error.
+    /// The model a store file was made for, its entity numbers and whether
+    /// Core Data keeps history in it; nil when the file is empty (no tables
+    /// at all): a new store. Reads only; a file that is not a store in Core
+    /// Data's layout is an error.
     private static func storedModel(_ connection: SQLiteConnection, path: String, size: Int, expected: DataModel?)
         throws(StoreError) -> (model: DataModel, entityNumbers: [String: Int], historyTracking: Bool)?
     {
-        guard size > 0 else { return nil }
-        let dialect = SQLiteDialect()
-        var tables: Set<String> = []
-        var metadata: [String: Any]?
-        var cache: Data?
-        var numbers: [String: Int] = [:]
-        do {
-            let objects = try connection.query(dialect.catalogQuery)
-            for row in objects {
-                if case .text("table") = row[0], case .text(let name) = row[1] { tables.insert(name) }
-            }
-            // A database with nothing in it (a store whose creation was cut short).
-            if objects.isEmpty { return nil }
-            guard CoreDataCatalog.requiredTables.allSatisfy(tables.contains) else {
-                if tables.contains(CoreDataCatalog.requiredTables[0]) {
-                    throw StoreError.damaged(path: path, reason: "it is in the layout of an earlier Sift, before Core Data's: "
-                                             + "import its data into a new store")
-                }
-                throw StoreError.foreignDatabase(path: path, tables: tables.sorted())
-            }
-            if case .blob(let data)? = try connection.query(CoreDataCatalog.selectMetadata(in: dialect)).first?.first {
-                metadata = StoreMetadata.read(data)
-            }
-            if tables.contains(CoreDataCatalog.modelCacheTable),
-               case .blob(let blob)? = try connection.query(CoreDataCatalog.selectModelCache(in: dialect)).first?.first {
-                cache = blob
-            }
-            for row in try connection.query(CoreDataCatalog.selectEntities(in: dialect)) {
-                if case .integer(let number) = row[0], case .text(let name) = row[1] { numbers[name] = Int(number) }
-            }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as SQLiteError {
-            throw StoreError(error, path: path)
-        } catch {
-            throw .damaged(path: path, reason: "\(error)")
-        }
-        guard let metadata else { throw .damaged(path: path, reason: "its metadata is not a property list") }
-        let model: DataModel
-        if let json = metadata[StoreMetadata.modelKey] as? String {
-            // A store Sift made: its model, in Sift's JSON form, and that form's hash.
-            let hash = metadata[StoreMetadata.modelHashKey] as? String ?? ""
-            if let expected {
-                // The model given is the store's when its hash is the one recorded.
-                guard expected.versionHash == hash else {
-                    throw .modelMismatch(path: path, storeHash: hash, modelHash: expected.versionHash)
-                }
-                model = expected
-            } else {
-                let stored: DataModel
-                do {
-                    stored = try DataModel(json: Data(json.utf8))
-                } catch {
-                    throw .damaged(path: path, reason: "the model it holds does not load: \(error)")
-                }
-                guard stored.versionHash == hash else {
-                    throw .damaged(path: path, reason: "the model it holds is not the one its hash names (\(hash))")
-                }
-                model = stored
-            }
-        } else if let expected {
-            // A store Apple's framework wrote, with its model given.
-            let differences = StoreInspection.differences(expected.entityVersionHashes, StoreMetadata.hashes(metadata))
-            guard differences.isEmpty else {
-                throw .modelDoesNotMatchStore(path: path, reason: differences.joined(separator: "; "))
-            }
-            model = expected
-        } else if let cache {
-            do {
-                model = try DataModel(modelCache: cache)
-            } catch {
-                throw .damaged(path: path, reason: "its model cache does not read: \(error)")
-            }
-        } else {
-            throw .noModel(path: path)
-        }
-        // Each entity's number, by its name (or the name it had, after a rename).
-        var byEntity: [String: Int] = [:]
-        for entity in model.entities {
-            if let number = numbers[entity.name] ?? entity.renamingIdentifier.flatMap({ numbers[$0] }) {
-                byEntity[entity.name] = number
-            }
-        }
-        return (model, byEntity.count == model.entities.count ? byEntity : SQLSchema.entityNumbers(of: model),
-                CoreDataCatalog.historyTables.contains(where: tables.contains))
+        guard size > 0, let catalog = try StoreCatalog.read(connection, path: path) else { return nil }
+        guard let model = try catalog.model(expected: expected) else { throw .noModel(path: path) }
+        return (model, catalog.entityNumbers(for: model), catalog.tracksHistory)
     }
 
     /// The store's file path, for errors (":memory:" for an in-memory store).
