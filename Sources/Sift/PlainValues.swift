@@ -127,8 +127,13 @@ struct FoundationRecord: PlainValueRecord {
         if memberType == String.self || memberType is NSNumber.Type { return .value(PredicateValue(plain: member) ?? .null) }
         switch member {
         case let nested as [String: Any]: return .record(FoundationRecord(dictionary: nested))
-        case let array as [Any] where array.contains(where: { $0 is [String: Any] }):
-            return .records(array.compactMap { ($0 as? [String: Any]).map(FoundationRecord.init) })
+        case let array as [Any] where array.contains(where: { $0 is [String: Any] })
+            && array.allSatisfy({ $0 is [String: Any] || $0 is NSNull }):
+            // Dictionaries (and nils) read key by key; an array mixing in
+            // anything else is converted whole and read as a value tree.
+            return .records(array.map { member -> any KeyValueRecord in
+                (member as? [String: Any]).map(FoundationRecord.init) ?? NullRecord()
+            })
         default: return .value(PredicateValue(plain: member) ?? .null)
         }
     }

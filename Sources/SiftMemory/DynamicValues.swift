@@ -21,6 +21,14 @@ package protocol PlainValueRecord: KeyValueRecord {
     var plainValue: PredicateValue { get }
 }
 
+/// Nil among the records of a to-many key (a member whose to-one key was
+/// empty): every key of it is nil, and as a value it is nil.
+package struct NullRecord: PlainValueRecord {
+    package init() {}
+    package var plainValue: PredicateValue { .null }
+    package func value(forKey key: String) -> KeyValueItem { .value(.null) }
+}
+
 /// What looking a key up in an object gave.
 public enum KeyLookup<Object> {
     /// The key's value (nil is `found` as a nil value).
@@ -89,18 +97,36 @@ public struct DynamicDomain: EvaluationDomain, Sendable {
             case .records(let records): return .found(.records(records))
             }
         case .records(let records):
-            var values: [PredicateValue] = []
-            var nested: [any KeyValueRecord] = []
+            // Each member's value, in order, as a value tree reads an array:
+            // nested arrays flattened, a member with none giving nil. Records
+            // stay records while every member is one (or nil); once plain
+            // values mix in, everything continues as plain values.
+            var pieces: [DynamicItem] = []
+            var hasRecords = false, hasValues = false
             for record in records {
                 switch lookUp(key, in: .record(record)) {
-                case .found(.value(.array(let inner))): values += inner
-                case .found(.value(let value)): values.append(value)
-                case .found(.record(let inner)): nested.append(inner)
-                case .found(.records(let inner)): nested += inner
+                case .found(.value(.array(let inner))):
+                    pieces += inner.map(DynamicItem.value)
+                    hasValues = hasValues || inner.contains { $0 != .null }
+                case .found(.value(let value)):
+                    pieces.append(.value(value))
+                    hasValues = hasValues || value != .null
+                case .found(.record(let inner)):
+                    pieces.append(.record(inner))
+                    hasRecords = true
+                case .found(.records(let inner)):
+                    pieces += inner.map(DynamicItem.record)
+                    hasRecords = hasRecords || !inner.isEmpty
                 case .notKeyed(let type): return .notKeyed(type)
                 }
             }
-            return .found(nested.isEmpty ? .value(.array(values)) : .records(nested))
+            if hasRecords && !hasValues {
+                return .found(.records(pieces.map { piece in
+                    if case .record(let record) = piece { return record }
+                    return NullRecord()
+                }))
+            }
+            return .found(.value(.array(pieces.map(reference(to:)))))
         }
     }
 

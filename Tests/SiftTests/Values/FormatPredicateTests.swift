@@ -28,6 +28,31 @@ struct FormatPredicateTests {
         #expect(try FormatPredicate(format: "address == nil").filter(people).count == 2)
     }
 
+    /// Key paths through arrays whose members lack the key, are nil, or are
+    /// not dictionaries: `[String: Any]` read key by key answers as the
+    /// converted value tree does (the values fuzzer found the first two).
+    @Test(arguments: [
+        (#"{"boxes": [{"items": [{"price": 3}]}, {"other": 4}]}"#, "ANY boxes.items.price == nil", true),
+        (#"{"boxes": [{"items": [{"price": 3}]}, {"other": 4}]}"#, "boxes.items.@count == 2", true),
+        (#"{"a": [{"b": 1}, 5]}"#, "ANY a.b == 1", nil),
+        (#"{"a": [{"b": {"c": 1}}, null, {"x": 2}]}"#, "a.b.c.@count == 3", true),
+        (#"{"a": [{"b": {"c": 1}}, null, {"x": 2}]}"#, "ANY a.b.c == nil", true),
+        (#"{"a": [{"b": [{"c": 1}]}, {"b": [[{"c": 3}], {"c": 4}]}]}"#, "a.b.c.@sum == 8", true),
+    ] as [(String, String, Bool?)])
+    func keyPathsThroughUnevenArrays(json: String, format: String, expected: Bool?) throws {
+        let foundation = try JSONSerialization.jsonObject(with: Data(json.utf8))
+        let tree = try JSONDecoder().decode(PredicateValue.self, from: Data(json.utf8))
+        let predicate = try FormatPredicate(format: format)
+        if let expected {
+            #expect(try predicate.evaluate(with: foundation) == expected)
+            #expect(try predicate.evaluate(with: tree) == expected)
+        } else {
+            // A key looked up in a number: an error on both readings.
+            #expect(throws: PredicateEvaluationError.self) { try predicate.evaluate(with: foundation) }
+            #expect(throws: PredicateEvaluationError.self) { try predicate.evaluate(with: tree) }
+        }
+    }
+
     @Test func readsFoundationValues() throws {
         let date = Date(timeIntervalSinceReferenceDate: 1_000)
         let id = UUID()
