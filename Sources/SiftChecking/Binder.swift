@@ -251,6 +251,13 @@ struct BindingState {
         return text.isEmpty ? "the pattern does not compile" : "the pattern does not compile (\(text))"
     }
 
+    /// Whether two entities are of one inheritance family (their objects
+    /// are rows of one table, and may be the same object).
+    func sameTable(_ a: String, _ b: String) -> Bool {
+        guard let a = model.entity(named: a), let b = model.entity(named: b) else { return false }
+        return a.rootIndex == b.rootIndex
+    }
+
     /// Checks that values of the two types can be compared with `op`.
     func checkComparable(_ left: ValueType, _ op: ComparisonOperator, _ right: ValueType, range: SourceRange) throws(Failure) {
         let ordering = op != .equalTo && op != .notEqualTo
@@ -259,7 +266,7 @@ struct BindingState {
         case (.null, _), (_, .null), (.any, _), (_, .any): true
         case (let l, let r) where l.isNumeric && r.isNumeric: true
         case (.string, .string), (.date, .date), (.data, .data), (.uuid, .uuid), (.uuid, .string), (.string, .uuid): true
-        case (.object(let l), .object(let r)): l == r && !ordering
+        case (.object(let l), .object(let r)): (l == r || sameTable(l, r)) && !ordering
         case (.collection, _), (_, .collection): false
         default: false
         }
@@ -415,7 +422,22 @@ struct BindingState {
     }
 
     func constant(_ value: PredicateValue, range: SourceRange) throws(Failure) -> BoundExpression {
-        .constant(value, type: try type(of: value, range: range))
+        .constant(rootReferences(value), type: try type(of: value, range: range))
+    }
+
+    /// `value` with each object reference naming its entity's root entity:
+    /// an object is one row of its root's table, whichever entity of the
+    /// family a reference names it by (memory compares references so).
+    func rootReferences(_ value: PredicateValue) -> PredicateValue {
+        switch value {
+        case .object(let reference):
+            guard let entity = model.entity(named: reference.entity), entity.superentity != nil else { return value }
+            return .object(ObjectReference(entity: model.root(of: entity).name, id: reference.id))
+        case .array(let values) where values.contains(where: { if case .object = $0 { true } else { false } }):
+            return .array(values.map(rootReferences))
+        default:
+            return value
+        }
     }
 
     func type(of value: PredicateValue, range: SourceRange) throws(Failure) -> ValueType {

@@ -258,7 +258,7 @@ struct Query: ParsableCommand {
     @Option(name: .customLong("prefetch"), help: ArgumentHelp("A relationship key path to prefetch.", valueName: "path"))
     var prefetch: [String] = []
 
-    @Option(help: "How to print the objects.")
+    @Option(help: "How to print the objects: a table, or JSON objects whose \"id\" is the primary key (a property named id becomes \"_id\").")
     var format: Format = .table
 
     func run() throws {
@@ -285,10 +285,12 @@ struct Query: ParsableCommand {
         switch format {
         case .json:
             let rows = objects.map { object -> [String: PredicateValue] in
+                // "id" is the primary key; a property of that name is written under a key of its own.
                 var row: [String: PredicateValue] = ["id": .int(object.objectID.primaryKey)]
-                for attribute in entity.attributes { row[attribute.name] = object[attribute.name] ?? .null }
-                for relationship in toOne {
-                    row[relationship.name] = (try? object.object(forKey: relationship.name)).flatMap { $0 }
+                let own = object.entity
+                for attribute in own.attributes { row[Self.outputKey(attribute.name, own)] = object[attribute.name] ?? .null }
+                for relationship in own.relationships where !relationship.isToMany {
+                    row[Self.outputKey(relationship.name, own)] = (try? object.object(forKey: relationship.name)).flatMap { $0 }
                         .map { .int($0.objectID.primaryKey) } ?? .null
                 }
                 return row
@@ -297,7 +299,7 @@ struct Query: ParsableCommand {
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             print(String(decoding: try encoder.encode(rows), as: UTF8.self))
         case .table:
-            let header = ["id"] + entity.attributes.map(\.name) + toOne.map(\.name)
+            let header = ["id"] + (entity.attributes.map(\.name) + toOne.map(\.name)).map { Self.outputKey($0, entity) }
             var rows = [header]
             for object in objects {
                 var row = [String(object.objectID.primaryKey)]
@@ -318,6 +320,16 @@ struct Query: ParsableCommand {
             }
         }
         printError("\(objects.count) objects in \(String(format: "%.1f", progress.elapsedMilliseconds)) ms")
+    }
+
+    /// The key a property is written under next to the primary key "id":
+    /// its name, or, for a property named "id", the name with underscores
+    /// before it until no property of the entity has it.
+    static func outputKey(_ name: String, _ entity: Entity) -> String {
+        guard name == "id" else { return name }
+        var key = "_id"
+        while entity.property(named: key) != nil { key = "_" + key }
+        return key
     }
 
     static func cell(_ value: PredicateValue) -> String {

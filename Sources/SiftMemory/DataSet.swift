@@ -26,7 +26,7 @@ public struct DataSetError: Error, Hashable, Sendable, CustomStringConvertible {
 public struct DataSet: Sendable {
     /// The model.
     public let model: DataModel
-    /// Every object, as a node (entity by entity, in primary-key order).
+    /// Every object, as a node (table by table, in primary-key order).
     public let nodes: [RowNode]
 
     /// Reads a data set from its JSON form: `{"model": {…}, "objects": {"Entity": [{…}]}}`.
@@ -77,36 +77,37 @@ public struct DataSet: Sendable {
     }
 
     /// Builds nodes from objects given as dictionaries, by entity name.
+    /// An entity and its subentities share their root's ids: each object is
+    /// listed under its own entity, with an id no relative uses.
     public init(model: DataModel, objects: [String: [[String: PredicateValue]]]) throws(DataSetError) {
-        for entity in model.entities {
-            // Row caches key objects per entity; subentities share their root's keys (to come, issue 14).
-            if let parent = entity.superentity {
-                throw DataSetError("entity '\(entity.name)' inherits from '\(parent)': data sets and stores "
-                                   + "do not hold models with entity inheritance yet")
-            }
-        }
         self.model = model
-        // Every object's attributes, and the relationship links listed.
-        var values: [[Int64: [PredicateValue]]] = Array(repeating: [:], count: model.entities.count)
-        // links[entity][relationship name] = [(source id, destination id)] as listed from that side.
+        // Every object's entity and attributes, by root table and id.
+        var rows: [[Int64: (entity: Int, values: [PredicateValue])]] = Array(repeating: [:], count: model.entities.count)
+        // listed[declaring entity][relationship name] = links as listed from that side.
         var listed: [[String: Set<Link>]] = Array(repeating: [:], count: model.entities.count)
 
-        for (entityName, list) in objects {
+        for entityName in objects.keys.sorted() {
+            let list = objects[entityName]!
             guard let entity = model.entity(named: entityName) else {
                 throw DataSetError("objects are listed for '\(entityName)', which is not an entity of the model")
             }
+            let root = entity.rootIndex
+            rows[root].reserveCapacity(rows[root].count + list.count)
             for object in list {
                 guard case .int(let id)? = object["id"] else {
                     throw DataSetError("an object of '\(entityName)' has "
                         + (object["id"].map { "the \"id\" \($0), which is not a 64-bit integer" } ?? "no integer \"id\""))
                 }
-                guard values[entity.index][id] == nil else {
-                    throw DataSetError("two objects of '\(entityName)' have the id \(id)")
+                if let other = rows[root][id] {
+                    let otherName = model.entities[other.entity].name
+                    throw DataSetError(otherName == entityName ? "two objects of '\(entityName)' have the id \(id)"
+                        : "'\(entityName)' \(id) and '\(otherName)' \(id) share an id, and their entities share a table")
                 }
                 for key in object.keys where key != "id" && entity.property(named: key) == nil {
                     throw DataSetError("'\(entityName)' \(id) has a value for '\(key)', which is not a property of the entity")
                 }
                 var row: [PredicateValue] = []
+                row.reserveCapacity(entity.attributes.count)
                 for attribute in entity.attributes {
                     let raw = object[attribute.name] ?? attribute.defaultValue ?? .null
                     guard let value = Self.convert(raw, to: attribute.type) else {
@@ -117,68 +118,81 @@ public struct DataSet: Sendable {
                     }
                     row.append(value)
                 }
-                values[entity.index][id] = row
+                rows[root][id] = (entity.index, row)
                 for relationship in entity.relationships {
                     guard let raw = object[relationship.name] else { continue }
-                    var links = listed[entity.index][relationship.name, default: []]
+                    // Links are kept under the entity that declares the relationship.
+                    let owner = model.declaringEntity(of: relationship.name, from: entity).index
                     switch (raw, relationship.isToMany) {
-                    case (.null, false): break
-                    case (.int(let target), false): links.insert(Link(id, target))
+                    case (.null, false):
+                        listed[owner][relationship.name, default: []].formUnion([])
+                    case (.int(let target), false):
+                        listed[owner][relationship.name, default: []].insert(Link(id, target))
                     case (.array(let targets), true):
                         for target in targets {
                             guard case .int(let t) = target else {
                                 throw DataSetError("'\(entityName)' \(id): '\(relationship.name)' must list integer ids")
                             }
-                            links.insert(Link(id, t))
+                            listed[owner][relationship.name, default: []].insert(Link(id, t))
                         }
                     default:
                         throw DataSetError("'\(entityName)' \(id): '\(relationship.name)' must be "
                             + (relationship.isToMany ? "an array of ids" : "an id or null"))
                     }
-                    listed[entity.index][relationship.name] = links
                 }
             }
         }
 
         // Each relationship's links: those listed from its side, or derived
         // from its inverse's side; both must agree when both are listed.
-        var nodes: [RowNode] = []
-        for entity in model.entities {
-            var toOne: [Int64: [Int64?]] = [:]
-            var toMany: [Int64: [[Int64]?]] = [:]
-            for id in values[entity.index].keys {
-                toOne[id] = Array(repeating: nil, count: entity.toOneCount)
-                toMany[id] = Array(repeating: [], count: entity.toManyCount)
+        var toOne: [[Int64: [Int64?]]] = Array(repeating: [:], count: model.entities.count)
+        var toMany: [[Int64: [[Int64]?]]] = Array(repeating: [:], count: model.entities.count)
+        for (root, table) in rows.enumerated() {
+            toOne[root].reserveCapacity(table.count)
+            toMany[root].reserveCapacity(table.count)
+            for (id, row) in table {
+                let entity = model.entities[row.entity]
+                toOne[root][id] = Array(repeating: nil, count: entity.toOneCount)
+                toMany[root][id] = Array(repeating: [], count: entity.toManyCount)
             }
-            for relationship in entity.relationships {
+        }
+        for entity in model.entities {
+            for relationship in entity.declaredRelationships {
                 let destination = model.entity(named: relationship.destination)!
                 let own = listed[entity.index][relationship.name]
-                let fromInverse = relationship.inverse.flatMap { listed[destination.index][$0] }
+                let inverseOwner = relationship.inverse.map { model.declaringEntity(of: $0, from: destination) }
+                let fromInverse = inverseOwner.flatMap { listed[$0.index][relationship.inverse!] }
                     .map { Set($0.map { Link($0.target, $0.source) }) }
                 if let own, let fromInverse, own != fromInverse {
                     throw DataSetError("'\(entity.name).\(relationship.name)' and its inverse '\(destination.name).\(relationship.inverse!)' disagree")
                 }
                 let links = (own ?? fromInverse ?? []).sorted { ($0.source, $0.target) < ($1.source, $1.target) }
                 for link in links {
-                    guard values[entity.index][link.source] != nil else {
+                    guard let source = rows[entity.rootIndex][link.source], model.isEntity(at: source.entity, kindOf: entity.index) else {
                         throw DataSetError("'\(entity.name).\(relationship.name)' links the missing '\(entity.name)' \(link.source)")
                     }
-                    guard values[destination.index][link.target] != nil else {
+                    guard let target = rows[destination.rootIndex][link.target],
+                          model.isEntity(at: target.entity, kindOf: destination.index) else {
                         throw DataSetError("'\(entity.name)' \(link.source): '\(relationship.name)' points to the missing '\(destination.name)' \(link.target)")
                     }
                     if relationship.isToMany {
-                        toMany[link.source]![relationship.slot]!.append(link.target)
+                        toMany[entity.rootIndex][link.source]![relationship.slot]!.append(link.target)
                     } else {
-                        guard toOne[link.source]![relationship.slot] == nil else {
+                        guard toOne[entity.rootIndex][link.source]![relationship.slot] == nil else {
                             throw DataSetError("'\(entity.name)' \(link.source): the to-one '\(relationship.name)' has several destinations")
                         }
-                        toOne[link.source]![relationship.slot] = link.target
+                        toOne[entity.rootIndex][link.source]![relationship.slot] = link.target
                     }
                 }
             }
-            for id in values[entity.index].keys.sorted() {
-                nodes.append(RowNode(id: ObjectID(entity: entity.index, primaryKey: id), version: 1,
-                                     values: values[entity.index][id]!, toOne: toOne[id]!, toMany: toMany[id]!))
+        }
+        var nodes: [RowNode] = []
+        nodes.reserveCapacity(rows.reduce(0) { $0 + $1.count })
+        for (root, table) in rows.enumerated() {
+            for id in table.keys.sorted() {
+                let row = table[id]!
+                nodes.append(RowNode(id: ObjectID(entity: row.entity, root: root, primaryKey: id), version: 1,
+                                     values: row.values, toOne: toOne[root][id]!, toMany: toMany[root][id]!))
             }
         }
         self.nodes = nodes

@@ -22,10 +22,15 @@ public struct RowNodeDomain: EvaluationDomain, Sendable {
     /// The model the nodes follow.
     public let model: DataModel
 
+    /// The name objects of each entity are referred to by: their root
+    /// entity's (an object is one row of its root's table), by entity index.
+    let referenceNames: [String]
+
     /// A domain over the nodes in `cache` now.
     public init(cache: RowCache) {
         self.snapshot = cache.snapshot()
         self.model = cache.model
+        self.referenceNames = cache.referenceNames
     }
 
     /// A to-one or to-many slot, and the index of the destination entity.
@@ -61,7 +66,7 @@ public struct RowNodeDomain: EvaluationDomain, Sendable {
     }
 
     public func reference(to node: RowNode) -> PredicateValue {
-        .object(ObjectReference(entity: model.entities[node.id.entity].name, id: node.id.primaryKey))
+        .object(ObjectReference(entity: referenceNames[node.id.root], id: node.id.primaryKey))
     }
 }
 

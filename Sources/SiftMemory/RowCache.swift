@@ -13,23 +13,51 @@ import SiftModel
 import SiftValues
 
 /// Identifies one stored object: its entity (by index in the model) and its
-/// primary key.
+/// primary key, unique among the rows of its root entity (the entity and
+/// its relatives share one table).
+///
+/// Two IDs are equal when they name the same row: the same root entity and
+/// primary key. An ID reached through a relationship whose destination has
+/// subentities may name the destination rather than the object's own,
+/// more specific entity until the object's row is read.
 public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     /// The index of the object's entity in the model.
     public var entity: Int
     /// The object's primary key.
     public var primaryKey: Int64
+    /// The index of the entity's root entity: whose table holds the row.
+    public var root: Int
 
+    /// The ID of a row of an entity with no superentity.
     public init(entity: Int, primaryKey: Int64) {
         self.entity = entity
         self.primaryKey = primaryKey
+        self.root = entity
+    }
+
+    /// The ID of a row of the entity at `entity`, whose root entity is at `root`.
+    package init(entity: Int, root: Int, primaryKey: Int64) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.root = root
+    }
+
+    /// The ID of a row of `entity`.
+    public init(entity: Entity, primaryKey: Int64) {
+        self.entity = entity.index
+        self.primaryKey = primaryKey
+        self.root = entity.rootIndex
     }
 
     public var description: String { "\(entity)/\(primaryKey)" }
 
+    public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        lhs.primaryKey == rhs.primaryKey && lhs.root == rhs.root
+    }
+
     /// One word to hash: row caches and contexts hash IDs a great deal.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(UInt64(bitPattern: primaryKey) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(entity))
+        hasher.combine(UInt64(bitPattern: primaryKey) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(root))
     }
 }
 
@@ -62,21 +90,30 @@ public final class RowNode: Sendable {
 
 /// A consistent, lock-free view of the nodes in a row cache at one moment.
 public struct RowSnapshot: Sendable {
-    /// For each entity (by index), its nodes by primary key.
+    /// For each root entity (by index), the nodes of its table by primary
+    /// key; the tables of other entities are empty.
     @usableFromInline let tables: [[Int64: RowNode]]
+    /// The model the nodes follow.
+    @usableFromInline let model: DataModel
+    /// Each entity's root entity, by index: whose table holds its nodes.
+    @usableFromInline let roots: [Int]
 
-    /// The node of `primaryKey` in the entity at `entity`.
+    /// The node of `primaryKey` in the table of the entity at `entity`,
+    /// whichever entity of the table it is.
     @inlinable
     public func node(entity: Int, primaryKey: Int64) -> RowNode? {
-        tables[entity][primaryKey]
+        tables[roots[entity]][primaryKey]
     }
 
-    /// An entity's nodes by primary key.
-    public func nodesByKey(entity: Int) -> [Int64: RowNode] { tables[entity] }
+    /// The nodes by primary key of an entity's table (its relatives' too).
+    public func nodesByKey(entity: Int) -> [Int64: RowNode] { tables[roots[entity]] }
 
-    /// Every node of an entity, in primary-key order.
+    /// Every node of an entity and its subentities, in primary-key order.
     public func nodes(entity: Int) -> [RowNode] {
-        tables[entity].values.sorted { $0.id.primaryKey < $1.id.primaryKey }
+        let table = tables[roots[entity]].values
+        let all = model.entities[entity].subentities.isEmpty && roots[entity] == entity
+        return (all ? Array(table) : table.filter { model.isEntity(at: $0.id.entity, kindOf: entity) })
+            .sorted { $0.id.primaryKey < $1.id.primaryKey }
     }
 }
 
@@ -84,6 +121,11 @@ public struct RowSnapshot: Sendable {
 public final class RowCache: Sendable {
     /// The model the nodes follow.
     public let model: DataModel
+    /// Each entity's root entity, by index.
+    let roots: [Int]
+    /// Each entity's name, by index (a root's is what references to its
+    /// table's objects name).
+    let referenceNames: [String]
 
     private struct State {
         var tables: [[Int64: RowNode]]
@@ -95,6 +137,8 @@ public final class RowCache: Sendable {
     /// Creates an empty cache for `model`.
     public init(model: DataModel) {
         self.model = model
+        self.roots = model.entities.map(\.rootIndex)
+        self.referenceNames = model.entities.map(\.name)
         self.state = LockedState(State(tables: Array(repeating: [:], count: model.entities.count)))
     }
 
@@ -104,12 +148,12 @@ public final class RowCache: Sendable {
             if nodes.count > 1024 {
                 // Grow each table once, not by doubling as the nodes come.
                 var added = Array(repeating: 0, count: state.tables.count)
-                for node in nodes { added[node.id.entity] += 1 }
+                for node in nodes { added[node.id.root] += 1 }
                 for (entity, count) in added.enumerated() where count > 0 {
                     state.tables[entity].reserveCapacity(state.tables[entity].count + count)
                 }
             }
-            for node in nodes { state.tables[node.id.entity][node.id.primaryKey] = node }
+            for node in nodes { state.tables[node.id.root][node.id.primaryKey] = node }
         }
     }
 
@@ -122,13 +166,13 @@ public final class RowCache: Sendable {
         state.withLock { state in
             nodes.map { node in
                 var stored = node
-                if let cached = state.tables[node.id.entity][node.id.primaryKey], cached.version == node.version,
+                if let cached = state.tables[node.id.root][node.id.primaryKey], cached.version == node.version,
                    cached.toMany.contains(where: { $0 != nil }) {
                     let toMany = zip(node.toMany, cached.toMany).map { $0 ?? $1 }
                     stored = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
                                      values: node.values, toOne: node.toOne, toMany: toMany)
                 }
-                state.tables[node.id.entity][node.id.primaryKey] = stored
+                state.tables[node.id.root][node.id.primaryKey] = stored
                 return stored
             }
         }
@@ -140,12 +184,12 @@ public final class RowCache: Sendable {
     public func setToMany(slot: Int, _ keys: [ObjectID: [Int64]]) -> [RowNode] {
         state.withLock { state in
             keys.compactMap { id, targets in
-                guard let node = state.tables[id.entity][id.primaryKey] else { return nil }
+                guard let node = state.tables[id.root][id.primaryKey] else { return nil }
                 var toMany = node.toMany
                 toMany[slot] = targets
                 let updated = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
                                       values: node.values, toOne: node.toOne, toMany: toMany)
-                state.tables[id.entity][id.primaryKey] = updated
+                state.tables[id.root][id.primaryKey] = updated
                 return updated
             }
         }
@@ -153,12 +197,12 @@ public final class RowCache: Sendable {
 
     /// The node for `id`, if the cache holds it.
     public func node(_ id: ObjectID) -> RowNode? {
-        state.withLock { $0.tables[id.entity][id.primaryKey] }
+        state.withLock { $0.tables[id.root][id.primaryKey] }
     }
 
     /// A view of every node now in the cache, read without locks.
     public func snapshot() -> RowSnapshot {
-        state.withLock { RowSnapshot(tables: $0.tables) }
+        state.withLock { RowSnapshot(tables: $0.tables, model: model, roots: roots) }
     }
 
     /// How many nodes the cache holds.
@@ -192,7 +236,7 @@ public final class RowCache: Sendable {
                 guard let count = state.references[id] else { continue }
                 if count <= 1 {
                     state.references[id] = nil
-                    state.tables[id.entity][id.primaryKey] = nil
+                    state.tables[id.root][id.primaryKey] = nil
                 } else {
                     state.references[id] = count - 1
                 }
@@ -209,7 +253,7 @@ public final class RowCache: Sendable {
     /// holds them.
     public func remove(_ ids: some Sequence<ObjectID>) {
         state.withLock { state in
-            for id in ids { state.tables[id.entity][id.primaryKey] = nil }
+            for id in ids { state.tables[id.root][id.primaryKey] = nil }
         }
     }
 
@@ -226,7 +270,7 @@ public final class RowCache: Sendable {
     /// counts are kept.
     public func replaceAll(with nodes: some Sequence<RowNode>) {
         var tables = Array(repeating: [Int64: RowNode](), count: model.entities.count)
-        for node in nodes { tables[node.id.entity][node.id.primaryKey] = node }
+        for node in nodes { tables[node.id.root][node.id.primaryKey] = node }
         state.withLock { $0.tables = tables }
     }
 }

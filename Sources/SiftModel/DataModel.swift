@@ -90,7 +90,11 @@ public struct DataModel: Hashable, Sendable {
                 guard !(path + [entity.name]).contains(parentName) else {
                     throw ModelError.inheritanceCycle((path + [entity.name, parentName]).drop { $0 != parentName }.map { $0 })
                 }
-                entity = entity.inheriting(from: try resolve(p, path + [entity.name]))
+                let parent = try resolve(p, path + [entity.name])
+                entity = entity.inheriting(from: parent)
+                entity.rootIndex = parent.rootIndex
+            } else {
+                entity.rootIndex = i
             }
             entity.index = i
             entity.subentities = entities.filter { $0.superentity == entity.name }.map(\.name)
@@ -131,6 +135,26 @@ public struct DataModel: Hashable, Sendable {
     public func root(of entity: Entity) -> Entity {
         var current = entity
         while let parent = current.superentity.flatMap({ self.entity(named: $0) }) { current = parent }
+        return current
+    }
+
+    /// Whether the entity at `index` is the one at `ancestor` or inherits
+    /// from it.
+    public func isEntity(at index: Int, kindOf ancestor: Int) -> Bool {
+        if index == ancestor { return true }
+        guard entities.indices.contains(index), entities.indices.contains(ancestor),
+              entities[index].rootIndex == entities[ancestor].rootIndex else { return false }
+        return isEntity(entities[index], kindOf: entities[ancestor])
+    }
+
+    /// The entity among `entity` and its ancestors that declares the
+    /// relationship `name` (a subentity inherits it unchanged).
+    public func declaringEntity(of name: String, from entity: Entity) -> Entity {
+        var current = entity
+        while let parent = current.superentity.flatMap({ self.entity(named: $0) }), parent.relationship(named: name) != nil
+                || parent.attribute(named: name) != nil {
+            current = parent
+        }
         return current
     }
 

@@ -25,6 +25,9 @@ public struct Entity: Hashable, Sendable {
     public internal(set) var subentities: [String] = []
     /// Its index in the model.
     public internal(set) var index: Int = 0
+    /// The index of its root entity (its own when it has no superentity):
+    /// the entity whose table, and whose primary keys, it shares.
+    public internal(set) var rootIndex: Int = 0
     /// How many to-one relationships it has (the slots of to-one values).
     public let toOneCount: Int
     /// How many to-many relationships it has.

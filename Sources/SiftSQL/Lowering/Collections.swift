@@ -71,19 +71,23 @@ extension SQLWriter {
             let destination = try entity(relationship.destination)
             let inner = newScope(destination)
             let member = ObjectRow(alias: inner.alias, entity: destination, nullable: false)
+            // Only rows of the destination's entities, when its table holds others too.
+            let ofDestination = [schema.entityFilter(destination, alias: inner.alias)].compactMap { $0 }
             let innerContext = SQLContext(scope: inner, selfRow: c.selfRow, variables: c.variables)
             guard let model = from.entity.relationship(named: relationship.name) else {
                 throw Failure("the unknown relationship '\(relationship.name)'", expression: e)
             }
             switch schema.storage(of: model, in: from.entity) {
             case .inverseForeignKey(_, let column):
-                return SQLCollection(scope: inner, conditions: [.compare(.equal, .column(inner.alias, column, nullable: true), key(from))],
+                return SQLCollection(scope: inner,
+                                     conditions: [.compare(.equal, .column(inner.alias, column, nullable: true), key(from))] + ofDestination,
                                      element: .object(member), context: innerContext)
             case .joinTable(let table, let sourceColumn, let targetColumn):
                 let link = newAlias()
                 inner.joins.append(SQLJoin(.inner, .table(table, alias: link), on: .compare(
                     .equal, .column(link, targetColumn, nullable: false), key(member))))
-                return SQLCollection(scope: inner, conditions: [.compare(.equal, .column(link, sourceColumn, nullable: false), key(from))],
+                return SQLCollection(scope: inner,
+                                     conditions: [.compare(.equal, .column(link, sourceColumn, nullable: false), key(from))] + ofDestination,
                                      element: .object(member), context: innerContext)
             case .foreignKey:
                 throw Failure("a to-one relationship used as a collection", expression: e)

@@ -66,7 +66,7 @@ public enum SQLColumns: Hashable, Sendable {
     /// The row's columns: primary key, version, every attribute in slot
     /// order, every to-one key in slot order.
     case rows
-    /// The primary key only.
+    /// The primary key, and the entity number when the entity has subentities.
     case identifiers
     /// The number of rows.
     case count
@@ -245,12 +245,16 @@ public struct SQLFetch: Sendable {
                           offset: Int? = nil) -> SQLSelect {
         let alias = source.alias
         let key = SQLExpression.column(alias, schema.primaryKey(entity), nullable: false)
-        let condition = SQLExpression.and(chosen.compactMap { terms[$0].sql })
+        let condition = SQLExpression.and([schema.entityFilter(entity, alias: alias)].compactMap { $0 }
+                                          + chosen.compactMap { terms[$0].sql })
         var select = SQLSelect([], from: source, joins: joins,
                                where: condition.constantTruth == true ? [] : [condition])
         switch columns {
         case .count: select.columns = [.aggregate(.count)]
-        case .identifiers: select.columns = [key]
+        case .identifiers:
+            // With the entity number when the rows may be of several entities.
+            select.columns = [key] + (schema.rowLayout(entity).entityColumn == nil ? []
+                : [.column(alias, schema.entityColumn(entity), nullable: false)])
         case .rows: select.columns = schema.rowColumns(entity, alias: alias)
         }
         if columns != .count {

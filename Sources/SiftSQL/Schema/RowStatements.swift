@@ -9,10 +9,53 @@ import SiftModel
 import SiftValues
 import SiftTree
 
+/// How the columns of a row statement (`SQLSchema.rowColumns`) become an
+/// object's values: which column holds the entity number, and for each
+/// entity a row may be, which column holds each attribute and to-one key.
+public struct RowLayout: Sendable {
+    /// An attribute's column, the slot its value goes in, and its type.
+    public struct AttributeColumn: Sendable {
+        public let column: Int
+        public let slot: Int
+        public let type: AttributeType
+    }
+
+    /// The columns of the rows of one entity.
+    public struct Member: Sendable {
+        /// The entity's index in the model.
+        public let entity: Int
+        /// The index of its root entity.
+        public let root: Int
+        /// Its number (`Z_ENT`).
+        public let number: Int64
+        /// Its stored attributes, in slot order.
+        public let attributes: [AttributeColumn]
+        /// Its to-one keys, in slot order.
+        public let toOne: [(column: Int, slot: Int)]
+        /// How many attributes, to-one and to-many relationships it has.
+        public let attributeCount: Int
+        public let toOneCount: Int
+        public let toManyCount: Int
+    }
+
+    /// The column holding the row's entity number; nil when every row is
+    /// the first member's (the entity has no subentities).
+    public let entityColumn: Int?
+    /// The entity and each of its subentities.
+    public let members: [Member]
+
+    /// The member whose entity number is `number`.
+    public func member(number: Int64) -> Member? {
+        members.first { $0.number == number }
+    }
+}
+
 extension SQLSchema {
     /// The columns of a row, in the order every row statement reads them:
-    /// primary key, version, each stored attribute in slot order
-    /// (`storedAttributes`), each to-one key in slot order.
+    /// primary key, version, the entity number when the entity has
+    /// subentities, then each stored attribute in slot order
+    /// (`storedAttributes`), each to-one key in slot order, then the
+    /// subentities' own (`rowLayout` says which is which).
     func rowColumns(_ entity: Entity, alias: String) -> [SQLExpression] {
         if alias == "t0", let columns = rowColumnsOfFirstTable(entity) { return columns }
         return rowColumnNames(entity).map { .column(alias, $0.name, nullable: $0.nullable) }
@@ -23,7 +66,8 @@ extension SQLSchema {
         let key = SQLExpression.column("t0", primaryKey(entity), nullable: false)
         let array = dialect.arrayValue(keys.map(SQLValue.integer)) ?? .null
         return render(.select(SQLSelect(rowColumns(entity, alias: "t0"), from: .table(table(entity), alias: "t0"),
-                                        where: [.in(key, array: .value(array))], orderBy: [SQLOrdering(key)])))
+                                        where: [.in(key, array: .value(array))] + [entityFilter(entity, alias: "t0")].compactMap { $0 },
+                                        orderBy: [SQLOrdering(key)])))
     }
 
     /// The links of a to-many relationship for the owners with these keys:
@@ -44,7 +88,8 @@ extension SQLSchema {
             // An ordered relationship's members in their order, as Core Data keeps it.
             let inverse = relationship.inverse.flatMap { destination.relationship(named: $0) }
             let order = relationship.isOrdered ? inverse.flatMap { orderKey($0, of: destination) } : nil
-            return render(.select(SQLSelect(columns, from: .table(table, alias: member), where: [.in(owner, array: owners)],
+            return render(.select(SQLSelect(columns, from: .table(table, alias: member),
+                                            where: [.in(owner, array: owners)] + [entityFilter(destination, alias: member)].compactMap { $0 },
                                             orderBy: order.map { [SQLOrdering(.column(member, $0, nullable: true))] } ?? []
                                                 + [SQLOrdering(memberKey)])))
         case .joinTable(let table, let sourceColumn, let targetColumn):
@@ -72,6 +117,13 @@ extension SQLSchema {
     /// columns (`rowColumns`).
     public func selectRow(_ entity: Entity) -> SQLQuery {
         render(.select(SQLSelect(rowColumns(entity, alias: "t0"), from: .table(table(entity), alias: "t0"),
+                                 where: [.compare(.equal, .column("t0", primaryKey(entity), nullable: false), .slot(0))])))
+    }
+
+    /// The entity number of the row whose primary key is in slot 0, in an
+    /// entity's table.
+    public func selectEntityNumber(_ entity: Entity) -> SQLQuery {
+        render(.select(SQLSelect([.column("t0", entityColumn(entity), nullable: false)], from: .table(table(entity), alias: "t0"),
                                  where: [.compare(.equal, .column("t0", primaryKey(entity), nullable: false), .slot(0))])))
     }
 
@@ -124,6 +176,21 @@ extension SQLSchema {
         ])))
     }
 
+    /// The columns of to-one relationships: each key, and after it the
+    /// column of the destination row's entity number when it has one.
+    static func toOneColumns(_ relationships: [Relationship], of entity: Entity, in schema: SQLSchema) -> [String] {
+        relationships.flatMap { [schema.foreignKey($0, of: entity)] + [schema.entityKey($0, of: entity)].compactMap { $0 } }
+    }
+
+    /// Appends the values of to-one columns (`toOneColumns`).
+    static func appendToOneValues(_ slots: [(slot: Int, typed: Bool)], _ keys: [Int64?],
+                                  _ targetEntity: (Int, Int64) -> Int64?, to values: inout [SQLValue]) {
+        for (slot, typed) in slots {
+            values.append(keys[slot].map(SQLValue.integer) ?? .null)
+            if typed { values.append(keys[slot].flatMap { targetEntity(slot, $0) }.map(SQLValue.integer) ?? .null) }
+        }
+    }
+
     /// Appends the values of the companion columns of a canonical attribute holding `value`.
     static func appendCompanionValues(of value: PredicateValue, to values: inout [SQLValue]) {
         for flags in companionFlags {
@@ -142,8 +209,9 @@ public struct RowInsert: Sendable {
     public let query: SQLQuery
     /// The slot of each attribute, in column order, and whether it has companion columns.
     let attributes: [(slot: Int, canonical: Bool)]
-    /// The slot of each to-one relationship, in column order.
-    let toOneSlots: [Int]
+    /// The slot of each to-one relationship, in column order, and whether
+    /// the destination row's entity number has a column too.
+    let toOneSlots: [(slot: Int, typed: Bool)]
 
     /// The entity's number, for its rows' `Z_ENT`.
     let entityNumber: Int64
@@ -155,24 +223,26 @@ public struct RowInsert: Sendable {
             columns += [schema.column(attribute, of: entity)] + schema.companionColumns(attribute, of: entity)
         }
         let toOne = schema.toOneRelationships(entity)
-        columns += toOne.map { schema.foreignKey($0, of: entity) }
+        columns += SQLSchema.toOneColumns(toOne, of: entity, in: schema)
         attributes = stored.map { ($0.slot, $0.isCanonical) }
-        toOneSlots = toOne.map(\.slot)
+        toOneSlots = toOne.map { ($0.slot, schema.entityKey($0, of: entity) != nil) }
         entityNumber = Int64(schema.entityNumber(entity))
         query = schema.render(.insert(SQLInsert(table: schema.table(entity), columns: columns,
                                                 values: columns.indices.map(SQLExpression.slot), ignoringDuplicates: false)))
     }
 
     /// The values for a row: its key, entity number, version, attribute
-    /// values by slot and to-one keys by slot.
-    public func bindings(key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?]) -> [SQLValue] {
+    /// values by slot, to-one keys by slot, and the entity numbers of the
+    /// rows they point at (by slot; asked only for destinations with subentities).
+    public func bindings(key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?],
+                         targetEntity: (_ slot: Int, _ key: Int64) -> Int64?) -> [SQLValue] {
         var result: [SQLValue] = [.integer(key), .integer(entityNumber), .integer(version)]
         result.reserveCapacity(query.bindings.count)
         for (slot, canonical) in attributes {
             result.append(SQLLowering.sqlValue(values[slot]))
             if canonical { SQLSchema.appendCompanionValues(of: values[slot], to: &result) }
         }
-        for slot in toOneSlots { result.append(toOne[slot].map(SQLValue.integer) ?? .null) }
+        SQLSchema.appendToOneValues(toOneSlots, toOne, targetEntity, to: &result)
         return result
     }
 }
@@ -183,18 +253,18 @@ public struct RowUpdate: Sendable {
     /// The statement, its parameters positional.
     public let query: SQLQuery
     let attributes: [(slot: Int, canonical: Bool)]
-    let toOneSlots: [Int]
+    let toOneSlots: [(slot: Int, typed: Bool)]
 
     init(schema: SQLSchema, entity: Entity, attributes: [Attribute], toOne: [Relationship]) {
         let attributes = attributes.filter(\.isStored)
         let toOne = toOne.filter { !$0.isTransient }
         self.attributes = attributes.map { ($0.slot, $0.isCanonical) }
-        self.toOneSlots = toOne.map(\.slot)
+        self.toOneSlots = toOne.map { ($0.slot, schema.entityKey($0, of: entity) != nil) }
         var columns: [String] = []
         for attribute in attributes {
             columns += [schema.column(attribute, of: entity)] + schema.companionColumns(attribute, of: entity)
         }
-        columns += toOne.map { schema.foreignKey($0, of: entity) }
+        columns += SQLSchema.toOneColumns(toOne, of: entity, in: schema)
         let version = SQLExpression.column("", schema.version(entity), nullable: false)
         let assignments = columns.enumerated().map { (column: $1, value: SQLExpression.slot($0)) }
             + [(column: schema.version(entity), value: SQLExpression.arithmetic(.add, version, .literal(1)))]
@@ -205,15 +275,17 @@ public struct RowUpdate: Sendable {
     }
 
     /// The values for a row: the new attribute values and to-one keys (by
-    /// slot), the row's key and the version it must still have.
-    public func bindings(values: [PredicateValue], toOne keys: [Int64?], key: Int64, expectedVersion: Int64) -> [SQLValue] {
+    /// slot), the entity numbers of the rows those point at (as for
+    /// `RowInsert`), the row's key and the version it must still have.
+    public func bindings(values: [PredicateValue], toOne keys: [Int64?], key: Int64, expectedVersion: Int64,
+                         targetEntity: (_ slot: Int, _ key: Int64) -> Int64?) -> [SQLValue] {
         var result: [SQLValue] = []
         result.reserveCapacity(query.bindings.count)
         for (slot, canonical) in attributes {
             result.append(SQLLowering.sqlValue(values[slot]))
             if canonical { SQLSchema.appendCompanionValues(of: values[slot], to: &result) }
         }
-        for slot in toOneSlots { result.append(keys[slot].map(SQLValue.integer) ?? .null) }
+        SQLSchema.appendToOneValues(toOneSlots, keys, targetEntity, to: &result)
         return result + [.integer(key), .integer(expectedVersion)]
     }
 }

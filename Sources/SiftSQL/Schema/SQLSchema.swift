@@ -9,7 +9,9 @@
 // `Z_OPT` (incremented by every save of the row); a column per stored
 // attribute, `Z` and the upper-cased name (a number added when two
 // properties of one table would share it); a column per to-one relationship
-// holding the destination's primary key. A to-many relationship whose
+// holding the destination's primary key, and, when the destination has
+// subentities, `Z<n>_<NAME>` (n the destination's number) holding the
+// entity number of the row it points at. A to-many relationship whose
 // inverse is to-one is read through that inverse's column; one whose inverse
 // is also to-many (or that has none) lives in a join table. `Z_PRIMARYKEY`
 // lists the entities and the largest key handed out per root (`Z_MAX`);
@@ -42,6 +44,14 @@ public struct SQLSchema: Sendable {
 
     /// Each entity's row columns (`rowColumns`), by entity index: worked out once.
     private var rows: [[(name: String, nullable: Bool)]] = []
+    /// How each entity's rows are read from those columns, by entity index.
+    private var layouts: [RowLayout] = []
+    /// The entity at each entity number.
+    private var entitiesByNumber: [Int: Int] = [:]
+    /// The column holding the entity number of a to-one relationship's
+    /// destination row (`Z<n>_…`), for destinations with subentities; by
+    /// entity name, then relationship name.
+    private var entityKeys: [String: [String: String]] = [:]
     /// The same columns read from the alias a fetch's table always has, `t0`.
     private var rowsOfFirstTable: [[SQLExpression]] = []
     /// Each entity's number (`Z_ENT`), by name.
@@ -85,10 +95,16 @@ public struct SQLSchema: Sendable {
                 for attribute in entity.declaredAttributes.filter(\.isStored).sorted(by: { $0.name < $1.name }) {
                     claim(attribute.name, asciiOnly: true)
                 }
+                var keys = entity.superentity.flatMap { entityKeys[$0] } ?? [:]
                 for relationship in entity.declaredRelationships where !relationship.isToMany && !relationship.isTransient {
                     claim(relationship.name, asciiOnly: false)
+                    // The destination row's entity, when it may be one of several.
+                    if let destination = model.entity(named: relationship.destination), !destination.subentities.isEmpty {
+                        keys[relationship.name] = unique("Z\(self.entityNumbers[destination.name] ?? 0)_" + relationship.name.uppercased())
+                    }
                 }
                 columns[entity.name] = names
+                entityKeys[entity.name] = keys
             }
             // Second pass: the order keys of ordered to-many relationships,
             // in the table of the objects they order, next to the inverse's key.
@@ -102,12 +118,78 @@ public struct SQLSchema: Sendable {
                 }
             }
         }
-        rows = model.entities.map { entity in
-            [(primaryKey(entity), false), (version(entity), false)]
-                + storedAttributes(entity).map { (column($0, of: entity), $0.isOptional) }
-                + toOneRelationships(entity).map { (foreignKey($0, of: entity), true) }
+        for (name, number) in self.entityNumbers {
+            if let entity = model.entity(named: name) { entitiesByNumber[number] = entity.index }
+        }
+        for entity in model.entities {
+            let (names, layout) = Self.rowLayout(of: entity, in: self)
+            rows.append(names)
+            layouts.append(layout)
         }
         rowsOfFirstTable = rows.map { $0.map { SQLExpression.column("t0", $0.name, nullable: $0.nullable) } }
+    }
+
+    /// The columns a row of `entity` is read from, and how: primary key,
+    /// version, the entity number when the entity has subentities (a row may
+    /// be any of them), the entity's attributes and to-one keys, then each
+    /// subentity's own.
+    private static func rowLayout(of entity: Entity, in schema: SQLSchema) -> ([(name: String, nullable: Bool)], RowLayout) {
+        let model = schema.model
+        let family = model.descendants(of: entity)
+        var names: [(name: String, nullable: Bool)] = [(schema.primaryKey(entity), false), (schema.version(entity), false)]
+        if family.count > 1 { names.append((schema.entityColumn(entity), false)) }
+        var position: [String: Int] = [:]
+        for member in family {
+            let declaredAttributes = member.name == entity.name ? schema.storedAttributes(entity) : member.declaredAttributes.filter(\.isStored)
+            for attribute in declaredAttributes where position[schema.column(attribute, of: member)] == nil {
+                position[schema.column(attribute, of: member)] = names.count
+                names.append((schema.column(attribute, of: member), attribute.isOptional || member.name != entity.name))
+            }
+            let declaredToOne = member.name == entity.name ? schema.toOneRelationships(entity)
+                : member.declaredRelationships.filter { !$0.isToMany && !$0.isTransient }
+            for relationship in declaredToOne where position[schema.foreignKey(relationship, of: member)] == nil {
+                position[schema.foreignKey(relationship, of: member)] = names.count
+                names.append((schema.foreignKey(relationship, of: member), true))
+            }
+        }
+        let members = family.map { member in
+            RowLayout.Member(
+                entity: member.index, root: member.rootIndex, number: Int64(schema.entityNumber(member)),
+                attributes: schema.storedAttributes(member).map {
+                    RowLayout.AttributeColumn(column: position[schema.column($0, of: member)]!, slot: $0.slot, type: $0.type)
+                },
+                toOne: schema.toOneRelationships(member).map { (column: position[schema.foreignKey($0, of: member)]!, slot: $0.slot) },
+                attributeCount: member.attributes.count, toOneCount: member.toOneCount, toManyCount: member.toManyCount)
+        }
+        return (names, RowLayout(entityColumn: family.count > 1 ? 2 : nil, members: members))
+    }
+
+    /// How the row columns of `entity` (`rowColumns`) are read into nodes.
+    public func rowLayout(_ entity: Entity) -> RowLayout {
+        layouts.indices.contains(entity.index) ? layouts[entity.index]
+            : RowLayout(entityColumn: nil, members: [])
+    }
+
+    /// The entity whose number is `number`, if the model has it.
+    public func entity(number: Int64) -> Entity? {
+        Int(exactly: number).flatMap { entitiesByNumber[$0] }.map { model.entities[$0] }
+    }
+
+    /// The condition that keeps, of an entity's table, the rows of the
+    /// entity and its subentities: nil when that is every row (the entity
+    /// is a root).
+    public func entityFilter(_ entity: Entity, alias: String) -> SQLExpression? {
+        guard entity.superentity != nil else { return nil }
+        // Numbers of the schema, not of the user: written in the statement.
+        let numbers = model.descendants(of: entity).map { SQLExpression.literal(entityNumber($0)) }
+        let column = SQLExpression.column(alias, entityColumn(entity), nullable: false)
+        return numbers.count == 1 ? .compare(.equal, column, numbers[0]) : .in(column, numbers)
+    }
+
+    /// The column holding the entity number of the row a to-one
+    /// relationship of `entity` points at, when its destination has subentities.
+    public func entityKey(_ relationship: Relationship, of entity: Entity) -> String? {
+        entityKeys[entity.name]?[relationship.name]
     }
 
     /// `text` with its ASCII letters upper-cased, as Core Data names an attribute's column.
@@ -207,13 +289,16 @@ public struct SQLSchema: Sendable {
     /// Where a relationship of `entity` is stored.
     public func storage(of relationship: Relationship, in entity: Entity) -> RelationshipStorage {
         if !relationship.isToMany { return .foreignKey(column: foreignKey(relationship, of: entity)) }
-        guard let destination = model.entity(named: relationship.destination) else {
+        // A join table belongs to the entities that declare the two sides.
+        let entity = model.declaringEntity(of: relationship.name, from: entity)
+        guard var destination = model.entity(named: relationship.destination) else {
             return joinTable(owner: entity, relationship, destination: entity, inverse: nil, ownerSide: true)
         }
         let inverse = relationship.inverse.flatMap { destination.relationship(named: $0) }
         if let inverse, !inverse.isToMany {
             return .inverseForeignKey(table: table(destination), column: foreignKey(inverse, of: destination))
         }
+        if let inverse { destination = model.declaringEntity(of: inverse.name, from: destination) }
         guard let inverse else { return joinTable(owner: entity, relationship, destination: destination, inverse: nil, ownerSide: true) }
         // Many-to-many: one table for both directions, named after one side's relationship.
         if Self.ownsJoinTable(relationship, of: entity, over: inverse, of: destination) {
@@ -253,9 +338,11 @@ public struct SQLSchema: Sendable {
 
     /// Whether a join table is written from this side (each link once).
     public func writesLinks(of relationship: Relationship, in entity: Entity) -> Bool {
-        guard relationship.isToMany, let destination = model.entity(named: relationship.destination),
+        let entity = model.declaringEntity(of: relationship.name, from: entity)
+        guard relationship.isToMany, var destination = model.entity(named: relationship.destination),
               case .joinTable = storage(of: relationship, in: entity) else { return false }
         guard let inverse = relationship.inverse.flatMap({ destination.relationship(named: $0) }) else { return true }
+        destination = model.declaringEntity(of: inverse.name, from: destination)
         return Self.ownsJoinTable(relationship, of: entity, over: inverse, of: destination)
     }
 
@@ -283,6 +370,7 @@ public struct SQLSchema: Sendable {
             for entity in family {
                 for relationship in toOneRelationships(entity) where seen.insert(foreignKey(relationship, of: entity)).inserted {
                     columns.append(SQLColumnDefinition(foreignKey(relationship, of: entity), .integer))
+                    if let key = entityKey(relationship, of: entity) { columns.append(SQLColumnDefinition(key, .integer)) }
                     if let order = orderKey(relationship, of: entity), seen.insert(order).inserted {
                         columns.append(SQLColumnDefinition(order, .integer))
                     }

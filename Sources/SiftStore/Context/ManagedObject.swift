@@ -14,8 +14,10 @@ import Sift
 public final class ManagedObject: CustomStringConvertible {
     /// The object's identity: temporary (a negative key) until its first save.
     public internal(set) var objectID: ObjectID
-    /// The object's entity.
-    public let entity: Entity
+    /// The object's entity. An object reached through a relationship whose
+    /// destination has subentities starts as a fault of the destination
+    /// entity, and has its own once its row is read.
+    public internal(set) var entity: Entity
     /// The context that holds the object. Weak: an object does not keep its
     /// context alive; using an object after its context is gone is the
     /// typed error `StoreError.contextGone`.
@@ -78,15 +80,27 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     func attribute(_ key: String) throws(StoreError) -> Attribute {
-        guard let attribute = entity.attribute(named: key) else { throw .unknownKey(key, entity: entity.name) }
-        return attribute
+        if let attribute = entity.attribute(named: key) { return attribute }
+        // Perhaps a subentity's: the row says which entity the object is.
+        if try knowsOwnEntity(), let attribute = entity.attribute(named: key) { return attribute }
+        throw .unknownKey(key, entity: entity.name)
     }
 
     func relationship(_ key: String, toMany: Bool) throws(StoreError) -> Relationship {
-        guard let relationship = entity.relationship(named: key), relationship.isToMany == toMany else {
+        var relationship = entity.relationship(named: key)
+        if relationship == nil, try knowsOwnEntity() { relationship = entity.relationship(named: key) }
+        guard let relationship, relationship.isToMany == toMany else {
             throw .unknownRelationship(key, entity: entity.name)
         }
         return relationship
+    }
+
+    /// Fires the fault of an object that may be of a subentity of the
+    /// entity it was reached as; false when its entity has none to be.
+    private func knowsOwnEntity() throws(StoreError) -> Bool {
+        guard !entity.subentities.isEmpty, isFault else { return false }
+        try context().fire(self)
+        return true
     }
 
     /// The current value of the attribute `key`, unsaved changes included.
@@ -123,7 +137,7 @@ public final class ManagedObject: CustomStringConvertible {
         let relationship = try relationship(key, toMany: false)
         guard let target = try toOneKey(relationship) else { return nil }
         let context = try context()
-        return context.object(for: ObjectID(entity: context.store.model.entity(named: relationship.destination)!.index,
+        return context.object(for: ObjectID(entity: context.store.model.entity(named: relationship.destination)!,
                                             primaryKey: target))
     }
 
@@ -133,7 +147,7 @@ public final class ManagedObject: CustomStringConvertible {
         let relationship = try relationship(key, toMany: true)
         let context = try context()
         let destination = context.store.model.entity(named: relationship.destination)!
-        return try toManyKeys(relationship).map { context.object(for: ObjectID(entity: destination.index, primaryKey: $0)) }
+        return try toManyKeys(relationship).map { context.object(for: ObjectID(entity: destination, primaryKey: $0)) }
     }
 
     // MARK: Changing
@@ -161,6 +175,13 @@ public final class ManagedObject: CustomStringConvertible {
     public func removeObject(_ object: ManagedObject, forKey key: String) throws(StoreError) {
         let relationship = try relationship(key, toMany: true)
         try context().unlink(self, relationship, object)
+    }
+
+    /// Takes the entity of `id`, which names the same row (a fault reached
+    /// as its destination's entity learns its own).
+    func learnEntity(of id: ObjectID, in model: DataModel) {
+        entity = model.entities[id.entity]
+        objectID.entity = id.entity
     }
 
     /// Forgets unsaved changes (not insert or delete).

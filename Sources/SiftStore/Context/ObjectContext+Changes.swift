@@ -9,7 +9,7 @@ extension ObjectContext {
     public func insert(_ entityName: String) throws(StoreError) -> ManagedObject {
         let entity = try store.entity(entityName)
         nextTemporaryKey -= 1
-        let object = ManagedObject(objectID: ObjectID(entity: entity.index, primaryKey: nextTemporaryKey),
+        let object = ManagedObject(objectID: ObjectID(entity: entity, primaryKey: nextTemporaryKey),
                                    entity: entity, context: self)
         object.isInserted = true
         for attribute in entity.attributes {
@@ -56,7 +56,7 @@ extension ObjectContext {
     }
 
     func object(_ entity: Entity, _ key: Int64) -> ManagedObject {
-        object(for: ObjectID(entity: entity.index, primaryKey: key))
+        object(for: ObjectID(entity: entity, primaryKey: key))
     }
 
     // MARK: One side of a link

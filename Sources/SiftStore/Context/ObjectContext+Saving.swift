@@ -135,7 +135,7 @@ extension ObjectContext {
         for object in inserted {
             let temporary = object.objectID
             objects[temporary] = nil
-            object.objectID = ObjectID(entity: temporary.entity, primaryKey: result.keys[temporary.primaryKey] ?? temporary.primaryKey)
+            object.objectID = ObjectID(entity: temporary.entity, root: temporary.root, primaryKey: result.keys[temporary.primaryKey] ?? temporary.primaryKey)
             object.isInserted = false
             objects[object.objectID] = object
             object.node = result.nodes[temporary]

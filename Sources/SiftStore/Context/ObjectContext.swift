@@ -63,7 +63,13 @@ public final class ObjectContext {
 
     /// The context's object for `id`: the one it holds, or a new fault.
     public func object(for id: ObjectID) -> ManagedObject {
-        if let object = objects[id] { return object }
+        if let object = objects[id] {
+            // An ID that knows the object's entity better (a subentity of the one it had).
+            if id.entity != object.entity.index, store.model.isEntity(at: id.entity, kindOf: object.entity.index) {
+                object.learnEntity(of: id, in: store.model)
+            }
+            return object
+        }
         let object = ManagedObject(objectID: id, entity: store.model.entities[id.entity], context: self)
         objects[id] = object
         return object
@@ -88,7 +94,7 @@ public final class ObjectContext {
         let entity = try store.entity(request.entityName)
         if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity) }
         if request.fetchBatchSize > 0 {
-            let ids = try store.keys(for: request).map { ObjectID(entity: entity.index, primaryKey: $0) }
+            let ids = try store.keys(for: request)
             var result: [ManagedObject] = []
             result.reserveCapacity(ids.count)
             for start in stride(from: 0, to: ids.count, by: request.fetchBatchSize) {
@@ -139,7 +145,7 @@ public final class ObjectContext {
     public func fetchObjectIDs(_ request: FetchRequest) throws(StoreError) -> [ObjectID] {
         let entity = try store.entity(request.entityName)
         if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity).map(\.objectID) }
-        return try store.keys(for: request).map { ObjectID(entity: entity.index, primaryKey: $0) }
+        return try store.keys(for: request)
     }
 
     /// The named properties of the objects a request selects, as dictionaries:
@@ -172,6 +178,7 @@ public final class ObjectContext {
 
     func attach(_ node: RowNode, to object: ManagedObject) {
         if object.node == nil { store.rowCache.register(object.objectID) }
+        if node.id.entity != object.entity.index { object.learnEntity(of: node.id, in: store.model) }
         object.node = node
         object.batch = nil
     }

@@ -79,7 +79,7 @@ public final class PredicateTemplate {
             }
             return request.page(try store.sortedNodes(matching, request, domain: domain)).map(\.id)
         }
-        return try store.fetchIntegers(bound).map { ObjectID(entity: entity.index, primaryKey: $0) }
+        return try store.fetchObjectIDs(bound, entity: entity)
     }
 
     /// The objects of `context` that match with these values.

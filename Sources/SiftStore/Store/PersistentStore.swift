@@ -25,8 +25,9 @@ protocol StoreBackend: PersistentStore {
     /// The rows a request selects, in its order, offset and limit applied;
     /// stored in the row cache.
     func rows(for request: FetchRequest) throws(StoreError) -> [RowNode]
-    /// The primary keys a request selects, in its order.
-    func keys(for request: FetchRequest) throws(StoreError) -> [Int64]
+    /// The IDs of the objects a request selects, in its order, each of the
+    /// object's own entity.
+    func keys(for request: FetchRequest) throws(StoreError) -> [ObjectID]
     /// How many objects a request selects.
     func count(for request: FetchRequest) throws(StoreError) -> Int
     /// The rows of `entity` with these keys (in no particular order); stored in the row cache.
@@ -113,7 +114,7 @@ extension StoreBackend {
                     ($0.id, links[$0.id.primaryKey] ?? [])
                 }))
                 let keys = Set(links.values.joined())
-                current = keys.compactMap { rowCache.node(ObjectID(entity: destination.index, primaryKey: $0)) }
+                current = keys.compactMap { rowCache.node(ObjectID(entity: destination, primaryKey: $0)) }
             } else {
                 let keys = Array(Set(current.compactMap { $0.toOne[relationship.slot] })).sorted()
                 current = keys.isEmpty ? [] : try rows(destination, keys: keys)

@@ -164,17 +164,3 @@ extension StoreError {
         }
     }
 }
-
-extension StoreError {
-    /// Refuses a model with entity inheritance: stores do not hold
-    /// subentities in their root's table yet (issue 14).
-    static func refuseInheritance(in model: DataModel?) throws(StoreError) {
-        guard let model else { return }
-        for entity in model.entities {
-            if let parent = entity.superentity {
-                throw .unsupportedModel("entity '\(entity.name)' inherits from '\(parent)', and stores do not "
-                                        + "hold models with entity inheritance yet")
-            }
-        }
-    }
-}

@@ -156,13 +156,6 @@ struct XcodeModelTests {
         #expect(throws: StoreError.self) { try Self.model.fetchRequestFromTemplate(withName: "nope") }
     }
 
-    @Test func storesRefuseInheritanceUntilTheyHoldIt() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sift-inheritance-\(UUID().uuidString).sqlite")
-        #expect(throws: StoreError.self) { try SQLiteStore(url: url, model: Self.model) }
-        #expect(!FileManager.default.fileExists(atPath: url.path))
-        #expect(throws: StoreError.self) { try SQLiteStore(inMemoryWith: Self.model) }
-    }
-
     /// The model archive the fuzz seeds hold (Fuzz/make-seeds writes it): a compiled model, as a `.mom` holds one.
     static func compiledModel() throws -> Data {
         try Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("Fuzz/Corpus/model/compiled-model")).dropFirst()

@@ -2,7 +2,8 @@
 // Apple's framework would have left it: SQLite's integrity check; Z_MAX at
 // least each root table's largest key; every row's Z_ENT one of its table's
 // entities; every foreign key and join-table row pointing at an existing row
-// of an allowed entity. Every SQLite store the write-path tests make checks
+// of an allowed entity, and the column beside a key that names the entity
+// of the row it points at (`Z<n>_…`) naming it. Every SQLite store the write-path tests make checks
 // them after each save (`TestStore`).
 
 import Foundation
@@ -33,7 +34,8 @@ enum CoreDataInvariants {
                 }
             }
             for entity in model.entities {
-                for relationship in entity.relationships {
+                // Each relationship where it is declared: its rows are those of the entity and its subentities.
+                for relationship in entity.declaredRelationships {
                     guard let destination = model.entity(named: relationship.destination) else { continue }
                     let allowed = model.descendants(of: destination).map { String(schema.entityNumber($0)) }.joined(separator: ", ")
                     let target = schema.table(destination)
@@ -43,6 +45,13 @@ enum CoreDataInvariants {
                     }
                     switch schema.storage(of: relationship, in: entity) {
                     case .foreignKey(let column):
+                        if let entityKey = schema.entityKey(relationship, of: entity) {
+                            // The destination row's entity, next to its key.
+                            let wrong = integers("SELECT COUNT(*) FROM \"\(schema.table(entity))\" AS s WHERE s.Z_ENT IN "
+                                + "(\(model.descendants(of: entity).map { String(schema.entityNumber($0)) }.joined(separator: ", "))) AND "
+                                + "s.\"\(entityKey)\" IS NOT (SELECT d.Z_ENT FROM \"\(target)\" AS d WHERE d.Z_PK = s.\"\(column)\")").first ?? 0
+                            if wrong > 0 { problems.append("\(wrong) rows of \(entity.name).\(relationship.name) name the wrong entity in \(entityKey)") }
+                        }
                         dangling("SELECT COUNT(*) FROM \"\(schema.table(entity))\" AS s WHERE s.\"\(column)\" IS NOT NULL AND NOT EXISTS "
                                  + "(SELECT 1 FROM \"\(target)\" AS d WHERE d.Z_PK = s.\"\(column)\" AND d.Z_ENT IN (\(allowed)))",
                                  "foreign keys")

@@ -41,22 +41,10 @@ struct CoreDataStoreTests {
         }
     }
 
-    /// Whether the fixture's model has entity inheritance (stores do not hold it yet).
-    static func hasInheritance(_ fixture: CoreDataFixture) throws -> Bool {
-        let url = try fixture.copy()
-        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
-        return try StoreInspection(url: url).entities.contains { $0.superentity != nil }
-    }
-
     @Test("Every query of a Core Data store gives its expected objects", arguments: CoreDataFixture.all)
     func queries(_ fixture: CoreDataFixture) throws {
         let url = try fixture.copy()
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
-        if try Self.hasInheritance(fixture) {
-            // To come: subentities in shared tables. Until then, a typed refusal.
-            #expect(throws: StoreError.self) { try SQLiteStore(url: url) }
-            return
-        }
         if fixture.name != "restkit-rktwittercoredata-seed" {
             try Self.check(fixture, try SQLiteStore(url: url), "its model cache")
         }
@@ -72,7 +60,6 @@ struct CoreDataStoreTests {
     func commandLine(_ fixture: CoreDataFixture) throws {
         let url = try fixture.copy()
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
-        guard try !Self.hasInheritance(fixture) else { return }
         // RestKit's store has no model cache: its Xcode 3 model is given.
         let model = fixture.name == "restkit-rktwittercoredata-seed" ? ["--model", fixture.modelURL.path] : []
         for query in CoreDataQuery.all(of: fixture) {

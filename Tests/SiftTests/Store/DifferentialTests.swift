@@ -29,11 +29,44 @@ enum RandomWorld {
     static let patterns = ["a*", "*b", "?", "*", "[x]", "*é*", "A?", "%", "_*", "*\u{0}*", "a\u{0}?"]
     static let regexes = ["a.*", ".*b", "[aA]+", "é|e", ".", ".*\\d.*"]
 
+    /// The same world with entity inheritance: `Thing` inherits `s` from the
+    /// abstract root `Base` (so every fetch of it filters its table by
+    /// entity), and every third thing is a `Widget`, a subentity of it with
+    /// an attribute of its own.
+    static let inheritingModel = try! DataModel([
+        Entity("Base", abstract: true, attributes: [Attribute("s", .string, optional: true)]),
+        Entity("Thing", superentity: "Base", attributes: [
+            Attribute("i", .integer64, optional: true), Attribute("d", .double, optional: true),
+            Attribute("b", .boolean, optional: true), Attribute("t", .date, optional: true),
+        ], relationships: [
+            Relationship("parent", to: "Thing", inverse: "children"),
+            Relationship("children", to: "Thing", toMany: true, inverse: "parent"),
+            Relationship("labels", to: "Label", toMany: true, inverse: "things"),
+        ]),
+        Entity("Widget", superentity: "Thing", attributes: [Attribute("w", .integer64, optional: true)]),
+        Entity("Label", attributes: [Attribute("name", .string, optional: true)],
+               relationships: [Relationship("things", to: "Thing", toMany: true, inverse: "labels")]),
+    ])
+
     /// A generator seeded with `seed`, and the random data it made, in a
     /// SQLite store and in a row cache.
-    static func make(seed: UInt64) throws -> (generator: Generator, store: SQLiteStore, cache: RowCache) {
+    static func make(seed: UInt64, inheritance: Bool = false) throws -> (generator: Generator, store: SQLiteStore, cache: RowCache) {
         var generator = Generator(rng: SplitMix(seed: seed))
-        let dataSet = try DataSet(model: model, objects: generator.data())
+        var objects = generator.data()
+        let model = inheritance ? inheritingModel : model
+        if inheritance {
+            let things = objects["Thing"] ?? []
+            let isWidget = { (thing: [String: PredicateValue]) -> Bool in
+                if case .int(let id)? = thing["id"] { id % 3 == 0 } else { false }
+            }
+            objects["Thing"] = things.filter { !isWidget($0) }
+            objects["Widget"] = things.filter(isWidget).map { thing in
+                var widget = thing
+                widget["w"] = generator.chance(25) ? .null : .int(Int64(generator.int(5)))
+                return widget
+            }
+        }
+        let dataSet = try DataSet(model: model, objects: objects)
         let store = try SQLiteStore(inMemoryWith: model)
         try store.importDataSet(dataSet)
         return (generator, store, dataSet.makeRowCache())
@@ -113,9 +146,18 @@ enum RandomWorld {
 struct DifferentialTests {
     @Test("Random predicates over random data")
     func randomPredicates() async throws {
-        await propertyCheck(count: 150, input: Gen.uint64(in: 0...UInt64.max)) { seed in
-            var (generator, store, cache) = try RandomWorld.make(seed: seed)
-            let compiler = PredicateCompiler(model: RandomWorld.model)
+        await check(count: 150, inheritance: false)
+    }
+
+    @Test("Random predicates over random data whose entities inherit (shared tables, subentities)")
+    func randomPredicatesWithInheritance() async throws {
+        await check(count: 60, inheritance: true)
+    }
+
+    func check(count: Int, inheritance: Bool) async {
+        await propertyCheck(count: count, input: Gen.uint64(in: 0...UInt64.max)) { seed in
+            var (generator, store, cache) = try RandomWorld.make(seed: seed, inheritance: inheritance)
+            let compiler = PredicateCompiler(model: store.model)
             var checked = 0
             var selectedSome = 0
             defer {
@@ -124,18 +166,21 @@ struct DifferentialTests {
                 #expect(checked >= 15)
                 #expect(selectedSome >= 3)
             }
-            for _ in 0..<25 {
-                let text = generator.predicate(depth: 3)
+            for round in 0..<25 {
+                // With inheritance, every fifth fetch is of the subentity alone.
+                let entity = inheritance && round % 5 == 4 ? "Widget" : "Thing"
+                var text = generator.predicate(depth: 3)
+                if entity == "Widget", generator.chance(50) { text = "(\(text)) \(generator.pick(["AND", "OR"])) w > \(generator.int(4))" }
                 let bound: BoundPredicate
                 do {
-                    bound = try compiler.bind(text, entity: "Thing")
+                    bound = try compiler.bind(text, entity: entity)
                 } catch {
                     continue  // the generator may write a predicate that does not fit
                 }
-                var request = FetchRequest(entityName: "Thing")
+                var request = FetchRequest(entityName: entity)
                 request.predicate = .bound(bound)
                 let sql = try ObjectContext(store: store).fetchObjectIDs(request).map(\.primaryKey)
-                let memory = try cache.nodes(of: "Thing", matching: bound).map(\.id.primaryKey)
+                let memory = try cache.nodes(of: entity, matching: bound).map(\.id.primaryKey)
                 checked += 1
                 if !memory.isEmpty { selectedSome += 1 }
                 #expect(sql == memory, "\(text)\nSQL: \((try? store.sqlQuery(for: request).sql) ?? "")")

@@ -33,7 +33,6 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
     public init(url: URL, model: DataModel? = nil, functions: FunctionRegistry = FunctionRegistry()) throws(StoreError) {
         self.url = url
         self.functions = functions
-        try StoreError.refuseInheritance(in: model)
         if FileManager.default.fileExists(atPath: url.path) {
             let dataSet: DataSet
             do {
@@ -70,8 +69,8 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let snapshot = data.snapshot()
-        var tables = (0..<model.entities.count).map { snapshot.nodesByKey(entity: $0) }
-        for node in dataSet.nodes { tables[node.id.entity][node.id.primaryKey] = node }
+        var tables = Self.tables(of: snapshot, model)
+        for node in dataSet.nodes { tables[node.id.root][node.id.primaryKey] = node }
         let all = tables.flatMap(\.values)
         try write(all)
         data.replaceAll(with: all)
@@ -95,8 +94,8 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
         rowCache.storeFetched(request.page(try matching(request)))
     }
 
-    func keys(for request: FetchRequest) throws(StoreError) -> [Int64] {
-        request.page(try matching(request)).map(\.id.primaryKey)
+    func keys(for request: FetchRequest) throws(StoreError) -> [ObjectID] {
+        request.page(try matching(request)).map(\.id)
     }
 
     func count(for request: FetchRequest) throws(StoreError) -> Int {
@@ -130,16 +129,16 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
             lock.lock()
             defer { lock.unlock() }
             let snapshot = data.snapshot()
-            var tables = (0..<model.entities.count).map { snapshot.nodesByKey(entity: $0) }
+            var tables = Self.tables(of: snapshot, model)
 
             // Optimistic locking: the versions the context read must still be current.
             var conflicts: [RowConflict] = []
             for update in request.updates {
-                let current = tables[update.id.entity][update.id.primaryKey]
+                let current = tables[update.id.root][update.id.primaryKey]
                 if current?.version != update.expectedVersion { conflicts.append(RowConflict(id: update.id, current: current)) }
             }
             for delete in request.deletes {
-                guard let expected = delete.expectedVersion, let current = tables[delete.id.entity][delete.id.primaryKey] else {
+                guard let expected = delete.expectedVersion, let current = tables[delete.id.root][delete.id.primaryKey] else {
                     continue  // already gone, or deleted whatever its version
                 }
                 if current.version != expected { conflicts.append(RowConflict(id: delete.id, current: current)) }
@@ -149,7 +148,7 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
             // Permanent keys after each table's largest.
             var next: [Int: Int64] = [:]
             for insert in request.inserts where insert.id.primaryKey < 0 {
-                let e = insert.id.entity
+                let e = insert.id.root
                 if next[e] == nil { next[e] = max(tables[e].keys.max() ?? 0, 0) }
                 guard next[e]! < Int64.max else { throw StoreError.keysExhausted(entity: model.entities[e].name) }
                 next[e]! += 1
@@ -161,35 +160,35 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
 
             for insert in request.inserts {
                 let entity = model.entities[insert.id.entity]
-                let id = ObjectID(entity: insert.id.entity, primaryKey: resolve(insert.id.primaryKey)!)
-                tables[id.entity][id.primaryKey] = RowNode(
+                let id = ObjectID(entity: entity, primaryKey: resolve(insert.id.primaryKey)!)
+                tables[id.root][id.primaryKey] = RowNode(
                     id: id, version: 1, fetchTimestamp: now, values: insert.values, toOne: insert.toOne.map(resolve),
                     toMany: Array(repeating: [], count: entity.toManyCount))
                 result.changes.inserted.insert(id)
             }
             for update in request.updates {
-                let current = tables[update.id.entity][update.id.primaryKey]!
-                tables[update.id.entity][update.id.primaryKey] = RowNode(
-                    id: update.id, version: update.expectedVersion &+ 1, fetchTimestamp: now, values: update.values,
+                let current = tables[update.id.root][update.id.primaryKey]!
+                tables[update.id.root][update.id.primaryKey] = RowNode(
+                    id: current.id, version: update.expectedVersion &+ 1, fetchTimestamp: now, values: update.values,
                     toOne: update.toOne.map(resolve), toMany: current.toMany)
                 result.changes.updated.insert(update.id)
             }
             for delete in request.deletes {
                 // A row already gone is reported too: whoever caches it must drop it.
-                tables[delete.id.entity][delete.id.primaryKey] = nil
+                tables[delete.id.root][delete.id.primaryKey] = nil
                 result.changes.deleted.insert(delete.id)
             }
             result.changes.deleted.formUnion(request.gone)
             for change in request.links {
-                let owner = ObjectID(entity: change.owner.entity, primaryKey: resolve(change.owner.primaryKey)!)
-                guard let node = tables[owner.entity][owner.primaryKey] else { continue }
+                let owner = ObjectID(entity: change.owner.entity, root: change.owner.root, primaryKey: resolve(change.owner.primaryKey)!)
+                guard let node = tables[owner.root][owner.primaryKey] else { continue }
                 let removed = Set(change.removed.compactMap(resolve))
                 let added = change.added.compactMap(resolve)
                 var toMany = node.toMany
                 toMany[change.relationship.slot] = (toMany[change.relationship.slot] ?? []).filter {
                     !removed.contains($0) && !added.contains($0)
                 } + added
-                tables[owner.entity][owner.primaryKey] = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
+                tables[owner.root][owner.primaryKey] = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
                                                                   values: node.values, toOne: node.toOne, toMany: toMany)
             }
             let all = withoutDanglingLinks(tables)
@@ -197,17 +196,23 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
             data.replaceAll(with: all)
             // The written rows as contexts see them: to-many relationships not loaded.
             for insert in request.inserts {
-                let id = ObjectID(entity: insert.id.entity, primaryKey: resolve(insert.id.primaryKey)!)
-                result.nodes[insert.id] = tables[id.entity][id.primaryKey].map(Self.unloaded)
+                let id = ObjectID(entity: insert.id.entity, root: insert.id.root, primaryKey: resolve(insert.id.primaryKey)!)
+                result.nodes[insert.id] = tables[id.root][id.primaryKey].map(Self.unloaded)
             }
             for update in request.updates {
-                result.nodes[update.id] = tables[update.id.entity][update.id.primaryKey].map(Self.unloaded)
+                result.nodes[update.id] = tables[update.id.root][update.id.primaryKey].map(Self.unloaded)
             }
         }
         // Committed: the row cache holds what was written.
         rowCache.store(result.nodes.values)
         rowCache.remove(result.changes.deleted)
         return .committed(result)
+    }
+
+    /// The nodes of each root entity's table, by root index (other
+    /// entities' tables empty).
+    static func tables(of snapshot: RowSnapshot, _ model: DataModel) -> [[Int64: RowNode]] {
+        model.entities.map { $0.rootIndex == $0.index ? snapshot.nodesByKey(entity: $0.index) : [:] }
     }
 
     /// A node as a fetch returns it: its to-many relationships not loaded.
@@ -219,18 +224,18 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
     /// Every row, with no link to a row that is gone.
     private func withoutDanglingLinks(_ tables: [[Int64: RowNode]]) -> [RowNode] {
         var all: [RowNode] = []
-        for (e, table) in tables.enumerated() {
-            let entity = model.entities[e]
+        for table in tables {
             for node in table.values {
+                let entity = model.entities[node.id.entity]
                 let toOne = node.toOne.enumerated().map { slot, target -> Int64? in
                     guard let target, let relationship = entity.relationships.first(where: { !$0.isToMany && $0.slot == slot }),
                           let destination = model.entity(named: relationship.destination) else { return target }
-                    return tables[destination.index][target] == nil ? nil : target
+                    return tables[destination.rootIndex][target] == nil ? nil : target
                 }
                 let toMany = node.toMany.enumerated().map { slot, targets -> [Int64]? in
                     guard let relationship = entity.relationships.first(where: { $0.isToMany && $0.slot == slot }),
                           let destination = model.entity(named: relationship.destination) else { return targets }
-                    return (targets ?? []).filter { tables[destination.index][$0] != nil }
+                    return (targets ?? []).filter { tables[destination.rootIndex][$0] != nil }
                 }
                 all.append(toOne == node.toOne && toMany == node.toMany ? node
                     : RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,

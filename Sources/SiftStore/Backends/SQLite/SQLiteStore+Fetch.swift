@@ -20,11 +20,11 @@ extension SQLiteStore: StoreBackend {
         return try fetchNodes(plan.query(for: request, columns: .rows), entity: entity)
     }
 
-    func keys(for request: FetchRequest) throws(StoreError) -> [Int64] {
+    func keys(for request: FetchRequest) throws(StoreError) -> [ObjectID] {
         let entity = try self.entity(request.entityName)
         let plan = try self.plan(request)
-        if plan.residual != nil { return try rowsWithResidual(request, plan, entity).map(\.id.primaryKey) }
-        return try fetchIntegers(plan.query(for: request, columns: .identifiers))
+        if plan.residual != nil { return try rowsWithResidual(request, plan, entity).map(\.id) }
+        return try fetchObjectIDs(plan.query(for: request, columns: .identifiers), entity: entity)
     }
 
     func count(for request: FetchRequest) throws(StoreError) -> Int {
@@ -36,7 +36,7 @@ extension SQLiteStore: StoreBackend {
         let whole = request.fetchLimit == nil && request.fetchOffset == 0
         let query = plan.query(for: countRequest, columns: whole ? .count : .identifiers)
         if whole { return Int(try fetchIntegers(query).first ?? 0) }
-        return try fetchIntegers(query).count
+        return try fetchObjectIDs(query, entity: entity).count
     }
 
     /// Runs a plan with a residual: SQL returns the candidate rows in order,
@@ -97,42 +97,26 @@ extension SQLiteStore {
     func fetchNodes(_ query: SQLQuery, entity: Entity, extraLeadingColumns: Int = 0,
                     leading: ((SQLiteStatement) -> Void)? = nil) throws(StoreError) -> [RowNode] {
         let now = Date().timeIntervalSinceReferenceDate
-        // The attributes a row holds (stored ones), and their slots; the
-        // others start nil.
-        let stored = schema.storedAttributes(entity)
-        let attributeTypes = stored.map(\.type)
-        let storedSlots = stored.map(\.slot)
-        let attributeCount = entity.attributes.count
-        let everyAttributeStored = stored.count == attributeCount
-        let toOneSlots = schema.toOneRelationships(entity).map(\.slot)
-        let toOneCount = entity.toOneCount
-        let toManyCount = entity.toManyCount
+        let layout = schema.rowLayout(entity)
         let base = extraLeadingColumns
-        // Every node starts with its to-many relationships not loaded: one
-        // shared array.
-        let unloaded = [[Int64]?](repeating: nil, count: toManyCount)
+        // Each entity a row may be: how its columns are read. Every node
+        // starts with its to-many relationships not loaded: one shared array.
+        let readers = layout.members.map { RowReader($0, base: base) }
         var nodes: [RowNode] = []
         do {
             try withConnection { connection in
                 try connection.forEachRow(query.sql, query.bindings) { row in
                     if let leading { leading(row) }
-                    var values: [PredicateValue]
-                    if everyAttributeStored {
-                        values = []
-                        values.reserveCapacity(attributeCount)
-                        for (i, type) in attributeTypes.enumerated() { values.append(row.value(base + 2 + i, as: type)) }
-                    } else {
-                        values = Array(repeating: .null, count: attributeCount)
-                        for (i, type) in attributeTypes.enumerated() { values[storedSlots[i]] = row.value(base + 2 + i, as: type) }
+                    var reader = readers[0]
+                    if let column = layout.entityColumn {
+                        let number = row.integer(base + column)
+                        guard let found = readers.first(where: { $0.member.number == number }) else {
+                            // A row of an entity the model does not know: not an object of this fetch.
+                            return true
+                        }
+                        reader = found
                     }
-                    var toOne = [Int64?](repeating: nil, count: toOneCount)
-                    for (i, slot) in toOneSlots.enumerated() {
-                        let column = base + 2 + attributeTypes.count + i
-                        toOne[slot] = row.isNull(column) ? nil : row.integer(column)
-                    }
-                    nodes.append(RowNode(id: ObjectID(entity: entity.index, primaryKey: row.integer(base)),
-                                         version: row.integer(base + 1), fetchTimestamp: now, values: values,
-                                         toOne: toOne, toMany: unloaded))
+                    nodes.append(reader.node(row, primaryKey: row.integer(base), version: row.integer(base + 1), now: now))
                     return true
                 }
             }
@@ -140,6 +124,29 @@ extension SQLiteStore {
             throw StoreError(error, path: path, sql: query.sql)
         }
         return rowCache.storeFetched(nodes)
+    }
+
+    /// Runs an `.identifiers` query of `entity`: each row's object ID, of
+    /// the row's own entity.
+    func fetchObjectIDs(_ query: SQLQuery, entity: Entity) throws(StoreError) -> [ObjectID] {
+        let layout = schema.rowLayout(entity)
+        guard layout.entityColumn != nil else {
+            return try fetchIntegers(query).map { ObjectID(entity: entity, primaryKey: $0) }
+        }
+        var result: [ObjectID] = []
+        do {
+            try withConnection { connection in
+                try connection.forEachRow(query.sql, query.bindings) { row in
+                    if let member = layout.member(number: row.integer(1)) {
+                        result.append(ObjectID(entity: member.entity, root: member.root, primaryKey: row.integer(0)))
+                    }
+                    return true
+                }
+            }
+        } catch {
+            throw StoreError(error, path: path, sql: query.sql)
+        }
+        return result
     }
 
     /// Runs a query whose first column is an integer and returns that column.

@@ -29,16 +29,26 @@ extension SQLiteStore {
                 var inserts: [Int: (RowInsert, SQLiteStatement)] = [:]
                 var links: [String: SQLiteStatement] = [:]
                 var largest: [Int: Int64] = [:]
+                // Which entity each imported row is, for to-one columns that
+                // say which entity a key points at (models with inheritance).
+                var numbers: [ObjectID: Int64] = [:]
+                if model.entities.contains(where: { $0.superentity != nil }) {
+                    for node in nodes { numbers[node.id] = Int64(schema.entityNumber(model.entities[node.id.entity])) }
+                }
                 for (index, node) in nodes.enumerated() {
                     let entity = model.entities[node.id.entity]
-                    largest[entity.index] = max(largest[entity.index] ?? 0, node.id.primaryKey)
+                    largest[entity.rootIndex] = max(largest[entity.rootIndex] ?? 0, node.id.primaryKey)
                     if inserts[entity.index] == nil {
                         let insert = schema.insertRow(entity)
                         inserts[entity.index] = (insert, try connection.statement(insert.query.sql))
                     }
                     let (insert, statement) = inserts[entity.index]!
                     try connection.run(statement, insert.bindings(key: node.id.primaryKey, version: node.version,
-                                                                  values: node.values, toOne: node.toOne))
+                                                                  values: node.values, toOne: node.toOne) { slot, key in
+                        guard let relationship = entity.relationships.first(where: { !$0.isToMany && $0.slot == slot }),
+                              let destination = self.model.entity(named: relationship.destination) else { return nil }
+                        return numbers[ObjectID(entity: destination, primaryKey: key)]
+                    })
                     for relationship in entity.relationships where relationship.isToMany {
                         // Join tables are written from one side only.
                         guard schema.writesLinks(of: relationship, in: entity), let targets = node.toMany[relationship.slot],

@@ -38,21 +38,22 @@ extension SQLiteStore {
         var result = SaveResult()
         let now = Date().timeIntervalSinceReferenceDate
 
-        // Permanent keys for inserted objects, after each table's largest.
+        // Permanent keys for inserted objects, after each table's largest
+        // (an entity and its subentities share their root's table and keys).
         var next: [Int: Int64] = [:]
         for insert in request.inserts where insert.id.primaryKey < 0 {
-            let entity = model.entities[insert.id.entity]
-            if next[entity.index] == nil {
+            let root = model.entities[insert.id.root]
+            if next[root.index] == nil {
                 // After the largest key handed out (Core Data's record) and the largest in the table.
                 var largest: Int64 = 0
-                for query in [schema.selectKeyMaximum(entity), schema.selectLargestKey(entity)] {
+                for query in [schema.selectKeyMaximum(root), schema.selectLargestKey(root)] {
                     if case .integer(let m)? = try connection.query(query).first?.first { largest = max(largest, m) }
                 }
-                next[entity.index] = largest
+                next[root.index] = largest
             }
-            guard next[entity.index]! < Int64.max else { throw StoreError.keysExhausted(entity: entity.name) }
-            next[entity.index]! += 1
-            result.keys[insert.id.primaryKey] = next[entity.index]!
+            guard next[root.index]! < Int64.max else { throw StoreError.keysExhausted(entity: root.name) }
+            next[root.index]! += 1
+            result.keys[insert.id.primaryKey] = next[root.index]!
         }
         // The largest keys handed out, recorded as Core Data records them.
         for (index, largest) in next {
@@ -60,7 +61,26 @@ extension SQLiteStore {
         }
         let keys = result.keys
         func resolve(_ key: Int64?) -> Int64? { SaveRequest.resolve(key, keys) }
-        func permanent(_ id: ObjectID) -> ObjectID { ObjectID(entity: id.entity, primaryKey: resolve(id.primaryKey)!) }
+        func permanent(_ id: ObjectID) -> ObjectID { ObjectID(entity: id.entity, root: id.root, primaryKey: resolve(id.primaryKey)!) }
+
+        // The entity number of each inserted row, for the to-one columns that
+        // say which entity a key points at; other rows' are read when needed.
+        var insertedEntities: [ObjectID: Int64] = [:]
+        for insert in request.inserts {
+            insertedEntities[permanent(insert.id)] = Int64(schema.entityNumber(model.entities[insert.id.entity]))
+        }
+        func targetEntity(of entity: Entity) -> (Int, Int64) -> Int64? {
+            { slot, key in
+                guard let relationship = entity.relationships.first(where: { !$0.isToMany && $0.slot == slot }),
+                      let destination = self.model.entity(named: relationship.destination) else { return nil }
+                let id = ObjectID(entity: destination, primaryKey: key)
+                if let number = insertedEntities[id] { return number }
+                if let node = self.rowCache.node(id) { return Int64(self.schema.entityNumber(self.model.entities[node.id.entity])) }
+                let query = self.schema.selectEntityNumber(destination)
+                if case .integer(let number)? = try? connection.query(query.sql, [.integer(key)]).first?.first { return number }
+                return nil
+            }
+        }
 
         var statements: [String: SQLiteStatement] = [:]
         func statement(_ query: SQLQuery) throws -> SQLiteStatement {
@@ -83,7 +103,8 @@ extension SQLiteStore {
             }
             let (row, prepared) = rowInserts[entity.index]!
             let toOne = insert.toOne.map(resolve)
-            try connection.run(prepared, row.bindings(key: id.primaryKey, version: 1, values: insert.values, toOne: toOne))
+            try connection.run(prepared, row.bindings(key: id.primaryKey, version: 1, values: insert.values, toOne: toOne,
+                                                      targetEntity: targetEntity(of: entity)))
             result.nodes[insert.id] = RowNode(id: id, version: 1, fetchTimestamp: now, values: insert.values, toOne: toOne,
                                               toMany: Array(repeating: nil, count: entity.toManyCount))
             result.changes.inserted.insert(id)
@@ -101,8 +122,9 @@ extension SQLiteStore {
             }
             let (row, prepared) = rowUpdates[shape]!
             let toOne = update.toOne.map(resolve)
-            try connection.run(prepared, row.bindings(values: update.values, toOne: toOne,
-                                                                  key: update.id.primaryKey, expectedVersion: update.expectedVersion))
+            try connection.run(prepared, row.bindings(values: update.values, toOne: toOne, key: update.id.primaryKey,
+                                                      expectedVersion: update.expectedVersion,
+                                                      targetEntity: targetEntity(of: entity)))
             guard connection.changes == 1 else {
                 conflicts.append(RowConflict(id: update.id, current: try storeRow(update.id, connection)))
                 continue
@@ -154,18 +176,12 @@ extension SQLiteStore {
     private func storeRow(_ id: ObjectID, _ connection: SQLiteConnection) throws -> RowNode? {
         let entity = model.entities[id.entity]
         let query = schema.selectRow(entity)
+        let layout = schema.rowLayout(entity)
         var node: RowNode?
-        let stored = schema.storedAttributes(entity)
-        let toOneSlots = schema.toOneRelationships(entity).map(\.slot)
         try connection.forEachRow(query.sql, [.integer(id.primaryKey)]) { row in
-            var values = [PredicateValue](repeating: .null, count: entity.attributes.count)
-            for (i, attribute) in stored.enumerated() { values[attribute.slot] = row.value(2 + i, as: attribute.type) }
-            var toOne = [Int64?](repeating: nil, count: entity.toOneCount)
-            for (i, slot) in toOneSlots.enumerated() {
-                toOne[slot] = row.isNull(2 + stored.count + i) ? nil : row.integer(2 + stored.count + i)
-            }
-            node = RowNode(id: id, version: row.integer(1), fetchTimestamp: Date().timeIntervalSinceReferenceDate,
-                           values: values, toOne: toOne, toMany: Array(repeating: nil, count: entity.toManyCount))
+            let member = layout.entityColumn.flatMap { layout.member(number: row.integer($0)) } ?? layout.members[0]
+            node = RowReader(member, base: 0).node(row, primaryKey: id.primaryKey, version: row.integer(1),
+                                                   now: Date().timeIntervalSinceReferenceDate)
             return false
         }
         return node

@@ -59,7 +59,6 @@ public final class SQLiteStore: @unchecked Sendable {
                             readOnly: Bool = false, busyTimeout: Double = 5) throws(StoreError)
     {
         let path = url.path
-        try StoreError.refuseInheritance(in: model)
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
         // A file nobody may write opens read-only, even for a user (root) who could.
@@ -90,7 +89,6 @@ public final class SQLiteStore: @unchecked Sendable {
             try Self.setJournalMode(connection, path: path)
             try Self.create(connection, model, path: path)
         }
-        try StoreError.refuseInheritance(in: resolved)
         try self.init(connection: connection, model: resolved, url: url, functions: functions, entityNumbers: numbers)
         writesRefused = refusal
     }
@@ -107,7 +105,6 @@ public final class SQLiteStore: @unchecked Sendable {
     public convenience init(inMemoryWith model: DataModel, functions: FunctionRegistry = FunctionRegistry())
         throws(StoreError)
     {
-        try StoreError.refuseInheritance(in: model)
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection()

@@ -1,0 +1,44 @@
+// Store stage: reading a row statement's columns into a row-cache node, as
+// the schema's row layout says — the attributes and to-one keys of the
+// entity the row is (one of several when the fetched entity has subentities).
+
+import Foundation
+import Sift
+
+/// Reads the rows of one entity from a row statement.
+struct RowReader {
+    let member: RowLayout.Member
+    /// Columns before the row's own (a link query's owner key).
+    let base: Int
+    /// Whether the stored attributes are every attribute, in slot order.
+    let everyAttributeInOrder: Bool
+    /// Shared by every node read: to-many relationships not loaded.
+    let unloaded: [[Int64]?]
+
+    init(_ member: RowLayout.Member, base: Int) {
+        self.member = member
+        self.base = base
+        everyAttributeInOrder = member.attributes.count == member.attributeCount
+            && member.attributes.enumerated().allSatisfy { $0.offset == $0.element.slot }
+        unloaded = Array(repeating: nil, count: member.toManyCount)
+    }
+
+    /// The node of the current row.
+    func node(_ row: SQLiteStatement, primaryKey: Int64, version: Int64, now: Double) -> RowNode {
+        var values: [PredicateValue]
+        if everyAttributeInOrder {
+            values = []
+            values.reserveCapacity(member.attributeCount)
+            for attribute in member.attributes { values.append(row.value(base + attribute.column, as: attribute.type)) }
+        } else {
+            values = Array(repeating: .null, count: member.attributeCount)
+            for attribute in member.attributes { values[attribute.slot] = row.value(base + attribute.column, as: attribute.type) }
+        }
+        var toOne = [Int64?](repeating: nil, count: member.toOneCount)
+        for (column, slot) in member.toOne {
+            toOne[slot] = row.isNull(base + column) ? nil : row.integer(base + column)
+        }
+        return RowNode(id: ObjectID(entity: member.entity, root: member.root, primaryKey: primaryKey), version: version,
+                       fetchTimestamp: now, values: values, toOne: toOne, toMany: unloaded)
+    }
+}
