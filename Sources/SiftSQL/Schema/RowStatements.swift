@@ -32,6 +32,9 @@ public struct RowLayout: Sendable {
         public let attributes: [AttributeColumn]
         /// Its to-one keys, in slot order.
         public let toOne: [(column: Int, slot: Int)]
+        /// The values a node starts with: nil for stored attributes, the
+        /// default value for those the row does not hold (transient ones).
+        public let initialValues: [PredicateValue]
         /// How many attributes, to-one and to-many relationships it has.
         public let attributeCount: Int
         public let toOneCount: Int

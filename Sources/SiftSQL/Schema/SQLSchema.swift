@@ -159,6 +159,7 @@ public struct SQLSchema: Sendable {
                     RowLayout.AttributeColumn(column: position[schema.column($0, of: member)]!, slot: $0.slot, type: $0.type)
                 },
                 toOne: schema.toOneRelationships(member).map { (column: position[schema.foreignKey($0, of: member)]!, slot: $0.slot) },
+                initialValues: member.attributes.map { $0.isStored ? .null : $0.defaultValue ?? .null },
                 attributeCount: member.attributes.count, toOneCount: member.toOneCount, toManyCount: member.toManyCount)
         }
         return (names, RowLayout(entityColumn: family.count > 1 ? 2 : nil, members: members))

@@ -214,7 +214,8 @@ extension ObjectContext {
             for attribute in object.entity.attributes {
                 let value = row.values[attribute.slot]
                 if value == .null {
-                    if !attribute.isOptional {
+                    // A transient attribute is not stored: nothing to protect.
+                    if !attribute.isOptional && attribute.isStored {
                         failures.append(SaveValidationFailure(object: object.description, property: attribute.name,
                                                               reason: "is required but has no value"))
                     }

@@ -53,13 +53,15 @@ struct CoreDataFixture: Sendable, CustomTestStringConvertible {
         return (manifest["rows_per_entity"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Int }
     }
 
-    /// A copy of the store and its companion files in a new temporary folder.
+    /// A writable copy of the store and its companion files in a new temporary folder.
     func copy() throws -> URL {
         let destination = FileManager.default.temporaryDirectory.appendingPathComponent("sift-cd-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         for file in [storeFile] + companions {
             try FileManager.default.copyItem(at: Self.folder.appendingPathComponent(name).appendingPathComponent(file),
                                             to: destination.appendingPathComponent(file))
+            // The fixtures may be read-only; their copies are written to.
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: destination.appendingPathComponent(file).path)
         }
         return destination.appendingPathComponent(storeFile)
     }

@@ -165,3 +165,83 @@ extension CoreDataLayoutTests {
         #expect(checked > 0)
     }
 }
+
+@Suite("Writing to Core Data stores", .enabled(if: CoreDataFixture.isPresent, "../shared/coredata-stores is not beside the checkout"))
+struct CoreDataWriteTests {
+    /// A value of an attribute's type, unique per call (uniqueness constraints).
+    static func sample(_ type: AttributeType, _ n: Int) -> PredicateValue? {
+        switch type {
+        case .integer16, .integer32, .integer64: .int(Int64(n % 100))
+        case .double, .float, .decimal: .double(Double(n) / 4)
+        case .string, .uri: .string("sift-\(n)-\(UUID().uuidString)")
+        case .boolean: .bool(n % 2 == 0)
+        case .date: .date(Date(timeIntervalSinceReferenceDate: Double(700_000_000 + n)))
+        case .binary, .transformable: .data(Data([0x73, 0x69, UInt8(n % 256)]))
+        case .uuid: .uuid(UUID())
+        case .objectID, .composite, .undefined: nil
+        }
+    }
+
+    @Test("Inserting, linking, updating and deleting in every store Core Data wrote keeps its invariants",
+          arguments: CoreDataFixture.all)
+    func writes(_ fixture: CoreDataFixture) throws {
+        let url = try fixture.copy()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let store = fixture.name == "restkit-rktwittercoredata-seed"
+            ? try SQLiteStore(url: url, model: DataModel(contentsOf: fixture.modelURL)) : try SQLiteStore(url: url)
+        let context = ObjectContext(store: store)
+        let model = store.model
+        var n = 0
+        var inserted: [(ManagedObject, [String: PredicateValue])] = []
+        for entity in model.entities where !entity.isAbstract {
+            let existing = try context.fetch(FetchRequest(entityName: entity.name))
+            // An update of the first object's first stored string.
+            if let first = existing.first, let text = entity.attributes.first(where: { $0.type == .string && $0.isStored && $0.derivation == nil }) {
+                try first.setValue(.string("updated by Sift"), forKey: text.name)
+            }
+            let object = try context.insert(entity.name)
+            var values: [String: PredicateValue] = [:]
+            for attribute in entity.attributes where attribute.isStored && attribute.derivation == nil {
+                n += 1
+                guard let value = Self.sample(attribute.type, n) else { continue }
+                try object.setValue(value, forKey: attribute.name)
+                values[attribute.name] = value
+            }
+            for relationship in entity.relationships where !relationship.isTransient {
+                guard let target = try context.fetch(FetchRequest(entityName: relationship.destination)).last(where: { !$0.isInserted })
+                else { continue }
+                if relationship.isToMany {
+                    try object.addObject(target, forKey: relationship.name)
+                } else {
+                    try object.setObject(target, forKey: relationship.name)
+                }
+            }
+            inserted.append((object, values))
+        }
+        // A delete, with the deletion rules of its relationships.
+        if let entity = model.entities.last(where: { !$0.isAbstract }),
+           let victim = try context.fetch(FetchRequest(entityName: entity.name)).first(where: { !$0.isInserted }) {
+            try context.delete(victim)
+        }
+        if store.writesRefused != nil {
+            #expect(throws: StoreError.self) { try context.save() }
+            return
+        }
+        try context.save()
+        #expect(!inserted.isEmpty && inserted.allSatisfy { $0.0.objectID.primaryKey > 0 })
+        #expect(CoreDataInvariants.violations(of: store) == [], "\(fixture.name)")
+
+        // Read back from the file by a store opened afresh.
+        let reopened = fixture.name == "restkit-rktwittercoredata-seed"
+            ? try SQLiteStore(url: url, model: model) : try SQLiteStore(url: url)
+        let reader = ObjectContext(store: reopened)
+        for (object, values) in inserted where !object.isDeleted {
+            let copy = reader.object(for: object.objectID)
+            #expect(copy.entity.name == object.entity.name)
+            for (key, value) in values where copy[key] != value {
+                Issue.record("\(fixture.name): \(object.entity.name).\(key) reads \(copy[key] ?? .null), not \(value)")
+            }
+        }
+        #expect(CoreDataInvariants.violations(of: reopened) == [], "\(fixture.name)")
+    }
+}

@@ -31,7 +31,7 @@ struct RowReader {
             values.reserveCapacity(member.attributeCount)
             for attribute in member.attributes { values.append(row.value(base + attribute.column, as: attribute.type)) }
         } else {
-            values = Array(repeating: .null, count: member.attributeCount)
+            values = member.initialValues
             for attribute in member.attributes { values[attribute.slot] = row.value(base + attribute.column, as: attribute.type) }
         }
         var toOne = [Int64?](repeating: nil, count: member.toOneCount)
