@@ -71,6 +71,9 @@ public struct PredicateCompiler: Sendable {
     public var optimizer: Optimizer?
     /// Functions the application registered.
     public var functions: FunctionRegistry?
+    /// Whether every attribute a predicate names must be stored (a store's
+    /// fetches: see `Binder.requiresStoredAttributes`).
+    public var requiresStoredAttributes = false
 
     /// A compiler for `model`, optimizing with `optimizer` (the standard
     /// rules unless told otherwise), with the application's functions.
@@ -99,7 +102,9 @@ public struct PredicateCompiler: Sendable {
                      variables: [String: PredicateValue] = [:]) throws(PredicateCompileError) -> BoundPredicate {
         let bound: BoundPredicate
         do {
-            bound = try Binder(model: model, variables: variables, functions: functions).bind(syntax, entity: entity)
+            var binder = Binder(model: model, variables: variables, functions: functions)
+            binder.requiresStoredAttributes = requiresStoredAttributes
+            bound = try binder.bind(syntax, entity: entity)
         } catch {
             throw .validation(error)
         }

@@ -31,6 +31,10 @@ public struct Binder: Sendable {
     /// Whether `$variables` without a value become parameters of a template
     /// (filled when it runs) rather than errors.
     public var allowsParameters: Bool
+    /// Whether every attribute a predicate names must be one the store holds:
+    /// set for predicates that stores run, where a transient attribute has
+    /// no value to compare.
+    public var requiresStoredAttributes = false
 
     /// Creates a binder for `model`, with values for `$variables` and the
     /// application's functions.
@@ -75,6 +79,7 @@ public struct Binder: Sendable {
         var state = BindingState(model: model, values: variables)
         state.functions = functions
         state.allowsParameters = allowsParameters
+        state.requiresStoredAttributes = requiresStoredAttributes
         return state
     }
 
@@ -143,6 +148,8 @@ struct BindingState {
     var ranges: [BoundExpression: SourceRange] = [:]
     var functions: FunctionRegistry?
     var allowsParameters = false
+    /// Whether attributes the store does not hold are errors.
+    var requiresStoredAttributes = false
     /// Whether the predicate is bound without a model: keys are looked up
     /// when it runs.
     var isDynamic = false
@@ -536,6 +543,8 @@ struct BindingState {
                                               suggestion: Self.closest(to: key, in: entity.propertyNames)), range: range)
                 }
                 switch property {
+                case .attribute(let a) where requiresStoredAttributes && a.isTransient:
+                    throw Failure(.transientAttribute(key, entity: entityName), range: range)
                 case .attribute(var a):
                     // A composite's element: `magnitude.richter` is the attribute of that name.
                     while a.type == .composite, i + 1 < path.count, !path[i + 1].hasPrefix("@") {

@@ -14,6 +14,8 @@ public enum ValidationErrorReason: Hashable, Sendable {
     case unknownKey(String, entity: String, suggestion: String?)
     /// A property only a subentity declares, on a fetch of its ancestor.
     case subentityKey(String, entity: String, subentity: String)
+    /// A transient attribute in a predicate a store runs: the store holds no value of it.
+    case transientAttribute(String, entity: String)
     case keyPathContinuesPastAttribute(attribute: String, key: String)
     case collectionNeedsQuantifier(String)
     case quantifierNeedsCollection(Quantifier)
@@ -58,6 +60,8 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
             return "the model has no entity named '\(name)'"
         case .unknownKey(let key, let entity, _):
             return "'\(entity)' has no attribute or relationship named '\(key)'"
+        case .transientAttribute(let key, let entity):
+            return "'\(key)' is a transient attribute of '\(entity)': the store holds no value of it to compare"
         case .subentityKey(let key, let entity, let subentity):
             return "'\(key)' belongs to '\(subentity)', a subentity of '\(entity)': objects of '\(entity)' "
                 + "that are not '\(subentity)' have no '\(key)'"
@@ -110,6 +114,8 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
         switch reason {
         case .unknownKey(_, _, let suggestion):
             return suggestion.map { "did you mean '\($0)'?" }
+        case .transientAttribute:
+            return "fetch the objects, then filter them in memory with FormatPredicate, or make the attribute stored"
         case .subentityKey(_, _, let subentity):
             return "fetch '\(subentity)' instead, or test each object's own properties"
         case .unknownFunction(_, let suggestion):

@@ -42,8 +42,9 @@ public final class PredicateTemplate {
         }
         let bound: BoundPredicate
         do {
-            bound = try Binder(model: store.model, functions: store.functions, allowsParameters: true)
-                .bind(syntax, entity: entityName)
+            var binder = store.binder
+            binder.allowsParameters = true
+            bound = try binder.bind(syntax, entity: entityName)
         } catch {
             throw .invalidPredicate(.validation(error), text: text)
         }

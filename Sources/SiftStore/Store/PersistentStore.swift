@@ -54,7 +54,19 @@ extension StoreBackend {
 
     /// The compiler for this store's predicates: its model, the standard
     /// optimizer and its functions.
-    var compiler: PredicateCompiler { PredicateCompiler(model: model, functions: functions) }
+    var compiler: PredicateCompiler {
+        var compiler = PredicateCompiler(model: model, functions: functions)
+        compiler.requiresStoredAttributes = true
+        return compiler
+    }
+
+    /// The binder for this store's predicates and sort keys: transient
+    /// attributes, which the store holds no value of, are errors.
+    var binder: Binder {
+        var binder = Binder(model: model, functions: functions)
+        binder.requiresStoredAttributes = true
+        return binder
+    }
 
     /// The bound, optimized predicate of a request.
     func boundPredicate(_ request: FetchRequest) throws(StoreError) -> BoundPredicate? {
@@ -78,7 +90,7 @@ extension StoreBackend {
         for descriptor in request.sortDescriptors {
             do {
                 let syntax = try PredicateParser.parseExpression(descriptor.keyPath)
-                let bound = try Binder(model: model, functions: functions).bind(syntax, entity: request.entityName)
+                let bound = try binder.bind(syntax, entity: request.entityName)
                 keys.append(SQLSortKey(bound, ascending: descriptor.ascending, caseInsensitive: descriptor.caseInsensitive))
             } catch let error as PredicateSyntaxError {
                 throw .invalidPredicate(.syntax(error), text: descriptor.keyPath)

@@ -166,6 +166,23 @@ extension CoreDataLayoutTests {
     }
 }
 
+extension CoreDataStoreTests {
+    @Test func aTransientAttributeInAStoresPredicateIsAnErrorWithAHint() throws {
+        guard let fixture = CoreDataFixture.all.first(where: { $0.name == "coredataplus-samplemodel-v1" }) else { return }
+        let url = try fixture.copy()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let context = ObjectContext(store: try SQLiteStore(url: url, readOnly: true))
+        let error = #expect(throws: StoreError.self) {
+            try context.fetch(FetchRequest(entityName: "Person", predicate: "firstName != nil AND isDriving == NO"))
+        }
+        let message = error.map { "\($0)" } ?? ""
+        #expect(message.contains("'isDriving' is a transient attribute") && message.contains("in memory"), "\(message)")
+        // Fetched objects have the attribute's default, and memory can filter on it.
+        let people = try context.fetch(FetchRequest(entityName: "Person"))
+        #expect(!people.isEmpty && people.allSatisfy { $0["isDriving"] == .bool(false) })
+    }
+}
+
 @Suite("Writing to Core Data stores", .enabled(if: CoreDataFixture.isPresent, "../shared/coredata-stores is not beside the checkout"))
 struct CoreDataWriteTests {
     /// A value of an attribute's type, unique per call (uniqueness constraints).

@@ -28,7 +28,7 @@ extension SQLiteStore {
     func sourceRange(of expression: BoundExpression?, in request: FetchRequest) -> SourceRange? {
         guard let expression, case .format(let text, let arguments) = request.predicate,
               let syntax = try? PredicateParser.parse(text, arguments: arguments),
-              let (_, ranges) = try? Binder(model: model, functions: functions).bindWithSourceMap(syntax, entity: request.entityName)
+              let (_, ranges) = try? binder.bindWithSourceMap(syntax, entity: request.entityName)
         else { return nil }
         return ranges[expression]
     }
