@@ -194,6 +194,38 @@ extension SQLSchema {
         }
     }
 
+    /// The order key Core Data gives the member at `index` of an ordered
+    /// relationship: 2048, then 1024 apart.
+    public static func orderKeyValue(at index: Int) -> Int64 {
+        2048 &+ 1024 &* Int64(clamping: index)
+    }
+
+    /// Sets the order key (slot 0) of one member (slot 1) of an ordered
+    /// to-many relationship of one owner (slot 2): in the member's row, or
+    /// in the join table's link. Nil when the relationship is not ordered.
+    public func updateOrderKey(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
+        guard relationship.isToMany, relationship.isOrdered, let destination = model.entity(named: relationship.destination) else {
+            return nil
+        }
+        switch storage(of: relationship, in: entity) {
+        case .inverseForeignKey(let table, let column):
+            guard let inverse = relationship.inverse.flatMap({ destination.relationship(named: $0) }),
+                  let order = orderKey(inverse, of: destination) else { return nil }
+            return render(.update(SQLUpdate(table: table, assignments: [(column: order, value: .slot(0))], conditions: [
+                .compare(.equal, .column("", primaryKey(destination), nullable: false), .slot(1)),
+                .compare(.equal, .column("", column, nullable: true), .slot(2)),
+            ])))
+        case .joinTable(let table, let source, let target):
+            return render(.update(SQLUpdate(table: table, assignments: [(column: orderKey(ofJoinColumn: target), value: .slot(0))],
+                                            conditions: [
+                .compare(.equal, .column("", target, nullable: false), .slot(1)),
+                .compare(.equal, .column("", source, nullable: false), .slot(2)),
+            ])))
+        case .foreignKey:
+            return nil
+        }
+    }
+
     /// Appends the values of the companion columns of a canonical attribute holding `value`.
     static func appendCompanionValues(of value: PredicateValue, to values: inout [SQLValue]) {
         for flags in companionFlags {

@@ -132,22 +132,30 @@ public final class ManagedObject: CustomStringConvertible {
         return kept + added.elements
     }
 
-    /// The object of the to-one relationship `key` (a fault), or nil.
+    /// The object of the to-one relationship `key` (a fault, unless the
+    /// destination has subentities: then its row is read to know its entity), or nil.
     public func object(forKey key: String) throws(StoreError) -> ManagedObject? {
         let relationship = try relationship(key, toMany: false)
         guard let target = try toOneKey(relationship) else { return nil }
         let context = try context()
-        return context.object(for: ObjectID(entity: context.store.model.entity(named: relationship.destination)!,
-                                            primaryKey: target))
+        let destination = context.store.model.entity(named: relationship.destination)!
+        let object = context.object(for: ObjectID(entity: destination, primaryKey: target))
+        // It may be of a subentity: its row says which.
+        if !destination.subentities.isEmpty, object.isFault { try context.fire(object) }
+        return object
     }
 
-    /// The objects of the to-many relationship `key` (faults), loaded on
-    /// first use with one statement.
+    /// The objects of the to-many relationship `key` (faults, unless the
+    /// destination has subentities: then their rows are read, in one
+    /// statement, to know their entities), loaded on first use with one statement.
     public func objects(forKey key: String) throws(StoreError) -> [ManagedObject] {
         let relationship = try relationship(key, toMany: true)
         let context = try context()
         let destination = context.store.model.entity(named: relationship.destination)!
-        return try toManyKeys(relationship).map { context.object(for: ObjectID(entity: destination, primaryKey: $0)) }
+        let objects = try toManyKeys(relationship).map { context.object(for: ObjectID(entity: destination, primaryKey: $0)) }
+        // Some may be of subentities: their rows, read at once, say which.
+        if !destination.subentities.isEmpty { try context.fireFaults(objects.filter(\.isFault)) }
+        return objects
     }
 
     // MARK: Changing
@@ -155,6 +163,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// Sets an attribute. The change is saved with the context.
     public func setValue(_ value: PredicateValue, forKey key: String) throws(StoreError) {
         let attribute = try attribute(key)
+        guard !attribute.isReadOnly else { throw .readOnlyAttribute(key, entity: entity.name) }
         try context().willChange(self)
         changedValues[attribute.slot] = value
     }

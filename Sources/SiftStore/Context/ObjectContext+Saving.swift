@@ -28,11 +28,19 @@ extension ObjectContext {
         rows.reserveCapacity(inserted.count + updated.count)
         for object in inserted + updated { rows[object.objectID] = try currentRow(object) }
         try validateChanges(rows)
+        // The members of each changed ordered relationship, in order: the store keeps their order keys.
+        var orders: [ObjectID: [Int: [Int64]]] = [:]
+        for object in inserted + updated {
+            for relationship in object.entity.relationships where relationship.isToMany && relationship.isOrdered
+                && (object.addedToMany[relationship.slot]?.isEmpty == false || object.removedToMany[relationship.slot]?.isEmpty == false) {
+                orders[object.objectID, default: [:]][relationship.slot] = try object.toManyKeys(relationship)
+            }
+        }
         var resolutions: [ObjectID: ConflictResolution] = [:]
         var records: [SaveConflict] = []
         for _ in 0..<Self.maximumSaveAttempts {
             let request = saveRequest(inserted: inserted, updated: updated, deleted: deleted, rows: rows,
-                                      resolutions: resolutions)
+                                      orders: orders, resolutions: resolutions)
             switch try store.apply(request) {
             case .committed(let result):
                 finish(result, inserted: inserted, updated: updated, deleted: deleted, resolutions: resolutions)
@@ -58,6 +66,7 @@ extension ObjectContext {
     /// conflicts found so far.
     func saveRequest(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
                      rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])],
+                     orders: [ObjectID: [Int: [Int64]]] = [:],
                      resolutions: [ObjectID: ConflictResolution]) -> SaveRequest {
         var request = SaveRequest()
         request.inserts.reserveCapacity(inserted.count)
@@ -104,7 +113,8 @@ extension ObjectContext {
                 let removed = object.removedToMany[relationship.slot].map(Array.init) ?? []
                 guard !added.isEmpty || !removed.isEmpty else { continue }
                 request.links.append(SaveRequest.LinkChange(owner: object.objectID, relationship: relationship,
-                                                            added: added, removed: removed.sorted()))
+                                                            added: added, removed: removed.sorted(),
+                                                            order: orders[object.objectID]?[relationship.slot]))
             }
         }
         return request

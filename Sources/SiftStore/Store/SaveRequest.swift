@@ -43,6 +43,8 @@ struct SaveRequest {
         var relationship: Relationship
         var added: [Int64]
         var removed: [Int64]
+        /// Every member after the change, in order, for an ordered relationship.
+        var order: [Int64]? = nil
     }
 
     var inserts: [Insert] = []

@@ -25,6 +25,8 @@ public enum StoreError: Error, CustomStringConvertible {
     case unknownRelationship(String, entity: String)
     /// An attribute or relationship the entity does not have.
     case unknownKey(String, entity: String)
+    /// A derived attribute was set: the store computes its value.
+    case readOnlyAttribute(String, entity: String)
     /// A data set that cannot be imported.
     case invalidDataSet(DataSetError)
     /// A change to an object deleted in this context.
@@ -124,6 +126,7 @@ public enum StoreError: Error, CustomStringConvertible {
         case .unknownEntity(let name): "the model has no entity named '\(name)'"
         case .unknownRelationship(let path, let entity): "'\(path)' is not a relationship key path of '\(entity)'"
         case .unknownKey(let key, let entity): "'\(entity)' has no attribute or relationship named '\(key)'"
+        case .readOnlyAttribute(let key, let entity): "'\(key)' of '\(entity)' is derived: the store computes it, and it cannot be set"
         case .invalidDataSet(let e): "\(e)"
         case .objectDeleted(let object): "\(object) was deleted in this context"
         case .validation(let failures): "the save was refused: " + failures.map(\.description).joined(separator: "; ")

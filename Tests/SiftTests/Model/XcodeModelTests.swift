@@ -184,3 +184,58 @@ struct XcodeModelTests {
         #expect(model.entity(named: "Pet")?.relationship(named: "owner")?.inverse == "friends")
     }
 }
+
+extension XcodeModelTests {
+    /// A store of the model above: an abstract root with a subentity,
+    /// a transformable, external-storage data, a composite, a derived
+    /// attribute and an ordered to-many, written and read back from the file.
+    @Test func aStoreOfTheModelWritesAndReadsEveryFeature() throws {
+        let folder = try ScratchFolder()
+        let url = folder.url.appendingPathComponent("cars.sqlite")
+        let tripKeys: [Int64]
+        do {
+            let store = try SQLiteStore(url: url, model: Self.model)
+            let context = ObjectContext(store: store)
+            let ann = try context.insert("Person")
+            try ann.setValue(.string("Ann"), forKey: "name")
+            let car = try context.insert("Car")
+            try car.setValue(.string("AB-123"), forKey: "plate")
+            try car.setValue(.int(4), forKey: "wheels")
+            try car.setValue(.int(1), forKey: "insured")
+            try car.setValue(.data(Data([1, 2, 3])), forKey: "color")
+            try car.setValue(.data(Data(repeating: 7, count: 100)), forKey: "photo")
+            try car.setValue(.string("Oslo"), forKey: "place.city")
+            try car.setValue(.double(59.9), forKey: "place.spot.lat")
+            try car.setObject(ann, forKey: "owner")
+            #expect(throws: StoreError.self) { try car.setValue(.int(4), forKey: "wheelCount") }
+            var trips: [ManagedObject] = []
+            for km in [30.0, 10, 20] {
+                let trip = try context.insert("Trip")
+                try trip.setValue(.double(km), forKey: "km")
+                try car.addObject(trip, forKey: "trips")
+                trips.append(trip)
+            }
+            try context.save()
+            tripKeys = trips.map(\.objectID.primaryKey)
+            #expect(CoreDataInvariants.violations(of: store).isEmpty)
+            // Core Data's order keys: 2048, then 1024 apart, in the relationship's order.
+            let keys = try store.withConnection { try $0.query("SELECT Z_PK, Z_FOK_CAR FROM ZTRIP ORDER BY Z_FOK_CAR") }
+            #expect(keys.map { $0[0] } == tripKeys.map(SQLValue.integer))
+            #expect(keys.map { $0[1] } == [.integer(2048), .integer(3072), .integer(4096)])
+            // A subentity's row in its abstract root's table.
+            let rows = try store.withConnection { try $0.query("SELECT Z_ENT, ZPLATE FROM ZVEHICLE") }
+            #expect(rows == [[.integer(Int64(store.schema.entityNumber(try #require(Self.model.entity(named: "Car"))))), .text("AB-123")]])
+        }
+        let reopened = try SQLiteStore(url: url)
+        let context = ObjectContext(store: reopened)
+        let ann = try #require(try context.fetch(FetchRequest(entityName: "Person")).first)
+        let car = try #require(try ann.objects(forKey: "vehicles").first)
+        #expect(car.entity.name == "Car")
+        #expect(car["color"] == .data(Data([1, 2, 3])) && car["photo"] == .data(Data(repeating: 7, count: 100)))
+        #expect(car["place.city"] == .string("Oslo"))
+        #expect(try car.objects(forKey: "trips").map(\.objectID.primaryKey) == tripKeys)
+        #expect(try context.count(for: FetchRequest(entityName: "Car", predicate: "place.city == 'Oslo'")) == 1)
+        #expect(throws: StoreError.self) { try context.count(for: FetchRequest(entityName: "Vehicle", predicate: "place.city == 'Oslo'")) }
+        #expect(try context.count(for: FetchRequest(entityName: "Car", predicate: "trips.@sum.km == 60")) == 1)
+    }
+}

@@ -136,10 +136,16 @@ struct InheritanceTests {
         // A fresh context: a manager reached as an Employee fault learns its entity when fired.
         let fresh = store.context()
         let employee = try #require(try fresh.fetch(FetchRequest(entityName: "Employee", predicate: "manager != nil")).first)
+        // Reached through a relationship whose destination has subentities: its row is read to know its entity.
         let boss = try #require(try employee.object(forKey: "manager"))
-        #expect(boss.isFault)
-        #expect(boss["level"] != nil)
         #expect(boss.entity.name == "Manager" && !boss.isFault)
+        #expect(boss["level"] != nil)
+        // An ID that names the parent entity finds the same object, and a fault learns its entity when fired.
+        let other = store.context()
+        let fault = other.object(for: ObjectID(entity: other.model.entity(named: "Employee")!, primaryKey: boss.objectID.primaryKey))
+        #expect(fault.isFault && fault.entity.name == "Employee")
+        #expect(fault["level"] != nil && fault.entity.name == "Manager")
+        #expect(other.object(for: boss.objectID) === fault)
         // And its department's employees hold that same object.
         if let department = try boss.object(forKey: "department") {
             #expect(try department.objects(forKey: "employees").contains { $0 === boss })

@@ -59,6 +59,21 @@ extension SQLiteStore {
                     }
                     if index % 10_000 == 9_999 { progress?(index + 1, nodes.count) }
                 }
+                // Order keys of ordered relationships, once every member's row is there.
+                var orderKeys: [String: SQLiteStatement] = [:]
+                for node in nodes {
+                    let entity = model.entities[node.id.entity]
+                    for relationship in entity.relationships where relationship.isToMany && relationship.isOrdered {
+                        guard let members = node.toMany[relationship.slot], !members.isEmpty,
+                              let update = schema.updateOrderKey(relationship, in: entity) else { continue }
+                        let statement = try orderKeys[update.sql] ?? connection.statement(update.sql)
+                        orderKeys[update.sql] = statement
+                        for (index, member) in members.enumerated() {
+                            try connection.run(statement, [.integer(SQLSchema.orderKeyValue(at: index)), .integer(member),
+                                                           .integer(node.id.primaryKey)])
+                        }
+                    }
+                }
                 // The largest keys, recorded as Core Data records them.
                 for (index, key) in largest {
                     var current: Int64 = 0

@@ -145,6 +145,16 @@ extension SQLiteStore {
             for added in change.added { try connection.run(statement(insert), [.integer(owner), .integer(resolve(added)!)]) }
             for removed in change.removed { try connection.run(statement(remove), [.integer(owner), .integer(resolve(removed)!)]) }
         }
+        // Order keys of ordered relationships, after every row and link is written.
+        for change in request.links {
+            guard let order = change.order,
+                  let update = schema.updateOrderKey(change.relationship, in: model.entities[change.owner.entity]) else { continue }
+            let owner = resolve(change.owner.primaryKey)!
+            for (index, member) in order.enumerated() {
+                try connection.run(statement(update), [.integer(SQLSchema.orderKeyValue(at: index)), .integer(resolve(member)!),
+                                                       .integer(owner)])
+            }
+        }
 
         for delete in request.deletes {
             let entity = model.entities[delete.id.entity]
