@@ -18,6 +18,11 @@ extension SQLWriter {
             let from = try row(base, c)
             return .column(from.alias, schema.foreignKey(relationship), nullable: true)
         case .attribute(let base, let attribute):
+            if schema.model.entity(named: attribute.entity)?.attribute(named: attribute.name)?.allowsExternalStorage == true {
+                // Its data may be in a file beside the store, which SQL cannot read: memory compares it.
+                throw Failure("an attribute with external binary storage (its data may be in a file beside the store)",
+                              expression: e)
+            }
             let r = try row(base, c)
             return .column(r.alias, schema.column(attribute), nullable: attribute.isOptional || r.nullable)
         case .aggregate(let op, let collection):

@@ -5,6 +5,7 @@
 // the values for them come from the same place (`bindings(…)`), so the store
 // never needs to know which column is which.
 
+import Foundation
 import SiftModel
 import SiftValues
 import SiftTree
@@ -18,6 +19,9 @@ public struct RowLayout: Sendable {
         public let column: Int
         public let slot: Int
         public let type: AttributeType
+        /// Whether the value may be stored in a file beside the store
+        /// (Core Data's external binary storage: see `SQLSchema.externalData`).
+        public let external: Bool
     }
 
     /// The columns of the rows of one entity.
@@ -226,6 +230,41 @@ extension SQLSchema {
         }
     }
 
+    /// The column value of an attribute with external binary storage, as
+    /// Core Data writes one it keeps in the row: the byte 1, then the data.
+    static func externalStorageForm(_ value: PredicateValue) -> SQLValue {
+        guard case .data(let data) = value else { return SQLLowering.sqlValue(value) }
+        var bytes = Data([1])
+        bytes.append(data)
+        return .blob(bytes)
+    }
+
+    /// The value of an attribute with external binary storage, from its
+    /// column: after the byte 1, the data itself; after the byte 2, the name
+    /// of the file in `folder` (`externalData`) that holds it. Nil when the
+    /// column holds neither, or the file cannot be read.
+    public static func externalStorageValue(_ column: Data, in folder: URL?) -> Data? {
+        guard let marker = column.first else { return nil }
+        let rest = column.dropFirst()
+        switch marker {
+        case 1:
+            return Data(rest)
+        case 2:
+            let name = String(decoding: rest.prefix { $0 != 0 }, as: UTF8.self)
+            guard let folder, !name.isEmpty, !name.contains("/"), name != "..", name != "." else { return nil }
+            return FileManager.default.contents(atPath: folder.appendingPathComponent(name).path)
+        default:
+            return nil
+        }
+    }
+
+    /// The folder of the files Core Data keeps external binary data in, for
+    /// the store at `url`: `.<name>_SUPPORT/_EXTERNAL_DATA` beside it.
+    public static func externalData(ofStoreAt url: URL) -> URL {
+        let name = url.deletingPathExtension().lastPathComponent
+        return url.deletingLastPathComponent().appendingPathComponent(".\(name)_SUPPORT").appendingPathComponent("_EXTERNAL_DATA")
+    }
+
     /// Appends the values of the companion columns of a canonical attribute holding `value`.
     static func appendCompanionValues(of value: PredicateValue, to values: inout [SQLValue]) {
         for flags in companionFlags {
@@ -242,8 +281,9 @@ extension SQLSchema {
 public struct RowInsert: Sendable {
     /// The statement, its parameters positional.
     public let query: SQLQuery
-    /// The slot of each attribute, in column order, and whether it has companion columns.
-    let attributes: [(slot: Int, canonical: Bool)]
+    /// The slot of each attribute, in column order, whether it has companion
+    /// columns, and whether it is in Core Data's external storage form.
+    let attributes: [(slot: Int, canonical: Bool, external: Bool)]
     /// The slot of each to-one relationship, in column order, and whether
     /// the destination row's entity number has a column too.
     let toOneSlots: [(slot: Int, typed: Bool)]
@@ -259,7 +299,7 @@ public struct RowInsert: Sendable {
         }
         let toOne = schema.toOneRelationships(entity)
         columns += SQLSchema.toOneColumns(toOne, of: entity, in: schema)
-        attributes = stored.map { ($0.slot, $0.isCanonical) }
+        attributes = stored.map { ($0.slot, $0.isCanonical, $0.allowsExternalStorage) }
         toOneSlots = toOne.map { ($0.slot, schema.entityKey($0, of: entity) != nil) }
         entityNumber = Int64(schema.entityNumber(entity))
         query = schema.render(.insert(SQLInsert(table: schema.table(entity), columns: columns,
@@ -273,8 +313,8 @@ public struct RowInsert: Sendable {
                          targetEntity: (_ slot: Int, _ key: Int64) -> Int64?) -> [SQLValue] {
         var result: [SQLValue] = [.integer(key), .integer(entityNumber), .integer(version)]
         result.reserveCapacity(query.bindings.count)
-        for (slot, canonical) in attributes {
-            result.append(SQLLowering.sqlValue(values[slot]))
+        for (slot, canonical, external) in attributes {
+            result.append(external ? SQLSchema.externalStorageForm(values[slot]) : SQLLowering.sqlValue(values[slot]))
             if canonical { SQLSchema.appendCompanionValues(of: values[slot], to: &result) }
         }
         SQLSchema.appendToOneValues(toOneSlots, toOne, targetEntity, to: &result)
@@ -287,13 +327,13 @@ public struct RowInsert: Sendable {
 public struct RowUpdate: Sendable {
     /// The statement, its parameters positional.
     public let query: SQLQuery
-    let attributes: [(slot: Int, canonical: Bool)]
+    let attributes: [(slot: Int, canonical: Bool, external: Bool)]
     let toOneSlots: [(slot: Int, typed: Bool)]
 
     init(schema: SQLSchema, entity: Entity, attributes: [Attribute], toOne: [Relationship]) {
         let attributes = attributes.filter(\.isStored)
         let toOne = toOne.filter { !$0.isTransient }
-        self.attributes = attributes.map { ($0.slot, $0.isCanonical) }
+        self.attributes = attributes.map { ($0.slot, $0.isCanonical, $0.allowsExternalStorage) }
         self.toOneSlots = toOne.map { ($0.slot, schema.entityKey($0, of: entity) != nil) }
         var columns: [String] = []
         for attribute in attributes {
@@ -316,8 +356,8 @@ public struct RowUpdate: Sendable {
                          targetEntity: (_ slot: Int, _ key: Int64) -> Int64?) -> [SQLValue] {
         var result: [SQLValue] = []
         result.reserveCapacity(query.bindings.count)
-        for (slot, canonical) in attributes {
-            result.append(SQLLowering.sqlValue(values[slot]))
+        for (slot, canonical, external) in attributes {
+            result.append(external ? SQLSchema.externalStorageForm(values[slot]) : SQLLowering.sqlValue(values[slot]))
             if canonical { SQLSchema.appendCompanionValues(of: values[slot], to: &result) }
         }
         SQLSchema.appendToOneValues(toOneSlots, keys, targetEntity, to: &result)

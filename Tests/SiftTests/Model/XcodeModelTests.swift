@@ -239,3 +239,48 @@ extension XcodeModelTests {
         #expect(try context.count(for: FetchRequest(entityName: "Car", predicate: "trips.@sum.km == 60")) == 1)
     }
 }
+
+extension XcodeModelTests {
+    /// Core Data keeps a value of an attribute with external binary storage
+    /// in its row after the byte 1, or in a file beside the store named after
+    /// the byte 2; both read, and predicates on it run in memory.
+    @Test func externalBinaryDataIsReadInlineAndFromItsFile() throws {
+        let folder = try ScratchFolder()
+        let url = folder.url.appendingPathComponent("cars.sqlite")
+        let store = try SQLiteStore(url: url, model: Self.model)
+        let context = ObjectContext(store: store)
+        var cars: [ManagedObject] = []
+        for plate in ["inline", "file", "missing"] {
+            let car = try context.insert("Car")
+            try car.setValue(.string(plate), forKey: "plate")
+            try car.setValue(.string("Oslo"), forKey: "place.city")
+            try car.setValue(.double(1), forKey: "place.spot.lat")
+            try car.setValue(.data(Data(plate.utf8)), forKey: "photo")
+            cars.append(car)
+        }
+        try context.save()
+        // As Core Data writes a value it keeps in the row.
+        let inline = try store.withConnection { try $0.query("SELECT ZPHOTO FROM ZVEHICLE WHERE ZPLATE = 'inline'") }
+        #expect(inline.first?.first == .blob(Data([1]) + Data("inline".utf8)))
+        // As Core Data writes one it keeps in a file.
+        let files = SQLSchema.externalData(ofStoreAt: url)
+        #expect(files.path.hasSuffix(".cars_SUPPORT/_EXTERNAL_DATA"))
+        try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
+        let name = UUID().uuidString
+        try Data(repeating: 9, count: 2_000).write(to: files.appendingPathComponent(name))
+        try store.withConnection { connection in
+            try connection.execute("UPDATE ZVEHICLE SET ZPHOTO = CAST(X'02' || '\(name)' || X'00' AS BLOB) WHERE ZPLATE = 'file'")
+            try connection.execute("UPDATE ZVEHICLE SET ZPHOTO = CAST(X'02' || '\(UUID().uuidString)' AS BLOB) WHERE ZPLATE = 'missing'")
+        }
+        let reader = ObjectContext(store: try SQLiteStore(url: url))
+        let photos = Dictionary(uniqueKeysWithValues: try reader.fetch(FetchRequest(entityName: "Car")).map {
+            ($0["plate"]?.description ?? "", $0["photo"] ?? .null)
+        })
+        #expect(photos["\"inline\""] == .data(Data("inline".utf8)))
+        #expect(photos["\"file\""] == .data(Data(repeating: 9, count: 2_000)))
+        #expect(photos["\"missing\""] == .null)
+        // Compared in memory, where the data is whole.
+        #expect(try reader.count(for: FetchRequest(entityName: "Car", predicate: "photo == %@", arguments: [.data(Data("inline".utf8))])) == 1)
+        #expect(try reader.count(for: FetchRequest(entityName: "Car", predicate: "photo == nil")) == 1)
+    }
+}

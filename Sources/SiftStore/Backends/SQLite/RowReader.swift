@@ -14,10 +14,16 @@ struct RowReader {
     let everyAttributeInOrder: Bool
     /// Shared by every node read: to-many relationships not loaded.
     let unloaded: [[Int64]?]
+    /// Whether some attribute is in Core Data's external storage form.
+    let hasExternal: Bool
+    /// Where the files of external binary data are.
+    let externalData: URL?
 
-    init(_ member: RowLayout.Member, base: Int) {
+    init(_ member: RowLayout.Member, base: Int, externalData: URL?) {
         self.member = member
         self.base = base
+        self.externalData = externalData
+        hasExternal = member.attributes.contains(where: \.external)
         everyAttributeInOrder = member.attributes.count == member.attributeCount
             && member.attributes.enumerated().allSatisfy { $0.offset == $0.element.slot }
         unloaded = Array(repeating: nil, count: member.toManyCount)
@@ -33,6 +39,12 @@ struct RowReader {
         } else {
             values = member.initialValues
             for attribute in member.attributes { values[attribute.slot] = row.value(base + attribute.column, as: attribute.type) }
+        }
+        if hasExternal {
+            for attribute in member.attributes where attribute.external {
+                guard case .data(let column) = values[attribute.slot] else { continue }
+                values[attribute.slot] = SQLSchema.externalStorageValue(column, in: externalData).map(PredicateValue.data) ?? .null
+            }
         }
         var toOne = [Int64?](repeating: nil, count: member.toOneCount)
         for (column, slot) in member.toOne {

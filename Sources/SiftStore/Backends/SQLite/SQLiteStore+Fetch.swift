@@ -92,6 +92,9 @@ extension SQLiteStore: StoreBackend {
 extension SQLiteStore {
     // MARK: Reading rows
 
+    /// The folder of the files Core Data keeps external binary data in.
+    var externalData: URL? { url.map(SQLSchema.externalData(ofStoreAt:)) }
+
     /// Runs a `.rows` query of `entity` and returns its rows as nodes, stored
     /// in the row cache.
     func fetchNodes(_ query: SQLQuery, entity: Entity, extraLeadingColumns: Int = 0,
@@ -101,7 +104,7 @@ extension SQLiteStore {
         let base = extraLeadingColumns
         // Each entity a row may be: how its columns are read. Every node
         // starts with its to-many relationships not loaded: one shared array.
-        let readers = layout.members.map { RowReader($0, base: base) }
+        let readers = layout.members.map { RowReader($0, base: base, externalData: externalData) }
         var nodes: [RowNode] = []
         do {
             try withConnection { connection in

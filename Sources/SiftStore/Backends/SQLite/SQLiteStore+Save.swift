@@ -190,7 +190,7 @@ extension SQLiteStore {
         var node: RowNode?
         try connection.forEachRow(query.sql, [.integer(id.primaryKey)]) { row in
             let member = layout.entityColumn.flatMap { layout.member(number: row.integer($0)) } ?? layout.members[0]
-            node = RowReader(member, base: 0).node(row, primaryKey: id.primaryKey, version: row.integer(1),
+            node = RowReader(member, base: 0, externalData: externalData).node(row, primaryKey: id.primaryKey, version: row.integer(1),
                                                    now: Date().timeIntervalSinceReferenceDate)
             return false
         }
