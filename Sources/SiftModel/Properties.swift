@@ -24,6 +24,16 @@ public enum DeleteRule: String, Hashable, Sendable, Codable {
         default: .nullify
         }
     }
+
+    /// The rule's `NSDeleteRule` raw value.
+    public var coreDataCode: Int {
+        switch self {
+        case .noAction: 0
+        case .nullify: 1
+        case .cascade: 2
+        case .deny: 3
+        }
+    }
 }
 
 /// An attribute of an entity.

@@ -158,6 +158,8 @@ private struct CompiledModelReader {
         switch scalar {
         case let text as String: return type.convert(.string(text))
         case let flag as Bool where type == .boolean: return .bool(flag)
+        // A property list may keep 0 and 1 as booleans.
+        case let flag as Bool where type.isNumeric: return type.convert(.int(flag ? 1 : 0))
         case let number as Int: return type.convert(.int(Int64(number)))
         case let number as Double: return type.convert(.double(number))
         case let date as Date: return .date(date)

@@ -15,7 +15,8 @@
 // inverse is to-one is read through that inverse's column; one whose inverse
 // is also to-many (or that has none) lives in a join table. `Z_PRIMARYKEY`
 // lists the entities and the largest key handed out per root (`Z_MAX`);
-// `Z_METADATA` holds the metadata property list. Sift's extras, which Core
+// `Z_METADATA` holds the metadata property list, `Z_MODELCACHE` the compiled
+// model. Sift's extras, which Core
 // Data ignores: folded companion columns `Z_FOLD1_<column>` (`[c]`) and
 // `Z_FOLD3_<column>` (`[cd]`) for attributes marked canonical.
 
@@ -358,7 +359,7 @@ public struct SQLSchema: Sendable {
 
     /// The statements that create the store's tables and indexes, as Core
     /// Data names them, and its catalog tables (`Z_PRIMARYKEY` with a row
-    /// per entity, `Z_METADATA` empty).
+    /// per entity, `Z_METADATA` and `Z_MODELCACHE` empty).
     public var createStatements: [SQLQuery] {
         var statements: [SQLStatement] = []
         var joinTables = Set<String>()
@@ -434,6 +435,8 @@ public struct SQLSchema: Sendable {
                                             SQLColumnDefinition("Z_MAX", .integer)],
             compositeKey: [])))
         statements.append(.createTable(SQLCreateTable(
+            name: CoreDataCatalog.modelCacheTable, columns: [SQLColumnDefinition("Z_CONTENT", .blob)], compositeKey: [])))
+        statements.append(.createTable(SQLCreateTable(
             name: "Z_METADATA", columns: [SQLColumnDefinition("Z_VERSION", .integer, primaryKey: true),
                                           SQLColumnDefinition("Z_UUID", .text), SQLColumnDefinition("Z_PLIST", .blob)],
             compositeKey: [])))
@@ -460,6 +463,13 @@ public struct SQLSchema: Sendable {
         render(.insert(SQLInsert(table: "Z_METADATA", columns: ["Z_VERSION", "Z_UUID", "Z_PLIST"],
                                  values: [.value(.integer(1)), .value(.text(uuid)), .value(.blob(Data(plist)))],
                                  ignoringDuplicates: false)))
+    }
+
+    /// Stores the model cache: the compiled model, raw-deflate compressed
+    /// (`DataModel.modelCacheData`).
+    public func insertModelCache(_ content: Data) -> SQLQuery {
+        render(.insert(SQLInsert(table: CoreDataCatalog.modelCacheTable, columns: ["Z_CONTENT"],
+                                 values: [.value(.blob(content))], ignoringDuplicates: false)))
     }
 
     /// The largest key handed out for an entity's table (`Z_MAX` of its

@@ -106,6 +106,38 @@ struct CoreDataModelTests {
         #expect(model.versionIdentifiers.sorted() == ((metadata["NSStoreModelVersionIdentifiers"] as? [String]) ?? []).sorted())
     }
 
+    @Test("A model written as a model cache reads back with the same version hashes", arguments: CoreDataFixture.all)
+    func modelCacheWritten(_ fixture: CoreDataFixture) throws {
+        let (metadata, cache) = try fixture.metadataAndModelCache()
+        let model = try cache.map { try DataModel(modelCache: $0) } ?? DataModel(contentsOf: fixture.modelURL)
+        let written = try #require(model.modelCacheData)
+        // Raw DEFLATE, like Core Data's: no zlib header.
+        #expect(written.first.map { $0 & 0x0F != 8 } ?? false || written.count > 2)
+        let reread = try DataModel(modelCache: written)
+        #expect(reread.entityVersionHashes == Self.hashes(metadata), "\(fixture.name)")
+        #expect(reread.entityVersionHashes == model.entityVersionHashes)
+        #expect(reread.versionIdentifiers.sorted() == model.versionIdentifiers.sorted())
+        #expect(reread.entities.map(\.name).sorted() == model.entities.map(\.name).sorted())
+        for entity in model.entities {
+            let other = try #require(reread.entity(named: entity.name))
+            #expect(other.superentity == entity.superentity && other.isAbstract == entity.isAbstract)
+            // Properties as Core Data archives them: a dictionary, in no order.
+            func described(_ a: Attribute) -> String {
+                "\(a.name) \(a.type) \(a.isOptional) \(String(describing: a.defaultValue)) \(a.isTransient) \(a.allowsExternalStorage) "
+                    + "\(a.valueTransformerName ?? "") \(a.renamingIdentifier ?? "") \(a.versionHashModifier ?? "") \(a.minimum ?? "") "
+                    + "\(a.maximum ?? "") \(a.derivation ?? "") \(a.preservesValueInHistoryOnDeletion)"
+            }
+            func described(_ r: Relationship) -> String {
+                "\(r.name) \(r.destination) \(r.isToMany) \(r.isOptional) \(r.inverse ?? "") \(r.deleteRule) \(r.isOrdered) "
+                    + "\(r.minimumCount) \(r.maximumCount) \(r.isTransient) \(r.renamingIdentifier ?? "") \(r.versionHashModifier ?? "")"
+            }
+            #expect(Set(other.attributes.map(described)) == Set(entity.attributes.map(described)), "\(fixture.name) \(entity.name)")
+            #expect(Set(other.relationships.map(described)) == Set(entity.relationships.map(described)), "\(fixture.name) \(entity.name)")
+            #expect(other.indexes.map(\.name) == entity.indexes.map(\.name))
+            #expect(other.uniquenessConstraints == entity.uniquenessConstraints)
+        }
+    }
+
     @Test("The Xcode model version that made a store is found by its hashes", arguments: CoreDataFixture.all)
     func xcodeModelVersion(_ fixture: CoreDataFixture) throws {
         let (metadata, _) = try fixture.metadataAndModelCache()

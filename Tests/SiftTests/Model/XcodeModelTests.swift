@@ -223,6 +223,13 @@ extension XcodeModelTests {
             #expect(keys.map { $0[0] } == tripKeys.map(SQLValue.integer))
             #expect(keys.map { $0[1] } == [.integer(2048), .integer(3072), .integer(4096)])
             // A subentity's row in its abstract root's table.
+            // The model cache Core Data keeps: the model, compiled and compressed, with the same version hashes.
+            let cache = try store.withConnection { try $0.query("SELECT Z_CONTENT FROM Z_MODELCACHE") }
+            guard case .blob(let compressed)? = cache.first?.first else {
+                Issue.record("no model cache")
+                return
+            }
+            #expect(try DataModel(modelCache: compressed).entityVersionHashes == Self.model.entityVersionHashes)
             let rows = try store.withConnection { try $0.query("SELECT Z_ENT, ZPLATE FROM ZVEHICLE") }
             #expect(rows == [[.integer(Int64(store.schema.entityNumber(try #require(Self.model.entity(named: "Car"))))), .text("AB-123")]])
         }

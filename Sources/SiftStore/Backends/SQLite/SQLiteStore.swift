@@ -152,6 +152,8 @@ public final class SQLiteStore: @unchecked Sendable {
             try connection.transaction {
                 for statement in schema.createStatements { try connection.run(statement) }
                 try connection.run(schema.insertMetadata(plist: Array(metadata), uuid: uuid))
+                // The compiled model, as Core Data keeps it for migrations.
+                if let cache = model.modelCacheData { try connection.run(schema.insertModelCache(cache)) }
             }
         } catch {
             throw StoreError(error, path: path)
