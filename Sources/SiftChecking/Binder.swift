@@ -557,8 +557,10 @@ struct BindingState {
                         a = element
                         i += 1
                     }
+                    // A transformable attribute with a value transformer holds what the transformer makes: any type.
+                    let transformed = a.type == .transformable && a.valueTransformerName != nil
                     current = BoundExpression(.attribute(current, AttributeReference(entity: entityName, attribute: a)),
-                                              type: ValueType(a.type))
+                                              type: transformed ? .any : ValueType(a.type))
                 case .relationship(let r):
                     let reference = RelationshipReference(entity: entityName, relationship: r)
                     current = r.isToMany

@@ -18,10 +18,16 @@ extension SQLWriter {
             let from = try row(base, c)
             return .column(from.alias, schema.foreignKey(relationship), nullable: true)
         case .attribute(let base, let attribute):
-            if schema.model.entity(named: attribute.entity)?.attribute(named: attribute.name)?.allowsExternalStorage == true {
+            if let declared = schema.model.entity(named: attribute.entity)?.attribute(named: attribute.name) {
                 // Its data may be in a file beside the store, which SQL cannot read: memory compares it.
-                throw Failure("an attribute with external binary storage (its data may be in a file beside the store)",
-                              expression: e)
+                if declared.allowsExternalStorage {
+                    throw Failure("an attribute with external binary storage (its data may be in a file beside the store)",
+                                  expression: e)
+                }
+                // Its value is what a value transformer makes of the stored bytes: memory compares it.
+                if declared.type == .transformable && declared.valueTransformerName != nil {
+                    throw Failure("a transformable attribute with a value transformer", expression: e)
+                }
             }
             let r = try row(base, c)
             return .column(r.alias, schema.column(attribute), nullable: attribute.isOptional || r.nullable)

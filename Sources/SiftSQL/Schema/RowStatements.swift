@@ -22,6 +22,8 @@ public struct RowLayout: Sendable {
         /// Whether the value may be stored in a file beside the store
         /// (Core Data's external binary storage: see `SQLSchema.externalData`).
         public let external: Bool
+        /// The name of the value transformer of a transformable attribute.
+        public let transformer: String?
     }
 
     /// The columns of the rows of one entity.

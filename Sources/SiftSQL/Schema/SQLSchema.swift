@@ -158,7 +158,8 @@ public struct SQLSchema: Sendable {
                 entity: member.index, root: member.rootIndex, number: Int64(schema.entityNumber(member)),
                 attributes: schema.storedAttributes(member).map {
                     RowLayout.AttributeColumn(column: position[schema.column($0, of: member)]!, slot: $0.slot, type: $0.type,
-                                              external: $0.allowsExternalStorage)
+                                              external: $0.allowsExternalStorage,
+                                              transformer: $0.type == .transformable ? $0.valueTransformerName : nil)
                 },
                 toOne: schema.toOneRelationships(member).map { (column: position[schema.foreignKey($0, of: member)]!, slot: $0.slot) },
                 initialValues: member.attributes.map { $0.isStored ? .null : $0.defaultValue ?? .null },

@@ -229,7 +229,9 @@ extension ObjectContext {
                         failures.append(SaveValidationFailure(object: object.description, property: attribute.name,
                                                               reason: "is required but has no value"))
                     }
-                } else if DataSet.convert(value, to: attribute.type) == nil {
+                } else if DataSet.convert(value, to: attribute.type) == nil
+                            && store.transformers?.transformer(of: attribute) == nil {
+                    // (A value a registered transformer stores may be of any type.)
                     failures.append(SaveValidationFailure(object: object.description, property: attribute.name,
                                                           reason: attribute.type.mismatch(value)))
                 } else if case .double(let number) = value, number.isNaN {

@@ -44,6 +44,8 @@ protocol StoreBackend: PersistentStore {
     func announce(_ changes: StoreChanges)
     /// Who hears about saves.
     var observers: Observers { get }
+    /// The value transformers of transformable attributes (none: values are the stored bytes).
+    var transformers: ValueTransformerRegistry? { get }
 }
 
 extension StoreBackend {

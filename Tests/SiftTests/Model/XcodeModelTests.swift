@@ -291,3 +291,49 @@ extension XcodeModelTests {
         #expect(try reader.count(for: FetchRequest(entityName: "Car", predicate: "photo == nil")) == 1)
     }
 }
+
+extension XcodeModelTests {
+    /// A transformable attribute keeps the bytes its value transformer makes;
+    /// objects and predicates see the value, with the transformer registered
+    /// by the name the model gives.
+    @Test func valueTransformersRegisteredByName() throws {
+        let folder = try ScratchFolder()
+        let url = folder.url.appendingPathComponent("cars.sqlite")
+        let colors = AttributeValueTransformer(
+            name: "ColorTransformer",
+            transformedValue: { data in .string(String(decoding: data.reversed(), as: UTF8.self)) },
+            reverseTransformedValue: { value in
+                guard case .string(let name) = value else { throw StoreError.unexpected("not a color name") }
+                return Data(name.utf8.reversed())
+            })
+        do {
+            let store = try SQLiteStore(url: url, model: Self.model)
+            store.valueTransformers.register(colors)
+            let context = ObjectContext(store: store)
+            for (plate, color) in [("A", "red"), ("B", "blue")] {
+                let car = try context.insert("Car")
+                try car.setValue(.string(plate), forKey: "plate")
+                try car.setValue(.string("Oslo"), forKey: "place.city")
+                try car.setValue(.double(1), forKey: "place.spot.lat")
+                try car.setValue(.string(color), forKey: "color")
+            }
+            try context.save()
+            let stored = try store.withConnection { try $0.query("SELECT ZCOLOR FROM ZVEHICLE WHERE ZPLATE = 'A'") }
+            #expect(stored.first?.first == .blob(Data("der".utf8)))
+            // A value the transformer cannot store is a validation error.
+            let car = try context.insert("Car")
+            try car.setValue(.string("C"), forKey: "plate")
+            try car.setValue(.string("Oslo"), forKey: "place.city")
+            try car.setValue(.double(1), forKey: "place.spot.lat")
+            try car.setValue(.int(7), forKey: "color")
+            #expect(throws: StoreError.self) { try context.save() }
+        }
+        let store = try SQLiteStore(url: url)
+        store.valueTransformers.register(colors)
+        let context = ObjectContext(store: store)
+        #expect(try context.fetch(FetchRequest(entityName: "Car", predicate: "color == 'red'")).map { $0["plate"] } == [.string("A")])
+        // Without the transformer, the stored bytes.
+        let plain = ObjectContext(store: try SQLiteStore(url: url))
+        #expect(try plain.fetch(FetchRequest(entityName: "Car", predicate: "plate == 'B'")).first?["color"] == .data(Data("eulb".utf8)))
+    }
+}

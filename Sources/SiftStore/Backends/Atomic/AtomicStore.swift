@@ -78,6 +78,9 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
 
     // MARK: Reading
 
+    /// The atomic store keeps values as they are: no transformers.
+    var transformers: ValueTransformerRegistry? { nil }
+
     /// The rows of the entity that match, sorted, before offset and limit.
     func matching(_ request: FetchRequest) throws(StoreError) -> [RowNode] {
         let entity = try self.entity(request.entityName)

@@ -18,12 +18,17 @@ struct RowReader {
     let hasExternal: Bool
     /// Where the files of external binary data are.
     let externalData: URL?
+    /// The registered value transformers of transformable attributes, by slot.
+    let transformers: [(slot: Int, transformer: AttributeValueTransformer)]
 
-    init(_ member: RowLayout.Member, base: Int, externalData: URL?) {
+    init(_ member: RowLayout.Member, base: Int, externalData: URL?, transformers: ValueTransformerRegistry) {
         self.member = member
         self.base = base
         self.externalData = externalData
         hasExternal = member.attributes.contains(where: \.external)
+        self.transformers = member.attributes.compactMap { attribute in
+            attribute.transformer.flatMap(transformers.transformer(named:)).map { (attribute.slot, $0) }
+        }
         everyAttributeInOrder = member.attributes.count == member.attributeCount
             && member.attributes.enumerated().allSatisfy { $0.offset == $0.element.slot }
         unloaded = Array(repeating: nil, count: member.toManyCount)
@@ -45,6 +50,11 @@ struct RowReader {
                 guard case .data(let column) = values[attribute.slot] else { continue }
                 values[attribute.slot] = SQLSchema.externalStorageValue(column, in: externalData).map(PredicateValue.data) ?? .null
             }
+        }
+        for (slot, transformer) in transformers {
+            // Bytes the transformer cannot read stay bytes: nothing is lost.
+            guard case .data(let bytes) = values[slot], let value = try? transformer.transformedValue(bytes) else { continue }
+            values[slot] = value
         }
         var toOne = [Int64?](repeating: nil, count: member.toOneCount)
         for (column, slot) in member.toOne {

@@ -92,6 +92,8 @@ extension SQLiteStore: StoreBackend {
 extension SQLiteStore {
     // MARK: Reading rows
 
+    var transformers: ValueTransformerRegistry? { valueTransformers }
+
     /// The folder of the files Core Data keeps external binary data in.
     var externalData: URL? { url.map(SQLSchema.externalData(ofStoreAt:)) }
 
@@ -104,7 +106,7 @@ extension SQLiteStore {
         let base = extraLeadingColumns
         // Each entity a row may be: how its columns are read. Every node
         // starts with its to-many relationships not loaded: one shared array.
-        let readers = layout.members.map { RowReader($0, base: base, externalData: externalData) }
+        let readers = layout.members.map { RowReader($0, base: base, externalData: externalData, transformers: valueTransformers) }
         var nodes: [RowNode] = []
         do {
             try withConnection { connection in

@@ -103,7 +103,8 @@ extension SQLiteStore {
             }
             let (row, prepared) = rowInserts[entity.index]!
             let toOne = insert.toOne.map(resolve)
-            try connection.run(prepared, row.bindings(key: id.primaryKey, version: 1, values: insert.values, toOne: toOne,
+            try connection.run(prepared, row.bindings(key: id.primaryKey, version: 1, values: try storedValues(insert.values, of: entity),
+                                                      toOne: toOne,
                                                       targetEntity: targetEntity(of: entity)))
             result.nodes[insert.id] = RowNode(id: id, version: 1, fetchTimestamp: now, values: insert.values, toOne: toOne,
                                               toMany: Array(repeating: nil, count: entity.toManyCount))
@@ -122,7 +123,8 @@ extension SQLiteStore {
             }
             let (row, prepared) = rowUpdates[shape]!
             let toOne = update.toOne.map(resolve)
-            try connection.run(prepared, row.bindings(values: update.values, toOne: toOne, key: update.id.primaryKey,
+            try connection.run(prepared, row.bindings(values: try storedValues(update.values, of: entity), toOne: toOne,
+                                                      key: update.id.primaryKey,
                                                       expectedVersion: update.expectedVersion,
                                                       targetEntity: targetEntity(of: entity)))
             guard connection.changes == 1 else {
@@ -182,6 +184,22 @@ extension SQLiteStore {
         return result
     }
 
+    /// An object's values as the store keeps them: transformable attributes
+    /// as the bytes their registered transformers make.
+    private func storedValues(_ values: [PredicateValue], of entity: Entity) throws -> [PredicateValue] {
+        var result = values
+        for attribute in entity.attributes where attribute.type == .transformable && attribute.valueTransformerName != nil {
+            do {
+                result[attribute.slot] = try valueTransformers.storedValue(values[attribute.slot], of: attribute)
+            } catch {
+                throw StoreError.validation([SaveValidationFailure(
+                    object: "<\(entity.name)>", property: attribute.name,
+                    reason: "its value transformer '\(attribute.valueTransformerName!)' cannot store \(values[attribute.slot]): \(error)")])
+            }
+        }
+        return result
+    }
+
     /// The row with `id` as the store has it now, or nil when it is gone.
     private func storeRow(_ id: ObjectID, _ connection: SQLiteConnection) throws -> RowNode? {
         let entity = model.entities[id.entity]
@@ -190,7 +208,7 @@ extension SQLiteStore {
         var node: RowNode?
         try connection.forEachRow(query.sql, [.integer(id.primaryKey)]) { row in
             let member = layout.entityColumn.flatMap { layout.member(number: row.integer($0)) } ?? layout.members[0]
-            node = RowReader(member, base: 0, externalData: externalData).node(row, primaryKey: id.primaryKey, version: row.integer(1),
+            node = RowReader(member, base: 0, externalData: externalData, transformers: valueTransformers).node(row, primaryKey: id.primaryKey, version: row.integer(1),
                                                    now: Date().timeIntervalSinceReferenceDate)
             return false
         }

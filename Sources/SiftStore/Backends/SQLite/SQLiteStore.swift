@@ -37,6 +37,8 @@ public final class SQLiteStore: @unchecked Sendable {
     /// Functions the application registered: callable in predicates, in
     /// memory and in SQL alike.
     public let functions: FunctionRegistry
+    /// Value transformers of transformable attributes, registered by name.
+    public let valueTransformers = ValueTransformerRegistry()
     let connection: SQLiteConnection
     private let lock = NSRecursiveLock()
     /// Who hears about saves.

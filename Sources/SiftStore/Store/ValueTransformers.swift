@@ -1,0 +1,66 @@
+// Store stage: value transformers for transformable attributes, registered
+// by name as Core Data registers them (`ValueTransformer.setValueTransformer(
+// _:forName:)`): the store keeps the attribute's bytes, objects and
+// predicates see the value the transformer makes of them.
+
+import Foundation
+import Sift
+import Synchronization
+
+/// Turns the bytes a store keeps for a transformable attribute into the
+/// value objects and predicates see, and that value back into bytes — what
+/// a Core Data value transformer does.
+///
+/// ```swift
+/// store.valueTransformers.register(AttributeValueTransformer(
+///     name: "ColorTransformer",
+///     transformedValue: { data in .string(String(decoding: data, as: UTF8.self)) },
+///     reverseTransformedValue: { value in Data(value.description.utf8) }))
+/// ```
+public struct AttributeValueTransformer: Sendable {
+    /// The name the model's attributes give (`valueTransformerName`).
+    public let name: String
+    /// The value of stored bytes.
+    public let transformedValue: @Sendable (Data) throws -> PredicateValue
+    /// The bytes to store for a value.
+    public let reverseTransformedValue: @Sendable (PredicateValue) throws -> Data
+
+    public init(name: String, transformedValue: @escaping @Sendable (Data) throws -> PredicateValue,
+                reverseTransformedValue: @escaping @Sendable (PredicateValue) throws -> Data) {
+        self.name = name
+        self.transformedValue = transformedValue
+        self.reverseTransformedValue = reverseTransformedValue
+    }
+}
+
+/// The value transformers of a store, by name. Attributes whose transformer
+/// is not registered hold their bytes as they are.
+public final class ValueTransformerRegistry: Sendable {
+    private let transformers = Mutex<[String: AttributeValueTransformer]>([:])
+
+    public init() {}
+
+    /// Adds (or replaces) a transformer.
+    public func register(_ transformer: AttributeValueTransformer) {
+        transformers.withLock { $0[transformer.name] = transformer }
+    }
+
+    /// The transformer called `name`.
+    public func transformer(named name: String) -> AttributeValueTransformer? {
+        transformers.withLock { $0[name] }
+    }
+
+    /// The transformer of an attribute, if it names one that is registered.
+    func transformer(of attribute: Attribute) -> AttributeValueTransformer? {
+        guard attribute.type == .transformable, let name = attribute.valueTransformerName else { return nil }
+        return transformer(named: name)
+    }
+
+    /// An attribute's value as stored: the bytes its transformer makes, or
+    /// the value itself when it has none (or the value is bytes already).
+    func storedValue(_ value: PredicateValue, of attribute: Attribute) throws -> PredicateValue {
+        guard value != .null, let transformer = transformer(of: attribute) else { return value }
+        if case .data = value { return value }
+        return .data(try transformer.reverseTransformedValue(value))
+    }
+}
