@@ -20,6 +20,16 @@ extension PredicateSyntax {
         return names
     }
 
+    /// The key paths from free `$variables` the predicate uses, each written
+    /// `name.key.path` (`$FETCH_SOURCE.name` is `FETCH_SOURCE.name`):
+    /// `substituting(_:)` replaces such a key path by the value given under
+    /// that name.
+    public var variableKeyPaths: Set<String> {
+        var names = Set<String>()
+        collectVariables(bound: [], into: &names, keyPaths: true)
+        return names.filter { $0.contains(".") }
+    }
+
     /// A new tree in which each free `$variable` named in `values` is replaced by
     /// its value. Variables not named stay as they are; a SUBQUERY's own
     /// variable is never replaced inside it.
@@ -35,14 +45,14 @@ extension PredicateSyntax {
         return copy
     }
 
-    func collectVariables(bound: Set<String>, into names: inout Set<String>) {
+    func collectVariables(bound: Set<String>, into names: inout Set<String>, keyPaths: Bool = false) {
         switch kind {
         case .constant: break
-        case .not(let p): p.collectVariables(bound: bound, into: &names)
-        case .and(let ps), .or(let ps): for p in ps { p.collectVariables(bound: bound, into: &names) }
+        case .not(let p): p.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
+        case .and(let ps), .or(let ps): for p in ps { p.collectVariables(bound: bound, into: &names, keyPaths: keyPaths) }
         case .comparison(let c):
-            c.left.collectVariables(bound: bound, into: &names)
-            c.right.collectVariables(bound: bound, into: &names)
+            c.left.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
+            c.right.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
         }
     }
 }
@@ -82,7 +92,12 @@ extension ExpressionSyntax {
         case .assignment(let name, let value):
             copy.kind = .assignment(variable: name, value: value.substituting(values))
         case .member(let base, let path):
-            copy.kind = .member(base.substituting(values), path)
+            if case .variable(let name) = base.kind, let value = values[([name] + path).joined(separator: ".")] {
+                // A key path from a variable, given as a whole.
+                copy.kind = .constant(value)
+            } else {
+                copy.kind = .member(base.substituting(values), path)
+            }
         case .index(let base, let index):
             if case .expression(let e) = index {
                 copy.kind = .index(base.substituting(values), .expression(e.substituting(values)))
@@ -113,38 +128,41 @@ extension ExpressionSyntax {
         return copy
     }
 
-    func collectVariables(bound: Set<String>, into names: inout Set<String>) {
+    func collectVariables(bound: Set<String>, into names: inout Set<String>, keyPaths: Bool = false) {
         switch kind {
         case .constant, .keyPath, .evaluatedObject:
             break
         case .variable(let name):
             if !bound.contains(name) { names.insert(name) }
         case .assignment(_, let value):
-            value.collectVariables(bound: bound, into: &names)
-        case .member(let base, _):
-            base.collectVariables(bound: bound, into: &names)
+            value.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
+        case .member(let base, let path):
+            base.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
+            if keyPaths, case .variable(let name) = base.kind, !bound.contains(name) {
+                names.insert(([name] + path).joined(separator: "."))
+            }
         case .index(let base, let index):
-            base.collectVariables(bound: bound, into: &names)
-            if case .expression(let e) = index { e.collectVariables(bound: bound, into: &names) }
+            base.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
+            if case .expression(let e) = index { e.collectVariables(bound: bound, into: &names, keyPaths: keyPaths) }
         case .aggregate(let elements):
-            for e in elements { e.collectVariables(bound: bound, into: &names) }
+            for e in elements { e.collectVariables(bound: bound, into: &names, keyPaths: keyPaths) }
         case .negate(let e), .cast(let e, _):
-            e.collectVariables(bound: bound, into: &names)
+            e.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
         case .binary(_, let l, let r):
-            l.collectVariables(bound: bound, into: &names)
-            r.collectVariables(bound: bound, into: &names)
+            l.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
+            r.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
         case .function(_, let arguments):
-            for e in arguments { e.collectVariables(bound: bound, into: &names) }
+            for e in arguments { e.collectVariables(bound: bound, into: &names, keyPaths: keyPaths) }
         case .functionCall(let receiver, _, let arguments):
-            receiver.collectVariables(bound: bound, into: &names)
-            for e in arguments { e.collectVariables(bound: bound, into: &names) }
+            receiver.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
+            for e in arguments { e.collectVariables(bound: bound, into: &names, keyPaths: keyPaths) }
         case .subquery(let collection, let variable, let predicate):
-            collection.collectVariables(bound: bound, into: &names)
-            predicate.collectVariables(bound: bound.union([variable]), into: &names)
+            collection.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
+            predicate.collectVariables(bound: bound.union([variable]), into: &names, keyPaths: keyPaths)
         case .ternary(let p, let a, let b):
-            p.collectVariables(bound: bound, into: &names)
-            a.collectVariables(bound: bound, into: &names)
-            b.collectVariables(bound: bound, into: &names)
+            p.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
+            a.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
+            b.collectVariables(bound: bound, into: &names, keyPaths: keyPaths)
         }
     }
 }

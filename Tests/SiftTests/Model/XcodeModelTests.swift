@@ -337,3 +337,28 @@ extension XcodeModelTests {
         #expect(try plain.fetch(FetchRequest(entityName: "Car", predicate: "plate == 'B'")).first?["color"] == .data(Data("eulb".utf8)))
     }
 }
+
+extension XcodeModelTests {
+    /// A fetched property runs its fetch request with `$FETCH_SOURCE` as
+    /// the object asking (here `name == $FETCH_SOURCE.name`).
+    @Test func fetchedPropertiesFetchWithTheirSource() throws {
+        let store = try SQLiteStore(inMemoryWith: Self.model)
+        let context = ObjectContext(store: store)
+        var people: [ManagedObject] = []
+        for name in ["Ann", "Bo", "Ann"] {
+            let person = try context.insert("Person")
+            try person.setValue(.string(name), forKey: "name")
+            people.append(person)
+        }
+        try context.save()
+        let namesakes = try people[0].fetchedObjects(forKey: "sameName")
+        #expect(Set(namesakes.map(\.objectID)) == [people[0].objectID, people[2].objectID])
+        #expect(try people[1].fetchedObjects(forKey: "sameName").map(\.objectID) == [people[1].objectID])
+        #expect(throws: StoreError.self) { try people[0].fetchedObjects(forKey: "noSuchProperty") }
+        // Its source as an object: every vehicle of the person.
+        let syntax = try PredicateParser.parse("owner == $FETCH_SOURCE AND plate != $FETCH_SOURCE.name")
+        #expect(syntax.variableKeyPaths == ["FETCH_SOURCE.name"] && syntax.variables == ["FETCH_SOURCE"])
+        #expect(syntax.substituting(["FETCH_SOURCE": .int(1), "FETCH_SOURCE.name": .string("x")]).description
+                == "owner == 1 AND plate != \"x\"")
+    }
+}
