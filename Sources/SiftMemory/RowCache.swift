@@ -21,43 +21,48 @@ import SiftValues
 /// subentities may name the destination rather than the object's own,
 /// more specific entity until the object's row is read.
 public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
-    /// The index of the object's entity in the model.
-    public var entity: Int
     /// The object's primary key.
     public var primaryKey: Int64
+    /// The entity indexes, kept in 32 bits so that an ID is two words
+    /// (contexts and row caches hash and store IDs a great deal).
+    private var entityIndex: Int32
+    private var rootIndex: Int32
+
+    /// The index of the object's entity in the model.
+    public var entity: Int {
+        get { Int(entityIndex) }
+        set { entityIndex = Int32(clamping: newValue) }
+    }
+
     /// The index of the entity's root entity: whose table holds the row.
-    public var root: Int
+    public var root: Int { Int(rootIndex) }
 
     /// The ID of a row of an entity with no superentity.
     public init(entity: Int, primaryKey: Int64) {
-        self.entity = entity
-        self.primaryKey = primaryKey
-        self.root = entity
+        self.init(entity: entity, root: entity, primaryKey: primaryKey)
     }
 
     /// The ID of a row of the entity at `entity`, whose root entity is at `root`.
     package init(entity: Int, root: Int, primaryKey: Int64) {
-        self.entity = entity
         self.primaryKey = primaryKey
-        self.root = root
+        self.entityIndex = Int32(clamping: entity)
+        self.rootIndex = Int32(clamping: root)
     }
 
     /// The ID of a row of `entity`.
     public init(entity: Entity, primaryKey: Int64) {
-        self.entity = entity.index
-        self.primaryKey = primaryKey
-        self.root = entity.rootIndex
+        self.init(entity: entity.index, root: entity.rootIndex, primaryKey: primaryKey)
     }
 
     public var description: String { "\(entity)/\(primaryKey)" }
 
     public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
-        lhs.primaryKey == rhs.primaryKey && lhs.root == rhs.root
+        lhs.primaryKey == rhs.primaryKey && lhs.rootIndex == rhs.rootIndex
     }
 
     /// One word to hash: row caches and contexts hash IDs a great deal.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(UInt64(bitPattern: primaryKey) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(root))
+        hasher.combine(UInt64(bitPattern: primaryKey) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(UInt32(bitPattern: rootIndex)))
     }
 }
 

@@ -64,15 +64,19 @@ public final class ObjectContext {
     /// The context's object for `id`: the one it holds, or a new fault.
     public func object(for id: ObjectID) -> ManagedObject {
         if let object = objects[id] {
-            // An ID that knows the object's entity better (a subentity of the one it had).
-            if id.entity != object.entity.index, store.model.isEntity(at: id.entity, kindOf: object.entity.index) {
-                object.learnEntity(of: id, in: store.model)
-            }
+            if id.entity != object.objectID.entity { learnEntity(of: id, for: object) }
             return object
         }
         let object = ManagedObject(objectID: id, entity: store.model.entities[id.entity], context: self)
         objects[id] = object
         return object
+    }
+
+    /// Gives `object` the entity of `id` when that knows it better (a
+    /// subentity of the one it had).
+    @inline(never)
+    private func learnEntity(of id: ObjectID, for object: ManagedObject) {
+        if store.model.isEntity(at: id.entity, kindOf: object.objectID.entity) { object.learnEntity(of: id, in: store.model) }
     }
 
     func register(_ object: ManagedObject) {
@@ -178,7 +182,7 @@ public final class ObjectContext {
 
     func attach(_ node: RowNode, to object: ManagedObject) {
         if object.node == nil { store.rowCache.register(object.objectID) }
-        if node.id.entity != object.entity.index { object.learnEntity(of: node.id, in: store.model) }
+        if node.id.entity != object.objectID.entity { object.learnEntity(of: node.id, in: store.model) }
         object.node = node
         object.batch = nil
     }

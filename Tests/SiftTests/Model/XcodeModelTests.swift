@@ -120,7 +120,7 @@ struct XcodeModelTests {
     }
 
     @Test func predicatesReachCompositeElementsAndInheritedProperties() throws {
-        let compiler = try PredicateCompiler(model: Self.model)
+        let compiler = PredicateCompiler(model: Self.model)
         _ = try compiler.bind("place.city == 'Oslo' AND place.spot.lat > 1", entity: "Car")
         _ = try compiler.bind("plate BEGINSWITH 'A' AND owner.name == 'Ann'", entity: "Car")
         #expect(throws: PredicateCompileError.self) { try compiler.bind("place.town == 'Oslo'", entity: "Car") }

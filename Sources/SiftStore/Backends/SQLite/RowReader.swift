@@ -21,9 +21,18 @@ struct RowReader {
     /// The registered value transformers of transformable attributes, by slot.
     let transformers: [(slot: Int, transformer: AttributeValueTransformer)]
 
+    /// Each stored attribute's column (offset by `base`), slot and type, in
+    /// plain arrays: the loop over a row's columns copies nothing that counts references.
+    let columns: [Int32]
+    let slots: [Int32]
+    let types: [AttributeType]
+
     init(_ member: RowLayout.Member, base: Int, externalData: URL?, transformers: ValueTransformerRegistry) {
         self.member = member
         self.base = base
+        columns = member.attributes.map { Int32(clamping: base + $0.column) }
+        slots = member.attributes.map { Int32(clamping: $0.slot) }
+        types = member.attributes.map(\.type)
         self.externalData = externalData
         hasExternal = member.attributes.contains(where: \.external)
         self.transformers = member.attributes.compactMap { attribute in
@@ -39,11 +48,11 @@ struct RowReader {
         var values: [PredicateValue]
         if everyAttributeInOrder {
             values = []
-            values.reserveCapacity(member.attributeCount)
-            for attribute in member.attributes { values.append(row.value(base + attribute.column, as: attribute.type)) }
+            values.reserveCapacity(types.count)
+            for i in types.indices { values.append(row.value(Int(columns[i]), as: types[i])) }
         } else {
             values = member.initialValues
-            for attribute in member.attributes { values[attribute.slot] = row.value(base + attribute.column, as: attribute.type) }
+            for i in types.indices { values[Int(slots[i])] = row.value(Int(columns[i]), as: types[i]) }
         }
         if hasExternal {
             for attribute in member.attributes where attribute.external {

@@ -94,8 +94,6 @@ extension SQLiteStore {
 
     var transformers: ValueTransformerRegistry? { valueTransformers }
 
-    /// The folder of the files Core Data keeps external binary data in.
-    var externalData: URL? { url.map(SQLSchema.externalData(ofStoreAt:)) }
 
     /// Runs a `.rows` query of `entity` and returns its rows as nodes, stored
     /// in the row cache.
@@ -112,16 +110,16 @@ extension SQLiteStore {
             try withConnection { connection in
                 try connection.forEachRow(query.sql, query.bindings) { row in
                     if let leading { leading(row) }
-                    var reader = readers[0]
+                    var which = 0
                     if let column = layout.entityColumn {
                         let number = row.integer(base + column)
-                        guard let found = readers.first(where: { $0.member.number == number }) else {
+                        guard let found = readers.firstIndex(where: { $0.member.number == number }) else {
                             // A row of an entity the model does not know: not an object of this fetch.
                             return true
                         }
-                        reader = found
+                        which = found
                     }
-                    nodes.append(reader.node(row, primaryKey: row.integer(base), version: row.integer(base + 1), now: now))
+                    nodes.append(readers[which].node(row, primaryKey: row.integer(base), version: row.integer(base + 1), now: now))
                     return true
                 }
             }

@@ -82,6 +82,19 @@ extension SQLiteStore {
             }
         }
 
+        // One closure per entity, not one per row.
+        var targetClosures: [Int: (Int, Int64) -> Int64?] = [:]
+        func targetEntities(_ entity: Entity) -> (Int, Int64) -> Int64? {
+            if let closure = targetClosures[entity.index] { return closure }
+            let closure = targetEntity(of: entity)
+            targetClosures[entity.index] = closure
+            return closure
+        }
+        // Whether any value needs a value transformer: most saves need none.
+        let hasTransformers = model.entities.contains { entity in
+            entity.attributes.contains { $0.type == .transformable && $0.valueTransformerName != nil }
+        }
+
         var statements: [String: SQLiteStatement] = [:]
         func statement(_ query: SQLQuery) throws -> SQLiteStatement {
             if let prepared = statements[query.sql] { return prepared }
@@ -103,9 +116,9 @@ extension SQLiteStore {
             }
             let (row, prepared) = rowInserts[entity.index]!
             let toOne = insert.toOne.map(resolve)
-            try connection.run(prepared, row.bindings(key: id.primaryKey, version: 1, values: try storedValues(insert.values, of: entity),
+            try connection.run(prepared, row.bindings(key: id.primaryKey, version: 1, values: try storedValues(insert.values, of: entity, hasTransformers),
                                                       toOne: toOne,
-                                                      targetEntity: targetEntity(of: entity)))
+                                                      targetEntity: targetEntities(entity)))
             result.nodes[insert.id] = RowNode(id: id, version: 1, fetchTimestamp: now, values: insert.values, toOne: toOne,
                                               toMany: Array(repeating: nil, count: entity.toManyCount))
             result.changes.inserted.insert(id)
@@ -123,10 +136,10 @@ extension SQLiteStore {
             }
             let (row, prepared) = rowUpdates[shape]!
             let toOne = update.toOne.map(resolve)
-            try connection.run(prepared, row.bindings(values: try storedValues(update.values, of: entity), toOne: toOne,
+            try connection.run(prepared, row.bindings(values: try storedValues(update.values, of: entity, hasTransformers), toOne: toOne,
                                                       key: update.id.primaryKey,
                                                       expectedVersion: update.expectedVersion,
-                                                      targetEntity: targetEntity(of: entity)))
+                                                      targetEntity: targetEntities(entity)))
             guard connection.changes == 1 else {
                 conflicts.append(RowConflict(id: update.id, current: try storeRow(update.id, connection)))
                 continue
@@ -186,7 +199,8 @@ extension SQLiteStore {
 
     /// An object's values as the store keeps them: transformable attributes
     /// as the bytes their registered transformers make.
-    private func storedValues(_ values: [PredicateValue], of entity: Entity) throws -> [PredicateValue] {
+    private func storedValues(_ values: [PredicateValue], of entity: Entity, _ needed: Bool) throws -> [PredicateValue] {
+        guard needed else { return values }
         var result = values
         for attribute in entity.attributes where attribute.type == .transformable && attribute.valueTransformerName != nil {
             do {

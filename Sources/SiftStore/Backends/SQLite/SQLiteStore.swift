@@ -34,6 +34,8 @@ public final class SQLiteStore: @unchecked Sendable {
     public let rowCache: RowCache
     /// The store's file, or nil for an in-memory store.
     public let url: URL?
+    /// The folder of the files Core Data keeps external binary data in.
+    let externalData: URL?
     /// Functions the application registered: callable in predicates, in
     /// memory and in SQL alike.
     public let functions: FunctionRegistry
@@ -125,6 +127,7 @@ public final class SQLiteStore: @unchecked Sendable {
         self.lowering = SQLLowering(schema: schema)
         self.rowCache = RowCache(model: model)
         self.url = url
+        self.externalData = url.map(SQLSchema.externalData(ofStoreAt:))
         self.functions = functions
         do {
             try connection.registerSiftFunctions()
