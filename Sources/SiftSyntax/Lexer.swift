@@ -213,7 +213,7 @@ struct Lexer {
             t.contentStart = nameStart
             return t
         case UInt8(ascii: "#"):
-            guard position < bytes.count, bytes[position].isIdentifierHead || bytes[position] == UInt8(ascii: "@")
+            guard position < bytes.count, startsName(at: position) || bytes[position] == UInt8(ascii: "@")
             else {
                 throw SyntaxErrorAt(.invalidEscapedIdentifier, SourceRange(start, position))
             }
@@ -221,7 +221,7 @@ struct Lexer {
             if bytes[position] == UInt8(ascii: "@") {
                 // `#@count`: the `@` must start a name, as it must unescaped.
                 position += 1
-                guard position < bytes.count, bytes[position].isIdentifierHead else {
+                guard position < bytes.count, startsName(at: position) else {
                     throw SyntaxErrorAt(.invalidEscapedIdentifier, SourceRange(start, position))
                 }
             }
@@ -231,7 +231,7 @@ struct Lexer {
             t.escaped = true
             return t
         case UInt8(ascii: "@"):
-            guard position < bytes.count, bytes[position].isIdentifierHead else {
+            guard position < bytes.count, startsName(at: position) else {
                 throw SyntaxErrorAt(.unexpectedCharacter("@"), SourceRange(start, position))
             }
             try scanIdentifierBody()
@@ -250,6 +250,16 @@ struct Lexer {
             let character = String(decoding: bytes[start..<min(bytes.count, start + 1)], as: UTF8.self)
             throw SyntaxErrorAt(.unexpectedCharacter(character), SourceRange(start, position))
         }
+    }
+
+    /// Whether a name may start at `offset`: a letter or `_`, or a non-ASCII
+    /// scalar Unicode allows to start an identifier (the rule for every
+    /// name, escaped or not, so that each prints back as it was read).
+    private func startsName(at offset: Int) -> Bool {
+        let b = bytes[offset]
+        guard b >= 0x80 else { return b.isIdentifierHead }
+        let scalar = decodeScalar(at: offset).0
+        return scalar.properties.isXIDStart || scalar == "_"
     }
 
     /// Advances over the rest of a name. Non-ASCII scalars count as name

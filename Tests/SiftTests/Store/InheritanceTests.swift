@@ -62,20 +62,7 @@ struct InheritanceTests {
     @Test("The corpus on a company whose employees inherit: every answer as expected, SQLite and memory",
           arguments: CorpusCase.all)
     func corpus(_ testCase: CorpusCase) throws {
-        let compiler = PredicateCompiler(model: InheritingCompany.model)
-        let bound: BoundPredicate
-        do {
-            bound = try compiler.bind(testCase.predicate, arguments: testCase.args ?? [], entity: testCase.entity)
-        } catch {
-            #expect(testCase.expect == .error(error.kind), "\(testCase.predicate): \(error)")
-            return
-        }
-        var request = FetchRequest(entityName: testCase.entity)
-        request.predicate = .bound(bound)
-        let ids = try ObjectContext(store: InheritingCompany.store).fetchObjectIDs(request).map(\.primaryKey)
-        #expect(testCase.expect == .matches(ids), "\(testCase.predicate)")
-        let memory = try InheritingCompany.cache.nodes(of: testCase.entity, matching: bound).map(\.id.primaryKey)
-        #expect(ids == memory, "SQL and memory disagree on \(testCase.predicate)")
+        try SQLCorpusTests.check(testCase, store: InheritingCompany.store, cache: InheritingCompany.cache)
     }
 
     @Test func theDataSetSplitsTheEmployees() {

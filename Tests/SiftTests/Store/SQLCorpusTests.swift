@@ -10,19 +10,25 @@ import Testing
 struct SQLCorpusTests {
     @Test("SQLite backend agrees with the corpus and with memory", arguments: CorpusCase.all)
     func sqlite(_ testCase: CorpusCase) throws {
-        let compiler = PredicateCompiler(model: Company.model)
+        try Self.check(testCase, store: CompanyStore.store, cache: Company.cache)
+    }
+
+    /// Runs a corpus case through a SQLite store holding the company and
+    /// in memory over a row cache holding it: the expected answer from both.
+    static func check(_ testCase: CorpusCase, store: SQLiteStore, cache: RowCache) throws {
+        let compiler = PredicateCompiler(model: store.model)
         let bound: BoundPredicate
         do {
             bound = try compiler.bind(testCase.predicate, arguments: testCase.args ?? [], entity: testCase.entity)
         } catch {
-            #expect(testCase.expect == .error(error.kind))
+            #expect(testCase.expect == .error(error.kind), "\(testCase.predicate): \(error)")
             return
         }
         var request = FetchRequest(entityName: testCase.entity)
         request.predicate = .bound(bound)
-        let ids = try ObjectContext(store: CompanyStore.store).fetchObjectIDs(request).map(\.primaryKey)
+        let ids = try ObjectContext(store: store).fetchObjectIDs(request).map(\.primaryKey)
         #expect(testCase.expect == .matches(ids), "\(testCase.predicate)")
-        let memory = try Company.cache.nodes(of: testCase.entity, matching: bound).map(\.id.primaryKey)
+        let memory = try cache.nodes(of: testCase.entity, matching: bound).map(\.id.primaryKey)
         #expect(ids == memory, "SQL and memory disagree on \(testCase.predicate)")
     }
 }
