@@ -15,10 +15,11 @@
 //   SiftOptimizer rewrite rules over bound trees
 //   SiftMemory   row cache and in-memory evaluation of bound trees
 //   SiftSQL      SQL lowering: bound trees to SQL trees, the schema mapping, every
-//                statement the store runs, rendered per dialect (SQLite today)
+//                statement the store runs, rendered per dialect (SQLite, PostgreSQL)
 //   Sift         the public compiler library (re-exports every compiler stage)
 //   SiftStore    the persistence core: contexts, fetch planning, saves, the SQLite
 //                and atomic backends, the SQLite driver (uses CSQLite)
+//   SiftPostgres PostgreSQL: a connection that runs the SQL stage's statements (postgres-nio)
 //   SiftCommand  the `sift` command line
 //   SiftFuzz     libFuzzer targets (Fuzz/run builds them)
 import PackageDescription
@@ -28,6 +29,7 @@ let package = Package(
     products: [
         .library(name: "Sift", targets: ["Sift"]),
         .library(name: "SiftStore", targets: ["SiftStore"]),
+        .library(name: "SiftPostgres", targets: ["SiftPostgres"]),
         .executable(name: "sift", targets: ["SiftCommand"]),
         .executable(name: "sift-benchmarks", targets: ["SiftBenchmarks"]),
         .executable(name: "sift-fuzz", targets: ["SiftFuzz"]),
@@ -38,6 +40,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
     ],
     targets: [
         // Stage 0: the vocabulary. Depends on nothing but Foundation.
@@ -70,6 +73,11 @@ let package = Package(
             "Sift", "CSQLite", .product(name: "Logging", package: "swift-log"),
             .product(name: "OrderedCollections", package: "swift-collections"),
         ]),
+        // PostgreSQL: the SQL stage's statements on a server, through postgres-nio
+        // (its own product, so SQLite-only users build no network stack).
+        .target(name: "SiftPostgres", dependencies: [
+            "Sift", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+        ]),
         // Generated demo data for `sift demo` and the benchmarks.
         .target(name: "SiftDemo", dependencies: ["Sift"]),
         // The command line.
@@ -93,6 +101,7 @@ let package = Package(
             dependencies: [
                 "Sift",
                 "SiftStore",
+                "SiftPostgres",
                 "SiftDemo",
                 // Built so the command-line tests can run it.
                 "SiftCommand",

@@ -52,9 +52,28 @@ public protocol SQLDialect: Sendable {
     /// A query listing the database's tables and other schema objects:
     /// rows of (type, name), the type `table` for tables.
     var catalogQuery: String { get }
+    /// Whether the connection has Sift's functions (`functionName(_:)`,
+    /// `sift_call` for built-in functions): a term that needs them is not
+    /// expressible in SQL where it has not, and runs in memory.
+    var hasSiftFunctions: Bool { get }
+    /// The name of the 8-byte floating-point type, for casts.
+    var realType: String { get }
+    /// `left / right` as floating point; nil when `right` is 0.
+    func divide(_ left: String, _ right: String) -> String
+    /// The value a LIMIT takes for "no limit".
+    var unlimited: SQLValue { get }
+    /// `INSERT` that skips rows whose key is already there: the words
+    /// before `INTO`, and after the values.
+    func insertIgnoringDuplicates() -> (prefix: String, suffix: String)
 }
 
 extension SQLDialect {
+    public var hasSiftFunctions: Bool { true }
+    public var realType: String { "REAL" }
+    public func divide(_ left: String, _ right: String) -> String { "(CAST(\(left) AS \(realType)) / \(right))" }
+    public var unlimited: SQLValue { .integer(-1) }
+    public func insertIgnoringDuplicates() -> (prefix: String, suffix: String) { (" OR IGNORE", "") }
+
     /// Double quotes, a double quote inside written twice (standard SQL).
     public func quote(_ identifier: String) -> String {
         var text = ""

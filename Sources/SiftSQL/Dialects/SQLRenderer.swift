@@ -138,11 +138,12 @@ public struct SQLRenderer {
         switch statement {
         case .select(let select): self.select(select)
         case .insert(let insert):
-            out += "INSERT" + (insert.ignoringDuplicates ? " OR IGNORE" : "") + " INTO " + dialect.quote(insert.table) + " ("
+            let ignoring = insert.ignoringDuplicates ? dialect.insertIgnoringDuplicates() : (prefix: "", suffix: "")
+            out += "INSERT" + ignoring.prefix + " INTO " + dialect.quote(insert.table) + " ("
             names(insert.columns)
             out += ") VALUES ("
             list(insert.values, ", ") { $0.expression($1) }
-            out += ")"
+            out += ")" + ignoring.suffix
         case .update(let update):
             out += "UPDATE " + dialect.quote(update.table) + " SET "
             list(update.assignments, ", ") { r, assignment in
@@ -280,11 +281,7 @@ public struct SQLRenderer {
             expression(b)
             out += ")"
         case .divide(let a, let b):
-            out += "(CAST("
-            expression(a)
-            out += " AS REAL) / "
-            expression(b)
-            out += ")"
+            out += dialect.divide(text(a), text(b))
         case .negate(let a):
             out += "(-"
             expression(a)
@@ -292,7 +289,7 @@ public struct SQLRenderer {
         case .castToReal(let a):
             out += "CAST("
             expression(a)
-            out += " AS REAL)"
+            out += " AS " + dialect.realType + ")"
         case .caseWhen(let p, let a, let b):
             out += "(CASE WHEN "
             expression(p)

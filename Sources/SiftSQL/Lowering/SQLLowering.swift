@@ -140,8 +140,12 @@ public struct SQLLowering: Sendable {
             for part in parts {
                 // A term that fails leaves no joins behind.
                 let (joins, aliases) = (root.joins, root.joinAliases)
-                do {
-                    terms.append(SQLFetch.Term(predicate: part, sql: try writer.predicate(part, context), error: nil))
+                do throws(SQLLoweringError) {
+                    let sql = try writer.predicate(part, context)
+                    if !schema.dialect.hasSiftFunctions, sql.usesSiftFunctions {
+                        throw SQLLoweringError("this term here: it needs Sift's SQL functions, which this database does not have")
+                    }
+                    terms.append(SQLFetch.Term(predicate: part, sql: sql, error: nil))
                 } catch {
                     (root.joins, root.joinAliases) = (joins, aliases)
                     terms.append(SQLFetch.Term(predicate: part, sql: nil, error: error))
@@ -152,6 +156,9 @@ public struct SQLLowering: Sendable {
         for key in sort {
             var value = try writer.value(key.expression, context)
             if key.caseInsensitive, key.expression.type == .string { value = .fold(value, flags: 1) }
+            if !schema.dialect.hasSiftFunctions, value.usesSiftFunctions {
+                throw SQLLoweringError("this sort key: it needs Sift's SQL functions, which this database does not have")
+            }
             ordering.append(SQLOrdering(value, descending: !key.ascending))
         }
         return SQLFetch(entity: e, schema: schema, source: root.source, joins: root.joins, terms: terms, ordering: ordering)
@@ -260,7 +267,7 @@ public struct SQLFetch: Sendable {
         if columns != .count {
             select.orderBy = ordering + [SQLOrdering(key)]
             if limit != nil || offset != nil {
-                select.limit = .value(.integer(Int64(limit ?? -1)))
+                select.limit = .value(limit.map { .integer(Int64($0)) } ?? schema.dialect.unlimited)
                 if let offset { select.offset = .value(.integer(Int64(offset))) }
             }
         }

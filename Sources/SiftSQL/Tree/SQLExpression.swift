@@ -414,6 +414,19 @@ public struct SQLExpression: Hashable, Sendable {
         }
     }
 
+    /// Whether the expression calls one of Sift's registered functions
+    /// (built-in functions go through `sift_call`).
+    var usesSiftFunctions: Bool {
+        var found = false
+        visit { node in
+            switch node.node {
+            case .sift, .builtin: found = true
+            default: break
+            }
+        }
+        return found
+    }
+
     /// Whether the expression reads a column of one of `aliases`.
     func reads(anyOf aliases: Set<String>) -> Bool {
         if case .column(let table, _) = node { return aliases.contains(table) }

@@ -1,0 +1,113 @@
+// PostgreSQL: a connection to a server that runs the statements the SQL stage
+// builds in PostgreSQL's dialect — Sift's values bound as parameters, rows
+// read back as Sift's values. The store on PostgreSQL builds on it.
+
+import Foundation
+import Logging
+import PostgresNIO
+import Sift
+
+/// Why a PostgreSQL statement failed.
+public struct PostgresDatabaseError: Error, CustomStringConvertible, Sendable {
+    /// What failed, with the server's message when it sent one.
+    public var message: String
+    /// The statement, when one was running.
+    public var sql: String?
+
+    public init(message: String, sql: String? = nil) {
+        self.message = message
+        self.sql = sql
+    }
+
+    public var description: String { message + (sql.map { " (in: \($0))" } ?? "") }
+}
+
+/// A connection to a PostgreSQL server.
+///
+/// ```swift
+/// let database = try await PostgresDatabase.connect(url: "postgres://sift@127.0.0.1:5432/postgres")
+/// let rows = try await database.rows(schema.selectRows(entity, keys: [1, 2]))
+/// ```
+public final class PostgresDatabase: Sendable {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Connects to the server a `postgres://user[:password]@host[:port]/database` URL names.
+    public static func connect(url text: String) async throws -> PostgresDatabase {
+        guard let url = URL(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""), let host = url.host,
+              let user = url.user, !user.isEmpty else {
+            throw PostgresDatabaseError(message: "'\(text)' is not a postgres://user@host[:port]/database URL")
+        }
+        let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
+        let configuration = PostgresConnection.Configuration(
+            host: host, port: url.port ?? 5432, username: user, password: url.password,
+            database: database.isEmpty ? nil : database, tls: .disable)
+        let logger = Logger(label: "sift.postgres")
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+            return PostgresDatabase(connection: connection, logger: logger)
+        } catch {
+            throw PostgresDatabaseError(message: "cannot connect to \(host):\(url.port ?? 5432): \(String(reflecting: error))")
+        }
+    }
+
+    /// Closes the connection.
+    public func close() async throws {
+        try await connection.close()
+    }
+
+    /// Runs statements given as text, with no parameters.
+    public func execute(_ sql: String) async throws {
+        try await rows(sql, [])
+    }
+
+    /// Runs a statement the SQL stage built, with its own bindings or `bindings`.
+    public func run(_ query: SQLQuery, _ bindings: [SQLValue]? = nil) async throws {
+        try await rows(query.sql, bindings ?? query.bindings)
+    }
+
+    /// The rows a statement gives, each a row of values.
+    public func rows(_ query: SQLQuery, _ bindings: [SQLValue]? = nil) async throws -> [[SQLValue]] {
+        try await rows(query.sql, bindings ?? query.bindings)
+    }
+
+    @discardableResult
+    func rows(_ sql: String, _ bindings: [SQLValue]) async throws -> [[SQLValue]] {
+        var binds = PostgresBindings(capacity: bindings.count)
+        for value in bindings {
+            switch value {
+            case .null: binds.appendNull()
+            case .integer(let i): binds.append(i)
+            case .real(let d): binds.append(d)
+            case .text(let s): binds.append(s)
+            case .blob(let data): binds.append(ByteBuffer(bytes: data))
+            }
+        }
+        do {
+            var result: [[SQLValue]] = []
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
+                result.append(try row.map(Self.value))
+            }
+            return result
+        } catch let error as PSQLError {
+            throw PostgresDatabaseError(message: error.serverInfo?[.message] ?? String(reflecting: error), sql: sql)
+        }
+    }
+
+    /// A cell as one of Sift's SQL values.
+    static func value(_ cell: PostgresCell) throws -> SQLValue {
+        guard cell.bytes != nil else { return .null }
+        switch cell.dataType {
+        case .int2, .int4, .int8: return .integer(try cell.decode(Int64.self))
+        case .float4, .float8, .numeric: return .real(try cell.decode(Double.self))
+        case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
+        case .bytea: return .blob(Data(try cell.decode(ByteBuffer.self).readableBytesView))
+        default: return .text(try cell.decode(String.self))
+        }
+    }
+}

@@ -1,0 +1,124 @@
+// Stage 5 (SQL lowering): PostgreSQL's spelling of SQL.
+//
+// `$n` placeholders; text columns `COLLATE "C"`, so text compares by code
+// point as in memory, whatever the database's locale; two-valued nil logic
+// through `IS [NOT] DISTINCT FROM` and `IS NOT TRUE`; LIKE with an explicit
+// ESCAPE for Sift's `*` and `?`; arrays as `ARRAY[…]` read with `= ANY` and
+// `unnest`; dates as seconds since 2001 in double precision, as everywhere.
+// PostgreSQL has none of Sift's SQL functions: a term that needs one (a
+// folded comparison without companion columns, MATCHES, a built-in or custom
+// function) is not expressible here, and the planner runs it in memory.
+
+import Foundation
+
+/// PostgreSQL's dialect.
+public struct PostgreSQLDialect: SQLDialect {
+    public init() {}
+
+    public func placeholder(_ index: Int) -> String { "$\(index)" }
+
+    public func literal(_ literal: SQLLiteral) -> String {
+        switch literal {
+        case .null: "NULL"
+        case .boolean(let b): b ? "TRUE" : "FALSE"
+        case .integer(let i): String(i)
+        case .real(let d): d.isFinite ? "\(d)::double precision" : "'\(d > 0 ? "Infinity" : d < 0 ? "-Infinity" : "NaN")'::double precision"
+        case .emptyText: "''"
+        case .emptyArray: "ARRAY[]::bigint[]"
+        }
+    }
+
+    public func isNotTrue(_ condition: String) -> String { "((\(condition)) IS NOT TRUE)" }
+
+    public func nullSafeEqual(_ left: String, _ right: String, negated: Bool) -> String {
+        "\(left) IS \(negated ? "" : "NOT ")DISTINCT FROM \(right)"
+    }
+
+    public func contains(_ text: String, _ pattern: String) -> String { "(strpos(\(text), \(pattern)) > 0)" }
+
+    /// PostgreSQL's text cannot hold U+0000.
+    public func containsNUL(_ text: String) -> String { "FALSE" }
+
+    public func byteLength(_ text: String) -> String { "octet_length(\(text))" }
+
+    public func hasAffix(_ text: String, _ part: String, suffix: Bool) -> String {
+        suffix ? "(right(\(text), length(\(part))) = \(part))" : "starts_with(\(text), \(part))"
+    }
+
+    /// Sift's `*` and `?` as LIKE's `%` and `_`, LIKE's own metacharacters
+    /// (and the escape character) escaped.
+    public func wildcardPattern(_ pattern: String) -> String {
+        var result = ""
+        for character in pattern.unicodeScalars {
+            switch character {
+            case "*": result += "%"
+            case "?": result += "_"
+            case "%", "_", "\\": result += "\\" + String(character)
+            default: result.unicodeScalars.append(character)
+            }
+        }
+        return result
+    }
+
+    public func wildcardMatch(_ text: String, _ pattern: String, converted: Bool) -> String {
+        if converted { return "(\(text) LIKE \(pattern) ESCAPE '\\')" }
+        let escaped = "replace(replace(replace(\(pattern), '\\', '\\\\'), '%', '\\%'), '_', '\\_')"
+        return "(\(text) LIKE replace(replace(\(escaped), '*', '%'), '?', '_') ESCAPE '\\')"
+    }
+
+    public func inArray(_ element: String, _ array: String) -> String { "(\(element) = ANY(\(array)))" }
+
+    public func arrayTable(_ array: String, alias: String) -> String { "unnest(\(array)) AS \(alias)(value)" }
+
+    public func array(_ members: [String]) -> String { "ARRAY[\(members.joined(separator: ", "))]" }
+
+    /// Arrays are not bound as one parameter yet: a collection argument runs in memory.
+    public func arrayValue(_ members: [SQLValue]) -> SQLValue? { nil }
+
+    public func functionName(_ function: SQLSiftFunction) -> String {
+        switch function {
+        case .fold: "sift_fold"
+        case .matches: "sift_matches"
+        case .like: "sift_like"
+        case .contains: "sift_contains"
+        case .call: "sift_call"
+        }
+    }
+
+    public var hasSiftFunctions: Bool { false }
+
+    public func columnType(_ type: SQLColumnType) -> String {
+        switch type {
+        case .integer: "BIGINT"
+        case .real, .decimal, .timestamp: "DOUBLE PRECISION"
+        case .text: "TEXT COLLATE \"C\""
+        case .blob: "BYTEA"
+        }
+    }
+
+    public func compositeKeyTableOptions() -> String { "" }
+
+    public var realType: String { "DOUBLE PRECISION" }
+
+    /// Division by zero is nil, as in memory (PostgreSQL would raise).
+    public func divide(_ left: String, _ right: String) -> String {
+        "(CAST(\(left) AS DOUBLE PRECISION) / NULLIF(\(right), 0))"
+    }
+
+    /// `LIMIT NULL` is no limit (a negative limit is an error).
+    public var unlimited: SQLValue { .null }
+
+    public func insertIgnoringDuplicates() -> (prefix: String, suffix: String) { ("", " ON CONFLICT DO NOTHING") }
+
+    /// The statement that describes how PostgreSQL would run `sql`.
+    public func explain(_ sql: String) -> String { "EXPLAIN " + sql }
+
+    public var catalogQuery: String {
+        #"SELECT 'table', tablename FROM pg_catalog.pg_tables WHERE schemaname = current_schema()"#
+    }
+}
+
+extension SQLDialect where Self == PostgreSQLDialect {
+    /// PostgreSQL's dialect.
+    public static var postgreSQL: PostgreSQLDialect { PostgreSQLDialect() }
+}
