@@ -24,6 +24,9 @@ public struct PostgresDatabaseError: Error, CustomStringConvertible, Sendable {
 
 /// A connection to a PostgreSQL server.
 ///
+/// Close it (`close()`) before its last reference goes: postgres-nio checks,
+/// in debug builds, that a connection was closed before it is released.
+///
 /// ```swift
 /// let database = try await PostgresDatabase.connect(url: "postgres://sift@127.0.0.1:5432/postgres")
 /// let rows = try await database.rows(schema.selectRows(entity, keys: [1, 2]))
