@@ -87,6 +87,8 @@ public struct PostgreSQLDialect: SQLDialect {
 
     public var hasSiftFunctions: Bool { false }
 
+    public var textHoldsNUL: Bool { false }
+
     public func columnType(_ type: SQLColumnType) -> String {
         switch type {
         case .integer: "BIGINT"

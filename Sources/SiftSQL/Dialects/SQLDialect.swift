@@ -58,6 +58,9 @@ public protocol SQLDialect: Sendable {
     var hasSiftFunctions: Bool { get }
     /// The name of the 8-byte floating-point type, for casts.
     var realType: String { get }
+    /// Whether text may hold U+0000 (a term comparing with such text is not
+    /// expressible where it may not: no stored text holds it, memory decides).
+    var textHoldsNUL: Bool { get }
     /// `left / right` as floating point; nil when `right` is 0.
     func divide(_ left: String, _ right: String) -> String
     /// The value a LIMIT takes for "no limit".
@@ -70,6 +73,7 @@ public protocol SQLDialect: Sendable {
 extension SQLDialect {
     public var hasSiftFunctions: Bool { true }
     public var realType: String { "REAL" }
+    public var textHoldsNUL: Bool { true }
     public func divide(_ left: String, _ right: String) -> String { "(CAST(\(left) AS \(realType)) / \(right))" }
     public var unlimited: SQLValue { .integer(-1) }
     public func insertIgnoringDuplicates() -> (prefix: String, suffix: String) { (" OR IGNORE", "") }

@@ -34,7 +34,7 @@ extension SQLWriter {
             return members.contains(.null) ? .or([list, .isNull(left)]) : list
         case .constant(.string(let s)):
             let pattern = StringFolding.fold(s, options)
-            if pattern.utf8.count > SQLLowering.longestInstrPattern {
+            if schema.dialect.hasSiftFunctions, pattern.utf8.count > SQLLowering.longestInstrPattern {
                 return .sift(.contains, [.value(.text(pattern)), l])
             }
             return .and([.compare(.notEqual, l, .emptyText), .contains(.value(.text(pattern)), l)])

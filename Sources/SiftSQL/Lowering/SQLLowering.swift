@@ -145,6 +145,9 @@ public struct SQLLowering: Sendable {
                     if !schema.dialect.hasSiftFunctions, sql.usesSiftFunctions {
                         throw SQLLoweringError("this term here: it needs Sift's SQL functions, which this database does not have")
                     }
+                    if !schema.dialect.textHoldsNUL, sql.hasTextWithNUL {
+                        throw SQLLoweringError("text holding U+0000 here: this database's text cannot hold it")
+                    }
                     terms.append(SQLFetch.Term(predicate: part, sql: sql, error: nil))
                 } catch {
                     (root.joins, root.joinAliases) = (joins, aliases)

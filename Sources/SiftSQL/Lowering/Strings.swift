@@ -5,7 +5,9 @@
 // self-synchronizing, so a byte match is a match of scalars), emptiness as
 // `<> ''`, and LIKE falls back to Sift's `like` function for text that holds
 // U+0000 or patterns the database's wildcard match would run slowly on.
-// Patterns too long for `instr` run through Sift's linear `contains`.
+// Patterns too long for `instr` run through Sift's linear `contains`. A
+// database without Sift's functions (PostgreSQL, whose text never holds
+// U+0000 and whose LIKE and `strpos` stay linear) gets the plain forms.
 
 import SiftModel
 import SiftValues
@@ -25,8 +27,10 @@ extension SQLWriter {
         }
         // An empty pattern never matches.
         if let pattern, op != .like, pattern.isEmpty { return .false }
+        let plain = !schema.dialect.hasSiftFunctions
         if op == .like, let pattern {
             let p = SQLExpression.value(.text(pattern))
+            if plain { return .wildcardMatch(l, p) }
             guard SQLLowering.globIsSafe(pattern) else { return .sift(.like, [l, p]) }
             return .caseWhen(.containsNUL(l), then: .sift(.like, [l, p]), else: .wildcardMatch(l, p))
         }
@@ -35,9 +39,9 @@ extension SQLWriter {
         let nonEmpty: [SQLExpression] = pattern == nil ? [.compare(.notEqual, r, .emptyText)] : []
         switch op {
         case .contains:
-            if let pattern, pattern.utf8.count > SQLLowering.longestInstrPattern { return .sift(.contains, [l, r]) }
+            if !plain, let pattern, pattern.utf8.count > SQLLowering.longestInstrPattern { return .sift(.contains, [l, r]) }
             let instr = SQLExpression.and(nonEmpty + [.contains(l, r)])
-            guard pattern == nil else { return instr }
+            guard pattern == nil, !plain else { return instr }
             // `instr` while the pattern is short.
             return .caseWhen(.compare(.greater, .byteLength(r), .literal(SQLLowering.longestInstrPattern)),
                              then: .sift(.contains, [l, r]), else: instr)
@@ -50,6 +54,7 @@ extension SQLWriter {
         case .endsWith:
             return .and(nonEmpty + [.hasSuffix(l, r)])
         default:
+            if plain { return .wildcardMatch(l, r) }
             let slow = SQLExpression.or([.containsNUL(l), .containsNUL(r),
                                          .compare(.greater, .byteLength(r), .literal(SQLLowering.longestGlobRun))])
             return .caseWhen(slow, then: .sift(.like, [l, r]), else: .wildcardMatch(l, r))

@@ -427,6 +427,15 @@ public struct SQLExpression: Hashable, Sendable {
         return found
     }
 
+    /// Whether the expression holds a text value with U+0000.
+    var hasTextWithNUL: Bool {
+        var found = false
+        visit { node in
+            if case .value(.text(let text)) = node.node, text.utf8.contains(0) { found = true }
+        }
+        return found
+    }
+
     /// Whether the expression reads a column of one of `aliases`.
     func reads(anyOf aliases: Set<String>) -> Bool {
         if case .column(let table, _) = node { return aliases.contains(table) }

@@ -10,6 +10,7 @@
 
 import Foundation
 import Sift
+import SiftDemo
 import SiftPostgres
 import Testing
 
@@ -27,7 +28,7 @@ enum PostgresCompany {
             try await database.execute("CREATE SCHEMA \(name)")
             try await database.execute("SET search_path TO \(name)")
             for statement in schema.createStatements { try await database.run(statement) }
-            try await load(Company.dataSet, into: database)
+            try await load(Company.dataSet, schema: schema, into: database)
             return database
         } catch {
             try? await database.close()
@@ -36,7 +37,7 @@ enum PostgresCompany {
     }
 
     /// Writes a data set's rows and join-table links with the store's row statements.
-    static func load(_ dataSet: DataSet, into database: PostgresDatabase) async throws {
+    static func load(_ dataSet: DataSet, schema: SQLSchema, into database: PostgresDatabase) async throws {
         let model = dataSet.model
         for node in dataSet.nodes {
             let entity = model.entities[node.id.entity]
@@ -92,5 +93,66 @@ struct PostgresCorpusTests {
         }
         print("PostgreSQL corpus: \(ran) cases ran on the server, \(inMemory) would run in memory")
         #expect(ran > 2 * inMemory, "\(ran) cases ran on PostgreSQL, \(inMemory) would run in memory")
+    }
+}
+
+@Suite("SQL and memory agree (PostgreSQL)",
+       .enabled(if: PostgresCompany.url != nil, "SIFT_POSTGRES_URL is not set: no PostgreSQL server to test against"))
+struct PostgresDifferentialTests {
+    /// The random world of the SQLite differential test on the server:
+    /// random data (nils, empty collections, awkward strings; none holding
+    /// U+0000, which PostgreSQL's text cannot) and random predicates, each
+    /// selecting on PostgreSQL what memory selects.
+    @Test("Random predicates over random data, on PostgreSQL")
+    func randomPredicates() async throws {
+        // A connection of its own: each schema is made the search path in turn.
+        let database = try await PostgresDatabase.connect(url: try #require(PostgresCompany.url))
+        do {
+            try await compare(on: database)
+        } catch {
+            Issue.record(error)
+        }
+        try await database.close()
+    }
+
+    func compare(on database: PostgresDatabase) async throws {
+        let schema = SQLSchema(model: RandomWorld.model, dialect: .postgreSQL)
+        var compared = 0
+        for seed in 0..<UInt64(40) {
+            var generator = RandomWorld.Generator(rng: SplitMix(seed: seed &* 0x9E37_79B9 &+ 7))
+            let objects = generator.data().mapValues { list in
+                list.map { object in
+                    object.mapValues { value -> PredicateValue in
+                        if case .string(let s) = value, s.unicodeScalars.contains("\u{0}") { return .string("nul") }
+                        return value
+                    }
+                }
+            }
+            let dataSet = try DataSet(model: RandomWorld.model, objects: objects)
+            let cache = dataSet.makeRowCache()
+            let name = "sift_random_\(seed)_\(UUID().uuidString.prefix(6).lowercased())"
+            try await database.execute("CREATE SCHEMA \(name)")
+            try await database.execute("SET search_path TO \(name)")
+            for statement in schema.createStatements { try await database.run(statement) }
+            try await PostgresCompany.load(dataSet, schema: schema, into: database)
+            for _ in 0..<25 {
+                let text = generator.predicate(depth: 3)
+                // Constants holding U+0000 stay in the predicates: such terms run in memory.
+                guard let bound = try? PredicateCompiler(model: RandomWorld.model).bind(text, entity: "Thing") else { continue }
+                let fetch = try SQLLowering(schema: schema).lower("Thing", where: bound, splitting: false)
+                guard fetch.terms.allSatisfy({ $0.sql != nil }) else { continue }
+                let query = fetch.query(terms: fetch.terms.indices, columns: .identifiers)
+                do {
+                    let sql = try await database.rows(query).compactMap { if case .integer(let id) = $0[0] { id } else { nil } }
+                    let memory = try cache.nodes(of: "Thing", matching: bound).map(\.id.primaryKey)
+                    #expect(sql == memory, "\(text)\nSQL: \(query.sql)")
+                    compared += 1
+                } catch {
+                    Issue.record("\(text): \(error)")
+                }
+            }
+            try await database.execute("DROP SCHEMA \(name) CASCADE")
+        }
+        #expect(compared > 300, "only \(compared) predicates ran on PostgreSQL")
     }
 }
