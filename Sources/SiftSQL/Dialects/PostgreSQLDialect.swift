@@ -75,16 +75,6 @@ public struct PostgreSQLDialect: SQLDialect {
     /// Arrays are not bound as one parameter yet: a collection argument runs in memory.
     public func arrayValue(_ members: [SQLValue]) -> SQLValue? { nil }
 
-    public func functionName(_ function: SQLSiftFunction) -> String {
-        switch function {
-        case .fold: "sift_fold"
-        case .matches: "sift_matches"
-        case .like: "sift_like"
-        case .contains: "sift_contains"
-        case .call: "sift_call"
-        }
-    }
-
     public var hasSiftFunctions: Bool { false }
 
     public var textHoldsNUL: Bool { false }

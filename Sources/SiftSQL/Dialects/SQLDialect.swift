@@ -71,6 +71,17 @@ public protocol SQLDialect: Sendable {
 }
 
 extension SQLDialect {
+    /// Sift's functions as the store registers them: `sift_fold`, `sift_matches`, …
+    public func functionName(_ function: SQLSiftFunction) -> String {
+        switch function {
+        case .fold: "sift_fold"
+        case .matches: "sift_matches"
+        case .like: "sift_like"
+        case .contains: "sift_contains"
+        case .call: "sift_call"
+        }
+    }
+
     public var hasSiftFunctions: Bool { true }
     public var realType: String { "REAL" }
     public var textHoldsNUL: Bool { true }

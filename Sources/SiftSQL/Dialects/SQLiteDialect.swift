@@ -79,16 +79,6 @@ public struct SQLiteDialect: SQLDialect {
         return .text("[" + parts.joined(separator: ",") + "]")
     }
 
-    public func functionName(_ function: SQLSiftFunction) -> String {
-        switch function {
-        case .fold: "sift_fold"
-        case .matches: "sift_matches"
-        case .like: "sift_like"
-        case .contains: "sift_contains"
-        case .call: "sift_call"
-        }
-    }
-
     public func columnType(_ type: SQLColumnType) -> String {
         switch type {
         // Core Data's names; SQLite's affinities follow from them.
