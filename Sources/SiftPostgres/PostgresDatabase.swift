@@ -89,6 +89,17 @@ public final class PostgresDatabase: Sendable {
             case .real(let d): binds.append(d)
             case .text(let s): binds.append(s)
             case .blob(let data): binds.append(ByteBuffer(bytes: data))
+            case .array(let members):
+                // One PostgreSQL array of the members' type (the dialect makes only such arrays).
+                if members.allSatisfy({ if case .integer = $0 { true } else { false } }) {
+                    binds.append(members.compactMap { if case .integer(let i) = $0 { i } else { nil } })
+                } else if members.allSatisfy({ if case .real = $0 { true } else { false } }) {
+                    binds.append(members.compactMap { if case .real(let d) = $0 { d } else { nil } })
+                } else if members.allSatisfy({ if case .text = $0 { true } else { false } }) {
+                    binds.append(members.compactMap { if case .text(let s) = $0 { s } else { nil } })
+                } else {
+                    throw PostgresDatabaseError(message: "an array of mixed members cannot be bound: \(value)", sql: sql)
+                }
             }
         }
         do {

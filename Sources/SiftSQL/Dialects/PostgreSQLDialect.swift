@@ -72,8 +72,25 @@ public struct PostgreSQLDialect: SQLDialect {
 
     public func array(_ members: [String]) -> String { "ARRAY[\(members.joined(separator: ", "))]" }
 
-    /// Arrays are not bound as one parameter yet: a collection argument runs in memory.
-    public func arrayValue(_ members: [SQLValue]) -> SQLValue? { nil }
+    /// One array parameter, its members of one type: integers, reals
+    /// (integers among them made reals) or text. Nil for members PostgreSQL
+    /// keeps in no such array (nil, data, text holding U+0000): memory runs those.
+    public func arrayValue(_ members: [SQLValue]) -> SQLValue? {
+        var integers = true, reals = true, texts = true
+        for member in members {
+            switch member {
+            case .integer: texts = false
+            case .real: integers = false; texts = false
+            case .text(let s):
+                if s.utf8.contains(0) { return nil }
+                integers = false; reals = false
+            case .null, .blob, .array: return nil
+            }
+        }
+        if integers || texts { return .array(members) }
+        guard reals else { return nil }
+        return .array(members.map { if case .integer(let i) = $0 { .real(Double(i)) } else { $0 } })
+    }
 
     public var hasSiftFunctions: Bool { false }
 

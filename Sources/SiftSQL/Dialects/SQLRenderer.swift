@@ -94,6 +94,7 @@ public struct SQLRenderer {
             case .real(let d): self = .real(d.bitPattern)
             case .text(let s): self = .text(Array(s.utf8))
             case .blob(let d): self = .blob(d)
+            case .array: return nil
             }
         }
     }

@@ -73,7 +73,7 @@ public struct SQLiteDialect: SQLDialect {
                 if s.utf8.contains(0) { return nil }
                 guard let data = try? JSONEncoder().encode(s) else { return nil }
                 parts.append(String(decoding: data, as: UTF8.self))
-            case .blob: return nil
+            case .blob, .array: return nil
             }
         }
         return .text("[" + parts.joined(separator: ",") + "]")

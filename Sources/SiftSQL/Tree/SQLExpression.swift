@@ -17,6 +17,9 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
     case real(Double)
     case text(String)
     case blob(Data)
+    /// An array bound as one parameter, where the dialect binds arrays so
+    /// (PostgreSQL): members of one type, none nil.
+    case array([SQLValue])
 
     public var description: String {
         switch self {
@@ -25,6 +28,7 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
         case .real(let d): String(d)
         case .text(let s): PredicateValue.string(s).description
         case .blob(let d): "x'" + d.map { String(format: "%02x", $0) }.joined() + "'"
+        case .array(let members): "ARRAY[" + members.map(\.description).joined(separator: ", ") + "]"
         }
     }
 }

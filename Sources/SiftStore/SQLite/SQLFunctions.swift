@@ -88,6 +88,7 @@ extension PredicateValue {
         case .real(let d): self = .double(d)
         case .text(let s): self = .string(s)
         case .blob(let d): self = .data(d)
+        case .array(let members): self = .array(members.map(PredicateValue.init(sqlValue:)))
         }
     }
 

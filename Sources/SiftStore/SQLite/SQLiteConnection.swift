@@ -186,6 +186,10 @@ public final class SQLiteConnection {
                 sqlite3_bind_blob64(statement.handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
                                     sqlite3_uint64(bytes.count), SQLITE_TRANSIENT)
             }
+        case .array(let members):
+            // SQLite reads arrays as JSON text (its dialect never makes this case).
+            try bind(SQLiteDialect().arrayValue(members) ?? .null, at: index, in: statement)
+            return
         }
         guard status == SQLITE_OK else { throw error(status, sql: statement.sql) }
     }
@@ -272,6 +276,15 @@ enum SQLiteFunctionContext {
             d.withUnsafeBytes { bytes in
                 sqlite3_result_blob64(context, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
                                       sqlite3_uint64(bytes.count), SQLITE_TRANSIENT)
+            }
+        case .array(let members):
+            // As SQLite reads arrays: JSON text.
+            guard case .text(let json)? = SQLiteDialect().arrayValue(members) else {
+                sqlite3_result_null(context)
+                return
+            }
+            withSQLText(json) { text, count in
+                sqlite3_result_text64(context, text, count, SQLITE_TRANSIENT, UInt8(SQLITE_UTF8))
             }
         }
     }
