@@ -72,4 +72,44 @@ struct GoldenSQLTests {
         let bound = try PredicateCompiler(model: Company.model, optimizer: nil).bind("median({age, salary}) > 3", entity: "Employee")
         #expect(throws: SQLLoweringError.self) { try Self.lowering.select("Employee", where: bound) }
     }
+
+    // MARK: PostgreSQL
+
+    static let postgres = SQLLowering(schema: SQLSchema(model: Company.model, dialect: .postgreSQL))
+
+    @Test("Where clauses in PostgreSQL's dialect", arguments: [
+        ("age > 30", #"t0."ZAGE" > $1"#),
+        ("NOT (rating > 2)", #"((t0."ZRATING" > $1) IS NOT TRUE)"#),
+        ("nickname != 'Ace'", #"t0."ZNICKNAME" IS DISTINCT FROM $1"#),
+        ("name ENDSWITH 'er'", #"(right(t0."ZNAME", length($1)) = $1)"#),
+        ("name CONTAINS 'an'", #"(strpos(t0."ZNAME", $1) > 0)"#),
+        ("name LIKE 'A?_*'", #"(t0."ZNAME" LIKE $1 ESCAPE '\')"#),
+        ("age IN %@", #"(t0."ZAGE" = ANY($1))"#),
+        ("salary / 1000 < 35", #"(CAST(t0."ZSALARY" AS DOUBLE PRECISION) / NULLIF($1, 0)) < $2"#),
+    ])
+    func postgresWhereClause(_ predicate: String, _ condition: String) throws {
+        let bound = try PredicateCompiler(model: Company.model, optimizer: nil)
+            .bind(predicate, arguments: predicate.contains("%@") ? [[1, 2]] : [], entity: "Employee")
+        let query = try Self.postgres.select("Employee", where: bound, columns: .identifiers)
+        let whereText = query.sql.components(separatedBy: " WHERE ").dropFirst().joined(separator: " WHERE ")
+            .components(separatedBy: " ORDER BY ").first ?? ""
+        #expect(whereText == condition, "\(query.sql)")
+        if predicate.contains("LIKE") { #expect(query.bindings == [.text("A_\\_%")]) }
+        if predicate.contains("%@") { #expect(query.bindings == [.array([.integer(1), .integer(2)])]) }
+    }
+
+    @Test func postgresRunsInMemoryWhatNeedsSiftsFunctionsOrTextWithNUL() throws {
+        let compiler = PredicateCompiler(model: Company.model, optimizer: nil)
+        for predicate in ["name ==[cd] 'jose'", "name MATCHES 'A.*'", "uppercase(name) == 'A'", "name == 'a\u{0}b'"] {
+            let bound = try compiler.bind(predicate, entity: "Employee")
+            let fetch = try Self.postgres.lower("Employee", where: bound, splitting: false)
+            #expect(fetch.terms.allSatisfy { $0.sql == nil }, "\(predicate)")
+        }
+        // No limit with an offset: LIMIT NULL (a negative limit is an error there).
+        let query = try Self.postgres.lower("Employee", where: nil).query(terms: [], columns: .identifiers, offset: 5)
+        #expect(query.sql.hasSuffix("LIMIT NULL OFFSET $1") && query.bindings == [.integer(5)], "\(query.sql)")
+        // Text compares by code point whatever the server's locale.
+        #expect(SQLSchema(model: Company.model, dialect: .postgreSQL).createStatements
+                    .contains { $0.sql.contains(#""ZNAME" TEXT COLLATE "C""#) })
+    }
 }

@@ -134,9 +134,8 @@ struct InheritanceTests {
         #expect(fault["level"] != nil && fault.entity.name == "Manager")
         #expect(other.object(for: boss.objectID) === fault)
         // And its department's employees hold that same object.
-        if let department = try boss.object(forKey: "department") {
-            #expect(try department.objects(forKey: "employees").contains { $0 === boss })
-        }
+        let department = try #require(try boss.object(forKey: "department"))
+        #expect(try department.objects(forKey: "employees").contains { $0 === boss })
     }
 
     @Test("Saves write subentity rows into the root's table", arguments: StoreKind.allCases)
