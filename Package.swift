@@ -19,7 +19,8 @@
 //   Sift         the public compiler library (re-exports every compiler stage)
 //   SiftStore    the persistence core: contexts, fetch planning, saves, the SQLite
 //                and atomic backends, the SQLite driver (uses CSQLite)
-//   SiftPostgres PostgreSQL: a connection that runs the SQL stage's statements (postgres-nio)
+//   SiftPostgres the store on PostgreSQL: the SQL stage's statements on a server, a connection
+//                pool, saves as transactions, changes between processes by LISTEN/NOTIFY (postgres-nio)
 //   SiftCommand  the `sift` command line
 //   SiftFuzz     libFuzzer targets (Fuzz/run builds them)
 import PackageDescription
@@ -73,10 +74,10 @@ let package = Package(
             "Sift", "CSQLite", .product(name: "Logging", package: "swift-log"),
             .product(name: "OrderedCollections", package: "swift-collections"),
         ]),
-        // PostgreSQL: the SQL stage's statements on a server, through postgres-nio
-        // (its own product, so SQLite-only users build no network stack).
+        // The store on PostgreSQL, through postgres-nio (its own product, so
+        // SQLite-only users build no network stack).
         .target(name: "SiftPostgres", dependencies: [
-            "Sift", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+            "Sift", "SiftStore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
         ]),
         // Generated demo data for `sift demo` and the benchmarks.
         .target(name: "SiftDemo", dependencies: ["Sift"]),

@@ -20,6 +20,15 @@ public struct PostgresDatabaseError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { message + (sql.map { " (in: \($0))" } ?? "") }
+
+    /// postgres-nio's error, with the server's message when it sent one.
+    init(_ error: PSQLError, sql: String?) {
+        self.init(message: error.serverInfo?[.message] ?? String(reflecting: error), sql: sql)
+        code = error.serverInfo?[.sqlState]
+    }
+
+    /// The server's SQLSTATE code, when it sent one (`40001`: a serialization failure).
+    public var code: String?
 }
 
 /// A connection to a PostgreSQL server.
@@ -81,6 +90,20 @@ public final class PostgresDatabase: Sendable {
 
     @discardableResult
     func rows(_ sql: String, _ bindings: [SQLValue]) async throws -> [[SQLValue]] {
+        let query = try Self.query(sql, bindings)
+        do {
+            var result: [[SQLValue]] = []
+            for try await row in try await connection.query(query, logger: logger) {
+                result.append(try row.map(Self.value))
+            }
+            return result
+        } catch let error as PSQLError {
+            throw PostgresDatabaseError(error, sql: sql)
+        }
+    }
+
+    /// A statement with Sift's values bound as its parameters.
+    static func query(_ sql: String, _ bindings: [SQLValue]) throws -> PostgresQuery {
         var binds = PostgresBindings(capacity: bindings.count)
         for value in bindings {
             switch value {
@@ -102,15 +125,7 @@ public final class PostgresDatabase: Sendable {
                 }
             }
         }
-        do {
-            var result: [[SQLValue]] = []
-            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
-                result.append(try row.map(Self.value))
-            }
-            return result
-        } catch let error as PSQLError {
-            throw PostgresDatabaseError(message: error.serverInfo?[.message] ?? String(reflecting: error), sql: sql)
-        }
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
     }
 
     /// A cell as one of Sift's SQL values.

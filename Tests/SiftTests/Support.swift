@@ -3,6 +3,7 @@
 
 import Foundation
 import Sift
+import SiftPostgres
 import SiftStore
 import Testing
 
@@ -92,9 +93,19 @@ enum CompanyStore {
     }()
 }
 
-/// The two kinds of store a context works on, for tests that must hold on both.
+/// The kinds of store a context works on, for tests that must hold on each:
+/// SQLite, atomic, and PostgreSQL when a server is configured
+/// (`SIFT_POSTGRES_URL`; `.ci/run` starts one).
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite, atomic
+    case sqlite, atomic, postgres
+
+    static let postgresURL = ProcessInfo.processInfo.environment["SIFT_POSTGRES_URL"]
+
+    /// Every kind this run can make.
+    static var allCases: [StoreKind] { postgresURL == nil ? [.sqlite, .atomic] : [.sqlite, .atomic, .postgres] }
+
+    /// The kinds kept in a local file (or memory).
+    static let local: [StoreKind] = [.sqlite, .atomic]
 
     var testDescription: String { rawValue }
 
@@ -110,7 +121,21 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
             let store = try AtomicStore(url: url, model: dataSet.model)
             try store.importDataSet(dataSet)
             return TestStore(store, file: url)
+        case .postgres:
+            let store = try Self.makePostgres(dataSet.model)
+            try store.importDataSet(dataSet)
+            return TestStore(store, file: nil)
         }
+    }
+
+    /// A new PostgreSQL store for `model`, in a schema of its own (dropped with its `TestStore`).
+    static func makePostgres(_ model: DataModel, schemaName: String? = nil, observesOtherProcesses: Bool = true) throws
+        -> PostgresStore
+    {
+        guard let url = postgresURL else { throw StoreError.server("SIFT_POSTGRES_URL is not set", sql: nil) }
+        return try PostgresStore(url: url, model: model,
+                                 schemaName: schemaName ?? "sift_t_\(UUID().uuidString.prefix(12).lowercased())",
+                                 maximumConnections: 2, observesOtherProcesses: observesOtherProcesses)
     }
 }
 
@@ -137,11 +162,13 @@ final class TestStore: Sendable {
 
     deinit {
         if let file { try? FileManager.default.removeItem(at: file) }
+        if let postgres = store as? PostgresStore { try? postgres.destroy() }
     }
 
     /// A new context on the store.
     func context() -> ObjectContext {
         if let sqlite = store as? SQLiteStore { return ObjectContext(store: sqlite) }
+        if let postgres = store as? PostgresStore { return ObjectContext(store: postgres) }
         return ObjectContext(store: store as! AtomicStore)
     }
 

@@ -152,6 +152,10 @@ public struct SQLRenderer {
                 r.expression(assignment.value)
             }
             whereClause(update.conditions)
+            if !update.returning.isEmpty {
+                out += " RETURNING "
+                list(update.returning, ", ") { $0.expression($1) }
+            }
         case .delete(let delete):
             out += "DELETE FROM " + dialect.quote(delete.table)
             whereClause(delete.conditions)

@@ -361,7 +361,14 @@ public struct SQLSchema: Sendable {
     /// The statements that create the store's tables and indexes, as Core
     /// Data names them, and its catalog tables (`Z_PRIMARYKEY` with a row
     /// per entity, `Z_METADATA` and `Z_MODELCACHE` empty).
-    public var createStatements: [SQLQuery] {
+    public var createStatements: [SQLQuery] { createStatementTrees.map(render) }
+
+    /// Every table of the layout, catalog tables included.
+    public var tableNames: [String] {
+        createStatementTrees.compactMap { if case .createTable(let table) = $0 { table.name } else { nil } }
+    }
+
+    private var createStatementTrees: [SQLStatement] {
         var statements: [SQLStatement] = []
         var joinTables = Set<String>()
         for root in model.entities where root.superentity == nil {
@@ -449,7 +456,7 @@ public struct SQLSchema: Sendable {
                          .value(.integer(Int64(parent))), .value(.integer(0))],
                 ignoringDuplicates: false)))
         }
-        return statements.map(render)
+        return statements
     }
 
     /// Renders a statement in the schema's dialect.
@@ -489,5 +496,24 @@ public struct SQLSchema: Sendable {
         return render(.update(SQLUpdate(table: "Z_PRIMARYKEY", assignments: [(column: "Z_MAX", value: .value(.integer(largest)))],
                                         conditions: [.equal(.column("", "Z_ENT", nullable: false),
                                                             .value(.integer(Int64(entityNumber(root)))))])))
+    }
+
+    /// Reserves `count` keys of an entity's table in one statement, safe
+    /// with many writers at once (the row is locked until the statement's
+    /// transaction ends): the largest key handed out moves up by `count`,
+    /// past the largest key in the table, and comes back. The reserved keys
+    /// are the `count` keys up to and including it.
+    public func reserveKeys(_ entity: Entity, count: Int64) -> SQLQuery {
+        let root = model.root(of: entity)
+        let largestInTable = SQLExpression.scalar(
+            SQLSelect([.coalesce(.aggregate(.maximum, .column("t0", primaryKey(root), nullable: false)), .literal(0))],
+                      from: .table(table(root), alias: "t0")), nullable: false)
+        let recorded = SQLExpression.coalesce(.column("", "Z_MAX", nullable: true), .literal(0))
+        let current = SQLExpression.caseWhen(.compare(.greaterOrEqual, recorded, largestInTable), then: recorded, else: largestInTable)
+        return render(.update(SQLUpdate(table: "Z_PRIMARYKEY",
+                                        assignments: [(column: "Z_MAX", value: .arithmetic(.add, current, .value(.integer(count))))],
+                                        conditions: [.equal(.column("", "Z_ENT", nullable: false),
+                                                            .value(.integer(Int64(entityNumber(root)))))],
+                                        returning: [.column("", "Z_MAX", nullable: false)])))
     }
 }

@@ -142,10 +142,21 @@ public struct SQLUpdate: Hashable, Sendable {
     public var assignments: [(column: String, value: SQLExpression)]
     /// Conditions joined by AND: the rows changed.
     public var conditions: [SQLExpression]
+    /// What each changed row gives back (`RETURNING`), if anything.
+    public var returning: [SQLExpression] = []
+
+    public init(table: String, assignments: [(column: String, value: SQLExpression)], conditions: [SQLExpression],
+                returning: [SQLExpression] = []) {
+        self.table = table
+        self.assignments = assignments
+        self.conditions = conditions
+        self.returning = returning
+    }
 
     public static func == (a: SQLUpdate, b: SQLUpdate) -> Bool {
         a.table == b.table && a.assignments.map(\.column) == b.assignments.map(\.column)
             && a.assignments.map(\.value) == b.assignments.map(\.value) && a.conditions == b.conditions
+            && a.returning == b.returning
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -155,6 +166,7 @@ public struct SQLUpdate: Hashable, Sendable {
             hasher.combine(value)
         }
         hasher.combine(conditions)
+        hasher.combine(returning)
     }
 }
 

@@ -202,5 +202,11 @@ public struct SaveValidationFailure: Hashable, Sendable, CustomStringConvertible
     /// What is wrong.
     public var reason: String
 
+    public init(object: String, property: String, reason: String) {
+        self.object = object
+        self.property = property
+        self.reason = reason
+    }
+
     public var description: String { "\(object).\(property): \(reason)" }
 }

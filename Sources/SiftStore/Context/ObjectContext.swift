@@ -48,6 +48,12 @@ public final class ObjectContext {
         self.store = store
     }
 
+    /// A context on any backend of the package (the PostgreSQL store's
+    /// initializer, in `SiftPostgres`, calls it).
+    package init(backend: any StoreBackend) {
+        self.store = backend
+    }
+
     /// The store the context reads and saves to.
     public var persistentStore: any PersistentStore { store }
 

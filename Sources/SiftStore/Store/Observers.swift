@@ -13,21 +13,29 @@ public struct StoreChanges: Hashable, Sendable {
     /// Rows the save deleted, or found deleted.
     public var deleted: Set<ObjectID>
 
+    /// Changes of these rows.
+    public init(inserted: Set<ObjectID> = [], updated: Set<ObjectID> = [], deleted: Set<ObjectID> = []) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
+
     /// Whether the save changed nothing.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
 /// The observers of a store.
-final class Observers: Sendable {
-    let handlers = LockedState<[UUID: @Sendable (StoreChanges) -> Void]>([:])
+package final class Observers: Sendable {
+    package init() {}
+    package let handlers = LockedState<[UUID: @Sendable (StoreChanges) -> Void]>([:])
 }
 
 /// An observer of a store; `cancel()` stops it.
 public final class StoreObservation: Sendable {
-    let id = UUID()
+    package let id = UUID()
     weak let observers: Observers?
 
-    init(observers: Observers) {
+    package init(observers: Observers) {
         self.observers = observers
     }
 

@@ -7,7 +7,8 @@
 import Foundation
 import Sift
 
-/// A store that contexts can work on: `SQLiteStore` or `AtomicStore`.
+/// A store that contexts can work on: `SQLiteStore`, `AtomicStore`, or
+/// `PostgresStore` (in the `SiftPostgres` product).
 public protocol PersistentStore: AnyObject, Sendable {
     /// The model the store holds.
     var model: DataModel { get }
@@ -21,7 +22,7 @@ public protocol PersistentStore: AnyObject, Sendable {
 }
 
 /// The operations behind a context.
-protocol StoreBackend: PersistentStore {
+package protocol StoreBackend: PersistentStore {
     /// The rows a request selects, in its order, offset and limit applied;
     /// stored in the row cache.
     func rows(for request: FetchRequest) throws(StoreError) -> [RowNode]
@@ -49,14 +50,14 @@ protocol StoreBackend: PersistentStore {
 }
 
 extension StoreBackend {
-    func entity(_ name: String) throws(StoreError) -> Entity {
+    package func entity(_ name: String) throws(StoreError) -> Entity {
         guard let entity = model.entity(named: name) else { throw .unknownEntity(name) }
         return entity
     }
 
     /// The compiler for this store's predicates: its model, the standard
     /// optimizer and its functions.
-    var compiler: PredicateCompiler {
+    package var compiler: PredicateCompiler {
         var compiler = PredicateCompiler(model: model, functions: functions)
         compiler.requiresStoredAttributes = true
         return compiler
@@ -64,14 +65,14 @@ extension StoreBackend {
 
     /// The binder for this store's predicates and sort keys: transient
     /// attributes, which the store holds no value of, are errors.
-    var binder: Binder {
+    package var binder: Binder {
         var binder = Binder(model: model, functions: functions)
         binder.requiresStoredAttributes = true
         return binder
     }
 
     /// The bound, optimized predicate of a request.
-    func boundPredicate(_ request: FetchRequest) throws(StoreError) -> BoundPredicate? {
+    package func boundPredicate(_ request: FetchRequest) throws(StoreError) -> BoundPredicate? {
         switch request.predicate {
         case nil:
             return nil
@@ -87,7 +88,7 @@ extension StoreBackend {
     }
 
     /// The sort keys of a request, bound.
-    func sortKeys(_ request: FetchRequest) throws(StoreError) -> [SQLSortKey] {
+    package func sortKeys(_ request: FetchRequest) throws(StoreError) -> [SQLSortKey] {
         var keys: [SQLSortKey] = []
         for descriptor in request.sortDescriptors {
             do {
@@ -105,7 +106,7 @@ extension StoreBackend {
         return keys
     }
 
-    func announce(_ changes: StoreChanges) {
+    package func announce(_ changes: StoreChanges) {
         guard !changes.isEmpty else { return }
         for observer in observers.handlers.withLock({ Array($0.values) }) { observer(changes) }
     }
@@ -114,7 +115,7 @@ extension StoreBackend {
     /// key of the path; to-many keys are kept in the cached nodes. Returns the
     /// rows at the end of the path.
     @discardableResult
-    func loadPath(_ keyPath: String, from nodes: [RowNode], entity: Entity) throws(StoreError) -> [RowNode] {
+    package func loadPath(_ keyPath: String, from nodes: [RowNode], entity: Entity) throws(StoreError) -> [RowNode] {
         var current = nodes
         var currentEntity = entity
         for key in keyPath.split(separator: ".").map(String.init) {
@@ -140,7 +141,7 @@ extension StoreBackend {
 
     /// Sorts nodes as SQL would: by each key (nil first when ascending, `[c]`
     /// folding when asked), then by primary key.
-    func sortedNodes(_ nodes: [RowNode], _ request: FetchRequest, domain: RowNodeDomain) throws(StoreError) -> [RowNode] {
+    package func sortedNodes(_ nodes: [RowNode], _ request: FetchRequest, domain: RowNodeDomain) throws(StoreError) -> [RowNode] {
         let keys = try sortKeys(request)
         guard !keys.isEmpty else { return nodes.sorted { $0.id.primaryKey < $1.id.primaryKey } }
         return try sortedInMemory(nodes, by: keys, domain: domain) { $0.id.primaryKey < $1.id.primaryKey }

@@ -8,56 +8,56 @@ import Foundation
 import Sift
 
 /// The changes one save writes, all or nothing.
-struct SaveRequest {
+package struct SaveRequest {
     /// A new row. A temporary (negative) key gets a permanent one; a
     /// positive key is kept (a row the store lost, written again).
-    struct Insert {
-        var id: ObjectID
-        var values: [PredicateValue]
+    package struct Insert {
+        package var id: ObjectID
+        package var values: [PredicateValue]
         /// To-one keys by slot; negative keys are other inserts of the request.
-        var toOne: [Int64?]
+        package var toOne: [Int64?]
     }
 
     /// Changed columns of a row, written only if the row still has the
     /// version the context read.
-    struct Update {
-        var id: ObjectID
-        var expectedVersion: Int64
+    package struct Update {
+        package var id: ObjectID
+        package var expectedVersion: Int64
         /// The attribute and to-one slots written.
-        var attributeSlots: [Int]
-        var toOneSlots: [Int]
+        package var attributeSlots: [Int]
+        package var toOneSlots: [Int]
         /// The whole row as it will be: what the row cache holds afterwards.
-        var values: [PredicateValue]
-        var toOne: [Int64?]
+        package var values: [PredicateValue]
+        package var toOne: [Int64?]
     }
 
     /// A row removed if it still has the expected version (nil: whatever it has).
-    struct Delete {
-        var id: ObjectID
-        var expectedVersion: Int64?
+    package struct Delete {
+        package var id: ObjectID
+        package var expectedVersion: Int64?
     }
 
     /// Links added to and removed from one to-many relationship of one object.
-    struct LinkChange {
-        var owner: ObjectID
-        var relationship: Relationship
-        var added: [Int64]
-        var removed: [Int64]
+    package struct LinkChange {
+        package var owner: ObjectID
+        package var relationship: Relationship
+        package var added: [Int64]
+        package var removed: [Int64]
         /// Every member after the change, in order, for an ordered relationship.
-        var order: [Int64]? = nil
+        package var order: [Int64]? = nil
     }
 
-    var inserts: [Insert] = []
-    var updates: [Update] = []
-    var deletes: [Delete] = []
-    var links: [LinkChange] = []
+    package var inserts: [Insert] = []
+    package var updates: [Update] = []
+    package var deletes: [Delete] = []
+    package var links: [LinkChange] = []
     /// Rows the context learnt another save deleted (a conflict the merge
     /// policy let go): reported as deleted, and dropped from the row cache.
-    var gone: [ObjectID] = []
+    package var gone: [ObjectID] = []
 }
 
 /// What a backend answers a save request with.
-enum SaveResponse {
+package enum SaveResponse {
     /// Everything was written and committed.
     case committed(SaveResult)
     /// Rows changed or deleted since the context read them: nothing was
@@ -66,26 +66,26 @@ enum SaveResponse {
 }
 
 /// What a committed save wrote.
-struct SaveResult {
+package struct SaveResult {
     /// The permanent key of each insert's temporary key.
-    var keys: [Int64: Int64] = [:]
+    package var keys: [Int64: Int64] = [:]
     /// The node of every inserted and updated row, as the row cache now
     /// holds it, by the ID the request gave it.
-    var nodes: [ObjectID: RowNode] = [:]
+    package var nodes: [ObjectID: RowNode] = [:]
     /// What the save changed, as observers hear it.
-    var changes = StoreChanges(inserted: [], updated: [], deleted: [])
+    package var changes = StoreChanges(inserted: [], updated: [], deleted: [])
 }
 
 /// A row whose version moved since the context read it.
-struct RowConflict {
-    var id: ObjectID
+package struct RowConflict {
+    package var id: ObjectID
     /// The row as the store has it now; nil when it was deleted.
-    var current: RowNode?
+    package var current: RowNode?
 }
 
 extension SaveRequest {
     /// A temporary key resolved to its permanent one.
-    static func resolve(_ key: Int64?, _ keys: [Int64: Int64]) -> Int64? {
+    package static func resolve(_ key: Int64?, _ keys: [Int64: Int64]) -> Int64? {
         key.map { $0 < 0 ? keys[$0] ?? $0 : $0 }
     }
 }

@@ -73,6 +73,9 @@ public enum StoreError: Error, CustomStringConvertible {
     case unknownTemplate(String, available: [String])
     /// `$variables` of a template that were given no value.
     case missingVariables(template: String, [String])
+    /// A database server (PostgreSQL) could not be reached, or refused a
+    /// statement; the message is the server's, with the statement when one ran.
+    case server(String, sql: String?)
     /// A failure Sift did not expect, with its description: please report it.
     case unexpected(String)
     /// Evaluating the predicate ran out of a budget (a regular expression
@@ -91,7 +94,7 @@ public enum StoreError: Error, CustomStringConvertible {
     /// `error` as a store error: store and evaluation errors as they are,
     /// SQLite's as ``init(_:path:)`` classifies them for the store at `path`
     /// (or as `.sqlite` without one), anything else as `.unexpected`.
-    init(_ error: any Error, path: String? = nil, sql: String? = nil) {
+    package init(_ error: any Error, path: String? = nil, sql: String? = nil) {
         switch error {
         case let error as StoreError: self = error
         case let error as SQLiteError: self = path.map { StoreError(error, path: $0) } ?? .sqlite(error)
@@ -114,6 +117,7 @@ public enum StoreError: Error, CustomStringConvertible {
                 + (available.isEmpty ? " (it has none)" : " (it has \(available.map { "'\($0)'" }.joined(separator: ", ")))")
         case .missingVariables(let template, let names):
             "the template '\(template)' needs values for \(names.map { "$" + $0 }.joined(separator: ", "))"
+        case .server(let message, let sql): "the database server: \(message)" + (sql.map { " (in: \($0))" } ?? "")
         case .unexpected(let message): "an unexpected failure (please report it): \(message)"
         case .modelMismatch(let path, let storeHash, let modelHash):
             "the store '\(path)' was made for another model (store \(storeHash), model \(modelHash)): "

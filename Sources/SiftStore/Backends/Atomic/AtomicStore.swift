@@ -22,7 +22,7 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
     public let functions: FunctionRegistry
     /// The store's file.
     public let url: URL
-    let observers = Observers()
+    package let observers = Observers()
     /// Every row of the store: what fetches evaluate and saves change.
     private let data: RowCache
     /// One save at a time.
@@ -79,7 +79,7 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
     // MARK: Reading
 
     /// The atomic store keeps values as they are: no transformers.
-    var transformers: ValueTransformerRegistry? { nil }
+    package var transformers: ValueTransformerRegistry? { nil }
 
     /// The rows of the entity that match, sorted, before offset and limit.
     func matching(_ request: FetchRequest) throws(StoreError) -> [RowNode] {
@@ -93,24 +93,24 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
         return try sortedNodes(nodes, request, domain: domain)
     }
 
-    func rows(for request: FetchRequest) throws(StoreError) -> [RowNode] {
+    package func rows(for request: FetchRequest) throws(StoreError) -> [RowNode] {
         rowCache.storeFetched(request.page(try matching(request)))
     }
 
-    func keys(for request: FetchRequest) throws(StoreError) -> [ObjectID] {
+    package func keys(for request: FetchRequest) throws(StoreError) -> [ObjectID] {
         request.page(try matching(request)).map(\.id)
     }
 
-    func count(for request: FetchRequest) throws(StoreError) -> Int {
+    package func count(for request: FetchRequest) throws(StoreError) -> Int {
         request.page(try matching(request)).count
     }
 
-    func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {
+    package func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {
         let snapshot = data.snapshot()
         return rowCache.storeFetched(keys.compactMap { snapshot.node(entity: entity.index, primaryKey: $0) })
     }
 
-    func links(_ relationship: Relationship, of owners: [Int64], entity: Entity,
+    package func links(_ relationship: Relationship, of owners: [Int64], entity: Entity,
                loadingRows: Bool) throws(StoreError) -> [Int64: [Int64]] {
         let snapshot = data.snapshot()
         var links: [Int64: [Int64]] = [:]
@@ -126,7 +126,7 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
 
     // MARK: Saving
 
-    func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
+    package func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
         var result = SaveResult()
         do {
             lock.lock()

@@ -44,7 +44,7 @@ public final class SQLiteStore: @unchecked Sendable {
     let connection: SQLiteConnection
     private let lock = NSRecursiveLock()
     /// Who hears about saves.
-    let observers = Observers()
+    package let observers = Observers()
     /// Why saves are refused, when they are: a store Core Data keeps
     /// persistent history for, whose history Sift does not write.
     public internal(set) var writesRefused: String?

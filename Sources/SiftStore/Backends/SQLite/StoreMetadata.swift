@@ -7,16 +7,16 @@
 import Foundation
 import Sift
 
-enum StoreMetadata {
+package enum StoreMetadata {
     /// Sift's keys.
-    static let modelKey = "SiftModel"
-    static let modelHashKey = "SiftModelHash"
+    package static let modelKey = "SiftModel"
+    package static let modelHashKey = "SiftModelHash"
 
     /// The metadata of a new store for `model`, as a binary property list.
-    static func propertyList(for model: DataModel, uuid: String) throws(StoreError) -> Data {
+    package static func propertyList(for model: DataModel, uuid: String, storeType: String = "SQLite") throws(StoreError) -> Data {
         let hashes = model.entityVersionHashes
         let metadata: [String: Any] = [
-            "NSStoreType": "SQLite",
+            "NSStoreType": storeType,
             "NSStoreUUID": uuid,
             "NSStoreModelVersionHashes": hashes,
             "NSStoreModelVersionHashesVersion": 3,
@@ -37,12 +37,12 @@ enum StoreMetadata {
     }
 
     /// A metadata property list read back; nil when it is not one.
-    static func read(_ data: Data) -> [String: Any]? {
+    package static func read(_ data: Data) -> [String: Any]? {
         PropertyLists.read(data) as? [String: Any]
     }
 
     /// The entity version hashes a store's metadata records.
-    static func hashes(_ metadata: [String: Any]) -> [String: Data] {
+    package static func hashes(_ metadata: [String: Any]) -> [String: Data] {
         (metadata["NSStoreModelVersionHashes"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Data }
     }
 }

@@ -1,13 +1,51 @@
 // Store stage: reading a row statement's columns into a row-cache node, as
 // the schema's row layout says — the attributes and to-one keys of the
 // entity the row is (one of several when the fetched entity has subentities).
+// Every SQL backend reads its rows through it: SQLite from its statement,
+// PostgreSQL from the values a row came back with.
 
 import Foundation
 import Sift
 
+/// One row of a result, as a SQL backend reads it: columns by index.
+package protocol StoreRow {
+    /// Column `index` as a value of an attribute of `type`.
+    func value(_ index: Int, as type: AttributeType) -> PredicateValue
+    /// Column `index` as an integer (0 when NULL).
+    func integer(_ index: Int) -> Int64
+    /// Whether column `index` is NULL.
+    func isNull(_ index: Int) -> Bool
+}
+
+/// A row of values, as a network database gives them.
+package struct ValueRow: StoreRow {
+    package let columns: [SQLValue]
+
+    package init(_ columns: [SQLValue]) { self.columns = columns }
+
+    package func value(_ index: Int, as type: AttributeType) -> PredicateValue {
+        index < columns.count ? PredicateValue(sqlValue: columns[index], type: type) : .null
+    }
+
+    package func integer(_ index: Int) -> Int64 {
+        guard index < columns.count else { return 0 }
+        switch columns[index] {
+        case .integer(let i): return i
+        case .real(let d): return Int64(exactly: d.rounded(.towardZero)) ?? 0
+        default: return 0
+        }
+    }
+
+    package func isNull(_ index: Int) -> Bool {
+        index >= columns.count || columns[index] == .null
+    }
+}
+
+extension SQLiteStatement: StoreRow {}
+
 /// Reads the rows of one entity from a row statement.
-struct RowReader {
-    let member: RowLayout.Member
+package struct RowReader {
+    package let member: RowLayout.Member
     /// Columns before the row's own (a link query's owner key).
     let base: Int
     /// Whether the stored attributes are every attribute, in slot order.
@@ -27,7 +65,7 @@ struct RowReader {
     let slots: [Int32]
     let types: [AttributeType]
 
-    init(_ member: RowLayout.Member, base: Int, externalData: URL?, transformers: ValueTransformerRegistry) {
+    package init(_ member: RowLayout.Member, base: Int, externalData: URL?, transformers: ValueTransformerRegistry) {
         self.member = member
         self.base = base
         columns = member.attributes.map { Int32(clamping: base + $0.column) }
@@ -44,7 +82,7 @@ struct RowReader {
     }
 
     /// The node of the current row.
-    func node(_ row: SQLiteStatement, primaryKey: Int64, version: Int64, now: Double) -> RowNode {
+    package func node<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64, now: Double) -> RowNode {
         var values: [PredicateValue]
         if everyAttributeInOrder {
             values = []

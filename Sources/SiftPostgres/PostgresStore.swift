@@ -1,0 +1,244 @@
+// PostgreSQL: the store on a server. The same logical layout as on SQLite
+// (`SQLSchema` in PostgreSQL's dialect: Core Data's tables, Z_PK, Z_OPT,
+// Z_ENT, join tables, Z_PRIMARYKEY, Z_METADATA), in a schema of the
+// database (`public` unless told), with the model identified in its
+// metadata: opening it with a different model is an error, never a silent
+// misreading. Fetching and saving are the SQL stores' (`SQLStoreBackend`,
+// `SQLSaveWriter`); this file says how to open, create and close a store.
+
+import Foundation
+import Logging
+import PostgresNIO
+import Sift
+import SiftStore
+
+/// A store on a PostgreSQL server, for a model.
+///
+/// Every context on it (in any process) fetches and saves as on SQLite:
+/// the same predicates and answers, saves as one transaction each with the
+/// same optimistic locking and merge policies. Saves by other processes
+/// reach this store's observers through `LISTEN`/`NOTIFY`.
+///
+/// ```swift
+/// let store = try PostgresStore(url: "postgres://sift@127.0.0.1:5432/company", model: model)
+/// defer { store.close() }
+/// let context = ObjectContext(store: store)
+/// let sales = try context.fetch(FetchRequest(entityName: "Employee", predicate: "department.name == %@",
+///                                            arguments: ["Sales"]))
+/// ```
+public final class PostgresStore: @unchecked Sendable {
+    /// The model the store holds.
+    public let model: DataModel
+    /// How the model is laid out in tables (PostgreSQL's dialect).
+    public let schema: SQLSchema
+    /// The SQL lowering for the model.
+    public let lowering: SQLLowering
+    /// The nodes of the rows read so far, shared by every context.
+    public let rowCache: RowCache
+    /// Functions the application registered: callable in predicates (they
+    /// run in memory: PostgreSQL has no Swift functions).
+    public let functions: FunctionRegistry
+    /// Value transformers of transformable attributes, registered by name.
+    public let valueTransformers = ValueTransformerRegistry()
+    /// The database schema the store's tables are in.
+    public let schemaName: String
+    package let observers = Observers()
+    let pool: PostgresConnectionPool
+    let logger: Logger
+    /// This store's name in change notifications, to know its own.
+    let identifier = UUID().uuidString.lowercased()
+    /// The connection that listens for other processes' saves.
+    let listener = LockedListener()
+
+    /// Opens the store in `schemaName` of the database `url` names
+    /// (`postgres://user[:password]@host[:port]/database`). A schema without
+    /// the store's tables becomes a new store for `model` (the schema is
+    /// created when missing); an existing store must have been made for
+    /// `model` (or, when `model` is nil, is opened with the model it was
+    /// made for). Two processes creating the same store at once are
+    /// serialized by an advisory lock.
+    ///
+    /// At most `maximumConnections` connections are open at once. With
+    /// `observesOtherProcesses`, one more connection listens for saves made
+    /// through other stores on the same tables (other processes), and
+    /// announces them to this store's observers.
+    public init(url: String, model: DataModel? = nil, schemaName: String = "public",
+                functions: FunctionRegistry = FunctionRegistry(), maximumConnections: Int = 4,
+                observesOtherProcesses: Bool = true) throws(StoreError) {
+        let configuration = try Self.configuration(url: url)
+        let logger = Logger(label: "sift.postgres")
+        let pool = PostgresConnectionPool(configuration: configuration, schemaName: schemaName,
+                                          maximumConnections: maximumConnections, logger: logger)
+        let resolved: DataModel
+        let numbers: [String: Int]?
+        do {
+            (resolved, numbers) = try Self.openOrCreate(pool, model: model, schemaName: schemaName, logger: logger)
+        } catch {
+            pool.close()
+            throw Self.storeError(error)
+        }
+        self.model = resolved
+        self.schema = SQLSchema(model: resolved, dialect: .postgreSQL, entityNumbers: numbers)
+        self.lowering = SQLLowering(schema: schema)
+        self.rowCache = RowCache(model: resolved)
+        self.functions = functions
+        self.schemaName = schemaName
+        self.pool = pool
+        self.logger = logger
+        if observesOtherProcesses {
+            do {
+                try startListening()
+            } catch {
+                pool.close()
+                throw Self.storeError(error)
+            }
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Closes the store's connections. A closed store fails every call.
+    public func close() {
+        listener.stop()
+        pool.close()
+    }
+
+    /// Runs `body` with a connection of the store's pool.
+    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.withConnection(body)
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    /// Runs one statement on a connection of the pool.
+    func run(_ query: SQLQuery) throws(StoreError) -> [[SQLValue]] {
+        let logger = self.logger
+        return try withConnection { try $0.run(query.sql, query.bindings, logger: logger).rows }
+    }
+
+    /// A PostgreSQL or pool error as a store error.
+    static func storeError(_ error: any Error) -> StoreError {
+        switch error {
+        case let error as StoreError: error
+        case let error as PostgresDatabaseError: .server(error.message, sql: error.sql)
+        case let error as PSQLError: .server(PostgresDatabaseError(error, sql: nil).message, sql: nil)
+        default: StoreError(error)
+        }
+    }
+
+    /// The connection settings a `postgres://` URL names.
+    static func configuration(url text: String) throws(StoreError) -> PostgresConnection.Configuration {
+        guard let url = URL(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""), let host = url.host,
+              let user = url.user, !user.isEmpty else {
+            throw .server("'\(text)' is not a postgres://user@host[:port]/database URL", sql: nil)
+        }
+        let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
+        return PostgresConnection.Configuration(host: host, port: url.port ?? 5432, username: user, password: url.password,
+                                                database: database.isEmpty ? nil : database, tls: .disable)
+    }
+
+    /// Opens the store in the schema, or creates it there, in one
+    /// transaction under an advisory lock named after the schema.
+    private static func openOrCreate(_ pool: PostgresConnectionPool, model: DataModel?, schemaName: String,
+                                     logger: Logger) throws -> (DataModel, [String: Int]?) {
+        try pool.withConnection { connection in
+            func run(_ query: SQLQuery) throws -> [[SQLValue]] {
+                try connection.run(query.sql, query.bindings, logger: logger).rows
+            }
+            _ = try run(ServerCatalog.createSchema(schemaName))
+            _ = try run(SQLQuery(sql: "BEGIN"))
+            do {
+                _ = try run(ServerCatalog.lockStore(schemaName))
+                let exists = try run(ServerCatalog.storeExists(schemaName))
+                let result: (DataModel, [String: Int]?)
+                if case .integer(1)? = exists.first?.first {
+                    result = try storedModel(try run(CoreDataCatalog.selectMetadata(in: .postgreSQL)), expected: model,
+                                             schemaName: schemaName)
+                } else {
+                    guard let model else { throw StoreError.noModel(path: schemaName) }
+                    let schema = SQLSchema(model: model, dialect: .postgreSQL)
+                    let uuid = UUID().uuidString
+                    let metadata = try StoreMetadata.propertyList(for: model, uuid: uuid, storeType: "PostgreSQL")
+                    for statement in schema.createStatements { _ = try run(statement) }
+                    _ = try run(schema.insertMetadata(plist: Array(metadata), uuid: uuid))
+                    result = (model, nil)
+                }
+                _ = try run(SQLQuery(sql: "COMMIT"))
+                return result
+            } catch {
+                _ = try? run(SQLQuery(sql: "ROLLBACK"))
+                throw error
+            }
+        }
+    }
+
+    /// The model a store's metadata names, checked against `expected`.
+    private static func storedModel(_ rows: [[SQLValue]], expected: DataModel?, schemaName: String) throws
+        -> (DataModel, [String: Int]?)
+    {
+        guard case .blob(let plist)? = rows.first?.first, let metadata = StoreMetadata.read(plist),
+              let json = metadata[StoreMetadata.modelKey] as? String else {
+            throw StoreError.damaged(path: schemaName, reason: "its metadata does not name the model it was made for")
+        }
+        let hash = metadata[StoreMetadata.modelHashKey] as? String ?? ""
+        if let expected {
+            guard expected.versionHash == hash else {
+                throw StoreError.modelMismatch(path: schemaName, storeHash: hash, modelHash: expected.versionHash)
+            }
+            return (expected, nil)
+        }
+        let stored: DataModel
+        do {
+            stored = try DataModel(json: Data(json.utf8))
+        } catch {
+            throw StoreError.damaged(path: schemaName, reason: "the model it holds does not load: \(error)")
+        }
+        guard stored.versionHash == hash else {
+            throw StoreError.damaged(path: schemaName, reason: "the model it holds is not the one its hash names (\(hash))")
+        }
+        return (stored, nil)
+    }
+
+    /// Removes the store from the database: its schema (with everything in
+    /// it) when the store has a schema of its own, its tables when it is in
+    /// `public`. The store is closed afterwards.
+    public func destroy() throws(StoreError) {
+        defer { close() }
+        if schemaName == "public" {
+            for table in schema.tableNames { _ = try run(ServerCatalog.dropTable(table)) }
+        } else {
+            _ = try run(ServerCatalog.dropSchema(schemaName))
+        }
+    }
+
+    /// Registers a function for predicates (it runs in memory).
+    public func register(_ function: CustomFunction) {
+        functions.register(function)
+    }
+
+    /// Loads every object of a data set, in one transaction.
+    public func importDataSet(_ dataSet: DataSet, progress: ((Int, Int) -> Void)? = nil) throws(StoreError) {
+        guard dataSet.model.versionHash == model.versionHash else {
+            throw .modelMismatch(path: schemaName, storeHash: model.versionHash, modelHash: dataSet.model.versionHash)
+        }
+        try importNodes(dataSet.nodes, progress: progress)
+    }
+
+    /// Inserts nodes of this store's model as new rows, with their
+    /// relationships, in one transaction.
+    public func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)? = nil) throws(StoreError) {
+        try checkText(nodes.map { ($0.id, $0.values) })
+        let writer = self.writer
+        do {
+            try transaction(reservedKeys: [:]) { executor in
+                try writer.importNodes(nodes, executor, progress: progress)
+            }
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+}

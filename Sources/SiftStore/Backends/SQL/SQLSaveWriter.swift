@@ -1,0 +1,297 @@
+// Store stage: how a SQL store applies a save request, written once for
+// every SQL backend — permanent keys reserved per table; every UPDATE and
+// DELETE checked against the version the context read (`WHERE key = ? AND
+// version = ?`). A row that moved is a conflict: the backend rolls the
+// transaction back, and the conflicts go back with the rows as the store
+// has them. The backend supplies a `SQLExecutor` inside its transaction.
+
+import Foundation
+import Sift
+
+/// A connection inside a save's transaction, as the save writer uses it.
+package protocol SQLExecutor {
+    /// A statement made ready to run many times.
+    associatedtype Prepared
+    /// Prepares a statement (once per save for each shape).
+    func prepare(_ sql: String) throws -> Prepared
+    /// Runs a prepared statement; returns how many rows it changed.
+    @discardableResult
+    func run(_ statement: Prepared, _ bindings: [SQLValue]) throws -> Int
+    /// The rows a statement gives.
+    func rows(_ sql: String, _ bindings: [SQLValue]) throws -> [[SQLValue]]
+    /// Reserves `count` new keys of `root`'s table; returns the largest of them
+    /// (the others are the `count - 1` keys before it).
+    func reserveKeys(_ count: Int64, root: Entity, schema: SQLSchema) throws -> Int64
+}
+
+/// Rolls a save's transaction back when it found conflicts.
+package struct ConflictsFound: Error {
+    package var conflicts: [RowConflict]
+}
+
+/// Writes save requests and imports with one backend's executor.
+package struct SQLSaveWriter {
+    package let model: DataModel
+    package let schema: SQLSchema
+    package let rowCache: RowCache
+    package let externalData: URL?
+    package let transformers: ValueTransformerRegistry
+
+    package init(model: DataModel, schema: SQLSchema, rowCache: RowCache, externalData: URL?,
+                 transformers: ValueTransformerRegistry) {
+        self.model = model
+        self.schema = schema
+        self.rowCache = rowCache
+        self.externalData = externalData
+        self.transformers = transformers
+    }
+
+    /// Writes a request inside the caller's transaction. Throws
+    /// `ConflictsFound` (the caller rolls back) when rows moved.
+    package func write<E: SQLExecutor>(_ request: SaveRequest, _ executor: E) throws -> SaveResult {
+        var result = SaveResult()
+        let now = Date().timeIntervalSinceReferenceDate
+
+        // Permanent keys for inserted objects, reserved per table (an entity
+        // and its subentities share their root's table and keys).
+        var counts: [Int: Int64] = [:]
+        for insert in request.inserts where insert.id.primaryKey < 0 { counts[insert.id.root, default: 0] += 1 }
+        var next: [Int: Int64] = [:]
+        for (root, count) in counts.sorted(by: { $0.key < $1.key }) {
+            let largest = try executor.reserveKeys(count, root: model.entities[root], schema: schema)
+            next[root] = largest - count
+        }
+        for insert in request.inserts where insert.id.primaryKey < 0 {
+            next[insert.id.root]! += 1
+            result.keys[insert.id.primaryKey] = next[insert.id.root]!
+        }
+        let keys = result.keys
+        func resolve(_ key: Int64?) -> Int64? { SaveRequest.resolve(key, keys) }
+        func permanent(_ id: ObjectID) -> ObjectID { ObjectID(entity: id.entity, root: id.root, primaryKey: resolve(id.primaryKey)!) }
+
+        // The entity number of each inserted row, for the to-one columns that
+        // say which entity a key points at; other rows' are read when needed.
+        var insertedEntities: [ObjectID: Int64] = [:]
+        for insert in request.inserts {
+            insertedEntities[permanent(insert.id)] = Int64(schema.entityNumber(model.entities[insert.id.entity]))
+        }
+        func targetEntity(of entity: Entity) -> (Int, Int64) -> Int64? {
+            { slot, key in
+                guard let relationship = entity.relationships.first(where: { !$0.isToMany && $0.slot == slot }),
+                      let destination = self.model.entity(named: relationship.destination) else { return nil }
+                let id = ObjectID(entity: destination, primaryKey: key)
+                if let number = insertedEntities[id] { return number }
+                if let node = self.rowCache.node(id) { return Int64(self.schema.entityNumber(self.model.entities[node.id.entity])) }
+                let query = self.schema.selectEntityNumber(destination)
+                if case .integer(let number)? = try? executor.rows(query.sql, [.integer(key)]).first?.first { return number }
+                return nil
+            }
+        }
+
+        // One closure per entity, not one per row.
+        var targetClosures: [Int: (Int, Int64) -> Int64?] = [:]
+        func targetEntities(_ entity: Entity) -> (Int, Int64) -> Int64? {
+            if let closure = targetClosures[entity.index] { return closure }
+            let closure = targetEntity(of: entity)
+            targetClosures[entity.index] = closure
+            return closure
+        }
+        // Whether any value needs a value transformer: most saves need none.
+        let hasTransformers = model.entities.contains { entity in
+            entity.attributes.contains { $0.type == .transformable && $0.valueTransformerName != nil }
+        }
+
+        var statements: [String: E.Prepared] = [:]
+        func statement(_ query: SQLQuery) throws -> E.Prepared {
+            if let prepared = statements[query.sql] { return prepared }
+            let prepared = try executor.prepare(query.sql)
+            statements[query.sql] = prepared
+            return prepared
+        }
+
+        // Each statement is built once per save: one INSERT per entity, one
+        // UPDATE per entity and set of changed columns.
+        var rowInserts: [Int: (RowInsert, E.Prepared)] = [:]
+        var rowUpdates: [[Int]: (RowUpdate, E.Prepared)] = [:]
+        for insert in request.inserts {
+            let entity = model.entities[insert.id.entity]
+            let id = permanent(insert.id)
+            if rowInserts[entity.index] == nil {
+                let row = schema.insertRow(entity)
+                rowInserts[entity.index] = (row, try statement(row.query))
+            }
+            let (row, prepared) = rowInserts[entity.index]!
+            let toOne = insert.toOne.map(resolve)
+            try executor.run(prepared, row.bindings(key: id.primaryKey, version: 1,
+                                                    values: try storedValues(insert.values, of: entity, hasTransformers),
+                                                    toOne: toOne, targetEntity: targetEntities(entity)))
+            result.nodes[insert.id] = RowNode(id: id, version: 1, fetchTimestamp: now, values: insert.values, toOne: toOne,
+                                              toMany: Array(repeating: nil, count: entity.toManyCount))
+            result.changes.inserted.insert(id)
+        }
+
+        var conflicts: [RowConflict] = []
+        for update in request.updates {
+            let entity = model.entities[update.id.entity]
+            let shape = [entity.index] + update.attributeSlots + [-1] + update.toOneSlots
+            if rowUpdates[shape] == nil {
+                let row = schema.updateRow(
+                    entity, attributes: update.attributeSlots.map { entity.attributes[$0] },
+                    toOne: update.toOneSlots.compactMap { slot in entity.relationships.first { !$0.isToMany && $0.slot == slot } })
+                rowUpdates[shape] = (row, try statement(row.query))
+            }
+            let (row, prepared) = rowUpdates[shape]!
+            let toOne = update.toOne.map(resolve)
+            let changed = try executor.run(prepared, row.bindings(values: try storedValues(update.values, of: entity, hasTransformers),
+                                                                  toOne: toOne, key: update.id.primaryKey,
+                                                                  expectedVersion: update.expectedVersion,
+                                                                  targetEntity: targetEntities(entity)))
+            guard changed == 1 else {
+                conflicts.append(RowConflict(id: update.id, current: try storeRow(update.id, executor)))
+                continue
+            }
+            result.nodes[update.id] = RowNode(id: update.id, version: update.expectedVersion &+ 1, fetchTimestamp: now,
+                                              values: update.values, toOne: toOne,
+                                              toMany: Array(repeating: nil, count: entity.toManyCount))
+            result.changes.updated.insert(update.id)
+        }
+
+        // Links before deletes: a deleted row takes every link to it along,
+        // even one this save added.
+        for change in request.links {
+            let entity = model.entities[change.owner.entity]
+            guard let insert = schema.insertLink(change.relationship, in: entity),
+                  let remove = schema.deleteLink(change.relationship, in: entity) else { continue }
+            let owner = resolve(change.owner.primaryKey)!
+            for added in change.added { try executor.run(statement(insert), [.integer(owner), .integer(resolve(added)!)]) }
+            for removed in change.removed { try executor.run(statement(remove), [.integer(owner), .integer(resolve(removed)!)]) }
+        }
+        // Order keys of ordered relationships, after every row and link is written.
+        for change in request.links {
+            guard let order = change.order,
+                  let update = schema.updateOrderKey(change.relationship, in: model.entities[change.owner.entity]) else { continue }
+            let owner = resolve(change.owner.primaryKey)!
+            for (index, member) in order.enumerated() {
+                try executor.run(statement(update), [.integer(SQLSchema.orderKeyValue(at: index)), .integer(resolve(member)!),
+                                                     .integer(owner)])
+            }
+        }
+
+        for delete in request.deletes {
+            let entity = model.entities[delete.id.entity]
+            let query = schema.deleteRow(entity, checkingVersion: delete.expectedVersion != nil)
+            var bindings: [SQLValue] = [.integer(delete.id.primaryKey)]
+            if let version = delete.expectedVersion { bindings.append(.integer(version)) }
+            let changed = try executor.run(statement(query), bindings)
+            if changed == 0, let current = try storeRow(delete.id, executor) {
+                // Still there at another version: a conflict.
+                conflicts.append(RowConflict(id: delete.id, current: current))
+                continue
+            }
+            // Its links go with it.
+            for relationship in entity.relationships where relationship.isToMany {
+                if let links = schema.deleteLinks(relationship, in: entity) {
+                    try executor.run(statement(links), [.integer(delete.id.primaryKey)])
+                }
+            }
+            result.changes.deleted.insert(delete.id)
+        }
+        guard conflicts.isEmpty else { throw ConflictsFound(conflicts: conflicts) }
+        // Rows the request learnt are gone (deleted by another store): they go from the cache too.
+        result.changes.deleted.formUnion(request.gone)
+        return result
+    }
+
+    /// An object's values as the store keeps them: transformable attributes
+    /// as the bytes their registered transformers make.
+    private func storedValues(_ values: [PredicateValue], of entity: Entity, _ needed: Bool) throws -> [PredicateValue] {
+        guard needed else { return values }
+        var result = values
+        for attribute in entity.attributes where attribute.type == .transformable && attribute.valueTransformerName != nil {
+            do {
+                result[attribute.slot] = try transformers.storedValue(values[attribute.slot], of: attribute)
+            } catch {
+                throw StoreError.validation([SaveValidationFailure(
+                    object: "<\(entity.name)>", property: attribute.name,
+                    reason: "its value transformer '\(attribute.valueTransformerName!)' cannot store \(values[attribute.slot]): \(error)")])
+            }
+        }
+        return result
+    }
+
+    /// The row with `id` as the store has it now, or nil when it is gone.
+    private func storeRow<E: SQLExecutor>(_ id: ObjectID, _ executor: E) throws -> RowNode? {
+        let entity = model.entities[id.entity]
+        let query = schema.selectRow(entity)
+        let layout = schema.rowLayout(entity)
+        guard let columns = try executor.rows(query.sql, [.integer(id.primaryKey)]).first else { return nil }
+        let row = ValueRow(columns)
+        let member = layout.entityColumn.flatMap { layout.member(number: row.integer($0)) } ?? layout.members[0]
+        return RowReader(member, base: 0, externalData: externalData, transformers: transformers)
+            .node(row, primaryKey: id.primaryKey, version: row.integer(1), now: Date().timeIntervalSinceReferenceDate)
+    }
+
+    /// Inserts nodes of the model as new rows, with their relationships,
+    /// inside the caller's transaction; the largest keys are recorded.
+    package func importNodes<E: SQLExecutor>(_ nodes: [RowNode], _ executor: E, progress: ((Int, Int) -> Void)?) throws {
+        var inserts: [Int: (RowInsert, E.Prepared)] = [:]
+        var links: [String: E.Prepared] = [:]
+        var largest: [Int: Int64] = [:]
+        // Which entity each imported row is, for to-one columns that
+        // say which entity a key points at (models with inheritance).
+        var numbers: [ObjectID: Int64] = [:]
+        if model.entities.contains(where: { $0.superentity != nil }) {
+            for node in nodes { numbers[node.id] = Int64(schema.entityNumber(model.entities[node.id.entity])) }
+        }
+        for (index, node) in nodes.enumerated() {
+            let entity = model.entities[node.id.entity]
+            largest[entity.rootIndex] = max(largest[entity.rootIndex] ?? 0, node.id.primaryKey)
+            if inserts[entity.index] == nil {
+                let insert = schema.insertRow(entity)
+                inserts[entity.index] = (insert, try executor.prepare(insert.query.sql))
+            }
+            let (insert, statement) = inserts[entity.index]!
+            try executor.run(statement, insert.bindings(key: node.id.primaryKey, version: node.version,
+                                                        values: node.values, toOne: node.toOne) { slot, key in
+                guard let relationship = entity.relationships.first(where: { !$0.isToMany && $0.slot == slot }),
+                      let destination = self.model.entity(named: relationship.destination) else { return nil }
+                return numbers[ObjectID(entity: destination, primaryKey: key)]
+            })
+            for relationship in entity.relationships where relationship.isToMany {
+                // Join tables are written from one side only.
+                guard schema.writesLinks(of: relationship, in: entity), let targets = node.toMany[relationship.slot],
+                      let link = schema.insertLink(relationship, in: entity) else { continue }
+                let statement = try links[link.sql] ?? executor.prepare(link.sql)
+                links[link.sql] = statement
+                for target in targets { try executor.run(statement, [.integer(node.id.primaryKey), .integer(target)]) }
+            }
+            if index % 10_000 == 9_999 { progress?(index + 1, nodes.count) }
+        }
+        // Order keys of ordered relationships, once every member's row is there.
+        var orderKeys: [String: E.Prepared] = [:]
+        for node in nodes {
+            let entity = model.entities[node.id.entity]
+            for relationship in entity.relationships where relationship.isToMany && relationship.isOrdered {
+                guard let members = node.toMany[relationship.slot], !members.isEmpty,
+                      let update = schema.updateOrderKey(relationship, in: entity) else { continue }
+                let statement = try orderKeys[update.sql] ?? executor.prepare(update.sql)
+                orderKeys[update.sql] = statement
+                for (index, member) in members.enumerated() {
+                    try executor.run(statement, [.integer(SQLSchema.orderKeyValue(at: index)), .integer(member),
+                                                 .integer(node.id.primaryKey)])
+                }
+            }
+        }
+        // The largest keys, recorded as Core Data records them.
+        for (index, key) in largest {
+            let query = schema.selectKeyMaximum(model.entities[index])
+            var current: Int64 = 0
+            if case .integer(let m)? = try executor.rows(query.sql, query.bindings).first?.first { current = m }
+            if key > current {
+                let update = schema.updateKeyMaximum(model.entities[index], to: key)
+                try executor.run(executor.prepare(update.sql), update.bindings)
+            }
+        }
+        progress?(nodes.count, nodes.count)
+    }
+}

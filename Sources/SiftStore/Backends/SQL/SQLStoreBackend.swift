@@ -1,0 +1,173 @@
+// Store stage: what every SQL store answers a context with — SQL for what
+// SQL can run, memory for a plan's residual; rows by key and links for
+// faults and prefetching, with the statements the SQL stage builds. A SQL
+// backend (SQLite, PostgreSQL) supplies only how a statement runs and how
+// its rows are read; fetching is written once, here.
+
+import Foundation
+import Sift
+
+/// A store whose rows live in SQL tables laid out by `SQLSchema`.
+package protocol SQLStoreBackend: StoreBackend {
+    /// How the model is laid out in tables, and the dialect of its statements.
+    var schema: SQLSchema { get }
+    /// The SQL lowering for the model.
+    var lowering: SQLLowering { get }
+    /// Runs a `.rows` query of `entity` and returns its rows as nodes,
+    /// stored in the row cache. With `ownerColumn`, each row starts with
+    /// an owner's key (a link query), passed to `owner` in row order.
+    func fetchNodes(_ query: SQLQuery, entity: Entity, ownerColumn: Bool, owner: ((Int64) -> Void)?) throws(StoreError)
+        -> [RowNode]
+    /// Runs an `.identifiers` query of `entity`: each row's object ID, of the row's own entity.
+    func fetchObjectIDs(_ query: SQLQuery, entity: Entity) throws(StoreError) -> [ObjectID]
+    /// Runs a query whose columns are integers, and returns them row after row.
+    func fetchIntegers(_ query: SQLQuery, columns: Int) throws(StoreError) -> [Int64]
+    /// Nil when the database would run `select`; why not (naming the limit),
+    /// when it passes one of the database's limits: the planner then moves
+    /// terms to memory.
+    func refuses(_ select: SQLSelect) -> String?
+}
+
+extension SQLStoreBackend {
+    package func fetchNodes(_ query: SQLQuery, entity: Entity) throws(StoreError) -> [RowNode] {
+        try fetchNodes(query, entity: entity, ownerColumn: false, owner: nil)
+    }
+
+    package func rows(for request: FetchRequest) throws(StoreError) -> [RowNode] {
+        let entity = try self.entity(request.entityName)
+        let plan = try makePlan(request)
+        if plan.residual != nil { return try rowsWithResidual(request, plan, entity) }
+        return try fetchNodes(plan.query(for: request, columns: .rows), entity: entity)
+    }
+
+    package func keys(for request: FetchRequest) throws(StoreError) -> [ObjectID] {
+        let entity = try self.entity(request.entityName)
+        let plan = try makePlan(request)
+        if plan.residual != nil { return try rowsWithResidual(request, plan, entity).map(\.id) }
+        return try fetchObjectIDs(plan.query(for: request, columns: .identifiers), entity: entity)
+    }
+
+    package func count(for request: FetchRequest) throws(StoreError) -> Int {
+        let entity = try self.entity(request.entityName)
+        var countRequest = request
+        countRequest.sortDescriptors = []
+        let plan = try makePlan(countRequest)
+        if plan.residual != nil { return try rowsWithResidual(countRequest, plan, entity).count }
+        let whole = request.fetchLimit == nil && request.fetchOffset == 0
+        let query = plan.query(for: countRequest, columns: whole ? .count : .identifiers)
+        if whole { return Int(clamping: try fetchIntegers(query, columns: 1).first ?? 0) }
+        return try fetchObjectIDs(query, entity: entity).count
+    }
+
+    /// Runs a plan with a residual: SQL returns the candidate rows in order,
+    /// the relationships the residual follows are loaded (one statement per
+    /// key path), memory filters, then offset and limit apply.
+    package func rowsWithResidual(_ request: FetchRequest, _ plan: FetchPlan, _ entity: Entity) throws(StoreError) -> [RowNode] {
+        guard let residual = plan.residual else { return [] }
+        let candidates = try fetchNodes(plan.query(for: request, columns: .rows), entity: entity)
+        for path in RelationshipPaths.of(residual).sorted() {
+            try loadPath(path, from: candidates, entity: entity)
+        }
+        let domain = RowNodeDomain(cache: rowCache)
+        let filter = MemoryPredicate(residual, domain: domain)
+        let current = candidates.compactMap { domain.snapshot.node(entity: entity.index, primaryKey: $0.id.primaryKey) }
+        let matching = try StoreError.evaluating { () throws(EvaluationError) in try filter.filter(current) }
+        return request.page(matching)
+    }
+
+    package func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {
+        try fetchNodes(schema.selectRows(entity, keys: keys), entity: entity)
+    }
+
+    package func links(_ relationship: Relationship, of owners: [Int64], entity: Entity,
+                       loadingRows: Bool) throws(StoreError) -> [Int64: [Int64]] {
+        guard let destination = model.entity(named: relationship.destination),
+              let query = schema.selectLinks(relationship, in: entity, owners: owners, withRows: loadingRows) else {
+            throw .unknownRelationship(relationship.name, entity: entity.name)
+        }
+        var links: [Int64: [Int64]] = [:]
+        for owner in owners { links[owner] = [] }
+        if loadingRows {
+            var ownerKeys: [Int64] = []
+            let fetched = try fetchNodes(query, entity: destination, ownerColumn: true) { ownerKeys.append($0) }
+            for (node, ownerKey) in zip(fetched, ownerKeys) { links[ownerKey, default: []].append(node.id.primaryKey) }
+        } else {
+            let pairs = try fetchIntegers(query, columns: 2)
+            for i in stride(from: 0, to: pairs.count - 1, by: 2) { links[pairs[i], default: []].append(pairs[i + 1]) }
+        }
+        return links
+    }
+
+    /// Splits a request's predicate into what SQL runs and what memory runs,
+    /// binding, optimizing and lowering it once.
+    package func makePlan(_ request: FetchRequest) throws(StoreError) -> FetchPlan {
+        let entity = try self.entity(request.entityName)
+        var rewrites: [String] = []
+        let predicate: BoundPredicate?
+        switch request.predicate {
+        case nil:
+            predicate = nil
+        case .bound(let bound):
+            (predicate, rewrites) = Optimizer.standard.optimizeWithTrace(bound)
+        case .format(let text, let arguments):
+            do {
+                var unoptimized = compiler
+                unoptimized.optimizer = nil
+                let bound = try unoptimized.bind(text, arguments: arguments, entity: request.entityName)
+                (predicate, rewrites) = Optimizer.standard.optimizeWithTrace(bound)
+            } catch {
+                throw .invalidPredicate(error, text: text)
+            }
+        }
+        let fetch: SQLFetch
+        let sort = try sortKeys(request)
+        do {
+            fetch = try lowering.lower(entity.name, where: predicate, sortedBy: sort)
+        } catch {
+            throw .notExpressibleInSQL(error, range: nil, text: nil)
+        }
+        var sql = fetch.terms.indices.filter { fetch.terms[$0].sql != nil }
+        var residual = fetch.terms.indices.filter { fetch.terms[$0].sql == nil }
+        var reasons = residual.compactMap { fetch.terms[$0].error?.description }
+        // Past the database's limits: the larger half of the SQL terms moves
+        // to memory until the rest prepares. Each round halves what is left,
+        // so there are at most log2(n) + 1 of them.
+        while !sql.isEmpty, fetch.metrics(terms: sql).mayPassLimits,
+              let refusal = refuses(fetch.statement(terms: sql, columns: .identifiers)) {
+            let sizes = sql.map { fetch.terms[$0].sql?.size ?? 0 }
+            let largest = Set(sql.indices.sorted { sizes[$0] > sizes[$1] }.prefix((sql.count + 1) / 2))
+            residual += sql.indices.filter(largest.contains).map { sql[$0] }
+            sql = sql.indices.filter { !largest.contains($0) }.map { sql[$0] }
+            reasons.append(refusal)
+        }
+        func joined(_ indices: [Int]) -> BoundPredicate? {
+            let ps = indices.sorted().map { fetch.terms[$0].predicate }
+            return ps.isEmpty ? nil : ps.count == 1 ? ps[0] : .and(ps)
+        }
+        return FetchPlan(predicate: predicate, sql: joined(sql), residual: joined(residual), reasons: reasons, rewrites: rewrites,
+                         fetch: fetch, sqlTerms: sql.sorted())
+    }
+
+    /// The SQL a request runs when SQL runs all of its predicate; an error
+    /// naming the first construct SQL cannot express (and where it is in the
+    /// predicate's text) otherwise.
+    package func makeSQLQuery(for request: FetchRequest, columns: SQLColumns) throws(StoreError) -> SQLQuery {
+        let plan = try makePlan(request)
+        if let term = plan.fetch.terms.first(where: { $0.error != nil }), let error = term.error {
+            throw .notExpressibleInSQL(error, range: sourceRange(of: error.expression, in: request), text: request.predicateText)
+        }
+        if plan.residual != nil, let reason = plan.reasons.first {
+            throw .notExpressibleInSQL(SQLLoweringError(reason), range: nil, text: request.predicateText)
+        }
+        return plan.query(for: request, columns: columns)
+    }
+
+    /// Where in the request's predicate text a bound expression came from.
+    package func sourceRange(of expression: BoundExpression?, in request: FetchRequest) -> SourceRange? {
+        guard let expression, case .format(let text, let arguments) = request.predicate,
+              let syntax = try? PredicateParser.parse(text, arguments: arguments),
+              let (_, ranges) = try? binder.bindWithSourceMap(syntax, entity: request.entityName)
+        else { return nil }
+        return ranges[expression]
+    }
+}
