@@ -10,7 +10,8 @@
 //
 // A payload is JSON: the sending store's identifier and, per kind, entity
 // numbers in the model and keys, pairwise. PostgreSQL caps a payload at
-// 8 000 bytes: a large save sends several.
+// 8 000 bytes: a save of more than 200 rows sends several, each announced
+// as it arrives.
 
 import Foundation
 import Logging
@@ -64,7 +65,8 @@ extension PostgresStore {
     /// The channel of the store's schema.
     var channel: String { String(("sift:" + schemaName).utf8.prefix(63)) ?? "sift" }
 
-    /// The payloads announcing `changes`, each under PostgreSQL's 8 000 bytes.
+    /// The payloads announcing `changes`, each under PostgreSQL's 8 000
+    /// bytes: one for most saves, several for a large one.
     func notifications(for changes: StoreChanges) -> [String] {
         guard !changes.isEmpty else { return [] }
         func flat(_ ids: Set<ObjectID>) -> [Int64] {
@@ -72,20 +74,30 @@ extension PostgresStore {
         }
         // 200 rows (400 numbers of at most 20 digits) per payload stay under the cap.
         let perPayload = 400
-        var payloads: [String] = []
-        for (kind, numbers) in [("i", flat(changes.inserted)), ("u", flat(changes.updated)), ("d", flat(changes.deleted))] {
-            for start in stride(from: 0, to: numbers.count, by: perPayload) {
-                var notification = ChangeNotification(s: identifier)
-                let chunk = Array(numbers[start..<min(start + perPayload, numbers.count)])
+        var notifications: [ChangeNotification] = []
+        var current = ChangeNotification(s: identifier)
+        var numbers = 0
+        for (kind, flattened) in [(0, flat(changes.inserted)), (1, flat(changes.updated)), (2, flat(changes.deleted))] {
+            var rest = flattened[...]
+            while !rest.isEmpty {
+                let room = perPayload - numbers
+                let chunk = Array(rest.prefix(room))
+                rest = rest.dropFirst(chunk.count)
                 switch kind {
-                case "i": notification.i = chunk
-                case "u": notification.u = chunk
-                default: notification.d = chunk
+                case 0: current.i += chunk
+                case 1: current.u += chunk
+                default: current.d += chunk
                 }
-                if let data = try? JSONEncoder().encode(notification) { payloads.append(String(decoding: data, as: UTF8.self)) }
+                numbers += chunk.count
+                if numbers == perPayload {
+                    notifications.append(current)
+                    current = ChangeNotification(s: identifier)
+                    numbers = 0
+                }
             }
         }
-        return payloads
+        if numbers > 0 { notifications.append(current) }
+        return notifications.compactMap { try? JSONEncoder().encode($0) }.map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Opens the listening connection.

@@ -93,6 +93,11 @@ public struct PostgreSQLDialect: SQLDialect {
     }
 
     public var hasSiftFunctions: Bool { false }
+    /// POSIX-style matching (`~`), for the MATCHES patterns whose meaning
+    /// is the same as ICU's (`RegularExpressionTranslation`).
+    public var regularExpressionOperator: String? { "~" }
+    /// NULL sorts after every value there.
+    public var sortsNullsFirst: Bool { false }
 
     public var textHoldsNUL: Bool { false }
 

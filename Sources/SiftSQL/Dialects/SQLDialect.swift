@@ -68,6 +68,13 @@ public protocol SQLDialect: Sendable {
     /// `INSERT` that skips rows whose key is already there: the words
     /// before `INTO`, and after the values.
     func insertIgnoringDuplicates() -> (prefix: String, suffix: String)
+    /// The operator matching text against the database's own regular
+    /// expressions, when MATCHES patterns in the subset both read alike
+    /// run there (nil: MATCHES runs through Sift's function, or in memory).
+    var regularExpressionOperator: String? { get }
+    /// Whether NULL sorts before every value (ascending) by itself; where it
+    /// does not, orderings on nullable values say `NULLS FIRST`/`LAST`.
+    var sortsNullsFirst: Bool { get }
 }
 
 extension SQLDialect {
@@ -88,6 +95,8 @@ extension SQLDialect {
     public func divide(_ left: String, _ right: String) -> String { "(CAST(\(left) AS \(realType)) / \(right))" }
     public var unlimited: SQLValue { .integer(-1) }
     public func insertIgnoringDuplicates() -> (prefix: String, suffix: String) { (" OR IGNORE", "") }
+    public var regularExpressionOperator: String? { nil }
+    public var sortsNullsFirst: Bool { true }
 
     /// Double quotes, a double quote inside written twice (standard SQL).
     public func quote(_ identifier: String) -> String {

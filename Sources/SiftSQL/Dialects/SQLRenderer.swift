@@ -206,6 +206,10 @@ public struct SQLRenderer {
             list(select.orderBy, ", ") { r, ordering in
                 r.expression(ordering.expression)
                 if ordering.descending { r.out += " DESC" }
+                // Nil sorts before every value, as in memory.
+                if ordering.expression.isNullable, !r.dialect.sortsNullsFirst {
+                    r.out += ordering.descending ? " NULLS LAST" : " NULLS FIRST"
+                }
             }
         }
         if let limit = select.limit {
@@ -324,6 +328,8 @@ public struct SQLRenderer {
             } else {
                 out += dialect.wildcardMatch(self.text(text), self.text(pattern), converted: false)
             }
+        case .regularExpressionMatch(let text, let pattern):
+            out += "(" + self.text(text) + " " + (dialect.regularExpressionOperator ?? "REGEXP") + " " + self.text(pattern) + ")"
         case .sift(let function, let arguments):
             out += dialect.functionName(function) + "("
             list(arguments, ", ") { $0.expression($1) }

@@ -21,6 +21,11 @@ extension SQLWriter {
         var pattern: String?
         if case .constant(.string(let s)) = right.kind { pattern = StringFolding.fold(s, options) }
         if op == .matches {
+            // The database's own regular expressions, for patterns they read as ICU does.
+            if !schema.dialect.hasSiftFunctions, schema.dialect.regularExpressionOperator != nil, options.foldingFlags == 0,
+               case .constant(.string(let s)) = right.kind, let translated = RegularExpressionTranslation.postgreSQL(s) {
+                return .regularExpressionMatch(left, .value(.text(translated)))
+            }
             let p: SQLExpression
             if case .constant(.string(let s)) = right.kind { p = .value(.text(s)) } else { p = try value(right, c) }
             return .sift(.matches, [left, p, .literal(options.foldingFlags)], nullable: false)

@@ -107,6 +107,7 @@ public struct SQLExpression: Hashable, Sendable {
         case hasPrefix(SQLExpression, SQLExpression)
         case hasSuffix(SQLExpression, SQLExpression)
         case wildcardMatch(SQLExpression, SQLExpression)
+        case regularExpressionMatch(SQLExpression, SQLExpression)
         case sift(SQLSiftFunction, [SQLExpression])
         case builtin(String, [SQLExpression])
         case custom(String, [SQLExpression])
@@ -345,6 +346,12 @@ public struct SQLExpression: Hashable, Sendable {
         SQLExpression(.wildcardMatch(text, pattern), nullable: true)
     }
 
+    /// Whether `text` matches a regular expression in the database's own
+    /// syntax (already anchored at both ends).
+    public static func regularExpressionMatch(_ text: SQLExpression, _ pattern: SQLExpression) -> SQLExpression {
+        SQLExpression(.regularExpressionMatch(text, pattern), nullable: true)
+    }
+
     // MARK: Functions
 
     /// A call of one of Sift's registered functions.
@@ -403,7 +410,7 @@ public struct SQLExpression: Hashable, Sendable {
             body(a)
         case .compare(_, let a, let b), .isDistinct(let a, let b, _), .inArray(let a, let b), .arithmetic(_, let a, let b),
              .divide(let a, let b), .coalesce(let a, let b), .contains(let a, let b), .hasPrefix(let a, let b),
-             .hasSuffix(let a, let b), .wildcardMatch(let a, let b):
+             .hasSuffix(let a, let b), .wildcardMatch(let a, let b), .regularExpressionMatch(let a, let b):
             body(a)
             body(b)
         case .between(let a, let b, let c), .caseWhen(let a, let b, let c):

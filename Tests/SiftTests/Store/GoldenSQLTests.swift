@@ -86,6 +86,7 @@ struct GoldenSQLTests {
         ("name LIKE 'A?_*'", #"(t0."ZNAME" LIKE $1 ESCAPE '\')"#),
         ("age IN %@", #"(t0."ZAGE" = ANY($1))"#),
         ("salary / 1000 < 35", #"(CAST(t0."ZSALARY" AS DOUBLE PRECISION) / NULLIF($1, 0)) < $2"#),
+        ("name MATCHES 'A.*'", #"(t0."ZNAME" ~ $1)"#),
     ])
     func postgresWhereClause(_ predicate: String, _ condition: String) throws {
         let bound = try PredicateCompiler(model: Company.model, optimizer: nil)
@@ -96,11 +97,27 @@ struct GoldenSQLTests {
         #expect(whereText == condition, "\(query.sql)")
         if predicate.contains("LIKE") { #expect(query.bindings == [.text("A_\\_%")]) }
         if predicate.contains("%@") { #expect(query.bindings == [.array([.integer(1), .integer(2)])]) }
+        if predicate.contains("MATCHES") { #expect(query.bindings == [.text(#"^(?:A[^\n\v\f\r\u0085\u2028\u2029]*)$"#)]) }
+    }
+
+    @Test("MATCHES runs on PostgreSQL only in the subset of patterns both engines read alike", arguments: [
+        // (pattern, runs on the server)
+        ("abc", true), ("a.c", true), ("[a-z]+", true), ("[^0-9]*x", true), ("(ab|cd)e", true), ("(?:a|b)c", true),
+        ("a{2,5}", true), ("a{3}b{1,}", true), ("a+?b", true), ("\\.\\*\\[", true), ("a\\nb", true), ("é.ü", true),
+        ("(ab)+", false), ("a*+", false), ("a{256}", false), ("^abc", false), ("abc$", false), ("\\d+", false),
+        ("\\w", false), ("[[:alpha:]]", false), ("[a-z&&[^m]]", false), ("(?i)abc", false), ("a|", false),
+        ("[-a]", false), ("(a)\\1", false), ("[a-\\x{7A}]", false), ("\\Qa.b\\E", false), ("a{2}+", false),
+    ])
+    func postgresMatchesSubset(_ pattern: String, _ onServer: Bool) throws {
+        let bound = try PredicateCompiler(model: Company.model, optimizer: nil)
+            .bind("name MATCHES %@", arguments: [.string(pattern)], entity: "Employee")
+        let fetch = try Self.postgres.lower("Employee", where: bound, splitting: false)
+        #expect(fetch.terms.allSatisfy { $0.sql != nil } == onServer, "\(pattern)")
     }
 
     @Test func postgresRunsInMemoryWhatNeedsSiftsFunctionsOrTextWithNUL() throws {
         let compiler = PredicateCompiler(model: Company.model, optimizer: nil)
-        for predicate in ["name ==[cd] 'jose'", "name MATCHES 'A.*'", "uppercase(name) == 'A'", "name == 'a\u{0}b'"] {
+        for predicate in ["name ==[cd] 'jose'", "name MATCHES '(A)+.*'", "name MATCHES[c] 'a.*'", "uppercase(name) == 'A'", "name == 'a\u{0}b'"] {
             let bound = try compiler.bind(predicate, entity: "Employee")
             let fetch = try Self.postgres.lower("Employee", where: bound, splitting: false)
             #expect(fetch.terms.allSatisfy { $0.sql == nil }, "\(predicate)")
