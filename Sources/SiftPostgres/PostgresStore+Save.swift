@@ -13,6 +13,7 @@ import Logging
 import PostgresNIO
 import Sift
 import SiftStore
+import Synchronization
 
 /// A connection inside a save's transaction.
 struct PostgresExecutor: SQLExecutor {
@@ -20,16 +21,20 @@ struct PostgresExecutor: SQLExecutor {
     let logger: Logger
     /// The largest key reserved for each root entity before the transaction.
     let reserved: [Int: Int64]
+    /// The store, whose statements are counted.
+    let store: PostgresStore
 
     func prepare(_ sql: String) throws -> String { sql }
 
     @discardableResult
     func run(_ statement: String, _ bindings: [SQLValue]) throws -> Int {
-        try connection.run(statement, bindings, logger: logger).changed
+        store.statements.add(1, ordering: .relaxed)
+        return try connection.run(statement, bindings, logger: logger).changed
     }
 
     func rows(_ sql: String, _ bindings: [SQLValue]) throws -> [[SQLValue]] {
-        try connection.run(sql, bindings, logger: logger).rows
+        store.statements.add(1, ordering: .relaxed)
+        return try connection.run(sql, bindings, logger: logger).rows
     }
 
     func reserveKeys(_ count: Int64, root: Entity, schema: SQLSchema) throws -> Int64 {
@@ -62,7 +67,7 @@ extension PostgresStore {
     /// returns, rolled back when it throws (its error rethrown as it is).
     func transaction<T>(reservedKeys: [Int: Int64], _ body: (PostgresExecutor) throws -> T) throws -> T {
         try pool.withConnection { connection in
-            let executor = PostgresExecutor(connection: connection, logger: logger, reserved: reservedKeys)
+            let executor = PostgresExecutor(connection: connection, logger: logger, reserved: reservedKeys, store: self)
             try executor.run("BEGIN", [])
             do {
                 let result = try body(executor)

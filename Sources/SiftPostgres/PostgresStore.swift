@@ -11,6 +11,7 @@ import Logging
 import PostgresNIO
 import Sift
 import SiftStore
+import Synchronization
 
 /// A store on a PostgreSQL server, for a model.
 ///
@@ -49,6 +50,8 @@ public final class PostgresStore: @unchecked Sendable {
     let identifier = UUID().uuidString.lowercased()
     /// The connection that listens for other processes' saves.
     let listener = LockedListener()
+    /// Statements run so far.
+    let statements = Atomic<Int>(0)
 
     /// Opens the store in `schemaName` of the database `url` names
     /// (`postgres://user[:password]@host[:port]/database`). A schema without
@@ -117,8 +120,12 @@ public final class PostgresStore: @unchecked Sendable {
     /// Runs one statement on a connection of the pool.
     func run(_ query: SQLQuery) throws(StoreError) -> [[SQLValue]] {
         let logger = self.logger
+        statements.add(1, ordering: .relaxed)
         return try withConnection { try $0.run(query.sql, query.bindings, logger: logger).rows }
     }
+
+    /// How many SQL statements the store has run (fetches, faults, saves).
+    public var statementCount: Int { statements.load(ordering: .relaxed) }
 
     /// A PostgreSQL or pool error as a store error.
     static func storeError(_ error: any Error) -> StoreError {

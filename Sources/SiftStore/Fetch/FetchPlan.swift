@@ -34,6 +34,9 @@ public struct FetchPlan: CustomStringConvertible {
     public var reasons: [String]
     /// The optimizer rules that changed the predicate.
     public var rewrites: [String]
+    /// The sort keys memory applies, when the database cannot run one of
+    /// them (nil: the database sorts).
+    public var sortKeysInMemory: [SQLSortKey]?
     /// The fetch as the SQL stage lowered it, once; and the terms SQL runs.
     package let fetch: SQLFetch
     package let sqlTerms: [Int]
@@ -41,10 +44,9 @@ public struct FetchPlan: CustomStringConvertible {
     public var description: String {
         var lines: [String] = []
         lines.append("sql: " + (sql.map { "\n" + indent($0.outline) } ?? "every row"))
-        if let residual {
-            lines.append("memory:\n" + indent(residual.outline))
-            lines.append("because: " + reasons.joined(separator: "; "))
-        }
+        if let residual { lines.append("memory:\n" + indent(residual.outline)) }
+        if sortKeysInMemory != nil { lines.append("memory sorts the rows") }
+        if needsMemory { lines.append("because: " + reasons.joined(separator: "; ")) }
         if !rewrites.isEmpty { lines.append("rewrites: " + rewrites.joined(separator: ", ")) }
         return lines.joined(separator: "\n")
     }
@@ -53,10 +55,13 @@ public struct FetchPlan: CustomStringConvertible {
         text.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
     }
 
+    /// Whether memory filters or sorts the rows SQL returns.
+    public var needsMemory: Bool { residual != nil || sortKeysInMemory != nil }
+
     /// The SQL of the plan's SQL part for `request`, returning `columns`;
-    /// with a residual, without limit and offset (they apply after it).
+    /// when memory filters or sorts, without limit and offset (they apply after).
     public func query(for request: FetchRequest, columns: SQLColumns) -> SQLQuery {
-        let deferred = residual != nil
+        let deferred = needsMemory
         // A negative limit is no limit, a negative offset skips nothing (as
         // SQLite reads them; PostgreSQL refuses them).
         let limit = request.fetchLimit.flatMap { $0 < 0 ? nil : $0 }

@@ -54,7 +54,7 @@ public final class PredicateTemplate {
         request.predicate = .bound(optimized)
         self.request = request
         let plan = try store.plan(request)
-        if plan.residual == nil {
+        if !plan.needsMemory {
             query = plan.query(for: request, columns: .identifiers)
         } else {
             query = nil

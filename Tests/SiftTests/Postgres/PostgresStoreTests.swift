@@ -253,5 +253,13 @@ struct PostgresStoreTests {
             #expect(onServer == (try there.fetch(request).map(\.objectID.primaryKey)))
             #expect(try here.fetch(request).first?.value(forKey: "nickname") == (ascending ? .null : "Zed") || !ascending)
         }
+        // A case-insensitive key PostgreSQL cannot fold: memory sorts, then offset and limit apply.
+        var folded = FetchRequest(entityName: "Employee", predicate: "age > 30",
+                                  sortDescriptors: [SortDescriptor("name", caseInsensitive: true)], fetchLimit: 7, fetchOffset: 3)
+        let plan = try #require(postgres.store as? PostgresStore).plan(folded)
+        #expect(plan.sortKeysInMemory != nil && plan.residual == nil && plan.description.contains("memory sorts"))
+        #expect(try here.fetch(folded).map(\.objectID.primaryKey) == (try there.fetch(folded).map(\.objectID.primaryKey)))
+        folded.fetchBatchSize = 2
+        #expect(try here.fetchObjectIDs(folded) == (try there.fetchObjectIDs(folded)))
     }
 }

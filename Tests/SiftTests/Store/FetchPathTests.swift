@@ -1,11 +1,41 @@
 // The fetch path: uniquing, faults and what fires them, batch faulting,
 // relationship faults, prefetching (statement counts), staleness, reference
-// counting and purge, sort/limit/offset/batch, result types, injection.
+// counting and purge, sort/limit/offset/batch, result types, injection. The
+// fetch path's tests run on every SQL store: SQLite, and PostgreSQL when a
+// server is configured (the same statement counts there).
 
 import Foundation
 import Sift
+import SiftPostgres
 import SiftStore
 import Testing
+
+/// A SQL store for the fetch path's tests, with its statement count.
+struct SQLStoreUnderTest {
+    let test: TestStore
+    let statementCount: () -> Int
+
+    var rowCache: RowCache { test.rowCache }
+    func context() -> ObjectContext { test.context() }
+}
+
+/// The SQL stores this run can make.
+enum SQLStoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+
+    static var allCases: [SQLStoreKind] { StoreKind.postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
+
+    var testDescription: String { rawValue }
+
+    /// A store with the company, its row cache empty.
+    func fresh() throws -> SQLStoreUnderTest {
+        let test = try (self == .sqlite ? StoreKind.sqlite : StoreKind.postgres).make()
+        test.rowCache.removeAll()
+        if let sqlite = test.store as? SQLiteStore { return SQLStoreUnderTest(test: test) { sqlite.statementCount } }
+        let postgres = test.store as! PostgresStore
+        return SQLStoreUnderTest(test: test) { postgres.statementCount }
+    }
+}
 
 @Suite("Fetch path")
 struct FetchPathTests {
@@ -23,9 +53,16 @@ struct FetchPathTests {
         return store.statementCount - before
     }
 
-    @Test func uniquing() throws {
-        let store = try freshStore()
-        let context = ObjectContext(store: store)
+    func statements(_ store: SQLStoreUnderTest, _ body: () throws -> Void) rethrows -> Int {
+        let before = store.statementCount()
+        try body()
+        return store.statementCount() - before
+    }
+
+    @Test(arguments: SQLStoreKind.allCases)
+    func uniquing(_ kind: SQLStoreKind) throws {
+        let store = try kind.fresh()
+        let context = store.context()
         let a = try context.fetch(FetchRequest(entityName: "Employee", predicate: "age > 55"))
         let b = try context.fetch(FetchRequest(entityName: "Employee", predicate: "age > 20"))
         let first = try #require(a.first)
@@ -35,9 +72,10 @@ struct FetchPathTests {
         #expect(context.object(for: first.objectID) === first)
     }
 
-    @Test func faultsFireOnlyWhenValuesAreRead() throws {
-        let store = try freshStore()
-        let context = ObjectContext(store: store)
+    @Test(arguments: SQLStoreKind.allCases)
+    func faultsFireOnlyWhenValuesAreRead(_ kind: SQLStoreKind) throws {
+        let store = try kind.fresh()
+        let context = store.context()
         let id = ObjectID(entity: 1, primaryKey: 101)
         let object = context.object(for: id)
         let quiet = statements(store) {
@@ -56,27 +94,30 @@ struct FetchPathTests {
         #expect(count1 == 0)
     }
 
-    @Test func fetchedFaultsFireFromTheRowCache() throws {
-        let store = try freshStore()
-        let context = ObjectContext(store: store)
+    @Test(arguments: SQLStoreKind.allCases)
+    func fetchedFaultsFireFromTheRowCache(_ kind: SQLStoreKind) throws {
+        let store = try kind.fresh()
+        let context = store.context()
         let objects = try context.fetch(FetchRequest(entityName: "Employee", predicate: "age > 55"))
         #expect(objects.allSatisfy { $0.isFault })
         let count2 = try statements(store) { for o in objects { _ = try o.value(forKey: "age") } }
         #expect(count2 == 0)
     }
 
-    @Test func batchFaultingUsesOneStatement() throws {
-        let store = try freshStore()
-        let context = ObjectContext(store: store)
+    @Test(arguments: SQLStoreKind.allCases)
+    func batchFaultingUsesOneStatement(_ kind: SQLStoreKind) throws {
+        let store = try kind.fresh()
+        let context = store.context()
         let faults = (101...130).map { context.object(for: ObjectID(entity: 1, primaryKey: Int64($0))) }
         let count3 = try statements(store) { try context.fireFaults(faults) }
         #expect(count3 == 1)
         #expect(faults.allSatisfy { !$0.isFault })
     }
 
-    @Test func batchSizeFetchesIDsThenRowsInBatches() throws {
-        let store = try freshStore()
-        let context = ObjectContext(store: store)
+    @Test(arguments: SQLStoreKind.allCases)
+    func batchSizeFetchesIDsThenRowsInBatches(_ kind: SQLStoreKind) throws {
+        let store = try kind.fresh()
+        let context = store.context()
         var request = FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("age"), SortDescriptor("name")])
         request.fetchBatchSize = 20
         var objects: [ManagedObject] = []
@@ -95,9 +136,10 @@ struct FetchPathTests {
         #expect(ages == ages.sorted { ValueComparison.order($0, $1)! < 0 || $0 == $1 })
     }
 
-    @Test func relationshipFaults() throws {
-        let store = try freshStore()
-        let context = ObjectContext(store: store)
+    @Test(arguments: SQLStoreKind.allCases)
+    func relationshipFaults(_ kind: SQLStoreKind) throws {
+        let store = try kind.fresh()
+        let context = store.context()
         let alice = context.object(for: ObjectID(entity: 1, primaryKey: 101))
         let department = try #require(try alice.object(forKey: "department"))
         #expect(department.isFault)
@@ -114,9 +156,10 @@ struct FetchPathTests {
         #expect(throws: StoreError.self) { try alice.objects(forKey: "department") }
     }
 
-    @Test func prefetchingTakesOneStatementPerKeyPath() throws {
-        let store = try freshStore()
-        let context = ObjectContext(store: store)
+    @Test(arguments: SQLStoreKind.allCases)
+    func prefetchingTakesOneStatementPerKeyPath(_ kind: SQLStoreKind) throws {
+        let store = try kind.fresh()
+        let context = store.context()
         var request = FetchRequest(entityName: "Employee", predicate: "age > 30")
         request.relationshipKeyPathsForPrefetching = ["department", "reports", "tags", "manager.department"]
         var objects: [ManagedObject] = []
@@ -134,26 +177,28 @@ struct FetchPathTests {
         #expect(touched == 0)
     }
 
-    @Test func staleNodesAreRefetched() throws {
-        let store = try freshStore()
+    @Test(arguments: SQLStoreKind.allCases)
+    func staleNodesAreRefetched(_ kind: SQLStoreKind) throws {
+        let store = try kind.fresh()
         let id = ObjectID(entity: 1, primaryKey: 101)
-        let holder = ObjectContext(store: store)
+        let holder = store.context()
         _ = try holder.object(for: id).value(forKey: "age")  // keeps the node cached
         Thread.sleep(forTimeInterval: 0.01)
-        let strict = ObjectContext(store: store)
+        let strict = store.context()
         strict.stalenessInterval = 0
         let refetched = try statements(store) { _ = try strict.object(for: id).value(forKey: "age") }
         #expect(refetched == 1)
-        let trusting = ObjectContext(store: store)
+        let trusting = store.context()
         let cached = try statements(store) { _ = try trusting.object(for: id).value(forKey: "age") }
         #expect(cached == 0)
     }
 
-    @Test func referenceCountsAndPurge() throws {
-        let store = try freshStore()
+    @Test(arguments: SQLStoreKind.allCases)
+    func referenceCountsAndPurge(_ kind: SQLStoreKind) throws {
+        let store = try kind.fresh()
         let id = ObjectID(entity: 1, primaryKey: 101)
-        let one = ObjectContext(store: store)
-        let two = ObjectContext(store: store)
+        let one = store.context()
+        let two = store.context()
         _ = try one.object(for: id).value(forKey: "age")
         _ = try two.object(for: id).value(forKey: "age")
         #expect(store.rowCache.referenceCount(id) == 2)
@@ -166,8 +211,10 @@ struct FetchPathTests {
         #expect(two.registeredObjectCount == 0)
     }
 
-    @Test func sortLimitOffset() throws {
-        let context = ObjectContext(store: try freshStore())
+    @Test(arguments: SQLStoreKind.allCases)
+    func sortLimitOffset(_ kind: SQLStoreKind) throws {
+        let store = try kind.fresh()
+        let context = store.context()
         func ids(_ request: FetchRequest) throws -> [Int64] { try context.fetch(request).map(\.objectID.primaryKey) }
         let byAge = FetchRequest(entityName: "Employee", predicate: "age > 55",
                                  sortDescriptors: [SortDescriptor("age", ascending: false), SortDescriptor("name")])
@@ -185,8 +232,10 @@ struct FetchPathTests {
         #expect(names == names.sorted { (ValueComparison.order($0, $1) ?? 0) < 0 || $0 == $1 })
     }
 
-    @Test func resultTypes() throws {
-        let context = ObjectContext(store: try freshStore())
+    @Test(arguments: SQLStoreKind.allCases)
+    func resultTypes(_ kind: SQLStoreKind) throws {
+        let store = try kind.fresh()
+        let context = store.context()
         let request = FetchRequest(entityName: "Employee", predicate: "department.name == 'Sales'")
         #expect(try context.count(for: request) == 5)
         #expect(try context.fetchObjectIDs(request).map(\.primaryKey) == [102, 112, 116, 129, 160])

@@ -36,14 +36,14 @@ extension SQLStoreBackend {
     package func rows(for request: FetchRequest) throws(StoreError) -> [RowNode] {
         let entity = try self.entity(request.entityName)
         let plan = try makePlan(request)
-        if plan.residual != nil { return try rowsWithResidual(request, plan, entity) }
+        if plan.needsMemory { return try rowsWithResidual(request, plan, entity) }
         return try fetchNodes(plan.query(for: request, columns: .rows), entity: entity)
     }
 
     package func keys(for request: FetchRequest) throws(StoreError) -> [ObjectID] {
         let entity = try self.entity(request.entityName)
         let plan = try makePlan(request)
-        if plan.residual != nil { return try rowsWithResidual(request, plan, entity).map(\.id) }
+        if plan.needsMemory { return try rowsWithResidual(request, plan, entity).map(\.id) }
         return try fetchObjectIDs(plan.query(for: request, columns: .identifiers), entity: entity)
     }
 
@@ -52,7 +52,7 @@ extension SQLStoreBackend {
         var countRequest = request
         countRequest.sortDescriptors = []
         let plan = try makePlan(countRequest)
-        if plan.residual != nil { return try rowsWithResidual(countRequest, plan, entity).count }
+        if plan.needsMemory { return try rowsWithResidual(countRequest, plan, entity).count }
         let whole = request.fetchLimit == nil && request.fetchOffset == 0
         let query = plan.query(for: countRequest, columns: whole ? .count : .identifiers)
         if whole { return Int(clamping: try fetchIntegers(query, columns: 1).first ?? 0) }
@@ -62,16 +62,25 @@ extension SQLStoreBackend {
     /// Runs a plan with a residual: SQL returns the candidate rows in order,
     /// the relationships the residual follows are loaded (one statement per
     /// key path), memory filters, then offset and limit apply.
+    /// With sort keys the database cannot run, memory sorts the rows that
+    /// pass before offset and limit apply.
     package func rowsWithResidual(_ request: FetchRequest, _ plan: FetchPlan, _ entity: Entity) throws(StoreError) -> [RowNode] {
-        guard let residual = plan.residual else { return [] }
         let candidates = try fetchNodes(plan.query(for: request, columns: .rows), entity: entity)
-        for path in RelationshipPaths.of(residual).sorted() {
+        var paths = plan.residual.map { RelationshipPaths.of($0) } ?? []
+        for key in plan.sortKeysInMemory ?? [] { paths.formUnion(RelationshipPaths.of(key.expression, [:])) }
+        for path in paths.sorted() {
             try loadPath(path, from: candidates, entity: entity)
         }
         let domain = RowNodeDomain(cache: rowCache)
-        let filter = MemoryPredicate(residual, domain: domain)
         let current = candidates.compactMap { domain.snapshot.node(entity: entity.index, primaryKey: $0.id.primaryKey) }
-        let matching = try StoreError.evaluating { () throws(EvaluationError) in try filter.filter(current) }
+        var matching = current
+        if let residual = plan.residual {
+            let filter = MemoryPredicate(residual, domain: domain)
+            matching = try StoreError.evaluating { () throws(EvaluationError) in try filter.filter(current) }
+        }
+        if let keys = plan.sortKeysInMemory {
+            matching = try sortedInMemory(matching, by: keys, domain: domain) { $0.id.primaryKey < $1.id.primaryKey }
+        }
         return request.page(matching)
     }
 
@@ -121,14 +130,26 @@ extension SQLStoreBackend {
         }
         let fetch: SQLFetch
         let sort = try sortKeys(request)
+        var sortKeysInMemory: [SQLSortKey]?
+        var sortReason: String?
         do {
             fetch = try lowering.lower(entity.name, where: predicate, sortedBy: sort)
         } catch {
-            throw .notExpressibleInSQL(error, range: nil, text: nil)
+            // A sort key the database cannot run (a case-insensitive key
+            // where it has no folding function): the rows come unsorted
+            // and memory sorts them, as it would the whole fetch.
+            do {
+                fetch = try lowering.lower(entity.name, where: predicate, sortedBy: [])
+            } catch {
+                throw .notExpressibleInSQL(error, range: nil, text: nil)
+            }
+            sortKeysInMemory = sort
+            sortReason = "sorting: \(error.description)"
         }
         var sql = fetch.terms.indices.filter { fetch.terms[$0].sql != nil }
         var residual = fetch.terms.indices.filter { fetch.terms[$0].sql == nil }
         var reasons = residual.compactMap { fetch.terms[$0].error?.description }
+        if let sortReason { reasons.append(sortReason) }
         // Past the database's limits: the larger half of the SQL terms moves
         // to memory until the rest prepares. Each round halves what is left,
         // so there are at most log2(n) + 1 of them.
@@ -145,7 +166,7 @@ extension SQLStoreBackend {
             return ps.isEmpty ? nil : ps.count == 1 ? ps[0] : .and(ps)
         }
         return FetchPlan(predicate: predicate, sql: joined(sql), residual: joined(residual), reasons: reasons, rewrites: rewrites,
-                         fetch: fetch, sqlTerms: sql.sorted())
+                         sortKeysInMemory: sortKeysInMemory, fetch: fetch, sqlTerms: sql.sorted())
     }
 
     /// The SQL a request runs when SQL runs all of its predicate; an error
@@ -156,7 +177,7 @@ extension SQLStoreBackend {
         if let term = plan.fetch.terms.first(where: { $0.error != nil }), let error = term.error {
             throw .notExpressibleInSQL(error, range: sourceRange(of: error.expression, in: request), text: request.predicateText)
         }
-        if plan.residual != nil, let reason = plan.reasons.first {
+        if plan.needsMemory, let reason = plan.reasons.first {
             throw .notExpressibleInSQL(SQLLoweringError(reason), range: nil, text: request.predicateText)
         }
         return plan.query(for: request, columns: columns)
