@@ -87,6 +87,7 @@ let package = Package(
             dependencies: [
                 "Sift",
                 "SiftStore",
+                "SiftPostgres",
                 "SiftDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -3,6 +3,7 @@
 import ArgumentParser
 import Foundation
 import Sift
+import SiftPostgres
 import SiftStore
 
 struct Batch: ParsableCommand {
@@ -23,6 +24,9 @@ struct Batch: ParsableCommand {
         case sqlite
         /// The data set file opened as an atomic store (nothing is saved).
         case atomic
+        /// A PostgreSQL store (`--postgres`) in a schema of its own, holding
+        /// the data set, removed afterwards.
+        case postgres
     }
 
     @Option(help: ArgumentHelp("The JSON data set (model and objects).", valueName: "dataset"))
@@ -33,6 +37,14 @@ struct Batch: ParsableCommand {
 
     @Option(help: "Where predicates run.")
     var backend: Backend = .memory
+
+    @Option(help: ArgumentHelp("The PostgreSQL server of the postgres backend: postgres://user@host[:port]/database.",
+                               valueName: "url"))
+    var postgres: String?
+
+    func validate() throws {
+        if backend == .postgres, postgres == nil { throw ValidationError("the postgres backend needs a server (--postgres)") }
+    }
 
     struct Case: Decodable {
         var id: String
@@ -50,6 +62,8 @@ struct Batch: ParsableCommand {
         let cache = dataSet.makeRowCache()
         let compiler = PredicateCompiler(model: dataSet.model)
         var context: ObjectContext?
+        var scratch: PostgresStore?
+        defer { try? scratch?.destroy() }
         do {
             switch backend {
             case .memory:
@@ -60,6 +74,13 @@ struct Batch: ParsableCommand {
                 context = ObjectContext(store: store)
             case .atomic:
                 context = ObjectContext(store: try AtomicStore(url: URL(fileURLWithPath: data)))
+            case .postgres:
+                let store = try PostgresStore(url: postgres ?? "", model: dataSet.model,
+                                              schemaName: "sift_batch_\(UUID().uuidString.prefix(12).lowercased())",
+                                              observesOtherProcesses: false)
+                scratch = store
+                try store.importDataSet(dataSet)
+                context = ObjectContext(store: store)
             }
         } catch {
             printError("error: \(error)")

@@ -4,6 +4,7 @@ import ArgumentParser
 import Foundation
 import Sift
 import SiftDemo
+import SiftPostgres
 import SiftStore
 import Synchronization
 
@@ -22,6 +23,10 @@ struct Demo: ParsableCommand {
     @Option(help: ArgumentHelp("Where to keep the demo store (a folder).", valueName: "folder"))
     var cache: String?
 
+    @Option(help: ArgumentHelp("Keep the demo store on a PostgreSQL server instead (schema sift_demo_<employees>): "
+                               + "postgres://user@host[:port]/database.", valueName: "url"))
+    var postgres: String?
+
     static let showcase: [(entity: String, predicate: String, note: String)] = [
         ("Employee", "age BETWEEN {30, 40} AND salary > 190000", "a range on an indexed column"),
         ("Employee", "name BEGINSWITH 'Zo'", "BEGINSWITH becomes an index range"),
@@ -36,39 +41,31 @@ struct Demo: ParsableCommand {
     ]
 
     func run() throws {
-        let folder = cache.map { URL(fileURLWithPath: $0) } ?? Self.defaultFolder
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let url = folder.appendingPathComponent("demo-\(employees)-\(CompanyGenerator.model.versionHash)-coredata.sqlite")
-        let store: SQLiteStore
+        let store: any CommandStore
+        let location: String
         do {
-            if !FileManager.default.fileExists(atPath: url.path) {
-                print("Creating the demo store (\(employees) employees) at \(url.path)…")
-                let start = Date()
-                let partial = url.appendingPathExtension("partial")
-                try? FileManager.default.removeItem(at: partial)
-                let progress = Progress("importing")
-                do {
-                    let target = try SQLiteStore(url: partial, model: CompanyGenerator.model)
-                    try target.importNodes(CompanyGenerator.nodes(employees: employees)) { progress.report($0, of: $1) }
-                    try target.withConnection { try $0.execute("PRAGMA wal_checkpoint(TRUNCATE); ANALYZE") }
-                }
-                progress.finish()
-                for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial.path + suffix) }
-                try FileManager.default.moveItem(at: partial, to: url)
-                print(String(format: "Created in %.1f s.\n", Date().timeIntervalSince(start)))
+            if let postgres {
+                (store, location) = try openOnServer(postgres)
+            } else {
+                (store, location) = try openFile()
             }
-            store = try SQLiteStore(url: url, model: CompanyGenerator.model)
+        } catch let status as ExitCode {
+            throw status
         } catch {
             printError("error: \(error)")
             throw ExitStatus.noInput
         }
-        print("Sift \(SQLiteConnection.libraryVersion.isEmpty ? "" : "on SQLite \(SQLiteConnection.libraryVersion)") — demo store \(url.lastPathComponent)\n")
+        defer { store.closeConnections() }
+        let engine = postgres == nil
+            ? "SQLite \(SQLiteConnection.libraryVersion)" : "PostgreSQL"
+        print("Sift on \(engine) — demo store \(location)\n")
         for (entity, predicate, note) in Self.showcase {
             let request = FetchRequest(entityName: entity, predicate: predicate)
             do {
-                let query = try store.sqlQuery(for: request, columns: .identifiers)
-                let plan = try store.queryPlan(query)
-                let context = ObjectContext(store: store)
+                let plan = try store.plan(request)
+                let query = plan.query(for: request, columns: .identifiers)
+                let databasePlan = try store.queryPlan(query)
+                let context = store.makeContext()
                 let start = Date()
                 let count = try context.fetchObjectIDs(request).count
                 let elapsed = Date().timeIntervalSince(start) * 1000
@@ -76,9 +73,10 @@ struct Demo: ParsableCommand {
                 print("  (\(note))")
                 print("  sql:  \(query.sql)")
                 if !query.bindings.isEmpty {
-                    print("  bind: " + query.bindings.enumerated().map { "?\($0 + 1)=\($1)" }.joined(separator: " "))
+                    print("  bind: " + query.bindings.enumerated().map { "\(store.placeholder($0 + 1))=\($1)" }.joined(separator: " "))
                 }
-                for line in plan { print("  plan: \(line)") }
+                if plan.needsMemory { print("  memory: \(plan.reasons.joined(separator: "; "))") }
+                for line in databasePlan { print("  plan: \(line)") }
                 print(String(format: "  → %d rows in %.1f ms\n", count, elapsed))
             } catch {
                 printError("\(predicate): \(error)")
@@ -91,22 +89,80 @@ struct Demo: ParsableCommand {
             printError("write path: \(error)")
             throw ExitStatus.dataError
         }
-        print("Next: sift query --store \(url.path) --entity Employee \"age > 60\" --sort name --limit 10")
+        if let postgres {
+            print("Next: sift query --postgres \(postgres) --schema \(Self.schemaName(employees)) --entity Employee \"age > 60\" --sort name --limit 10")
+        } else {
+            print("Next: sift query --store \(location) --entity Employee \"age > 60\" --sort name --limit 10")
+        }
+    }
+
+    /// The demo store's file, made on first use.
+    func openFile() throws -> (any CommandStore, String) {
+        let folder = cache.map { URL(fileURLWithPath: $0) } ?? Self.defaultFolder
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let url = folder.appendingPathComponent("demo-\(employees)-\(CompanyGenerator.model.versionHash)-coredata.sqlite")
+        if !FileManager.default.fileExists(atPath: url.path) {
+            print("Creating the demo store (\(employees) employees) at \(url.path)…")
+            let start = Date()
+            let partial = url.appendingPathExtension("partial")
+            try? FileManager.default.removeItem(at: partial)
+            let progress = Progress("importing")
+            do {
+                let target = try SQLiteStore(url: partial, model: CompanyGenerator.model)
+                try target.importNodes(CompanyGenerator.nodes(employees: employees)) { progress.report($0, of: $1) }
+                try target.withConnection { try $0.execute("PRAGMA wal_checkpoint(TRUNCATE); ANALYZE") }
+            }
+            progress.finish()
+            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial.path + suffix) }
+            try FileManager.default.moveItem(at: partial, to: url)
+            print(String(format: "Created in %.1f s.\n", Date().timeIntervalSince(start)))
+        }
+        return (try SQLiteStore(url: url, model: CompanyGenerator.model), url.lastPathComponent)
+    }
+
+    static func schemaName(_ employees: Int) -> String { "sift_demo_\(employees)" }
+
+    /// The demo store on a server, in a schema of its own, filled on first use.
+    func openOnServer(_ url: String) throws -> (any CommandStore, String) {
+        let schemaName = Self.schemaName(employees)
+        let store = try PostgresStore(url: url, model: CompanyGenerator.model, schemaName: schemaName,
+                                      observesOtherProcesses: false)
+        if try ObjectContext(store: store).count(for: FetchRequest(entityName: "Employee")) == 0 {
+            print("Creating the demo store (\(employees) employees) in schema \(schemaName)…")
+            let start = Date()
+            let progress = Progress("importing")
+            try store.importNodes(CompanyGenerator.nodes(employees: employees)) { progress.report($0, of: $1) }
+            progress.finish()
+            print(String(format: "Created in %.1f s.\n", Date().timeIntervalSince(start)))
+        }
+        return (store, "schema \(schemaName)")
     }
 
     /// Two contexts on a scratch store (the demo store is left as it is):
     /// unsaved changes in fetches, a conflicting save, a merge policy, an
     /// announcement merged into the other context.
     func writePathTour() throws {
-        print("■ Write path (on a scratch in-memory copy of 1 000 employees)")
-        let store = try SQLiteStore(inMemoryWith: CompanyGenerator.model)
-        try store.importNodes(CompanyGenerator.nodes(employees: 1000))
-        let mine = ObjectContext(store: store)
-        let theirs = ObjectContext(store: store)
+        let store: any CommandStore
+        if let postgres {
+            print("■ Write path (on a scratch schema holding 1 000 employees, removed afterwards)")
+            let scratch = try PostgresStore(url: postgres, model: CompanyGenerator.model,
+                                            schemaName: "sift_demo_scratch_\(UUID().uuidString.prefix(8).lowercased())",
+                                            observesOtherProcesses: false)
+            store = scratch
+            try scratch.importNodes(CompanyGenerator.nodes(employees: 1000))
+        } else {
+            print("■ Write path (on a scratch in-memory copy of 1 000 employees)")
+            let scratch = try SQLiteStore(inMemoryWith: CompanyGenerator.model)
+            try scratch.importNodes(CompanyGenerator.nodes(employees: 1000))
+            store = scratch
+        }
+        defer { try? (store as? PostgresStore)?.destroy() }
+        let mine = store.makeContext()
+        let theirs = store.makeContext()
         let id = ObjectID(entity: 1, primaryKey: 1)
         let employee = mine.object(for: id)
         guard case .string(let name) = try employee.value(forKey: "name") else { return }
-        let observer = ObjectContext(store: store)  // reads now, merges later
+        let observer = store.makeContext()  // reads now, merges later
         let observed = observer.object(for: id)
         let originalAge = try observed.value(forKey: "age")
         let seniors = FetchRequest(entityName: "Employee", predicate: "age > 60")

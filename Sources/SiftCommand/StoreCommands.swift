@@ -1,5 +1,5 @@
-// `sift import`, `sift sql`, `sift explain`, `sift query`: the SQLite store
-// from the command line.
+// `sift import`, `sift sql`, `sift explain`, `sift query`, `sift count`: a
+// store from the command line, in a SQLite file or on a PostgreSQL server.
 
 import ArgumentParser
 import Foundation
@@ -83,26 +83,37 @@ func openStore(_ path: String, model: String? = nil, readOnly: Bool = false) thr
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Load a JSON data set into a new SQLite store, in one transaction.")
+        abstract: "Load a JSON data set into a new store (a SQLite file, or a PostgreSQL schema), in one transaction.")
 
     @Option(help: ArgumentHelp("The JSON data set.", valueName: "dataset"))
     var data: String
 
-    @Option(help: ArgumentHelp("The store file to create.", valueName: "path"))
-    var store: String
+    @OptionGroup var location: StoreLocation
 
     func run() throws {
         let dataSet = try loadDataSet(data)
         let progress = Progress("importing")
         defer { progress.finish() }
         do {
-            let target = try SQLiteStore(url: URL(fileURLWithPath: store), model: dataSet.model)
-            try target.importDataSet(dataSet) { progress.report($0, of: $1) }
+            let target: any CommandStore
+            if let store = location.store {
+                target = try SQLiteStore(url: URL(fileURLWithPath: store), model: dataSet.model)
+            } else {
+                target = try location.open(creatingWith: dataSet.model)
+            }
+            defer { target.closeConnections() }
+            guard target.model.versionHash == dataSet.model.versionHash else {
+                throw StoreError.modelMismatch(path: location.description, storeHash: target.model.versionHash,
+                                               modelHash: dataSet.model.versionHash)
+            }
+            try target.importNodes(dataSet.nodes) { progress.report($0, of: $1) }
+        } catch let status as ExitCode {
+            throw status
         } catch {
             printError("error: \(error)")
             throw ExitStatus.dataError
         }
-        print("imported \(dataSet.nodes.count) objects into \(store)")
+        print("imported \(dataSet.nodes.count) objects into \(location.description)")
     }
 }
 
@@ -115,6 +126,13 @@ struct SQL: ParsableCommand {
 
     @Option(help: ArgumentHelp("The entity.", valueName: "entity"))
     var entity: String
+
+    enum Dialect: String, ExpressibleByArgument, CaseIterable {
+        case sqlite, postgresql
+    }
+
+    @Option(help: "The SQL dialect.")
+    var dialect: Dialect = .sqlite
 
     @OptionGroup var predicateArguments: PredicateArguments
 
@@ -131,7 +149,8 @@ struct SQL: ParsableCommand {
         do {
             let bound = try PredicateCompiler(model: dataModel).bind(
                 predicate, arguments: predicateArguments.values, entity: entity, variables: predicateArguments.variableValues)
-            let query = try SQLLowering(schema: SQLSchema(model: dataModel)).select(entity, where: bound)
+            let schema = dialect == .sqlite ? SQLSchema(model: dataModel) : SQLSchema(model: dataModel, dialect: .postgreSQL)
+            let query = try SQLLowering(schema: schema).select(entity, where: bound)
             print(query)
         } catch let error as PredicateCompileError {
             printError(error.rendered(in: predicate))
@@ -143,10 +162,9 @@ struct SQL: ParsableCommand {
     }
 }
 
-/// Options shared by `explain` and `query`.
+/// Options shared by `explain`, `query` and `count`.
 struct FetchOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The store file (Sift's, or one Core Data wrote).", valueName: "path"))
-    var store: String
+    @OptionGroup var location: StoreLocation
 
     @Option(help: ArgumentHelp("The model of a store Core Data wrote (an .xcdatamodeld bundle: the version that made "
                                + "it); by default the store's own.", valueName: "path"))
@@ -172,6 +190,9 @@ struct FetchOptions: ParsableArguments {
 
     @Argument(help: "The predicate (TRUEPREDICATE when omitted).")
     var predicateText: String?
+
+    /// Opens the store, or exits with status 66 and the reason.
+    func open() throws -> any CommandStore { try location.open(model: model) }
 
     func validate() throws {
         if entity == nil, template == nil { throw ValidationError("give the entity to fetch (--entity) or a template (--template)") }
@@ -206,12 +227,13 @@ struct FetchOptions: ParsableArguments {
 
 struct Explain: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show how a fetch runs: the parsed tree, the bound tree, the SQL, its bindings and SQLite's plan.")
+        abstract: "Show how a fetch runs: the parsed tree, the bound tree, the SQL, its bindings and the database's plan.")
 
     @OptionGroup var options: FetchOptions
 
     func run() throws {
-        let store = try openStore(options.store, model: options.model, readOnly: true)
+        let store = try options.open()
+        defer { store.closeConnections() }
         let text = try storeFailure { try options.predicate(in: store.model) }
         do {
             // Parsed and bound once; the plan optimizes and lowers the bound tree.
@@ -232,8 +254,8 @@ struct Explain: ParsableCommand {
             let query = plan.query(for: request, columns: .rows)
             print("sql:\n  \(query.sql)")
             print("bindings:\n" + (query.bindings.isEmpty ? "  (none)"
-                : query.bindings.enumerated().map { "  ?\($0 + 1) = \($1)" }.joined(separator: "\n")))
-            print("sqlite plan:\n" + (try store.queryPlan(query)).map { "  " + $0 }.joined(separator: "\n"))
+                : query.bindings.enumerated().map { "  \(store.placeholder($0 + 1)) = \($1)" }.joined(separator: "\n")))
+            print("\(store.databaseName.lowercased()) plan:\n" + (try store.queryPlan(query)).map { "  " + $0 }.joined(separator: "\n"))
         } catch let error as PredicateSyntaxError {
             printError(error.rendered())
             throw ExitStatus.dataError
@@ -262,11 +284,12 @@ struct Query: ParsableCommand {
     var format: Format = .table
 
     func run() throws {
-        let store = try openStore(options.store, model: options.model, readOnly: true)
+        let store = try options.open()
+        defer { store.closeConnections() }
         var request = try storeFailure { try options.request(in: store.model) }
         request.relationshipKeyPathsForPrefetching = prefetch
         request.returnsObjectsAsFaults = false
-        let context = ObjectContext(store: store)
+        let context = store.makeContext()
         let progress = Progress("querying")
         let objects: [ManagedObject]
         do {
@@ -347,10 +370,11 @@ struct Count: ParsableCommand {
     @OptionGroup var options: FetchOptions
 
     func run() throws {
-        let store = try openStore(options.store, model: options.model, readOnly: true)
+        let store = try options.open()
+        defer { store.closeConnections() }
         let request = try storeFailure { try options.request(in: store.model) }
         do {
-            print(try ObjectContext(store: store).count(for: request))
+            print(try store.makeContext().count(for: request))
         } catch {
             printError("\(error)")
             throw ExitStatus.dataError

@@ -247,5 +247,7 @@ public final class PostgresStore: @unchecked Sendable {
         } catch {
             throw Self.storeError(error)
         }
+        // The planner's statistics, for the rows just loaded.
+        _ = try run(ServerCatalog.analyze(schema.tableNames))
     }
 }

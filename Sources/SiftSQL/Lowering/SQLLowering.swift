@@ -142,8 +142,17 @@ public struct SQLLowering: Sendable {
                 let (joins, aliases) = (root.joins, root.joinAliases)
                 do throws(SQLLoweringError) {
                     let sql = try writer.predicate(part, context)
-                    if !schema.dialect.hasSiftFunctions, sql.usesSiftFunctions {
-                        throw SQLLoweringError("this term here: it needs Sift's SQL functions, which this database does not have")
+                    if !schema.dialect.hasSiftFunctions, let function = sql.siftFunctionUsed {
+                        switch function {
+                        case .matches:
+                            throw SQLLoweringError("this MATCHES here: its pattern (or its options) is outside what this "
+                                                   + "database's regular expressions read as ICU does")
+                        case .fold:
+                            throw SQLLoweringError("this folded comparison here: [c] and [d] fold as ICU does only through "
+                                                   + "a canonical attribute's companion column")
+                        default:
+                            throw SQLLoweringError("this term here: it needs Sift's SQL functions, which this database does not have")
+                        }
                     }
                     if !schema.dialect.textHoldsNUL, sql.hasTextWithNUL {
                         throw SQLLoweringError("text holding U+0000 here: this database's text cannot hold it")

@@ -47,6 +47,11 @@ public enum ServerCatalog {
         SQLQuery(sql: "EXPLAIN " + query.sql, bindings: query.bindings)
     }
 
+    /// Gathers the planner's statistics for tables.
+    public static func analyze(_ tables: [String]) -> SQLQuery {
+        SQLQuery(sql: "ANALYZE " + tables.map(dialect.quote).joined(separator: ", "), bindings: [])
+    }
+
     /// Removes a schema and everything in it.
     public static func dropSchema(_ name: String) -> SQLQuery {
         SQLQuery(sql: "DROP SCHEMA IF EXISTS " + dialect.quote(name) + " CASCADE", bindings: [])

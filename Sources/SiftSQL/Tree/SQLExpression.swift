@@ -427,11 +427,17 @@ public struct SQLExpression: Hashable, Sendable {
 
     /// Whether the expression calls one of Sift's registered functions
     /// (built-in functions go through `sift_call`).
-    var usesSiftFunctions: Bool {
-        var found = false
+    var usesSiftFunctions: Bool { siftFunctionUsed != nil }
+
+    /// The first of Sift's functions the expression calls, if any (`.call`
+    /// for a built-in or custom function).
+    var siftFunctionUsed: SQLSiftFunction? {
+        var found: SQLSiftFunction?
         visit { node in
+            guard found == nil else { return }
             switch node.node {
-            case .sift, .builtin: found = true
+            case .sift(let function, _): found = function
+            case .builtin: found = .call
             default: break
             }
         }

@@ -1,6 +1,7 @@
 // `sift parse` as a user runs it: a real process, its output and exit status.
 
 import Foundation
+import SiftPostgres
 import Testing
 
 /// Runs the `sift` executable built beside the test bundle.
@@ -111,10 +112,11 @@ struct CheckAndBatchTests {
         #expect(try runSift(["check", "--model", "/nonexistent.json", "--entity", "A", "a == 1"]).status == 66)
     }
 
-    @Test(arguments: ["memory", "sqlite", "atomic"])
+    @Test(arguments: ["memory", "sqlite", "atomic"] + (StoreKind.postgresURL == nil ? [] : ["postgres"]))
     func batchMatchesTheCorpus(_ backend: String) throws {
+        let server = backend == "postgres" ? ["--postgres", StoreKind.postgresURL!] : []
         let result = try runSift(["batch", "--data", Self.fixture("company.json"), "--corpus", Self.fixture("corpus.jsonl"),
-                                  "--backend", backend])
+                                  "--backend", backend] + server)
         #expect(result.status == 0)
         let lines = result.output.split(separator: "\n")
         #expect(lines.count == CorpusCase.all.count)
@@ -266,5 +268,50 @@ struct EvalCommandTests {
         #expect(mismatch.error.contains("^"))
         #expect(try runSift(["eval", "SELF == 1"]).status == 64)
         #expect(try runSift(["eval", "--data", "/nonexistent/file.json", "SELF == 1"]).status == 66)
+    }
+}
+
+@Suite("sift with --postgres", .enabled(if: StoreKind.postgresURL != nil,
+                                        "SIFT_POSTGRES_URL is not set: no PostgreSQL server to test against"))
+struct PostgresCommandTests {
+    @Test func importQueryExplainCountOnAServer() throws {
+        let url = StoreKind.postgresURL!
+        let schema = "sift_cli_\(UUID().uuidString.prefix(8).lowercased())"
+        defer { try? PostgresStore(url: url, schemaName: schema, observesOtherProcesses: false).destroy() }
+        let data = CheckAndBatchTests.fixture("company.json")
+        let imported = try runSift(["import", "--data", data, "--postgres", url, "--schema", schema])
+        #expect(imported.status == 0, "\(imported.error)")
+        #expect(imported.output.contains("imported"))
+        // The same objects as from a SQLite file.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sift-cli-\(UUID()).sqlite")
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try runSift(["import", "--data", data, "--store", file.path]).status == 0)
+        let fetch = ["--entity", "Employee", "--sort", "name:ci", "--limit", "7", "--format", "json", "age > 40 AND name MATCHES 'A.*'"]
+        let onServer = try runSift(["query", "--postgres", url, "--schema", schema] + fetch)
+        #expect(onServer.status == 0, "\(onServer.error)")
+        #expect(onServer.output == (try runSift(["query", "--store", file.path] + fetch)).output)
+        #expect(onServer.output.contains("\"id\""))
+        let explained = try runSift(["explain", "--postgres", url, "--schema", schema, "--entity", "Employee",
+                                     "department.name == 'Sales'"])
+        #expect(explained.status == 0)
+        #expect(explained.output.contains("$1 = \"Sales\""))
+        #expect(explained.output.contains("postgresql plan:"))
+        let count = try runSift(["count", "--postgres", url, "--schema", schema, "--entity", "Employee", "age > 40"])
+        #expect(count.output == (try runSift(["count", "--store", file.path, "--entity", "Employee", "age > 40"])).output)
+        // Neither or both of --store and --postgres: a usage error.
+        #expect(try runSift(["count", "--entity", "Employee"]).status == 64)
+        #expect(try runSift(["count", "--store", file.path, "--postgres", url, "--entity", "Employee"]).status == 64)
+        let noServer = try runSift(["count", "--postgres", "postgres://sift@127.0.0.1:1/x", "--entity", "Employee"])
+        #expect(noServer.status == 66 && noServer.error.contains("cannot connect"))
+    }
+
+    @Test func demoOnAServer() throws {
+        let url = StoreKind.postgresURL!
+        defer { try? PostgresStore(url: url, schemaName: "sift_demo_300", observesOtherProcesses: false).destroy() }
+        let result = try runSift(["demo", "--postgres", url, "--employees", "300"])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("Sift on PostgreSQL"))
+        #expect(result.output.contains("save with .storeTrump"))
+        #expect(result.output.contains("plan: "))
     }
 }

@@ -1,0 +1,70 @@
+// The stores the command line opens: a SQLite file (Sift's, or one Core
+// Data wrote) or a store on a PostgreSQL server (`--postgres URL`, in
+// `--schema`). Both fetch, explain and import alike.
+
+import ArgumentParser
+import Foundation
+import Sift
+import SiftPostgres
+import SiftStore
+
+/// What the commands need of a SQL store.
+protocol CommandStore: PersistentStore {
+    /// "SQLite" or "PostgreSQL", for plans and messages.
+    var databaseName: String { get }
+    /// How the dialect writes the n-th parameter (`?1`, `$1`).
+    func placeholder(_ number: Int) -> String
+    func plan(_ request: FetchRequest) throws(StoreError) -> FetchPlan
+    func sqlQuery(for request: FetchRequest, columns: SQLColumns) throws(StoreError) -> SQLQuery
+    func queryPlan(_ query: SQLQuery) throws(StoreError) -> [String]
+    func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)?) throws(StoreError)
+    func makeContext() -> ObjectContext
+    /// Releases connections (a server store's).
+    func closeConnections()
+}
+
+extension SQLiteStore: CommandStore {
+    var databaseName: String { "SQLite" }
+    func placeholder(_ number: Int) -> String { "?\(number)" }
+    func makeContext() -> ObjectContext { ObjectContext(store: self) }
+    func closeConnections() {}
+}
+
+extension PostgresStore: CommandStore {
+    var databaseName: String { "PostgreSQL" }
+    func placeholder(_ number: Int) -> String { "$\(number)" }
+    func makeContext() -> ObjectContext { ObjectContext(store: self) }
+    func closeConnections() { close() }
+}
+
+/// Where a command's store is: a file, or a server.
+struct StoreLocation: ParsableArguments {
+    @Option(help: ArgumentHelp("The store file (Sift's, or one Core Data wrote).", valueName: "path"))
+    var store: String?
+
+    @Option(help: ArgumentHelp("A store on a PostgreSQL server instead: postgres://user[:password]@host[:port]/database.",
+                               valueName: "url"))
+    var postgres: String?
+
+    @Option(help: ArgumentHelp("The database schema of the PostgreSQL store.", valueName: "name"))
+    var schema: String = "public"
+
+    func validate() throws {
+        if (store == nil) == (postgres == nil) { throw ValidationError("give a store file (--store) or a server (--postgres)") }
+    }
+
+    /// Where the store is, for messages.
+    var description: String { store ?? "\(postgres ?? "") (schema \(schema))" }
+
+    /// Opens the store, or exits with status 66 and the reason. `model` is
+    /// the model of a Core Data store file (or of a new server store).
+    func open(model: String? = nil, readOnly: Bool = true, creatingWith newModel: DataModel? = nil) throws -> any CommandStore {
+        if let store { return try openStore(store, model: model, readOnly: readOnly) }
+        do {
+            return try PostgresStore(url: postgres!, model: newModel, schemaName: schema, observesOtherProcesses: false)
+        } catch {
+            printError("error: \(error)")
+            throw ExitStatus.noInput
+        }
+    }
+}
