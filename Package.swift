@@ -93,7 +93,9 @@ let package = Package(
             ]
         ),
         // Benchmarks: `swift run -c release sift-benchmarks`.
-        .executableTarget(name: "SiftBenchmarks", dependencies: ["Sift", "SiftStore", "SiftDemo", "CSQLite"]),
+        .executableTarget(name: "SiftBenchmarks", dependencies: [
+            "Sift", "SiftStore", "SiftPostgres", "SiftDemo", "CSQLite", .product(name: "PostgresNIO", package: "postgres-nio"),
+        ]),
         // Fuzz targets: a libFuzzer fuzzer when built by Fuzz/run, a replayer
         // of saved inputs otherwise.
         .executableTarget(name: "SiftFuzz", dependencies: ["Sift", "SiftStore"]),

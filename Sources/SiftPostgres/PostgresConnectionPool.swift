@@ -148,3 +148,17 @@ extension PostgresConnection {
         }
     }
 }
+
+extension PostgresConnection {
+    /// Runs a statement, handing each row to `body` as it arrives (on the
+    /// connection's event loop), and waits until the last one.
+    func forEachRow(_ sql: String, _ bindings: [SQLValue], logger: Logger,
+                    _ body: @escaping @Sendable (PostgresRow) -> Void) throws {
+        let query = try PostgresDatabase.query(sql, bindings)
+        do {
+            _ = try self.query(query, logger: logger) { body($0) }.wait()
+        } catch let error as PSQLError {
+            throw PostgresDatabaseError(error, sql: sql)
+        }
+    }
+}

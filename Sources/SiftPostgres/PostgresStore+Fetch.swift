@@ -20,26 +20,19 @@ extension PostgresStore: SQLStoreBackend {
 
     package func fetchNodes(_ query: SQLQuery, entity: Entity, ownerColumn: Bool,
                             owner: ((Int64) -> Void)?) throws(StoreError) -> [RowNode] {
-        let rows = try run(query)
-        let now = Date().timeIntervalSinceReferenceDate
         let layout = schema.rowLayout(entity)
         let base = ownerColumn ? 1 : 0
-        let readers = layout.members.map { RowReader($0, base: base, externalData: nil, transformers: valueTransformers) }
-        var nodes: [RowNode] = []
-        nodes.reserveCapacity(rows.count)
-        for columns in rows {
-            let row = ValueRow(columns)
-            var which = 0
-            if let column = layout.entityColumn {
-                let number = row.integer(base + column)
-                // A row of an entity the model does not know: not an object of this fetch.
-                guard let found = readers.firstIndex(where: { $0.member.number == number }) else { continue }
-                which = found
-            }
-            if let owner { owner(row.integer(0)) }
-            nodes.append(readers[which].node(row, primaryKey: row.integer(base), version: row.integer(base + 1), now: now))
+        let collector = RowCollector(
+            readers: layout.members.map { RowReader($0, base: base, externalData: nil, transformers: valueTransformers) },
+            entityColumn: layout.entityColumn.map { base + $0 }, base: base, ownerColumn: ownerColumn)
+        // Rows become nodes as they arrive, on the connection's event loop.
+        let logger = self.logger
+        statements.add(1, ordering: .relaxed)
+        try withConnection { connection in
+            try connection.forEachRow(query.sql, query.bindings, logger: logger) { collector.add($0) }
         }
-        return rowCache.storeFetched(nodes)
+        if let owner { for key in collector.owners { owner(key) } }
+        return rowCache.storeFetched(collector.nodes)
     }
 
     package func fetchObjectIDs(_ query: SQLQuery, entity: Entity) throws(StoreError) -> [ObjectID] {
@@ -114,5 +107,77 @@ extension ObjectContext {
     /// A context on a PostgreSQL store.
     public convenience init(store: PostgresStore) {
         self.init(backend: store)
+    }
+}
+
+/// Builds nodes from rows as they arrive (on the connection's event loop;
+/// read after the statement completes).
+final class RowCollector: @unchecked Sendable {
+    let readers: [RowReader]
+    let entityColumn: Int?
+    let base: Int
+    let ownerColumn: Bool
+    let now = Date().timeIntervalSinceReferenceDate
+    var nodes: [RowNode] = []
+    var owners: [Int64] = []
+
+    init(readers: [RowReader], entityColumn: Int?, base: Int, ownerColumn: Bool) {
+        self.readers = readers
+        self.entityColumn = entityColumn
+        self.base = base
+        self.ownerColumn = ownerColumn
+    }
+
+    func add(_ row: PostgresRow) {
+        let row = PostgresStoreRow(row.makeRandomAccess())
+        var which = 0
+        if let entityColumn {
+            let number = row.integer(entityColumn)
+            // A row of an entity the model does not know: not an object of this fetch.
+            guard let found = readers.firstIndex(where: { $0.member.number == number }) else { return }
+            which = found
+        }
+        if ownerColumn { owners.append(row.integer(0)) }
+        nodes.append(readers[which].node(row, primaryKey: row.integer(base), version: row.integer(base + 1), now: now))
+    }
+}
+
+/// A PostgreSQL row, its cells decoded straight into Sift's values.
+struct PostgresStoreRow: StoreRow {
+    let row: PostgresRandomAccessRow
+
+    init(_ row: PostgresRandomAccessRow) { self.row = row }
+
+    func value(_ index: Int, as type: AttributeType) -> PredicateValue {
+        guard index < row.count else { return .null }
+        let cell = row[index]
+        guard cell.bytes != nil else { return .null }
+        switch (type, cell.dataType) {
+        case (.integer16, .int8), (.integer32, .int8), (.integer64, .int8):
+            if let value = try? cell.decode(Int64.self) { return .int(value) }
+        case (.double, .float8), (.float, .float8), (.decimal, .float8):
+            if let value = try? cell.decode(Double.self) { return .double(value) }
+        case (.date, .float8):
+            if let value = try? cell.decode(Double.self) { return .date(Date(timeIntervalSinceReferenceDate: value)) }
+        case (.boolean, .int8):
+            if let value = try? cell.decode(Int64.self) { return .bool(value != 0) }
+        case (.string, .text), (.uri, .text):
+            if let value = try? cell.decode(String.self) { return .string(value) }
+        default:
+            break
+        }
+        return (try? PostgresDatabase.value(cell)).map { PredicateValue(sqlValue: $0, type: type) } ?? .null
+    }
+
+    func integer(_ index: Int) -> Int64 {
+        guard index < row.count else { return 0 }
+        let cell = row[index]
+        guard cell.bytes != nil else { return 0 }
+        if cell.dataType == .int8, let value = try? cell.decode(Int64.self) { return value }
+        return (try? PostgresDatabase.value(cell)).map { ValueRow([$0]).integer(0) } ?? 0
+    }
+
+    func isNull(_ index: Int) -> Bool {
+        index >= row.count || row[index].bytes == nil
     }
 }

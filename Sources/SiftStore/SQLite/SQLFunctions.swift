@@ -81,7 +81,7 @@ final class RegexBox {
 
 extension PredicateValue {
     /// A value read from SQLite, without knowing its attribute's type.
-    init(sqlValue: SQLValue) {
+    package init(sqlValue: SQLValue) {
         switch sqlValue {
         case .null: self = .null
         case .integer(let i): self = .int(i)
@@ -106,7 +106,7 @@ extension PredicateValue {
     }
 
     /// A value read from SQLite for an attribute of `type`.
-    init(sqlValue: SQLValue, type: AttributeType) {
+    package init(sqlValue: SQLValue, type: AttributeType) {
         switch (sqlValue, type) {
         case (.integer(let i), .boolean): self = .bool(i != 0)
         case (.real(let d), .date): self = .date(Date(timeIntervalSinceReferenceDate: d))

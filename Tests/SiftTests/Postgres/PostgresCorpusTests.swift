@@ -12,6 +12,7 @@ import Foundation
 import Sift
 import SiftDemo
 import SiftPostgres
+import SiftStore
 import Testing
 
 /// The server the tests use, and the company loaded into a schema of its own.
@@ -68,6 +69,13 @@ enum PostgresCompany {
 @Suite("Conformance corpus (PostgreSQL)",
        .enabled(if: PostgresCompany.url != nil, "SIFT_POSTGRES_URL is not set: no PostgreSQL server to test against"))
 struct PostgresCorpusTests {
+    @Test("Every corpus case through the PostgreSQL store: the server's part and memory's residual give the expected ids")
+    func corpusThroughTheStore() throws {
+        let store = try StoreKind.postgres.make()
+        let context = store.context()
+        for testCase in CorpusCase.all { try SQLCorpusTests.check(testCase, context: context, cache: Company.cache) }
+    }
+
     @Test("The PostgreSQL dialect gives the corpus's answers on a real server, for most of it")
     func corpus() async throws {
         var ran = 0

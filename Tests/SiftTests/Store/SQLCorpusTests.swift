@@ -16,7 +16,13 @@ struct SQLCorpusTests {
     /// Runs a corpus case through a SQLite store holding the company and
     /// in memory over a row cache holding it: the expected answer from both.
     static func check(_ testCase: CorpusCase, store: SQLiteStore, cache: RowCache) throws {
-        let compiler = PredicateCompiler(model: store.model)
+        try check(testCase, context: ObjectContext(store: store), cache: cache)
+    }
+
+    /// A corpus case through a context on any store: its expected ids (or
+    /// error), and memory's answer.
+    static func check(_ testCase: CorpusCase, context: ObjectContext, cache: RowCache) throws {
+        let compiler = PredicateCompiler(model: context.model)
         let bound: BoundPredicate
         do {
             bound = try compiler.bind(testCase.predicate, arguments: testCase.args ?? [], entity: testCase.entity)
@@ -26,7 +32,7 @@ struct SQLCorpusTests {
         }
         var request = FetchRequest(entityName: testCase.entity)
         request.predicate = .bound(bound)
-        let ids = try ObjectContext(store: store).fetchObjectIDs(request).map(\.primaryKey)
+        let ids = try context.fetchObjectIDs(request).map(\.primaryKey).sorted()
         #expect(testCase.expect == .matches(ids), "\(testCase.predicate)")
         let memory = try cache.nodes(of: testCase.entity, matching: bound).map(\.id.primaryKey)
         #expect(ids == memory, "SQL and memory disagree on \(testCase.predicate)")
