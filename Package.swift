@@ -93,8 +93,10 @@ let package = Package(
             ]
         ),
         // Benchmarks: `swift run -c release sift-benchmarks`.
+        // glibc's allocator statistics, for the benchmarks' memory figures.
+        .systemLibrary(name: "CMalloc"),
         .executableTarget(name: "SiftBenchmarks", dependencies: [
-            "Sift", "SiftStore", "SiftPostgres", "SiftDemo", "CSQLite", .product(name: "PostgresNIO", package: "postgres-nio"),
+            "Sift", "SiftStore", "SiftPostgres", "SiftDemo", "CSQLite", "CMalloc", .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         // Fuzz targets: a libFuzzer fuzzer when built by Fuzz/run, a replayer
         // of saved inputs otherwise.

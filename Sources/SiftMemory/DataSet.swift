@@ -29,6 +29,12 @@ public struct DataSet: Sendable {
     /// Every object, as a node (table by table, in primary-key order).
     public let nodes: [RowNode]
 
+    /// A data set of nodes already built (of `model`, one per object).
+    public init(model: DataModel, nodes: [RowNode]) {
+        self.model = model
+        self.nodes = nodes
+    }
+
     /// Reads a data set from its JSON form: `{"model": {…}, "objects": {"Entity": [{…}]}}`.
     public init(json data: Data) throws(DataSetError) {
         struct Form: Decodable {
