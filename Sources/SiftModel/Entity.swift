@@ -127,6 +127,12 @@ public struct Entity: Hashable, Sendable {
         return nil
     }
 
+    /// A handle on the attribute called `name`, for reading it from many
+    /// objects without looking the name up each time.
+    public func handle(forAttribute name: String) -> AttributeHandle? {
+        attribute(named: name).map { AttributeHandle(entity: index, slot: $0.slot, name: $0.name) }
+    }
+
     /// The relationship called `name`.
     public func relationship(named name: String) -> Relationship? {
         if case .relationship(let r) = properties[name] { return r }

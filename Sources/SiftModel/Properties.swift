@@ -191,3 +191,15 @@ public struct FetchIndex: Hashable, Sendable {
         self.properties = properties
     }
 }
+
+/// An attribute resolved once, for fast reads from objects of its entity
+/// (and of its subentities): `Entity.handle(forAttribute:)`. Three words,
+/// nothing to retain when the name is short: copying one costs nothing.
+public struct AttributeHandle: Hashable, Sendable {
+    /// The index of the entity it was made from.
+    public let entity: Int
+    /// The attribute's slot in that entity's objects.
+    public let slot: Int
+    /// The attribute's name, for objects of other entities.
+    public let name: String
+}

@@ -17,7 +17,9 @@ public final class ManagedObject: CustomStringConvertible {
     /// The object's entity. An object reached through a relationship whose
     /// destination has subentities starts as a fault of the destination
     /// entity, and has its own once its row is read.
-    public internal(set) var entity: Entity
+    public var entity: Entity { description_.entity }
+    /// The entity and its lookups, shared by the context's objects of it.
+    var description_: EntityDescription
     /// The context that holds the object. Weak: an object does not keep its
     /// context alive; using an object after its context is gone is the
     /// typed error `StoreError.contextGone`.
@@ -38,9 +40,9 @@ public final class ManagedObject: CustomStringConvertible {
     /// Whether the object was deleted and the delete not saved yet.
     public internal(set) var isDeleted = false
 
-    init(objectID: ObjectID, entity: Entity, context: ObjectContext) {
+    init(objectID: ObjectID, description: EntityDescription, context: ObjectContext) {
         self.objectID = objectID
-        self.entity = entity
+        self.description_ = description
         self.owner = context
     }
 
@@ -65,12 +67,13 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     /// The object as a reference, for predicates (`SELF == %@`).
-    public var reference: ObjectReference { ObjectReference(entity: entity.name, id: objectID.primaryKey) }
+    public var reference: ObjectReference { ObjectReference(entity: description_.entity.name, id: objectID.primaryKey) }
 
     /// The snapshot, firing the fault if needed.
     func values() throws(StoreError) -> RowNode {
         if let node { return node }
         if isInserted {
+            let entity = description_.entity
             return RowNode(id: objectID, version: 0, values: entity.attributes.map { $0.defaultValue ?? .null },
                            toOne: Array(repeating: nil, count: entity.toOneCount),
                            toMany: Array(repeating: [], count: entity.toManyCount))
@@ -80,17 +83,17 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     func attribute(_ key: String) throws(StoreError) -> Attribute {
-        if let attribute = entity.attribute(named: key) { return attribute }
+        if let attribute = description_.entity.attribute(named: key) { return attribute }
         // Perhaps a subentity's: the row says which entity the object is.
-        if try knowsOwnEntity(), let attribute = entity.attribute(named: key) { return attribute }
-        throw .unknownKey(key, entity: entity.name)
+        if try knowsOwnEntity(), let attribute = description_.entity.attribute(named: key) { return attribute }
+        throw .unknownKey(key, entity: description_.entity.name)
     }
 
     func relationship(_ key: String, toMany: Bool) throws(StoreError) -> Relationship {
-        var relationship = entity.relationship(named: key)
-        if relationship == nil, try knowsOwnEntity() { relationship = entity.relationship(named: key) }
+        var relationship = description_.entity.relationship(named: key)
+        if relationship == nil, try knowsOwnEntity() { relationship = description_.entity.relationship(named: key) }
         guard let relationship, relationship.isToMany == toMany else {
-            throw .unknownRelationship(key, entity: entity.name)
+            throw .unknownRelationship(key, entity: description_.entity.name)
         }
         return relationship
     }
@@ -98,22 +101,70 @@ public final class ManagedObject: CustomStringConvertible {
     /// Fires the fault of an object that may be of a subentity of the
     /// entity it was reached as; false when its entity has none to be.
     private func knowsOwnEntity() throws(StoreError) -> Bool {
-        guard !entity.subentities.isEmpty, isFault else { return false }
+        guard !description_.entity.subentities.isEmpty, isFault else { return false }
         try context().fire(self)
         return true
     }
 
     /// The current value of the attribute `key`, unsaved changes included.
     public func value(forKey key: String) throws(StoreError) -> PredicateValue {
-        let attribute = try attribute(key)
-        if let changed = changedValues[attribute.slot] { return changed }
-        return try values().values[attribute.slot]
+        // One hash of the name; a subentity's attribute, or none, the slow way.
+        guard let slot = description_.attributeSlots[key] else { return try value(atSlot: try attribute(key).slot) }
+        return try value(atSlot: slot)
     }
 
     /// The value of an attribute, or nil when the key is unknown or the
     /// object cannot be fired.
     public subscript(key: String) -> PredicateValue? {
         try? value(forKey: key)
+    }
+
+    /// The value of an attribute, from its description.
+    public func value(for attribute: Attribute) throws(StoreError) -> PredicateValue {
+        let slot = attribute.slot
+        let names = description_.attributeNames
+        guard slot >= 0, slot < names.count, names[slot] == attribute.name else { return try value(forKey: attribute.name) }
+        return try value(atSlot: slot)
+    }
+
+    /// The value of an attribute, or nil when the object has no such
+    /// attribute or cannot be fired.
+    public subscript(attribute: Attribute) -> PredicateValue? {
+        try? value(for: attribute)
+    }
+
+    /// The value of an attribute resolved once, without looking its name
+    /// up: the fastest read.
+    ///
+    /// ```swift
+    /// let age = context.model.entity(named: "Employee")!.handle(forAttribute: "age")!
+    /// for employee in employees { total += employee[age]?.intValue ?? 0 }
+    /// ```
+    ///
+    /// A handle made from another entity is looked up by its name (from an
+    /// ancestor entity, its slot is the same).
+    public func value(for handle: AttributeHandle) throws(StoreError) -> PredicateValue {
+        if handle.entity == objectID.entity { return try value(atSlot: handle.slot) }
+        let names = description_.attributeNames
+        guard handle.slot >= 0, handle.slot < names.count, names[handle.slot] == handle.name else {
+            return try value(forKey: handle.name)
+        }
+        return try value(atSlot: handle.slot)
+    }
+
+    /// The value of a resolved attribute, or nil when the object has no
+    /// such attribute or cannot be fired.
+    public subscript(handle: AttributeHandle) -> PredicateValue? {
+        try? value(for: handle)
+    }
+
+    /// The value in an attribute slot: the unsaved change, else the snapshot.
+    @inline(__always)
+    private func value(atSlot slot: Int) throws(StoreError) -> PredicateValue {
+        if !changedValues.isEmpty, let changed = changedValues[slot] { return changed }
+        if let node, slot < node.values.count { return node.values[slot] }
+        let values = try values().values
+        return slot < values.count ? values[slot] : .null
     }
 
     /// The current target key of a to-one slot.
@@ -138,10 +189,12 @@ public final class ManagedObject: CustomStringConvertible {
         let relationship = try relationship(key, toMany: false)
         guard let target = try toOneKey(relationship) else { return nil }
         let context = try context()
-        let destination = context.store.model.entity(named: relationship.destination)!
-        let object = context.object(for: ObjectID(entity: destination, primaryKey: target))
+        guard let destination = description_.destinations[relationship.name] else {
+            throw .unknownRelationship(key, entity: description_.entity.name)
+        }
+        let object = context.object(for: ObjectID(entity: destination.index, root: destination.root, primaryKey: target))
         // It may be of a subentity: its row says which.
-        if !destination.subentities.isEmpty, object.isFault { try context.fire(object) }
+        if destination.hasSubentities, object.isFault { try context.fire(object) }
         return object
     }
 
@@ -163,7 +216,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// Sets an attribute. The change is saved with the context.
     public func setValue(_ value: PredicateValue, forKey key: String) throws(StoreError) {
         let attribute = try attribute(key)
-        guard !attribute.isReadOnly else { throw .readOnlyAttribute(key, entity: entity.name) }
+        guard !attribute.isReadOnly else { throw .readOnlyAttribute(key, entity: description_.entity.name) }
         try context().willChange(self)
         changedValues[attribute.slot] = value
     }
@@ -188,8 +241,8 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// Takes the entity of `id`, which names the same row (a fault reached
     /// as its destination's entity learns its own).
-    func learnEntity(of id: ObjectID, in model: DataModel) {
-        entity = model.entities[id.entity]
+    func learnEntity(of id: ObjectID, in context: ObjectContext) {
+        description_ = context.descriptions[id.entity]
         objectID.entity = id.entity
     }
 
@@ -202,6 +255,6 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     public var description: String {
-        "<\(entity.name) \(objectID.primaryKey)\(isFault ? " (fault)" : "")\(isInserted ? " (inserted)" : "")\(isDeleted ? " (deleted)" : "")>"
+        "<\(description_.entity.name) \(objectID.primaryKey)\(isFault ? " (fault)" : "")\(isInserted ? " (inserted)" : "")\(isDeleted ? " (deleted)" : "")>"
     }
 }

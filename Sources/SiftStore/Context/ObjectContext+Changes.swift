@@ -10,7 +10,7 @@ extension ObjectContext {
         let entity = try store.entity(entityName)
         nextTemporaryKey -= 1
         let object = ManagedObject(objectID: ObjectID(entity: entity, primaryKey: nextTemporaryKey),
-                                   entity: entity, context: self)
+                                   description: descriptions[entity.index], context: self)
         object.isInserted = true
         for attribute in entity.attributes {
             if let value = attribute.defaultValue { object.changedValues[attribute.slot] = value }

@@ -38,20 +38,24 @@ public final class ObjectContext {
     /// The last temporary key given to an inserted object.
     var nextTemporaryKey: Int64 = 0
 
+    /// Each entity of the model with its lookups, by index.
+    let descriptions: [EntityDescription]
+
     /// A context on a SQLite store.
-    public init(store: SQLiteStore) {
-        self.store = store
+    public convenience init(store: SQLiteStore) {
+        self.init(backend: store)
     }
 
     /// A context on an atomic (whole-file) store.
-    public init(store: AtomicStore) {
-        self.store = store
+    public convenience init(store: AtomicStore) {
+        self.init(backend: store)
     }
 
     /// A context on any backend of the package (the PostgreSQL store's
     /// initializer, in `SiftPostgres`, calls it).
     package init(backend: any StoreBackend) {
         self.store = backend
+        self.descriptions = EntityDescription.all(in: backend.model)
     }
 
     /// The store the context reads and saves to.
@@ -73,7 +77,7 @@ public final class ObjectContext {
             if id.entity != object.objectID.entity { learnEntity(of: id, for: object) }
             return object
         }
-        let object = ManagedObject(objectID: id, entity: store.model.entities[id.entity], context: self)
+        let object = ManagedObject(objectID: id, description: descriptions[id.entity], context: self)
         objects[id] = object
         return object
     }
@@ -82,7 +86,7 @@ public final class ObjectContext {
     /// subentity of the one it had).
     @inline(never)
     private func learnEntity(of id: ObjectID, for object: ManagedObject) {
-        if store.model.isEntity(at: id.entity, kindOf: object.objectID.entity) { object.learnEntity(of: id, in: store.model) }
+        if store.model.isEntity(at: id.entity, kindOf: object.objectID.entity) { object.learnEntity(of: id, in: self) }
     }
 
     func register(_ object: ManagedObject) {
@@ -188,7 +192,7 @@ public final class ObjectContext {
 
     func attach(_ node: RowNode, to object: ManagedObject) {
         if object.node == nil { store.rowCache.register(object.objectID) }
-        if node.id.entity != object.objectID.entity { object.learnEntity(of: node.id, in: store.model) }
+        if node.id.entity != object.objectID.entity { object.learnEntity(of: node.id, in: self) }
         object.node = node
         object.batch = nil
     }

@@ -363,3 +363,55 @@ struct SQLiteConnectionTests {
         #expect(try db.query("SELECT twice(?1)", [.integer(21)]).first?.first == .integer(42))
     }
 }
+
+@Suite("Reading by a resolved attribute")
+struct AttributeHandleTests {
+    @Test("A handle, an Attribute and a name read the same value: snapshot, unsaved change, inserted object")
+    func handlesReadWhatNamesRead() throws {
+        let store = try StoreKind.sqlite.make()
+        let context = store.context()
+        let employee = try #require(context.model.entity(named: "Employee"))
+        let objects = try context.fetch(FetchRequest(entityName: "Employee", predicate: "age > 50"))
+        #expect(!objects.isEmpty)
+        for name in ["name", "nickname", "age", "salary", "rating", "isManager", "startDate"] {
+            let handle = try #require(employee.handle(forAttribute: name))
+            let attribute = try #require(employee.attribute(named: name))
+            for object in objects {
+                let byName = try object.value(forKey: name)
+                #expect(try object.value(for: handle) == byName)
+                #expect(object[attribute] == byName)
+            }
+        }
+        let age = try #require(employee.handle(forAttribute: "age"))
+        try objects[0].setValue(99, forKey: "age")
+        #expect(objects[0][age] == 99)
+        let hire = try context.insert("Employee")
+        try hire.setValue(23, forKey: "age")
+        #expect(hire[age] == 23)
+        #expect(employee.handle(forAttribute: "salry") == nil)
+        // A handle of another entity reads by its name: nil where the object has no such attribute.
+        let budget = try #require(context.model.entity(named: "Department")?.handle(forAttribute: "budget"))
+        #expect(objects[0][budget] == nil)
+        let departmentName = try #require(context.model.entity(named: "Department")?.handle(forAttribute: "name"))
+        #expect(objects[0][departmentName] == (try objects[0].value(forKey: "name")))
+    }
+
+    @Test("A handle of a parent entity reads a subentity's object, and a subentity's handle reads through a parent's fault")
+    func handlesAcrossInheritance() throws {
+        let store = try StoreKind.sqlite.make(InheritingCompany.dataSet)
+        let context = store.context()
+        let model = context.model
+        let personName = try #require(model.entity(named: "Person")?.handle(forAttribute: "name"))
+        let level = try #require(model.entity(named: "Manager")?.handle(forAttribute: "level"))
+        let managers = try context.fetch(FetchRequest(entityName: "Manager"))
+        #expect(!managers.isEmpty)
+        for manager in managers {
+            #expect(manager[personName] == (try manager.value(forKey: "name")))
+            #expect(manager[level] == (try manager.value(forKey: "level")))
+        }
+        // A fault reached as an Employee learns it is a Manager when read.
+        let other = store.context()
+        let fault = other.object(for: ObjectID(entity: try #require(model.entity(named: "Employee")), primaryKey: managers[0].objectID.primaryKey))
+        #expect(fault[level] == (try managers[0].value(forKey: "level")))
+    }
+}

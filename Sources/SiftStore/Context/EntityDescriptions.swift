@@ -1,0 +1,42 @@
+// Store stage: what an object needs of its entity, resolved once per
+// context: the entity itself, shared by every object of it (an object holds
+// one reference, not a copy of the entity's arrays and dictionaries), and
+// name lookups that a read by name does with one hash.
+
+import Foundation
+import Sift
+
+/// An entity of the context's model, with its lookups.
+final class EntityDescription {
+    let entity: Entity
+    /// Each attribute's slot, by name (inherited attributes included).
+    let attributeSlots: [String: Int]
+    /// Each attribute's name, by slot: a resolved `Attribute` is checked against it.
+    let attributeNames: [String]
+    /// Each relationship's destination entity (index and root), by relationship name.
+    let destinations: [String: (index: Int, root: Int, hasSubentities: Bool)]
+
+    init(_ entity: Entity, in model: DataModel) {
+        self.entity = entity
+        var slots: [String: Int] = [:]
+        var names = Array(repeating: "", count: entity.attributes.count)
+        for attribute in entity.attributes {
+            slots[attribute.name] = attribute.slot
+            if attribute.slot < names.count { names[attribute.slot] = attribute.name }
+        }
+        attributeSlots = slots
+        attributeNames = names
+        var destinations: [String: (Int, Int, Bool)] = [:]
+        for relationship in entity.relationships {
+            if let destination = model.entity(named: relationship.destination) {
+                destinations[relationship.name] = (destination.index, destination.rootIndex, !destination.subentities.isEmpty)
+            }
+        }
+        self.destinations = destinations
+    }
+
+    /// A description of every entity of `model`, by index.
+    static func all(in model: DataModel) -> [EntityDescription] {
+        model.entities.map { EntityDescription($0, in: model) }
+    }
+}
