@@ -179,6 +179,8 @@ enum ValuesTarget {
         let lines = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
         guard let predicate = try? FormatPredicate(format: String(lines[0])) else { return }
         let json = Data((lines.count > 1 ? String(lines[1]) : "null").utf8)
+        // Sift's own JSON reader takes any bytes without crashing.
+        _ = try? JSONReader.value(from: json)
         guard let tree = try? JSONDecoder().decode(PredicateValue.self, from: json),
               let foundation = try? JSONSerialization.jsonObject(with: json, options: .fragmentsAllowed),
               // The two JSON readers must have read the same value (duplicate

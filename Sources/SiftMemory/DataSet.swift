@@ -37,37 +37,52 @@ public struct DataSet: Sendable {
 
     /// Reads a data set from its JSON form: `{"model": {…}, "objects": {"Entity": [{…}]}}`.
     public init(json data: Data) throws(DataSetError) {
-        struct Form: Decodable {
-            var objects: [String: [[String: PredicateValue]]]
+        guard data.contains(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) else {
+            throw DataSetError("the file is empty")
+        }
+        // One pass over the text, straight into values; the model's member
+        // goes to the model reader as the bytes it was read from.
+        let members: [(key: String, value: PredicateValue, range: Range<Int>)]
+        do {
+            members = try JSONReader.members(from: data)
+        } catch {
+            throw DataSetError("not valid JSON: \(error)")
+        }
+        guard let modelMember = members.last(where: { $0.key == "model" }) else {
+            throw DataSetError("the data set has no \"model\"")
         }
         let model: DataModel
         do {
-            guard data.contains(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) else {
-                throw DataSetError("the file is empty")
-            }
-            let object: Any
-            do {
-                object = try JSONSerialization.jsonObject(with: data)
-            } catch {
-                throw DataSetError("not valid JSON: \(DataModel.describe(error))")
-            }
-            guard let object = object as? [String: Any], let modelObject = object["model"]
-            else { throw DataSetError("the data set has no \"model\"") }
-            model = try DataModel(json: JSONSerialization.data(withJSONObject: modelObject))
-        } catch let error as DataSetError {
-            throw error
+            model = try DataModel(json: data.subdata(in: data.startIndex + modelMember.range.lowerBound
+                                                        ..< data.startIndex + modelMember.range.upperBound))
         } catch ModelError.unreadable(_, let reason) {
             throw DataSetError("its \"model\" does not load: \(reason)")
         } catch {
             throw DataSetError("its \"model\" does not load: \(error)")
         }
-        let form: Form
-        do {
-            form = try JSONDecoder().decode(Form.self, from: data)
-        } catch {
-            throw DataSetError("cannot read the objects: \(DataModel.describe(error))")
+        var objects: [String: [[String: PredicateValue]]] = [:]
+        switch members.last(where: { $0.key == "objects" })?.value {
+        case nil:
+            throw DataSetError("cannot read the objects: the data set has no \"objects\"")
+        case .dictionary(let lists)?:
+            for (entityName, list) in lists {
+                guard case .array(let items) = list else {
+                    throw DataSetError("cannot read the objects: the objects of '\(entityName)' are not an array")
+                }
+                var rows: [[String: PredicateValue]] = []
+                rows.reserveCapacity(items.count)
+                for item in items {
+                    guard case .dictionary(let object) = item else {
+                        throw DataSetError("cannot read the objects: an object of '\(entityName)' is not a JSON object")
+                    }
+                    rows.append(object)
+                }
+                objects[entityName] = rows
+            }
+        default:
+            throw DataSetError("cannot read the objects: \"objects\" is not an object of arrays by entity")
         }
-        try self.init(model: model, objects: form.objects)
+        try self.init(model: model, objects: objects)
     }
 
     /// Reads a data set from a file.
@@ -98,6 +113,12 @@ public struct DataSet: Sendable {
                 throw DataSetError("objects are listed for '\(entityName)', which is not an entity of the model")
             }
             let root = entity.rootIndex
+            // What each object is read against, resolved once per entity, not per object.
+            let propertyNames = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name))
+            let attributes = entity.attributes.map { ($0.name, $0.type, $0.defaultValue, $0.isOptional) }
+            let relationships = entity.relationships.map {
+                ($0.name, $0.isToMany, model.declaringEntity(of: $0.name, from: entity).index)
+            }
             rows[root].reserveCapacity(rows[root].count + list.count)
             for object in list {
                 guard case .int(let id)? = object["id"] else {
@@ -109,41 +130,40 @@ public struct DataSet: Sendable {
                     throw DataSetError(otherName == entityName ? "two objects of '\(entityName)' have the id \(id)"
                         : "'\(entityName)' \(id) and '\(otherName)' \(id) share an id, and their entities share a table")
                 }
-                for key in object.keys where key != "id" && entity.property(named: key) == nil {
+                for key in object.keys where key != "id" && !propertyNames.contains(key) {
                     throw DataSetError("'\(entityName)' \(id) has a value for '\(key)', which is not a property of the entity")
                 }
                 var row: [PredicateValue] = []
-                row.reserveCapacity(entity.attributes.count)
-                for attribute in entity.attributes {
-                    let raw = object[attribute.name] ?? attribute.defaultValue ?? .null
-                    guard let value = Self.convert(raw, to: attribute.type) else {
-                        throw DataSetError("'\(entityName)' \(id): '\(attribute.name)' \(attribute.type.mismatch(raw))")
+                row.reserveCapacity(attributes.count)
+                for (name, type, defaultValue, isOptional) in attributes {
+                    let raw = object[name] ?? defaultValue ?? .null
+                    guard let value = Self.convert(raw, to: type) else {
+                        throw DataSetError("'\(entityName)' \(id): '\(name)' \(type.mismatch(raw))")
                     }
-                    if value == .null && !attribute.isOptional {
-                        throw DataSetError("'\(entityName)' \(id): '\(attribute.name)' is not optional but has no value")
+                    if value == .null && !isOptional {
+                        throw DataSetError("'\(entityName)' \(id): '\(name)' is not optional but has no value")
                     }
                     row.append(value)
                 }
                 rows[root][id] = (entity.index, row)
-                for relationship in entity.relationships {
-                    guard let raw = object[relationship.name] else { continue }
+                for (name, isToMany, owner) in relationships {
+                    guard let raw = object[name] else { continue }
                     // Links are kept under the entity that declares the relationship.
-                    let owner = model.declaringEntity(of: relationship.name, from: entity).index
-                    switch (raw, relationship.isToMany) {
+                    switch (raw, isToMany) {
                     case (.null, false):
-                        listed[owner][relationship.name, default: []].formUnion([])
+                        listed[owner][name, default: []].formUnion([])
                     case (.int(let target), false):
-                        listed[owner][relationship.name, default: []].insert(Link(id, target))
+                        listed[owner][name, default: []].insert(Link(id, target))
                     case (.array(let targets), true):
                         for target in targets {
                             guard case .int(let t) = target else {
-                                throw DataSetError("'\(entityName)' \(id): '\(relationship.name)' must list integer ids")
+                                throw DataSetError("'\(entityName)' \(id): '\(name)' must list integer ids")
                             }
-                            listed[owner][relationship.name, default: []].insert(Link(id, t))
+                            listed[owner][name, default: []].insert(Link(id, t))
                         }
                     default:
-                        throw DataSetError("'\(entityName)' \(id): '\(relationship.name)' must be "
-                            + (relationship.isToMany ? "an array of ids" : "an id or null"))
+                        throw DataSetError("'\(entityName)' \(id): '\(name)' must be "
+                            + (isToMany ? "an array of ids" : "an id or null"))
                     }
                 }
             }
