@@ -15,6 +15,13 @@ final class EntityDescription {
     let attributeNames: [String]
     /// Each relationship's destination entity (index and root), by relationship name.
     let destinations: [String: (index: Int, root: Int, hasSubentities: Bool)]
+    /// What a save checks of each attribute, by slot.
+    let checks: [(slot: Int, name: String, type: AttributeType, required: Bool)]
+    /// The to-one relationships a save requires, and the to-many ones it writes links of.
+    let requiredToOne: [(slot: Int, name: String)]
+    let toMany: [Relationship]
+    /// An inserted object's values before anything is set: each attribute's default.
+    let defaultValues: [PredicateValue]
 
     init(_ entity: Entity, in model: DataModel) {
         self.entity = entity
@@ -33,6 +40,10 @@ final class EntityDescription {
             }
         }
         self.destinations = destinations
+        checks = entity.attributes.map { ($0.slot, $0.name, $0.type, !$0.isOptional && $0.isStored) }
+        requiredToOne = entity.relationships.filter { !$0.isToMany && !$0.isOptional }.map { ($0.slot, $0.name) }
+        toMany = entity.relationships.filter(\.isToMany)
+        defaultValues = entity.attributes.map { $0.defaultValue ?? .null }
     }
 
     /// A description of every entity of `model`, by index.

@@ -67,7 +67,7 @@ extension MergePolicy {
         if self == .rollback { return .discard }
         if object.isDeleted { return self == .storeTrump ? .discard : .delete }
         guard let row else { return .discard }
-        let entity = object.entity
+        let entity = object.description_.entity
         var attributeSlots: [Int]
         var toOneSlots: [Int]
         switch self {

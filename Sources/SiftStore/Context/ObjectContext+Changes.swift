@@ -102,7 +102,7 @@ extension ObjectContext {
                 try add(target, inverse, me)
             } else {
                 if let partner = try target.toOneKey(inverse), partner != me {
-                    try assign(self.object(object.entity, partner), relationship, nil)
+                    try assign(self.object(object.description_.entity, partner), relationship, nil)
                 }
                 try assign(target, inverse, me)
             }
@@ -138,7 +138,7 @@ extension ObjectContext {
     public func delete(_ object: ManagedObject) throws(StoreError) {
         guard !object.isDeleted else { return }
         if !object.isInserted { _ = try object.values() }
-        for relationship in object.entity.relationships {
+        for relationship in object.description_.entity.relationships {
             let targets: [ManagedObject]
             if relationship.isToMany {
                 targets = try object.objects(forKey: relationship.name)
@@ -161,7 +161,7 @@ extension ObjectContext {
             case .deny:
                 if !targets.filter({ !$0.isDeleted }).isEmpty {
                     denied[object.objectID, default: []].append(SaveValidationFailure(
-                        object: "<\(object.entity.name) \(object.objectID.primaryKey)>", property: relationship.name,
+                        object: "<\(object.description_.entity.name) \(object.objectID.primaryKey)>", property: relationship.name,
                         reason: "cannot be deleted while '\(relationship.name)' is not empty (deny rule)"))
                 }
             case .noAction:

@@ -30,8 +30,8 @@ extension ObjectContext {
         try validateChanges(rows)
         // The members of each changed ordered relationship, in order: the store keeps their order keys.
         var orders: [ObjectID: [Int: [Int64]]] = [:]
-        for object in inserted + updated {
-            for relationship in object.entity.relationships where relationship.isToMany && relationship.isOrdered
+        for object in inserted + updated where !object.addedToMany.isEmpty || !object.removedToMany.isEmpty {
+            for relationship in object.description_.toMany where relationship.isOrdered
                 && (object.addedToMany[relationship.slot]?.isEmpty == false || object.removedToMany[relationship.slot]?.isEmpty == false) {
                 orders[object.objectID, default: [:]][relationship.slot] = try object.toManyKeys(relationship)
             }
@@ -107,8 +107,8 @@ extension ObjectContext {
             default: continue
             }
         }
-        for object in linked {
-            for relationship in object.entity.relationships where relationship.isToMany {
+        for object in linked where !object.addedToMany.isEmpty || !object.removedToMany.isEmpty {
+            for relationship in object.description_.toMany {
                 let added = object.addedToMany[relationship.slot]?.elements ?? []
                 let removed = object.removedToMany[relationship.slot].map(Array.init) ?? []
                 guard !added.isEmpty || !removed.isEmpty else { continue }
@@ -204,6 +204,14 @@ extension ObjectContext {
 
     /// The object's current attribute values and to-one keys.
     func currentRow(_ object: ManagedObject) throws(StoreError) -> (values: [PredicateValue], toOne: [Int64?]) {
+        if object.isInserted, object.node == nil {
+            // Defaults, then what was set: no snapshot to build first.
+            var values = object.description_.defaultValues
+            for (slot, value) in object.changedValues { values[slot] = value }
+            var toOne = [Int64?](repeating: nil, count: object.description_.entity.toOneCount)
+            for (slot, key) in object.changedToOne { toOne[slot] = key }
+            return (values, toOne)
+        }
         let base = try object.values()
         var values = base.values
         for (slot, value) in object.changedValues { values[slot] = value }
@@ -221,30 +229,29 @@ extension ObjectContext {
             .flatMap(\.value)
         for object in changed.values where !object.isDeleted && (object.isInserted || object.hasValueChanges) {
             guard let row = rows[object.objectID] else { continue }
-            for attribute in object.entity.attributes {
-                let value = row.values[attribute.slot]
+            let description = object.description_
+            for check in description.checks {
+                let value = row.values[check.slot]
                 if value == .null {
                     // A transient attribute is not stored: nothing to protect.
-                    if !attribute.isOptional && attribute.isStored {
-                        failures.append(SaveValidationFailure(object: object.description, property: attribute.name,
+                    if check.required {
+                        failures.append(SaveValidationFailure(object: object.description, property: check.name,
                                                               reason: "is required but has no value"))
                     }
-                } else if DataSet.convert(value, to: attribute.type) == nil
-                            && store.transformers?.transformer(of: attribute) == nil {
+                } else if check.type.convert(value) == nil
+                            && store.transformers?.transformer(of: description.entity.attributes[check.slot]) == nil {
                     // (A value a registered transformer stores may be of any type.)
-                    failures.append(SaveValidationFailure(object: object.description, property: attribute.name,
-                                                          reason: attribute.type.mismatch(value)))
+                    failures.append(SaveValidationFailure(object: object.description, property: check.name,
+                                                          reason: check.type.mismatch(value)))
                 } else if case .double(let number) = value, number.isNaN {
                     // SQLite would keep it as NULL: the value would change silently.
-                    failures.append(SaveValidationFailure(object: object.description, property: attribute.name,
+                    failures.append(SaveValidationFailure(object: object.description, property: check.name,
                                                           reason: "is NaN, which no store keeps"))
                 }
             }
-            for relationship in object.entity.relationships where !relationship.isToMany && !relationship.isOptional {
-                if row.toOne[relationship.slot] == nil {
-                    failures.append(SaveValidationFailure(object: object.description, property: relationship.name,
-                                                          reason: "is required but empty"))
-                }
+            for (slot, name) in description.requiredToOne where row.toOne[slot] == nil {
+                failures.append(SaveValidationFailure(object: object.description, property: name,
+                                                      reason: "is required but empty"))
             }
         }
         if !failures.isEmpty { throw .validation(failures) }

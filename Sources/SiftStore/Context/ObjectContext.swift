@@ -264,7 +264,7 @@ public final class ObjectContext {
     func toManyKeys(of object: ManagedObject, _ relationship: Relationship) throws(StoreError) -> [Int64] {
         let node = try object.values()
         if let keys = node.toMany[relationship.slot] { return keys }
-        let keys = try loadToMany(relationship, of: [node], entity: object.entity)[node.id.primaryKey] ?? []
+        let keys = try loadToMany(relationship, of: [node], entity: object.description_.entity)[node.id.primaryKey] ?? []
         return keys
     }
 
