@@ -60,6 +60,9 @@ struct Batch: ParsableCommand {
             throw ExitStatus.noInput
         }
         let cache = dataSet.makeRowCache()
+        // Read and indexed once for every case: one snapshot, each entity's nodes in key order.
+        let domain = RowNodeDomain(cache: cache)
+        var nodesByEntity: [Int: [RowNode]] = [:]
         let compiler = PredicateCompiler(model: dataSet.model)
         var context: ObjectContext?
         var scratch: PostgresStore?
@@ -104,7 +107,10 @@ struct Batch: ParsableCommand {
                     }
                 } else {
                     do throws(EvaluationError) {
-                        let ids = try cache.nodes(of: entry.entity, matching: bound).map(\.id.primaryKey)
+                        guard let entity = dataSet.model.entity(named: entry.entity) else { continue }
+                        let nodes = nodesByEntity[entity.index] ?? domain.snapshot.nodes(entity: entity.index)
+                        nodesByEntity[entity.index] = nodes
+                        let ids = try MemoryPredicate(bound, domain: domain).filter(nodes).map(\.id.primaryKey)
                         print(BatchOutput.matches(id: entry.id, ids: ids))
                     } catch {
                         print(BatchOutput.error(id: entry.id, kind: "evaluation", message: "\(error)", position: nil))

@@ -55,20 +55,39 @@ struct Parse: ParsableCommand {
             printError("error: cannot read '\(path)'")
             throw ExitStatus.usage
         }
-        let text = String(decoding: data, as: UTF8.self)
         var parsed = 0
         var failed = 0
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = line.hasSuffix("\r") ? line.dropLast() : line
-            if line.allSatisfy(\.isWhitespace) { continue }
-            do {
-                _ = try PredicateParser.parse(String(line), arguments: predicateArguments.values)
-                parsed += 1
-            } catch {
-                failed += 1
-                print(error.rendered(sourceName: path, firstLine: number + 1))
+        var diagnostics = ""
+        // Lines found on the bytes (no grapheme breaking over the whole file).
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var start = 0
+            var number = 0
+            while start <= bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != 0x0A { end += 1 }
+                number += 1
+                var last = end
+                if last > start, bytes[last - 1] == 0x0D { last -= 1 }
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<last])
+                defer { start = end + 1 }
+                if slice.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0B || $0 == 0x0C }) { continue }
+                let line = String(decoding: slice, as: UTF8.self)
+                if !slice.allSatisfy({ $0 < 0x80 }), line.allSatisfy(\.isWhitespace) { continue }
+                do {
+                    _ = try PredicateParser.parse(line, arguments: predicateArguments.values)
+                    parsed += 1
+                } catch let error as PredicateSyntaxError {
+                    failed += 1
+                    diagnostics += error.rendered(sourceName: path, firstLine: number) + "\n"
+                } catch {
+                    failed += 1
+                    diagnostics += "\(path):\(number): \(error)\n"
+                }
+                if end == bytes.count { break }
             }
         }
+        print(diagnostics, terminator: "")
         print("\(parsed) parsed, \(failed) failed")
         if failed > 0 { throw ExitStatus.dataError }
     }
