@@ -169,14 +169,21 @@ public final class RowCache: Sendable {
     @discardableResult
     public func storeFetched(_ nodes: [RowNode]) -> [RowNode] {
         state.withLock { state in
-            nodes.map { node in
-                var stored = node
-                if let cached = state.tables[node.id.root][node.id.primaryKey], cached.version == node.version,
-                   cached.toMany.contains(where: { $0 != nil }) {
-                    let toMany = zip(node.toMany, cached.toMany).map { $0 ?? $1 }
-                    stored = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
-                                     values: node.values, toOne: node.toOne, toMany: toMany)
+            // Grow each table once, not by doubling as the nodes come.
+            if nodes.count > 1024 {
+                var added = Array(repeating: 0, count: state.tables.count)
+                for node in nodes { added[node.id.root] += 1 }
+                for (entity, count) in added.enumerated() where count > 0 {
+                    state.tables[entity].reserveCapacity(state.tables[entity].count + count)
                 }
+            }
+            return nodes.map { node in
+                // One hash a node: the new node goes in, the one it replaced comes back.
+                guard let cached = state.tables[node.id.root].updateValue(node, forKey: node.id.primaryKey),
+                      cached.version == node.version, cached.toMany.contains(where: { $0 != nil }) else { return node }
+                let toMany = zip(node.toMany, cached.toMany).map { $0 ?? $1 }
+                let stored = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
+                                     values: node.values, toOne: node.toOne, toMany: toMany)
                 state.tables[node.id.root][node.id.primaryKey] = stored
                 return stored
             }

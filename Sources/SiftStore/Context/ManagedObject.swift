@@ -138,7 +138,7 @@ public final class ManagedObject: CustomStringConvertible {
     ///
     /// ```swift
     /// let age = context.model.entity(named: "Employee")!.handle(forAttribute: "age")!
-    /// for employee in employees { total += employee[age]?.intValue ?? 0 }
+    /// let ages = employees.compactMap { $0[age] }
     /// ```
     ///
     /// A handle made from another entity is looked up by its name (from an
