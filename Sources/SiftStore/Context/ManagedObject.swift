@@ -162,9 +162,9 @@ public final class ManagedObject: CustomStringConvertible {
     @inline(__always)
     private func value(atSlot slot: Int) throws(StoreError) -> PredicateValue {
         if !changedValues.isEmpty, let changed = changedValues[slot] { return changed }
-        if let node, slot < node.values.count { return node.values[slot] }
+        if let node, slot >= 0, slot < node.values.count { return node.values[slot] }
         let values = try values().values
-        return slot < values.count ? values[slot] : .null
+        return slot >= 0 && slot < values.count ? values[slot] : .null
     }
 
     /// The current target key of a to-one slot.
