@@ -19,17 +19,20 @@ public final class ManagedObject: CustomStringConvertible {
     /// entity, and has its own once its row is read.
     public var entity: Entity { description_.entity }
     /// The entity and its lookups, shared by the context's objects of it.
-    var description_: EntityDescription
+    @exclusivity(unchecked) var description_: EntityDescription
     /// The context that holds the object. Weak: an object does not keep its
     /// context alive; using an object after its context is gone is the
     /// typed error `StoreError.contextGone`.
     private weak var owner: ObjectContext?
     /// The snapshot: the values and version last read, once fired.
-    var node: RowNode?
+    /// (Reads of it and of the changes are the hot path of every value
+    /// read; a context is confined to one thread, so they skip the
+    /// runtime's exclusivity bookkeeping.)
+    @exclusivity(unchecked) var node: RowNode?
     /// The faults fetched with this one, fired together.
     var batch: FaultBatch?
     /// Unsaved attribute values, by slot.
-    var changedValues: [Int: PredicateValue] = [:]
+    @exclusivity(unchecked) var changedValues: [Int: PredicateValue] = [:]
     /// Unsaved to-one targets (primary keys, negative for unsaved objects), by slot.
     var changedToOne: [Int: Int64?] = [:]
     /// Unsaved to-many additions and removals, by slot.
@@ -108,9 +111,15 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// The current value of the attribute `key`, unsaved changes included.
     public func value(forKey key: String) throws(StoreError) -> PredicateValue {
-        // One hash of the name; a subentity's attribute, or none, the slow way.
-        guard let slot = description_.attributeSlots[key] else { return try value(atSlot: try attribute(key).slot) }
-        return try value(atSlot: slot)
+        // A few names are compared (short names compare as two words); many
+        // are hashed once. A subentity's attribute, or none, the slow way.
+        let names = description_.attributeNames
+        if names.count <= 16 {
+            for slot in names.indices where names[slot] == key { return try value(atSlot: slot) }
+        } else if let slot = description_.attributeSlots[key] {
+            return try value(atSlot: slot)
+        }
+        return try value(atSlot: try attribute(key).slot)
     }
 
     /// The value of an attribute, or nil when the key is unknown or the
