@@ -23,11 +23,16 @@ extension ObjectContext {
         let inserted = insertedObjects
         let updated = updatedObjects
         let deleted = deletedObjects
-        // The current state of every written object, read before the transaction.
+        // The current state of every written object, read before the
+        // transaction: inserted objects' in their order, updated ones' by ID
+        // (the merge policy looks them up when their rows conflict).
+        var insertedRows: [(values: [PredicateValue], toOne: [Int64?])] = []
+        insertedRows.reserveCapacity(inserted.count)
+        for object in inserted { insertedRows.append(try currentRow(object)) }
         var rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])] = [:]
-        rows.reserveCapacity(inserted.count + updated.count)
-        for object in inserted + updated { rows[object.objectID] = try currentRow(object) }
-        try validateChanges(rows)
+        rows.reserveCapacity(updated.count)
+        for object in updated { rows[object.objectID] = try currentRow(object) }
+        try validateChanges(Array(zip(inserted, insertedRows)) + updated.map { ($0, rows[$0.objectID]!) })
         // The members of each changed ordered relationship, in order: the store keeps their order keys.
         var orders: [ObjectID: [Int: [Int64]]] = [:]
         for object in inserted + updated where !object.addedToMany.isEmpty || !object.removedToMany.isEmpty {
@@ -39,7 +44,7 @@ extension ObjectContext {
         var resolutions: [ObjectID: ConflictResolution] = [:]
         var records: [SaveConflict] = []
         for _ in 0..<Self.maximumSaveAttempts {
-            let request = saveRequest(inserted: inserted, updated: updated, deleted: deleted, rows: rows,
+            let request = saveRequest(inserted: inserted, insertedRows: insertedRows, updated: updated, deleted: deleted, rows: rows,
                                       orders: orders, resolutions: resolutions)
             switch try store.apply(request) {
             case .committed(let result):
@@ -64,7 +69,8 @@ extension ObjectContext {
 
     /// The request for the context's changes, with the resolutions of
     /// conflicts found so far.
-    func saveRequest(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
+    func saveRequest(inserted: [ManagedObject], insertedRows: [(values: [PredicateValue], toOne: [Int64?])],
+                     updated: [ManagedObject], deleted: [ManagedObject],
                      rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])],
                      orders: [ObjectID: [Int: [Int64]]] = [:],
                      resolutions: [ObjectID: ConflictResolution]) -> SaveRequest {
@@ -72,8 +78,7 @@ extension ObjectContext {
         request.inserts.reserveCapacity(inserted.count)
         request.updates.reserveCapacity(updated.count)
         var linked: [ManagedObject] = []
-        for object in inserted {
-            let row = rows[object.objectID]!
+        for (object, row) in zip(inserted, insertedRows) {
             request.inserts.append(SaveRequest.Insert(id: object.objectID, values: row.values, toOne: row.toOne))
             linked.append(object)
         }
@@ -223,12 +228,11 @@ extension ObjectContext {
     // MARK: Validation
 
     /// Refuses a save that would store what the model does not allow.
-    /// `rows` holds the current state of every inserted and updated object.
-    func validateChanges(_ rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])]) throws(StoreError) {
+    /// `written` holds every inserted and updated object with its current state.
+    func validateChanges(_ written: [(ManagedObject, (values: [PredicateValue], toOne: [Int64?]))]) throws(StoreError) {
         var failures = denied.filter { changed[$0.key]?.isDeleted == true }.sorted { $0.key.primaryKey < $1.key.primaryKey }
             .flatMap(\.value)
-        for object in changed.values where !object.isDeleted && (object.isInserted || object.hasValueChanges) {
-            guard let row = rows[object.objectID] else { continue }
+        for (object, row) in written where !object.isDeleted {
             let description = object.description_
             for check in description.checks {
                 let value = row.values[check.slot]
