@@ -11,20 +11,16 @@ import SiftStore
 extension PostgresStore: SQLStoreBackend {
     @discardableResult
     public func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
-        let token = StoreObservation(observers: observers)
-        observers.handlers.withLock { $0[token.id] = observer }
-        return token
+        observers.add(observer)
     }
 
     package var transformers: ValueTransformerRegistry? { valueTransformers }
 
     package func fetchNodes(_ query: SQLQuery, entity: Entity, ownerColumn: Bool,
                             owner: ((Int64) -> Void)?) throws(StoreError) -> [RowNode] {
-        let layout = schema.rowLayout(entity)
-        let base = ownerColumn ? 1 : 0
         let collector = RowCollector(
-            readers: layout.members.map { RowReader($0, base: base, externalData: nil, transformers: valueTransformers) },
-            entityColumn: layout.entityColumn.map { base + $0 }, base: base, ownerColumn: ownerColumn)
+            RowReaders(schema.rowLayout(entity), base: ownerColumn ? 1 : 0, externalData: nil, transformers: valueTransformers),
+            ownerColumn: ownerColumn)
         // Rows become nodes as they arrive, on the connection's event loop.
         let logger = self.logger
         statements.add(1, ordering: .relaxed)
@@ -113,32 +109,22 @@ extension ObjectContext {
 /// Builds nodes from rows as they arrive (on the connection's event loop;
 /// read after the statement completes).
 final class RowCollector: @unchecked Sendable {
-    let readers: [RowReader]
-    let entityColumn: Int?
-    let base: Int
+    let readers: RowReaders
     let ownerColumn: Bool
     let now = Date().timeIntervalSinceReferenceDate
     var nodes: [RowNode] = []
     var owners: [Int64] = []
 
-    init(readers: [RowReader], entityColumn: Int?, base: Int, ownerColumn: Bool) {
+    init(_ readers: RowReaders, ownerColumn: Bool) {
         self.readers = readers
-        self.entityColumn = entityColumn
-        self.base = base
         self.ownerColumn = ownerColumn
     }
 
     func add(_ row: PostgresRow) {
         let row = PostgresStoreRow(row.makeRandomAccess())
-        var which = 0
-        if let entityColumn {
-            let number = row.integer(entityColumn)
-            // A row of an entity the model does not know: not an object of this fetch.
-            guard let found = readers.firstIndex(where: { $0.member.number == number }) else { return }
-            which = found
-        }
+        guard let node = readers.node(row, now: now) else { return }
         if ownerColumn { owners.append(row.integer(0)) }
-        nodes.append(readers[which].node(row, primaryKey: row.integer(base), version: row.integer(base + 1), now: now))
+        nodes.append(node)
     }
 }
 

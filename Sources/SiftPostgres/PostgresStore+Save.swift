@@ -80,25 +80,7 @@ extension PostgresStore {
         }
     }
 
-    /// PostgreSQL's text cannot hold U+0000: a value that does is refused
-    /// before anything is written (SQLite and the atomic store keep it).
-    func checkText(_ rows: [(id: ObjectID, values: [PredicateValue])]) throws(StoreError) {
-        var failures: [SaveValidationFailure] = []
-        for (id, values) in rows {
-            let entity = model.entities[id.entity]
-            for attribute in entity.attributes where attribute.slot < values.count {
-                if case .string(let text) = values[attribute.slot], text.utf8.contains(0) {
-                    failures.append(SaveValidationFailure(
-                        object: "<\(entity.name) \(id.primaryKey)>", property: attribute.name,
-                        reason: "PostgreSQL's text cannot hold U+0000 (the NUL character), and this value does"))
-                }
-            }
-        }
-        guard failures.isEmpty else { throw .validation(failures) }
-    }
-
     package func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
-        try checkText(request.inserts.map { ($0.id, $0.values) } + request.updates.map { ($0.id, $0.values) })
         var counts: [Int: Int64] = [:]
         for insert in request.inserts where insert.id.primaryKey < 0 { counts[insert.id.root, default: 0] += 1 }
         let writer = self.writer

@@ -238,7 +238,6 @@ public final class PostgresStore: @unchecked Sendable {
     /// Inserts nodes of this store's model as new rows, with their
     /// relationships, in one transaction.
     public func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)? = nil) throws(StoreError) {
-        try checkText(nodes.map { ($0.id, $0.values) })
         let writer = self.writer
         do {
             try transaction(reservedKeys: [:]) { executor in

@@ -90,47 +90,34 @@ private struct Reader {
         }
     }
 
-    mutating func document() throws(JSONReadError) -> PredicateValue {
-        // A UTF-8 byte order mark is allowed before the text.
+    /// Skips a UTF-8 byte order mark (allowed before the text) and white space.
+    mutating func begin() {
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
         skipWhitespace()
-        let value = try value()
+    }
+
+    /// Requires nothing but white space after the value.
+    mutating func end() throws(JSONReadError) {
         skipWhitespace()
         guard index == bytes.count else { throw failure("expected the end of the text, found \(describeCurrent())") }
+    }
+
+    mutating func document() throws(JSONReadError) -> PredicateValue {
+        begin()
+        let value = try value()
+        try end()
         return value
     }
 
     mutating func topLevelMembers() throws(JSONReadError) -> [(key: String, value: PredicateValue, range: Range<Int>)] {
-        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
-        skipWhitespace()
+        begin()
         guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else {
             throw failure("expected an object, found \(describeCurrent())")
         }
-        index += 1
-        depth = 1
-        var members: [(key: String, value: PredicateValue, range: Range<Int>)] = []
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-        } else {
-            while true {
-                skipWhitespace()
-                let key = try memberKey()
-                skipWhitespace()
-                let start = index
-                let value = try value()
-                members.append((key, value, start..<index))
-                skipWhitespace()
-                guard index < bytes.count else { throw failure("expected ',' or '}' after a member, found the end of the text") }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                guard bytes[index] == UInt8(ascii: "}") else { throw failure("expected ',' or '}' after a member, found \(describeCurrent())") }
-                index += 1
-                break
-            }
-        }
-        skipWhitespace()
-        guard index == bytes.count else { throw failure("expected the end of the text, found \(describeCurrent())") }
-        return members
+        var list: [(key: String, value: PredicateValue, range: Range<Int>)] = []
+        try members { list.append(($0, $1, $2)) }
+        try end()
+        return list
     }
 
     mutating func value() throws(JSONReadError) -> PredicateValue {
@@ -203,23 +190,24 @@ private struct Reader {
         return key
     }
 
-    mutating func object() throws(JSONReadError) -> PredicateValue {
+    /// The members of the object at `index` (its '{'), each handed to
+    /// `body` with the bytes its value was read from, in order.
+    mutating func members(_ body: (String, PredicateValue, Range<Int>) -> Void) throws(JSONReadError) {
         try enter()
         defer { depth -= 1 }
-        let start = index
         index += 1
-        var members: [String: PredicateValue] = [:]
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .dictionary(members)
+            return
         }
         while true {
             skipWhitespace()
             let key = try memberKey()
             skipWhitespace()
-            // A repeated name: the last value, as Foundation's readers keep.
-            members[key] = try value()
+            let start = index
+            let value = try value()
+            body(key, value, start..<index)
             skipWhitespace()
             guard index < bytes.count else { throw failure("expected ',' or '}' in an object, found the end of the text") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -228,8 +216,15 @@ private struct Reader {
             }
             guard bytes[index] == UInt8(ascii: "}") else { throw failure("expected ',' or '}' in an object, found \(describeCurrent())") }
             index += 1
-            break
+            return
         }
+    }
+
+    mutating func object() throws(JSONReadError) -> PredicateValue {
+        let start = index
+        var members: [String: PredicateValue] = [:]
+        // A repeated name: the last value, as Foundation's readers keep.
+        try self.members { key, value, _ in members[key] = value }
         // Sift's conventions for values JSON has no type for.
         if members.count == 1 {
             if let date = members["date"] {

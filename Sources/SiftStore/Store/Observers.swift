@@ -28,6 +28,13 @@ public struct StoreChanges: Hashable, Sendable {
 package final class Observers: Sendable {
     package init() {}
     package let handlers = LockedState<[UUID: @Sendable (StoreChanges) -> Void]>([:])
+
+    /// Adds an observer; the token removes it.
+    package func add(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
+        let token = StoreObservation(observers: self)
+        handlers.withLock { $0[token.id] = observer }
+        return token
+    }
 }
 
 /// An observer of a store; `cancel()` stops it.

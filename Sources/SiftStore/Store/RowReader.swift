@@ -111,3 +111,31 @@ package struct RowReader {
                        fetchTimestamp: now, values: values, toOne: toOne, toMany: unloaded)
     }
 }
+
+/// Reads the rows of a fetch whose entity may have subentities: the row's
+/// entity column says which member's reader takes it.
+package struct RowReaders {
+    let readers: [RowReader]
+    let entityColumn: Int?
+    /// Columns before the row's own (a link query's owner key).
+    package let base: Int
+
+    package init(_ layout: RowLayout, base: Int, externalData: URL?, transformers: ValueTransformerRegistry) {
+        readers = layout.members.map { RowReader($0, base: base, externalData: externalData, transformers: transformers) }
+        entityColumn = layout.entityColumn.map { base + $0 }
+        self.base = base
+    }
+
+    /// The node of the current row; nil for a row of an entity the model
+    /// does not know (not an object of this fetch).
+    @inline(__always)
+    package func node<Row: StoreRow>(_ row: Row, now: Double) -> RowNode? {
+        var which = 0
+        if let entityColumn {
+            let number = row.integer(entityColumn)
+            guard let found = readers.firstIndex(where: { $0.member.number == number }) else { return nil }
+            which = found
+        }
+        return readers[which].node(row, primaryKey: row.integer(base), version: row.integer(base + 1), now: now)
+    }
+}

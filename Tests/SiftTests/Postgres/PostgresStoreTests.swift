@@ -262,4 +262,23 @@ struct PostgresStoreTests {
         folded.fetchBatchSize = 2
         #expect(try here.fetchObjectIDs(folded) == (try there.fetchObjectIDs(folded)))
     }
+
+    @Test("An import with text PostgreSQL cannot hold is refused by name, and writes nothing")
+    func importRefusesNUL() throws {
+        let test = TestStore(try StoreKind.makePostgres(Company.model, observesOtherProcesses: false), file: nil)
+        let store = try #require(test.store as? PostgresStore)
+        let department = try #require(Company.model.entity(named: "Department"))
+        let values = department.attributes.map { attribute -> PredicateValue in
+            attribute.name == "name" ? .string("a\u{0}b") : (attribute.type.convert(.int(1)) ?? .null)
+        }
+        let node = RowNode(id: ObjectID(entity: department, primaryKey: 1), values: values,
+                           toMany: Array(repeating: [], count: department.toManyCount))
+        let error = try #require(throws: StoreError.self) { try store.importNodes([node]) }
+        guard case .validation(let failures) = error else {
+            Issue.record("not a validation error: \(error)")
+            return
+        }
+        #expect(failures.map(\.property) == ["name"])
+        #expect(try test.context().count(for: FetchRequest(entityName: "Department")) == 0)
+    }
 }

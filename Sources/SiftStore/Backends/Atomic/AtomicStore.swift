@@ -55,9 +55,7 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
 
     @discardableResult
     public func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
-        let token = StoreObservation(observers: observers)
-        observers.handlers.withLock { $0[token.id] = observer }
-        return token
+        observers.add(observer)
     }
 
     /// Adds a data set's objects to the store and writes the file.

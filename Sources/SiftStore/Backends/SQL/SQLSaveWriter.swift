@@ -49,6 +49,8 @@ package struct SQLSaveWriter {
     /// Writes a request inside the caller's transaction. Throws
     /// `ConflictsFound` (the caller rolls back) when rows moved.
     package func write<E: SQLExecutor>(_ request: SaveRequest, _ executor: E) throws -> SaveResult {
+        try checkText(request.inserts.lazy.map { ($0.id, $0.values) })
+        try checkText(request.updates.lazy.map { ($0.id, $0.values) })
         var result = SaveResult()
         let now = Date().timeIntervalSinceReferenceDate
 
@@ -202,6 +204,25 @@ package struct SQLSaveWriter {
         return result
     }
 
+    /// Where the database's text cannot hold U+0000 (PostgreSQL), a value
+    /// that does is refused before anything is written, naming the property
+    /// (SQLite keeps it).
+    private func checkText(_ rows: some Sequence<(ObjectID, [PredicateValue])>) throws(StoreError) {
+        guard !schema.dialect.textHoldsNUL else { return }
+        var failures: [SaveValidationFailure] = []
+        for (id, values) in rows {
+            let entity = model.entities[id.entity]
+            for attribute in entity.attributes where attribute.slot < values.count {
+                if case .string(let text) = values[attribute.slot], text.utf8.contains(0) {
+                    failures.append(SaveValidationFailure(
+                        object: "<\(entity.name) \(id.primaryKey)>", property: attribute.name,
+                        reason: "this database's text cannot hold U+0000 (the NUL character), and this value does"))
+                }
+            }
+        }
+        guard failures.isEmpty else { throw .validation(failures) }
+    }
+
     /// An object's values as the store keeps them: transformable attributes
     /// as the bytes their registered transformers make.
     private func storedValues(_ values: [PredicateValue], of entity: Entity, _ needed: Bool) throws -> [PredicateValue] {
@@ -234,6 +255,7 @@ package struct SQLSaveWriter {
     /// Inserts nodes of the model as new rows, with their relationships,
     /// inside the caller's transaction; the largest keys are recorded.
     package func importNodes<E: SQLExecutor>(_ nodes: [RowNode], _ executor: E, progress: ((Int, Int) -> Void)?) throws {
+        try checkText(nodes.lazy.map { ($0.id, $0.values) })
         var inserts: [Int: (RowInsert, E.Prepared)] = [:]
         var links: [String: E.Prepared] = [:]
         var largest: [Int: Int64] = [:]

@@ -8,9 +8,7 @@ import Sift
 extension SQLiteStore: SQLStoreBackend {
     @discardableResult
     public func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
-        let token = StoreObservation(observers: observers)
-        observers.handlers.withLock { $0[token.id] = observer }
-        return token
+        observers.add(observer)
     }
 
     package var transformers: ValueTransformerRegistry? { valueTransformers }
@@ -18,26 +16,16 @@ extension SQLiteStore: SQLStoreBackend {
     package func fetchNodes(_ query: SQLQuery, entity: Entity, ownerColumn: Bool,
                             owner: ((Int64) -> Void)?) throws(StoreError) -> [RowNode] {
         let now = Date().timeIntervalSinceReferenceDate
-        let layout = schema.rowLayout(entity)
-        let base = ownerColumn ? 1 : 0
-        // Each entity a row may be: how its columns are read. Every node
-        // starts with its to-many relationships not loaded: one shared array.
-        let readers = layout.members.map { RowReader($0, base: base, externalData: externalData, transformers: valueTransformers) }
+        // Every node starts with its to-many relationships not loaded: one shared array.
+        let readers = RowReaders(schema.rowLayout(entity), base: ownerColumn ? 1 : 0, externalData: externalData,
+                                 transformers: valueTransformers)
         var nodes: [RowNode] = []
         do {
             try withConnection { connection in
                 try connection.forEachRow(query.sql, query.bindings) { row in
-                    var which = 0
-                    if let column = layout.entityColumn {
-                        let number = row.integer(base + column)
-                        guard let found = readers.firstIndex(where: { $0.member.number == number }) else {
-                            // A row of an entity the model does not know: not an object of this fetch.
-                            return true
-                        }
-                        which = found
-                    }
+                    guard let node = readers.node(row, now: now) else { return true }
                     if let owner { owner(row.integer(0)) }
-                    nodes.append(readers[which].node(row, primaryKey: row.integer(base), version: row.integer(base + 1), now: now))
+                    nodes.append(node)
                     return true
                 }
             }
