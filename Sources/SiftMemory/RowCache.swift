@@ -148,7 +148,13 @@ public final class RowCache: Sendable {
     }
 
     /// Adds or replaces nodes.
+    @inlinable
     public func store(_ nodes: some Collection<RowNode>) {
+        storeAll(Array(nodes))
+    }
+
+    @usableFromInline
+    func storeAll(_ nodes: [RowNode]) {
         state.withLock { state in
             if nodes.count > 1024 {
                 // Grow each table once, not by doubling as the nodes come.
@@ -224,13 +230,22 @@ public final class RowCache: Sendable {
 
     /// Notes that a context uses `id`.
     public func register(_ id: ObjectID) {
-        register(CollectionOfOne(id))
+        registerAll([id])
     }
 
     /// Notes that a context uses each of `ids`, under one lock.
+    @inlinable
     public func register(_ ids: some Sequence<ObjectID>) {
+        registerAll(Array(ids))
+    }
+
+    // The generic entry points gather the IDs where they are specialized;
+    // the work runs on a plain array (a generic loop across the module
+    // boundary went through witness tables: 31 % of dropping a context).
+    @usableFromInline
+    func registerAll(_ ids: [ObjectID]) {
         state.withLock { state in
-            state.references.reserveCapacity(state.references.count + ids.underestimatedCount)
+            state.references.reserveCapacity(state.references.count + ids.count)
             for id in ids { state.references[id, default: 0] += 1 }
         }
     }
@@ -238,11 +253,17 @@ public final class RowCache: Sendable {
     /// Notes that a context no longer uses `id`; when nothing uses it any
     /// more its node is purged.
     public func unregister(_ id: ObjectID) {
-        unregister(CollectionOfOne(id))
+        unregisterAll([id])
     }
 
     /// `unregister` for each of `ids`, under one lock.
+    @inlinable
     public func unregister(_ ids: some Sequence<ObjectID>) {
+        unregisterAll(Array(ids))
+    }
+
+    @usableFromInline
+    func unregisterAll(_ ids: [ObjectID]) {
         state.withLock { state in
             for id in ids {
                 guard let count = state.references[id] else { continue }
@@ -263,7 +284,13 @@ public final class RowCache: Sendable {
 
     /// Removes the nodes of `ids` (rows deleted from the store), whoever
     /// holds them.
+    @inlinable
     public func remove(_ ids: some Sequence<ObjectID>) {
+        removeNodes(Array(ids))
+    }
+
+    @usableFromInline
+    func removeNodes(_ ids: [ObjectID]) {
         state.withLock { state in
             for id in ids { state.tables[id.root][id.primaryKey] = nil }
         }

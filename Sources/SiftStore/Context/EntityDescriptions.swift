@@ -15,6 +15,9 @@ final class EntityDescription {
     let attributeNames: [String]
     /// Each relationship's destination entity (index and root), by relationship name.
     let destinations: [String: (index: Int, root: Int, hasSubentities: Bool)]
+    /// The to-one relationships, in a plain array a read by name scans:
+    /// slot and destination, without copying the relationship.
+    let toOneLinks: [ToOneLink]
     /// What a save checks of each attribute, by slot.
     let checks: [(slot: Int, name: String, type: AttributeType, required: Bool)]
     /// The to-one relationships a save requires, and the to-many ones it writes links of.
@@ -40,14 +43,36 @@ final class EntityDescription {
             }
         }
         self.destinations = destinations
+        toOneLinks = entity.relationships.compactMap { relationship in
+            guard !relationship.isToMany, let destination = destinations[relationship.name] else { return nil }
+            return ToOneLink(name: relationship.name, slot: relationship.slot, destination: destination.0,
+                             root: destination.1, hasSubentities: destination.2)
+        }
         checks = entity.attributes.map { ($0.slot, $0.name, $0.type, !$0.isOptional && $0.isStored) }
         requiredToOne = entity.relationships.filter { !$0.isToMany && !$0.isOptional }.map { ($0.slot, $0.name) }
         toMany = entity.relationships.filter(\.isToMany)
         defaultValues = entity.attributes.map { $0.defaultValue ?? .null }
     }
 
+    /// The to-one relationship called `name`, if the entity has it.
+    @inline(__always)
+    func toOneLink(named name: String) -> ToOneLink? {
+        for link in toOneLinks where link.name == name { return link }
+        return nil
+    }
+
     /// A description of every entity of `model`, by index.
     static func all(in model: DataModel) -> [EntityDescription] {
         model.entities.map { EntityDescription($0, in: model) }
     }
+}
+
+/// A to-one relationship as a read follows it.
+struct ToOneLink {
+    let name: String
+    let slot: Int
+    /// The destination entity's index and root, and whether it has subentities.
+    let destination: Int
+    let root: Int
+    let hasSubentities: Bool
 }

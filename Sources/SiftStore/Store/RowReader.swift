@@ -43,8 +43,10 @@ package struct ValueRow: StoreRow {
 
 extension SQLiteStatement: StoreRow {}
 
-/// Reads the rows of one entity from a row statement.
-package struct RowReader {
+/// Reads the rows of one entity from a row statement. A class: a row's
+/// reader is picked per row, and copying a struct of this many arrays
+/// cost a dozen reference-count operations a row.
+package final class RowReader {
     package let member: RowLayout.Member
     /// Columns before the row's own (a link query's owner key).
     let base: Int

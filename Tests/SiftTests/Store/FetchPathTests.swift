@@ -396,6 +396,27 @@ struct AttributeHandleTests {
         #expect(objects[0][departmentName] == (try objects[0].value(forKey: "name")))
     }
 
+    @Test("A to-one read by name sees the snapshot, an unsaved change, a cleared relationship and a refresh")
+    func toOneReadsFollowChanges() throws {
+        let store = try StoreKind.sqlite.make()
+        let context = store.context()
+        let employees = try context.fetch(FetchRequest(entityName: "Employee", predicate: "department != nil AND manager != nil"))
+        let employee = try #require(employees.first)
+        let department = try #require(try employee.object(forKey: "department"))
+        #expect(department.entity.name == "Department")
+        let colleagues = try context.fetch(FetchRequest(entityName: "Employee", predicate: "department == %@", arguments: [.object(department.reference)]))
+        #expect(colleagues.contains { $0 === employee })
+        let other = try #require(try context.fetch(FetchRequest(entityName: "Department", predicate: "SELF != %@", arguments: [.object(department.reference)])).first)
+        try employee.setObject(other, forKey: "department")
+        #expect(try employee.object(forKey: "department") === other)
+        try employee.setObject(nil, forKey: "department")
+        #expect(try employee.object(forKey: "department") == nil)
+        context.rollback()
+        #expect(try employee.object(forKey: "department") === department)
+        #expect(throws: StoreError.self) { try employee.object(forKey: "departmnt") }
+        #expect(throws: StoreError.self) { try employee.object(forKey: "tags") }
+    }
+
     @Test("A handle of a parent entity reads a subentity's object, and a subentity's handle reads through a parent's fault")
     func handlesAcrossInheritance() throws {
         let store = try StoreKind.sqlite.make(InheritingCompany.dataSet)
