@@ -265,26 +265,45 @@ package struct SQLSaveWriter {
         if model.entities.contains(where: { $0.superentity != nil }) {
             for node in nodes { numbers[node.id] = Int64(schema.entityNumber(model.entities[node.id.entity])) }
         }
+        // What each entity's rows need, worked out at its first row: its
+        // insert, its to-one destinations, and the link statements of the
+        // to-many relationships it writes (shared by SQL text).
+        var plans = [EntityImport<E.Prepared>?](repeating: nil, count: model.entities.count)
         for (index, node) in nodes.enumerated() {
-            let entity = model.entities[node.id.entity]
-            largest[entity.rootIndex] = max(largest[entity.rootIndex] ?? 0, node.id.primaryKey)
-            if inserts[entity.index] == nil {
+            let entityIndex = node.id.entity
+            let plan: EntityImport<E.Prepared>
+            if let known = plans[entityIndex] {
+                plan = known
+            } else {
+                let entity = model.entities[entityIndex]
                 let insert = schema.insertRow(entity)
-                inserts[entity.index] = (insert, try executor.prepare(insert.query.sql))
+                var destinations: [Int: Entity] = [:]
+                var entityLinks: [(slot: Int, statement: E.Prepared)] = []
+                for relationship in entity.relationships {
+                    if !relationship.isToMany {
+                        destinations[relationship.slot] = model.entity(named: relationship.destination)
+                        continue
+                    }
+                    // Join tables are written from one side only.
+                    guard schema.writesLinks(of: relationship, in: entity),
+                          let link = schema.insertLink(relationship, in: entity) else { continue }
+                    let statement = try links[link.sql] ?? executor.prepare(link.sql)
+                    links[link.sql] = statement
+                    entityLinks.append((relationship.slot, statement))
+                }
+                plan = EntityImport<E.Prepared>(insert: insert, statement: try executor.prepare(insert.query.sql),
+                                    destinations: destinations, links: entityLinks)
+                plans[entityIndex] = plan
             }
-            let (insert, statement) = inserts[entity.index]!
-            try executor.run(statement, insert.bindings(key: node.id.primaryKey, version: node.version,
-                                                        values: node.values, toOne: node.toOne) { slot, key in
-                guard let relationship = entity.relationships.first(where: { !$0.isToMany && $0.slot == slot }),
-                      let destination = self.model.entity(named: relationship.destination) else { return nil }
+            let root = node.id.root
+            largest[root] = max(largest[root] ?? 0, node.id.primaryKey)
+            try executor.run(plan.statement, plan.insert.bindings(key: node.id.primaryKey, version: node.version,
+                                                                  values: node.values, toOne: node.toOne) { slot, key in
+                guard let destination = plan.destinations[slot] else { return nil }
                 return numbers[ObjectID(entity: destination, primaryKey: key)]
             })
-            for relationship in entity.relationships where relationship.isToMany {
-                // Join tables are written from one side only.
-                guard schema.writesLinks(of: relationship, in: entity), let targets = node.toMany[relationship.slot],
-                      let link = schema.insertLink(relationship, in: entity) else { continue }
-                let statement = try links[link.sql] ?? executor.prepare(link.sql)
-                links[link.sql] = statement
+            for (slot, statement) in plan.links {
+                guard let targets = node.toMany[slot] else { continue }
                 for target in targets { try executor.run(statement, [.integer(node.id.primaryKey), .integer(target)]) }
             }
             if index % 10_000 == 9_999 { progress?(index + 1, nodes.count) }
@@ -316,4 +335,14 @@ package struct SQLSaveWriter {
         }
         progress?(nodes.count, nodes.count)
     }
+}
+
+/// What an import writes for each row of one entity: its insert, its to-one
+/// destinations by slot, and the link statements of the to-many
+/// relationships it writes.
+private struct EntityImport<Prepared> {
+    let insert: RowInsert
+    let statement: Prepared
+    let destinations: [Int: Entity]
+    let links: [(slot: Int, statement: Prepared)]
 }
