@@ -38,6 +38,16 @@ public enum ValidationErrorReason: Hashable, Sendable {
     /// Values of two types that do not mix (a number and a string) where
     /// one type is needed: the members of `{…}`, TERNARY's results.
     case mixedTypes(ValueType, ValueType, context: String)
+    /// A result column or group key that is a collection (one value per row is needed).
+    case needsOneValue(String, context: String)
+    /// A column of a grouped fetch that is neither grouped nor an aggregate.
+    case ungroupedColumn(String)
+    /// MIN or MAX of values that have no order.
+    case aggregateNeedsOrderedValues(String, found: ValueType)
+    /// Two result columns with one name.
+    case duplicateResultName(String)
+    /// A `having` predicate or a sort key naming something the fetch does not return.
+    case notFetched(String, context: String, fetched: [String])
 }
 
 /// An error in a predicate that parses but does not fit the model: an unknown
@@ -106,6 +116,16 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
             return "\(what) is not supported"
         case .mixedTypes(let a, let b, let context):
             return "values of different types in \(context): \(Self.article(a)) and \(Self.article(b)); use values of one type"
+        case .needsOneValue(let path, let context):
+            return "\(context) needs one value per object, but '\(path)' is a collection"
+        case .ungroupedColumn(let name):
+            return "'\(name)' is fetched in a grouped fetch, but it is neither grouped by nor an aggregate"
+        case .aggregateNeedsOrderedValues(let op, let found):
+            return "\(op) needs values with an order (numbers, strings, dates), but the values are \(Self.plural(found))"
+        case .duplicateResultName(let name):
+            return "two results are named '\(name)'"
+        case .notFetched(let name, let context, let fetched):
+            return "\(context) names '\(name)', which the fetch does not return (it returns \(fetched.map { "'\($0)'" }.joined(separator: ", ")))"
         }
     }
 
@@ -130,6 +150,12 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
             return "give it a value with substituting([\"\(name)\": value]) or --var \(name)=VALUE"
         case .quantifierNeedsCollection:
             return "remove the quantifier, or put a to-many key path on the left"
+        case .needsOneValue(let path, _):
+            return "aggregate it per object, as in \(path).@count, or fetch the other entity"
+        case .ungroupedColumn:
+            return "add it to the properties to group by, or aggregate it, as in max(…)"
+        case .duplicateResultName:
+            return "name one of them with 'as NAME'"
         default:
             return nil
         }

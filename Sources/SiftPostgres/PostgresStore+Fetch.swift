@@ -54,6 +54,12 @@ extension PostgresStore: SQLStoreBackend {
         return result
     }
 
+    package func fetchValues(_ query: SQLQuery, types: [AttributeType]) throws(StoreError) -> [[PredicateValue]] {
+        try run(query).map { columns in
+            types.indices.map { $0 < columns.count ? PredicateValue(sqlValue: columns[$0], type: types[$0]) : .null }
+        }
+    }
+
     /// PostgreSQL binds at most 65 535 parameters to a statement, and its
     /// parser has a stack depth limit: a statement past either is refused
     /// (and its largest terms run in memory).

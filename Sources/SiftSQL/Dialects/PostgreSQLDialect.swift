@@ -113,6 +113,7 @@ public struct PostgreSQLDialect: SQLDialect {
     public func compositeKeyTableOptions() -> String { "" }
 
     public var realType: String { "DOUBLE PRECISION" }
+    public var integerType: String { "BIGINT" }
 
     /// Division by zero is nil, as in memory (PostgreSQL would raise).
     public func divide(_ left: String, _ right: String) -> String {

@@ -58,6 +58,8 @@ public protocol SQLDialect: Sendable {
     var hasSiftFunctions: Bool { get }
     /// The name of the 8-byte floating-point type, for casts.
     var realType: String { get }
+    /// The type a CAST makes 64-bit integers of.
+    var integerType: String { get }
     /// Whether text may hold U+0000 (a term comparing with such text is not
     /// expressible where it may not: no stored text holds it, memory decides).
     var textHoldsNUL: Bool { get }
@@ -91,6 +93,7 @@ extension SQLDialect {
 
     public var hasSiftFunctions: Bool { true }
     public var realType: String { "REAL" }
+    public var integerType: String { "INTEGER" }
     public var textHoldsNUL: Bool { true }
     public func divide(_ left: String, _ right: String) -> String { "(CAST(\(left) AS \(realType)) / \(right))" }
     public var unlimited: SQLValue { .integer(-1) }

@@ -188,8 +188,16 @@ public struct SQLRenderer {
     }
 
     private mutating func select(_ select: SQLSelect) {
-        out += "SELECT "
-        list(select.columns, ", ") { $0.expression($1) }
+        out += select.distinct ? "SELECT DISTINCT " : "SELECT "
+        if select.columnNames.count == select.columns.count {
+            list(Array(zip(select.columns, select.columnNames)), ", ") { r, column in
+                r.expression(column.0)
+                r.out += " AS "
+                r.dialect.appendQuoted(column.1, to: &r.out)
+            }
+        } else {
+            list(select.columns, ", ") { $0.expression($1) }
+        }
         out += " FROM "
         source(select.from)
         for join in select.joins {
@@ -201,6 +209,14 @@ public struct SQLRenderer {
             }
         }
         whereClause(select.conditions)
+        if !select.groupBy.isEmpty {
+            out += " GROUP BY "
+            list(select.groupBy, ", ") { $0.expression($1) }
+        }
+        if !select.having.isEmpty {
+            out += " HAVING "
+            list(select.having, " AND ") { $0.expression($1) }
+        }
         if !select.orderBy.isEmpty {
             out += " ORDER BY "
             list(select.orderBy, ", ") { r, ordering in
@@ -299,6 +315,10 @@ public struct SQLRenderer {
             out += "CAST("
             expression(a)
             out += " AS " + dialect.realType + ")"
+        case .castToInteger(let a):
+            out += "CAST("
+            expression(a)
+            out += " AS " + dialect.integerType + ")"
         case .caseWhen(let p, let a, let b):
             out += "(CASE WHEN "
             expression(p)

@@ -142,21 +142,7 @@ public struct SQLLowering: Sendable {
                 let (joins, aliases) = (root.joins, root.joinAliases)
                 do throws(SQLLoweringError) {
                     let sql = try writer.predicate(part, context)
-                    if !schema.dialect.hasSiftFunctions, let function = sql.siftFunctionUsed {
-                        switch function {
-                        case .matches:
-                            throw SQLLoweringError("this MATCHES here: its pattern (or its options) is outside what this "
-                                                   + "database's regular expressions read as ICU does")
-                        case .fold:
-                            throw SQLLoweringError("this folded comparison here: [c] and [d] fold as ICU does only through "
-                                                   + "a canonical attribute's companion column")
-                        default:
-                            throw SQLLoweringError("this term here: it needs Sift's SQL functions, which this database does not have")
-                        }
-                    }
-                    if !schema.dialect.textHoldsNUL, sql.hasTextWithNUL {
-                        throw SQLLoweringError("text holding U+0000 here: this database's text cannot hold it")
-                    }
+                    try checkDialect(sql)
                     terms.append(SQLFetch.Term(predicate: part, sql: sql, error: nil))
                 } catch {
                     (root.joins, root.joinAliases) = (joins, aliases)
@@ -174,6 +160,26 @@ public struct SQLLowering: Sendable {
             ordering.append(SQLOrdering(value, descending: !key.ascending))
         }
         return SQLFetch(entity: e, schema: schema, source: root.source, joins: root.joins, terms: terms, ordering: ordering)
+    }
+
+    /// Throws when `sql` needs what the database lacks: Sift's functions,
+    /// or text holding U+0000 where text cannot hold it.
+    func checkDialect(_ sql: SQLExpression) throws(SQLLoweringError) {
+        if !schema.dialect.hasSiftFunctions, let function = sql.siftFunctionUsed {
+            switch function {
+            case .matches:
+                throw SQLLoweringError("this MATCHES here: its pattern (or its options) is outside what this "
+                                       + "database's regular expressions read as ICU does")
+            case .fold:
+                throw SQLLoweringError("this folded comparison here: [c] and [d] fold as ICU does only through "
+                                       + "a canonical attribute's companion column")
+            default:
+                throw SQLLoweringError("this term here: it needs Sift's SQL functions, which this database does not have")
+            }
+        }
+        if !schema.dialect.textHoldsNUL, sql.hasTextWithNUL {
+            throw SQLLoweringError("text holding U+0000 here: this database's text cannot hold it")
+        }
     }
 
     /// The SQL value of a bound constant (dates as seconds since 2001,

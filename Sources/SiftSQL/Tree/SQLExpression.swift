@@ -98,6 +98,7 @@ public struct SQLExpression: Hashable, Sendable {
         case divide(SQLExpression, SQLExpression)
         case negate(SQLExpression)
         case castToReal(SQLExpression)
+        case castToInteger(SQLExpression)
         case caseWhen(SQLExpression, SQLExpression, SQLExpression)
         case aggregate(SQLAggregate, SQLExpression?)
         case coalesce(SQLExpression, SQLExpression)
@@ -294,6 +295,11 @@ public struct SQLExpression: Hashable, Sendable {
         SQLExpression(.castToReal(a), nullable: a.isNullable)
     }
 
+    /// `CAST(a AS <64-bit integer>)`.
+    public static func castToInteger(_ a: SQLExpression) -> SQLExpression {
+        SQLExpression(.castToInteger(a), nullable: a.isNullable)
+    }
+
     /// `then` where `condition` is TRUE, else `otherwise`; a constant condition picks its branch here.
     public static func caseWhen(_ condition: SQLExpression, then: SQLExpression, else otherwise: SQLExpression)
         -> SQLExpression
@@ -405,7 +411,7 @@ public struct SQLExpression: Hashable, Sendable {
         case .column, .value, .parameter, .slot, .literal: return
         case .and(let es), .or(let es), .sift(_, let es), .builtin(_, let es), .custom(_, let es), .jsonArray(let es):
             es.forEach(body)
-        case .not(let a), .isNotTrue(let a), .isNull(let a, _), .negate(let a), .castToReal(let a), .containsNUL(let a),
+        case .not(let a), .isNotTrue(let a), .isNull(let a, _), .negate(let a), .castToReal(let a), .castToInteger(let a), .containsNUL(let a),
              .byteLength(let a):
             body(a)
         case .compare(_, let a, let b), .isDistinct(let a, let b, _), .inArray(let a, let b), .arithmetic(_, let a, let b),
@@ -423,6 +429,48 @@ public struct SQLExpression: Hashable, Sendable {
         case .exists(let s, _), .scalar(let s): s.forEachExpression(body)
         case .aggregate(_, let a): if let a { body(a) }
         }
+    }
+
+    /// The expression with each column `transform` gives a replacement for
+    /// replaced (a `having` predicate written over result columns becomes
+    /// one over the aggregates they are). Subqueries are kept as they are.
+    public func replacingColumns(_ transform: (_ table: String, _ name: String) -> SQLExpression?) -> SQLExpression {
+        func r(_ e: SQLExpression) -> SQLExpression { e.replacingColumns(transform) }
+        let node: Node
+        switch self.node {
+        case .column(let table, let name): return transform(table, name) ?? self
+        case .value, .parameter, .slot, .literal, .exists, .scalar: return self
+        case .and(let es): node = .and(es.map(r))
+        case .or(let es): node = .or(es.map(r))
+        case .sift(let f, let es): node = .sift(f, es.map(r))
+        case .builtin(let n, let es): node = .builtin(n, es.map(r))
+        case .custom(let n, let es): node = .custom(n, es.map(r))
+        case .jsonArray(let es): node = .jsonArray(es.map(r))
+        case .not(let a): node = .not(r(a))
+        case .isNotTrue(let a): node = .isNotTrue(r(a))
+        case .isNull(let a, let negated): node = .isNull(r(a), negated: negated)
+        case .negate(let a): node = .negate(r(a))
+        case .castToReal(let a): node = .castToReal(r(a))
+        case .castToInteger(let a): node = .castToInteger(r(a))
+        case .containsNUL(let a): node = .containsNUL(r(a))
+        case .byteLength(let a): node = .byteLength(r(a))
+        case .compare(let op, let a, let b): node = .compare(op, r(a), r(b))
+        case .isDistinct(let a, let b, let negated): node = .isDistinct(r(a), r(b), negated: negated)
+        case .inArray(let a, let b): node = .inArray(r(a), r(b))
+        case .arithmetic(let op, let a, let b): node = .arithmetic(op, r(a), r(b))
+        case .divide(let a, let b): node = .divide(r(a), r(b))
+        case .coalesce(let a, let b): node = .coalesce(r(a), r(b))
+        case .contains(let a, let b): node = .contains(r(a), r(b))
+        case .hasPrefix(let a, let b): node = .hasPrefix(r(a), r(b))
+        case .hasSuffix(let a, let b): node = .hasSuffix(r(a), r(b))
+        case .wildcardMatch(let a, let b): node = .wildcardMatch(r(a), r(b))
+        case .regularExpressionMatch(let a, let b): node = .regularExpressionMatch(r(a), r(b))
+        case .between(let a, let b, let c): node = .between(r(a), r(b), r(c))
+        case .caseWhen(let a, let b, let c): node = .caseWhen(r(a), r(b), r(c))
+        case .inList(let a, let es): node = .inList(r(a), es.map(r))
+        case .aggregate(let f, let a): node = .aggregate(f, a.map(r))
+        }
+        return SQLExpression(node, nullable: isNullable)
     }
 
     /// Whether the expression calls one of Sift's registered functions

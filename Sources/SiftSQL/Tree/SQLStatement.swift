@@ -70,6 +70,15 @@ public struct SQLSelect: Hashable, Sendable {
     public var limit: SQLExpression?
     /// How many rows are skipped first.
     public var offset: SQLExpression?
+    /// Whether equal rows are returned once (`SELECT DISTINCT`).
+    public var distinct = false
+    /// The expressions rows are grouped by.
+    public var groupBy: [SQLExpression] = []
+    /// Conditions on the groups, joined by AND.
+    public var having: [SQLExpression] = []
+    /// The names of the columns (`AS name`), which ORDER BY may use; empty
+    /// for none.
+    public var columnNames: [String] = []
 
     public init(_ columns: [SQLExpression], from: SQLSource, joins: [SQLJoin] = [], where conditions: [SQLExpression] = [],
                 orderBy: [SQLOrdering] = [], limit: SQLExpression? = nil, offset: SQLExpression? = nil) {
@@ -86,6 +95,8 @@ public struct SQLSelect: Hashable, Sendable {
     func forEachExpression(_ body: (SQLExpression) -> Void) {
         columns.forEach(body)
         conditions.forEach(body)
+        groupBy.forEach(body)
+        having.forEach(body)
         for ordering in orderBy { body(ordering.expression) }
         if case .array(let e, _) = from { body(e) }
         for join in joins {
@@ -109,6 +120,8 @@ public struct SQLSelect: Hashable, Sendable {
         }
         columns.forEach(read)
         conditions.forEach(read)
+        groupBy.forEach(read)
+        having.forEach(read)
         for ordering in orderBy { read(ordering.expression) }
         var kept: [SQLJoin] = []
         for join in joins.reversed() where join.kind != .left || !unread.contains(join.alias) {

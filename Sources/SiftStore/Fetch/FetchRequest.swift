@@ -64,6 +64,18 @@ public struct FetchRequest: Sendable {
     /// objects are tested in memory, deleted ones drop out — the answers a
     /// save first would give.
     public var includesPendingChanges: Bool
+    /// What a dictionary fetch (`ObjectContext.fetchDictionaries(_:)`)
+    /// returns for each result: attributes, to-one key paths, expressions
+    /// and aggregates, each under its name.
+    public var propertiesToFetch: [ExpressionDescription]
+    /// What a dictionary fetch groups rows by: key paths or expressions,
+    /// or the names of fetched properties.
+    public var propertiesToGroupBy: [String]
+    /// A predicate over a dictionary fetch's results, by result name
+    /// (`total > 1000`), applied after grouping (SQL's HAVING).
+    public var havingPredicate: FetchPredicate?
+    /// Whether a dictionary fetch returns equal results once.
+    public var returnsDistinctResults: Bool
 
     /// A request for `entityName`'s objects matching `predicate`, if given.
     public init(entityName: String, predicate: String? = nil, arguments: [PredicateValue] = [],
@@ -78,6 +90,10 @@ public struct FetchRequest: Sendable {
         self.relationshipKeyPathsForPrefetching = []
         self.returnsObjectsAsFaults = true
         self.includesPendingChanges = true
+        self.propertiesToFetch = []
+        self.propertiesToGroupBy = []
+        self.havingPredicate = nil
+        self.returnsDistinctResults = false
     }
 }
 

@@ -31,6 +31,9 @@ package protocol StoreBackend: PersistentStore {
     func keys(for request: FetchRequest) throws(StoreError) -> [ObjectID]
     /// How many objects a request selects.
     func count(for request: FetchRequest) throws(StoreError) -> Int
+    /// The rows of a bound dictionary fetch of `request`'s objects, values in column order.
+    func results(_ fetch: BoundDictionaryFetch, request: FetchRequest, sort: [ResultSortKey]) throws(StoreError)
+        -> [[PredicateValue]]
     /// The rows of `entity` with these keys (in no particular order); stored in the row cache.
     func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode]
     /// The member keys of a to-many relationship for each owner; with
@@ -50,6 +53,12 @@ package protocol StoreBackend: PersistentStore {
 }
 
 extension StoreBackend {
+    /// Dictionary fetches run in memory, unless the store runs them itself.
+    package func results(_ fetch: BoundDictionaryFetch, request: FetchRequest,
+                         sort: [ResultSortKey]) throws(StoreError) -> [[PredicateValue]] {
+        try resultsInMemory(fetch, request: request, sort: sort)
+    }
+
     package func entity(_ name: String) throws(StoreError) -> Entity {
         guard let entity = model.entity(named: name) else { throw .unknownEntity(name) }
         return entity

@@ -78,6 +78,9 @@ public enum StoreError: Error, CustomStringConvertible {
     case server(String, sql: String?)
     /// A failure Sift did not expect, with its description: please report it.
     case unexpected(String)
+    /// A dictionary fetch that cannot run as asked: a property neither
+    /// grouped nor aggregated, a sort key that names no result, …
+    case invalidFetch(String)
     /// Evaluating the predicate ran out of a budget (a regular expression
     /// that backtracks without end); nothing was returned.
     case evaluation(EvaluationError)
@@ -119,6 +122,7 @@ public enum StoreError: Error, CustomStringConvertible {
             "the template '\(template)' needs values for \(names.map { "$" + $0 }.joined(separator: ", "))"
         case .server(let message, let sql): "the database server: \(message)" + (sql.map { " (in: \($0))" } ?? "")
         case .unexpected(let message): "an unexpected failure (please report it): \(message)"
+        case .invalidFetch(let message): "this fetch cannot run: \(message)"
         case .modelMismatch(let path, let storeHash, let modelHash):
             "the store '\(path)' was made for another model (store \(storeHash), model \(modelHash)): "
                 + "open it with the model it was made with, or migrate it"

@@ -34,12 +34,14 @@ public enum EvaluationError: Error, Hashable, Sendable, CustomStringConvertible 
     /// ordered against a string, a substring of a number), in a predicate
     /// bound without a model: Apple raises.
     case incompatibleTypes(operation: String, left: String, right: String, location: Range<Int>?)
+    /// A sum of integers beyond 64 bits (SQL databases refuse it too).
+    case integerOverflow(operation: String)
 
     /// Where in the predicate's text the error arose, as UTF-8 offsets.
     public var location: Range<Int>? {
         switch self {
         case .notKeyValueCoding(_, _, let location), .incompatibleTypes(_, _, _, let location): location
-        case .regularExpressionTooCostly, .likeTooCostly: nil
+        case .regularExpressionTooCostly, .likeTooCostly, .integerOverflow: nil
         }
     }
 
@@ -50,6 +52,8 @@ public enum EvaluationError: Error, Hashable, Sendable, CustomStringConvertible 
                 + "and key-value records have keys"
         case .incompatibleTypes(let operation, let left, let right, _):
             return "\(operation) cannot compare \(left) with \(right)"
+        case .integerOverflow(let operation):
+            return "\(operation) of integers is beyond 64 bits: convert the values to doubles, as in sum(x * 1.0)"
         case .likeTooCostly(let pattern, let steps):
             return "the LIKE pattern '\(Self.shortened(pattern))' needed more than \(steps) steps on one value "
                 + "(PredicateLimits.regularExpressionSteps): shorten the pieces that hold '?' between its '*'s, "

@@ -22,6 +22,8 @@ package protocol SQLStoreBackend: StoreBackend {
     func fetchObjectIDs(_ query: SQLQuery, entity: Entity) throws(StoreError) -> [ObjectID]
     /// Runs a query whose columns are integers, and returns them row after row.
     func fetchIntegers(_ query: SQLQuery, columns: Int) throws(StoreError) -> [Int64]
+    /// Runs a query whose columns are values of `types`.
+    func fetchValues(_ query: SQLQuery, types: [AttributeType]) throws(StoreError) -> [[PredicateValue]]
     /// Nil when the database would run `select`; why not (naming the limit),
     /// when it passes one of the database's limits: the planner then moves
     /// terms to memory.
@@ -82,6 +84,32 @@ extension SQLStoreBackend {
             matching = try sortedInMemory(matching, by: keys, domain: domain) { $0.id.primaryKey < $1.id.primaryKey }
         }
         return request.page(matching)
+    }
+
+    /// A dictionary fetch as one statement when SQL can run all of it (the
+    /// predicate, every property, the grouping and the having predicate),
+    /// else in memory over the rows SQL selects.
+    package func results(_ fetch: BoundDictionaryFetch, request: FetchRequest,
+                         sort: [ResultSortKey]) throws(StoreError) -> [[PredicateValue]] {
+        if let query = try resultQuery(fetch, request: request, sort: sort) {
+            let rows = try fetchValues(query, types: fetch.columns.map(\.type.resultAttributeType))
+            let types = fetch.columns.map(\.type)
+            return rows.map { row in zip(row, types).map { resultValue($0, type: $1) } }
+        }
+        return try resultsInMemory(fetch, request: request, sort: sort)
+    }
+
+    /// The statement of a dictionary fetch; nil when part of it needs memory.
+    package func resultQuery(_ fetch: BoundDictionaryFetch, request: FetchRequest,
+                             sort: [ResultSortKey]) throws(StoreError) -> SQLQuery? {
+        let plan = try makePlan(objectRequest(request))
+        guard plan.residual == nil else { return nil }
+        do {
+            return try lowering.selectResults(fetch, where: plan.predicate, sortedBy: sort, limit: request.fetchLimit,
+                                              offset: request.fetchOffset == 0 ? nil : request.fetchOffset)
+        } catch {
+            return nil
+        }
     }
 
     package func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {

@@ -71,6 +71,21 @@ extension SQLiteStore: SQLStoreBackend {
         return result
     }
 
+    package func fetchValues(_ query: SQLQuery, types: [AttributeType]) throws(StoreError) -> [[PredicateValue]] {
+        var result: [[PredicateValue]] = []
+        do {
+            try withConnection { connection in
+                try connection.forEachRow(query.sql, query.bindings) { row in
+                    result.append(types.indices.map { row.value($0, as: types[$0]) })
+                    return true
+                }
+            }
+        } catch {
+            throw StoreError(error, path: path, sql: query.sql)
+        }
+        return result
+    }
+
     package func refuses(_ select: SQLSelect) -> String? {
         let query = schema.render(.select(select))
         do {

@@ -16,4 +16,11 @@ extension SQLiteStore {
     public func sqlQuery(for request: FetchRequest, columns: SQLColumns = .rows) throws(StoreError) -> SQLQuery {
         try makeSQLQuery(for: request, columns: columns)
     }
+
+    /// The one statement a dictionary fetch runs (its properties to fetch,
+    /// grouping, having and distinctness); nil when part of it runs in memory.
+    public func resultQuery(for request: FetchRequest) throws(StoreError) -> SQLQuery? {
+        let (fetch, sort) = try bindDictionaryFetch(request)
+        return try resultQuery(fetch, request: request, sort: sort)
+    }
 }

@@ -1,0 +1,92 @@
+// Stage 3 (tree): a bound dictionary fetch — what a fetch returns when it
+// asks for values rather than objects (Core Data's dictionary result type):
+// named result columns, each a per-row expression or an aggregate over the
+// rows of a group, the grouping, and a `having` predicate over the results.
+//
+// Both lowerings read it: SQL writes one SELECT … GROUP BY … HAVING …, and
+// memory groups row-cache nodes with the same answers.
+
+import SiftModel
+import SiftValues
+
+/// What one result column holds.
+public enum BoundResultValue: Hashable, Sendable {
+    /// An expression evaluated on each fetched object (in a grouped fetch,
+    /// one of the group's keys, or built from them).
+    case row(BoundExpression)
+    /// An aggregate over the rows of a group (of every fetched row when the
+    /// fetch is not grouped): `sum(salary)`, `@avg.age`, `@count`. A nil
+    /// argument counts rows.
+    case aggregate(AggregateOperator, BoundExpression?)
+}
+
+/// A named result column and the type of its values.
+public struct BoundResultColumn: Hashable, Sendable {
+    /// The key of the value in each result.
+    public var name: String
+    public var value: BoundResultValue
+    public var type: ValueType
+
+    public init(name: String, value: BoundResultValue, type: ValueType) {
+        self.name = name
+        self.value = value
+        self.type = type
+    }
+
+    /// Whether the column aggregates rows.
+    public var isAggregate: Bool {
+        if case .aggregate = value { return true }
+        return false
+    }
+}
+
+/// A fetch of values: result columns, grouping, a predicate over the
+/// results, distinctness.
+public struct BoundDictionaryFetch: Hashable, Sendable {
+    /// The entity whose objects are read.
+    public var entity: String
+    /// The result columns, in the order asked for.
+    public var columns: [BoundResultColumn]
+    /// The expressions rows are grouped by (empty: one group of every row
+    /// when a column aggregates, else no grouping).
+    public var groupBy: [BoundExpression]
+    /// The predicate results must satisfy, bound against `resultEntity`
+    /// (its attributes are the result columns, by slot).
+    public var having: BoundPredicate?
+    /// Whether equal results are returned once.
+    public var distinct: Bool
+    /// The entity that describes a result: one attribute per column, in
+    /// column order, for binding `having` and sort keys by result name.
+    public var resultModel: DataModel
+
+    public init(entity: String, columns: [BoundResultColumn], groupBy: [BoundExpression], having: BoundPredicate?,
+                distinct: Bool, resultModel: DataModel) {
+        self.entity = entity
+        self.columns = columns
+        self.groupBy = groupBy
+        self.having = having
+        self.distinct = distinct
+        self.resultModel = resultModel
+    }
+
+    /// Whether results are groups of rows (some column aggregates, or the
+    /// fetch names what to group by) rather than one per object.
+    public var isGrouped: Bool { !groupBy.isEmpty || columns.contains(where: \.isAggregate) }
+
+    /// The name of the entity of `resultModel`.
+    public static let resultEntityName = "Result"
+}
+
+/// A sort key of a dictionary fetch: a result column, by index.
+public struct ResultSortKey: Hashable, Sendable {
+    public var column: Int
+    public var ascending: Bool
+    /// Whether strings compare as `[c]` folds them.
+    public var caseInsensitive: Bool
+
+    public init(column: Int, ascending: Bool = true, caseInsensitive: Bool = false) {
+        self.column = column
+        self.ascending = ascending
+        self.caseInsensitive = caseInsensitive
+    }
+}
