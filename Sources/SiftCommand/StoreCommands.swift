@@ -283,10 +283,29 @@ struct Query: ParsableCommand {
     @Option(help: "How to print the objects: a table, or JSON objects whose \"id\" is the primary key (a property named id becomes \"_id\").")
     var format: Format = .table
 
+    @Option(name: .customLong("select"), help: ArgumentHelp(
+        "A property to fetch instead of objects: a key path, an expression or an aggregate (sum(salary), @count), "
+            + "optionally named with 'as NAME'. Results print one per row (as JSON, one object per line).",
+        valueName: "expression"))
+    var select: [String] = []
+
+    @Option(name: .customLong("group-by"), help: ArgumentHelp("A key path (or selected name) to group results by.", valueName: "keypath"))
+    var groupBy: [String] = []
+
+    @Option(help: ArgumentHelp("A predicate over the results, by name, applied after grouping.", valueName: "predicate"))
+    var having: String?
+
+    @Flag(help: "Return equal results once.")
+    var distinct = false
+
     func run() throws {
         let store = try options.open()
         defer { store.closeConnections() }
         var request = try storeFailure { try options.request(in: store.model) }
+        if !select.isEmpty || !groupBy.isEmpty || having != nil || distinct {
+            try runDictionaryFetch(request, store: store)
+            return
+        }
         request.relationshipKeyPathsForPrefetching = prefetch
         request.returnsObjectsAsFaults = false
         let context = store.makeContext()
@@ -333,16 +352,63 @@ struct Query: ParsableCommand {
                 }
                 rows.append(row)
             }
-            let widths = header.indices.map { column in min(40, rows.map { $0[column].count }.max() ?? 0) }
-            for (i, row) in rows.enumerated() {
-                print(zip(row, widths).map { cell, width in
-                    let text = cell.count > width ? String(cell.prefix(width - 1)) + "…" : cell
-                    return text.padding(toLength: width, withPad: " ", startingAt: 0)
-                }.joined(separator: "  "))
-                if i == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
-            }
+            printTable(rows)
         }
         printError("\(objects.count) objects in \(String(format: "%.1f", progress.elapsedMilliseconds)) ms")
+    }
+
+    /// Prints the results of a dictionary fetch: a table, or one JSON
+    /// object per result, its keys in the order selected.
+    func runDictionaryFetch(_ base: FetchRequest, store: any CommandStore) throws {
+        guard !select.isEmpty else {
+            printError("--group-by, --having and --distinct need properties to fetch: add --select")
+            throw ExitStatus.usage
+        }
+        var request = base
+        request.propertiesToFetch = select.map(ExpressionDescription.init(parsing:))
+        request.propertiesToGroupBy = groupBy
+        request.havingPredicate = having.map { .format($0, []) }
+        request.returnsDistinctResults = distinct
+        let progress = Progress("querying")
+        let rows: [FetchedDictionary]
+        do {
+            rows = try store.makeContext().fetchDictionaries(request)
+        } catch {
+            progress.finish()
+            printError("\(error)")
+            throw ExitStatus.dataError
+        }
+        progress.finish()
+        let names = request.propertiesToFetch.map(\.name)
+        switch format {
+        case .json:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            for row in rows {
+                let members = row.map { name, value in
+                    let key = String(decoding: (try? encoder.encode(name)) ?? Data("\"\"".utf8), as: UTF8.self)
+                    let text = String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
+                    return key + ": " + text
+                }
+                print("{" + members.joined(separator: ", ") + "}")
+            }
+        case .table:
+            printTable([names] + rows.map { row in names.map { Self.cell(row[$0] ?? .null) } })
+        }
+        printError("\(rows.count) results in \(String(format: "%.1f", progress.elapsedMilliseconds)) ms")
+    }
+
+    /// Rows of cells in columns, the first row a header.
+    func printTable(_ rows: [[String]]) {
+        guard let header = rows.first else { return }
+        let widths = header.indices.map { column in min(40, rows.map { $0[column].count }.max() ?? 0) }
+        for (i, row) in rows.enumerated() {
+            print(zip(row, widths).map { cell, width in
+                let text = cell.count > width ? String(cell.prefix(width - 1)) + "…" : cell
+                return text.padding(toLength: width, withPad: " ", startingAt: 0)
+            }.joined(separator: "  "))
+            if i == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
+        }
     }
 
     /// The key a property is written under next to the primary key "id":

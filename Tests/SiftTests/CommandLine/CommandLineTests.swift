@@ -175,6 +175,21 @@ struct StoreCommandTests {
         let table = try runSift(["query", "--store", store, "--entity", "Tag", "--sort", "name", "name BEGINSWITH 'l'"])
         #expect(table.output.split(separator: "\n").first?.hasPrefix("id  name") == true)
 
+        // Dictionary fetches: one JSON object per result, keys in the order selected.
+        let grouped = try runSift(["query", "--store", store, "--entity", "Employee", "--select", "department.name",
+                                   "--select", "sum(salary) as payroll", "--select", "@count as n", "--group-by", "department.name",
+                                   "--having", "n >= 10", "--sort", "n:desc", "--format", "json"])
+        #expect(grouped.status == 0)
+        let lines = grouped.output.split(separator: "\n")
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.hasPrefix("{\"department.name\": ") && $0.contains(", \"payroll\": ") })
+        let counts = lines.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["n"] as? Int
+        }
+        #expect(counts.count == lines.count && counts == counts.sorted(by: >) && counts.allSatisfy { $0 >= 10 })
+        let ungrouped = try runSift(["query", "--store", store, "--entity", "Employee", "--select", "name", "--group-by", "isManager"])
+        #expect(ungrouped.status == 65)
+        #expect(ungrouped.error.contains("neither grouped by nor an aggregate"))
+
         let inspect = try runSift(["inspect", "--store", store])
         #expect(inspect.status == 0)
         #expect(inspect.output.contains("written by Sift") && inspect.output.contains("the model Sift keeps"))
