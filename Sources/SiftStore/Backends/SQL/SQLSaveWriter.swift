@@ -256,7 +256,6 @@ package struct SQLSaveWriter {
     /// inside the caller's transaction; the largest keys are recorded.
     package func importNodes<E: SQLExecutor>(_ nodes: [RowNode], _ executor: E, progress: ((Int, Int) -> Void)?) throws {
         try checkText(nodes.lazy.map { ($0.id, $0.values) })
-        var inserts: [Int: (RowInsert, E.Prepared)] = [:]
         var links: [String: E.Prepared] = [:]
         var largest: [Int: Int64] = [:]
         // Which entity each imported row is, for to-one columns that
