@@ -17,7 +17,7 @@ extension Binder {
         switch syntax.kind {
         case .function(let name, let arguments) where arguments.count == 1:
             let functions: [String: AggregateOperator] = ["sum": .sum, "count": .count, "min": .min, "max": .max,
-                                                          "average": .avg, "avg": .avg]
+                                                          "average": .avg]
             return functions[name].map { ($0, arguments[0]) }
         case .keyPath(let path) where path.first?.hasPrefix("@") == true:
             guard let op = AggregateOperator(rawValue: String(path[0].dropFirst())) else { return nil }
@@ -102,17 +102,7 @@ extension Binder {
     /// A name the model cannot hold (empty, or not a key) is an error.
     public static func resultModel(_ columns: [BoundResultColumn]) throws(PredicateValidationError) -> DataModel {
         let attributes = columns.enumerated().map { index, column in
-            let type: AttributeType
-            switch column.type {
-            case .integer: type = .integer64
-            case .double: type = .double
-            case .boolean: type = .boolean
-            case .string: type = .string
-            case .date: type = .date
-            case .data: type = .binary
-            case .uuid: type = .uuid
-            default: type = .objectID
-            }
+            let type = column.type.attributeType ?? .objectID
             // A name a key path cannot spell (`department.name`) cannot be
             // named in `having` either: name the property with `as` to use it there.
             let plain = column.name.first.map { $0.isLetter || $0 == "_" } == true

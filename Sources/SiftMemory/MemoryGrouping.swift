@@ -26,6 +26,9 @@ public struct MemoryDictionaryFetch<Domain: EvaluationDomain> {
     private let keys: [MemoryExpression<Domain>]
     private let columns: [Column]
     private let having: MemoryPredicate<KeyValueDomain>?
+    /// The columns built from constants alone, compiled for no object: the
+    /// values of the one group of no rows (SQL returns them too).
+    private let constants: [Int: MemoryExpression<KeyValueDomain>]
 
     /// Compiles `fetch` for objects of `domain`.
     public init(_ fetch: BoundDictionaryFetch, domain: Domain) {
@@ -39,6 +42,13 @@ public struct MemoryDictionaryFetch<Domain: EvaluationDomain> {
             }
         }
         having = fetch.having.map { MemoryPredicate($0, domain: KeyValueDomain()) }
+        var constants: [Int: MemoryExpression<KeyValueDomain>] = [:]
+        if fetch.groupBy.isEmpty {
+            for (index, column) in fetch.columns.enumerated() {
+                if case .row(let e) = column.value { constants[index] = MemoryExpression(e, domain: KeyValueDomain()) }
+            }
+        }
+        self.constants = constants
     }
 
     /// The results for `objects` (in the order they came), as rows of
@@ -96,11 +106,15 @@ public struct MemoryDictionaryFetch<Domain: EvaluationDomain> {
     /// One group's row.
     private func values(of group: [Domain.Object]) throws(EvaluationError) -> [PredicateValue] {
         var row: [PredicateValue] = []
-        for column in columns {
+        for (index, column) in columns.enumerated() {
             switch column {
             case .row(let e):
                 // Built from the keys (or constants): the same for every member.
-                if let first = group.first { row.append(try e.evaluate(first)) } else { row.append(.null) }
+                if let first = group.first {
+                    row.append(try e.evaluate(first))
+                } else {
+                    row.append(try constants[index]?.evaluate([String: PredicateValue]()) ?? .null)
+                }
             case .aggregate(let op, let e, let integer):
                 guard let e else {
                     row.append(.int(Int64(group.count)))

@@ -90,3 +90,21 @@ public struct ResultSortKey: Hashable, Sendable {
         self.caseInsensitive = caseInsensitive
     }
 }
+
+extension ValueType {
+    /// The attribute type that holds values of this type (a result column
+    /// in the model of a fetch's results, a column read back from a store);
+    /// nil for objects, collections and values of no single type.
+    public var attributeType: AttributeType? {
+        switch self {
+        case .integer: .integer64
+        case .double: .double
+        case .boolean: .boolean
+        case .string: .string
+        case .date: .date
+        case .data: .binary
+        case .uuid: .uuid
+        case .null, .object, .collection, .any: nil
+        }
+    }
+}

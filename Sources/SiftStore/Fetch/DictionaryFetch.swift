@@ -201,18 +201,11 @@ extension StoreBackend {
 }
 
 extension ValueType {
-    /// The attribute type a store reads a result column of this type as.
+    /// The attribute type a store reads a result column of this type as
+    /// (an object as its primary key).
     var resultAttributeType: AttributeType {
-        switch self {
-        case .integer, .object: .integer64
-        case .double: .double
-        case .boolean: .boolean
-        case .string: .string
-        case .date: .date
-        case .data: .binary
-        case .uuid: .uuid
-        default: .undefined
-        }
+        if case .object = self { return .integer64 }
+        return attributeType ?? .undefined
     }
 }
 
