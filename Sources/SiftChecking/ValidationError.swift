@@ -4,6 +4,7 @@
 // typed, carries the source range of the construct at fault, and says how to
 // fix the predicate. Every message is written here, once.
 
+import SiftModel
 import SiftSyntax
 import SiftTree
 import SiftValues
@@ -48,6 +49,11 @@ public enum ValidationErrorReason: Hashable, Sendable {
     case duplicateResultName(String)
     /// A `having` predicate or a sort key naming something the fetch does not return.
     case notFetched(String, context: String, fetched: [String])
+    /// A batch update setting a property it cannot set (a relationship, a
+    /// derived or transient attribute), with why.
+    case cannotAssign(String, reason: String)
+    /// A batch update setting an attribute to values of another type.
+    case assignmentType(String, holds: AttributeType, found: ValueType)
 }
 
 /// An error in a predicate that parses but does not fit the model: an unknown
@@ -126,6 +132,10 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
             return "two results are named '\(name)'"
         case .notFetched(let name, let context, let fetched):
             return "\(context) names '\(name)', which the fetch does not return (it returns \(fetched.map { "'\($0)'" }.joined(separator: ", ")))"
+        case .cannotAssign(let name, let reason):
+            return "a batch update cannot set '\(name)': \(reason)"
+        case .assignmentType(let name, let holds, let found):
+            return "'\(name)' holds \(Self.plural(ValueType(holds))) (\(holds)), but the expression gives \(Self.article(found))"
         }
     }
 
@@ -156,6 +166,9 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
             return "add it to the properties to group by, or aggregate it, as in max(…)"
         case .duplicateResultName:
             return "name one of them with 'as NAME'"
+        case .assignmentType(_, .integer16, .double), .assignmentType(_, .integer32, .double),
+             .assignmentType(_, .integer64, .double):
+            return "an integer attribute takes integer expressions: Sift does not round a double for you"
         default:
             return nil
         }

@@ -117,3 +117,26 @@ extension PostgresStore {
         return .committed(result)
     }
 }
+
+extension PostgresStore {
+    package func writeTransaction<T>(_ body: (any SQLExecutor) throws -> (T, StoreChanges)) throws(StoreError) -> T {
+        let notifications = { (changes: StoreChanges) in self.notifications(for: changes) }
+        let channel = self.channel
+        do {
+            return try transaction(reservedKeys: [:]) { executor in
+                let (result, changes) = try body(executor)
+                for payload in notifications(changes) {
+                    let notify = ServerCatalog.notify(channel, payload)
+                    try executor.run(notify.sql, notify.bindings)
+                }
+                return result
+            }
+        } catch let error as PostgresDatabaseError where error.code == "22003" {
+            // numeric_value_out_of_range: an integer expression passed 64 bits.
+            throw .validation([SaveValidationFailure(object: "<batch update>", property: "",
+                                                     reason: "an integer expression passed the 64-bit integers (an integer overflow)")])
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+}

@@ -146,7 +146,7 @@ public struct SQLRenderer {
             list(insert.values, ", ") { $0.expression($1) }
             out += ")" + ignoring.suffix
         case .update(let update):
-            out += "UPDATE " + dialect.quote(update.table) + " SET "
+            out += "UPDATE " + dialect.quote(update.table) + (update.alias.map { " AS " + $0 } ?? "") + " SET "
             list(update.assignments, ", ") { r, assignment in
                 r.out += r.dialect.quote(assignment.column) + " = "
                 r.expression(assignment.value)
@@ -159,6 +159,10 @@ public struct SQLRenderer {
         case .delete(let delete):
             out += "DELETE FROM " + dialect.quote(delete.table)
             whereClause(delete.conditions)
+            if !delete.returning.isEmpty {
+                out += " RETURNING "
+                list(delete.returning, ", ") { $0.expression($1) }
+            }
         case .createTable(let table):
             out += "CREATE TABLE " + dialect.quote(table.name) + " ("
             list(table.columns, ", ") { r, column in

@@ -151,29 +151,34 @@ public struct SQLInsert: Hashable, Sendable {
 public struct SQLUpdate: Hashable, Sendable {
     /// The table written.
     public var table: String
+    /// The name the values and conditions call the table by (nil: its own).
+    public var alias: String?
     /// Each column set, and its new value.
     public var assignments: [(column: String, value: SQLExpression)]
     /// Conditions joined by AND: the rows changed.
     public var conditions: [SQLExpression]
-    /// What each changed row gives back (`RETURNING`), if anything.
+    /// What each changed row gives back (`RETURNING`), if anything: columns
+    /// named without a table (SQLite reads no alias there).
     public var returning: [SQLExpression] = []
 
-    public init(table: String, assignments: [(column: String, value: SQLExpression)], conditions: [SQLExpression],
-                returning: [SQLExpression] = []) {
+    public init(table: String, alias: String? = nil, assignments: [(column: String, value: SQLExpression)],
+                conditions: [SQLExpression], returning: [SQLExpression] = []) {
         self.table = table
+        self.alias = alias
         self.assignments = assignments
         self.conditions = conditions
         self.returning = returning
     }
 
     public static func == (a: SQLUpdate, b: SQLUpdate) -> Bool {
-        a.table == b.table && a.assignments.map(\.column) == b.assignments.map(\.column)
+        a.table == b.table && a.alias == b.alias && a.assignments.map(\.column) == b.assignments.map(\.column)
             && a.assignments.map(\.value) == b.assignments.map(\.value) && a.conditions == b.conditions
             && a.returning == b.returning
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(table)
+        hasher.combine(alias)
         for (column, value) in assignments {
             hasher.combine(column)
             hasher.combine(value)
@@ -189,6 +194,14 @@ public struct SQLDelete: Hashable, Sendable {
     public var table: String
     /// Conditions joined by AND: the rows removed.
     public var conditions: [SQLExpression]
+    /// What each removed row gives back (`RETURNING`), if anything.
+    public var returning: [SQLExpression] = []
+
+    public init(table: String, conditions: [SQLExpression], returning: [SQLExpression] = []) {
+        self.table = table
+        self.conditions = conditions
+        self.returning = returning
+    }
 }
 
 /// The type of a column, as the dialect names it.

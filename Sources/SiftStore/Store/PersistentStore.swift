@@ -34,6 +34,10 @@ package protocol StoreBackend: PersistentStore {
     /// The rows of a bound dictionary fetch of `request`'s objects, values in column order.
     func results(_ fetch: BoundDictionaryFetch, request: FetchRequest, sort: [ResultSortKey]) throws(StoreError)
         -> [[PredicateValue]]
+    /// Runs a batch update in one transaction (SQL, or memory and a save).
+    func batchUpdate(_ update: BoundBatchUpdate) throws(StoreError) -> BatchResult
+    /// Runs a batch delete of `entity`'s objects in one transaction, delete rules applied.
+    func batchDelete(_ request: BatchDeleteRequest, entity: Entity) throws(StoreError) -> BatchResult
     /// The rows of `entity` with these keys (in no particular order); stored in the row cache.
     func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode]
     /// The member keys of a to-many relationship for each owner; with

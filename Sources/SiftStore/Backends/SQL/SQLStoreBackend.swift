@@ -28,6 +28,10 @@ package protocol SQLStoreBackend: StoreBackend {
     /// when it passes one of the database's limits: the planner then moves
     /// terms to memory.
     func refuses(_ select: SQLSelect) -> String?
+    /// Runs `body` in one write transaction: committed when it returns (the
+    /// changes it gives sent to other processes with the commit, where the
+    /// database does that), rolled back when it throws (its error rethrown).
+    func writeTransaction<T>(_ body: (any SQLExecutor) throws -> (T, StoreChanges)) throws(StoreError) -> T
 }
 
 extension SQLStoreBackend {

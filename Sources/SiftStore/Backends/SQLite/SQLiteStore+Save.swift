@@ -63,3 +63,16 @@ extension SQLiteStore {
         return .committed(result)
     }
 }
+
+extension SQLiteStore {
+    package func writeTransaction<T>(_ body: (any SQLExecutor) throws -> (T, StoreChanges)) throws(StoreError) -> T {
+        if let writesRefused { throw .cannotWrite(path: path, reason: writesRefused) }
+        do {
+            return try withConnection { connection in
+                try connection.transaction { try body(SQLiteExecutor(connection: connection)).0 }
+            }
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+// Stage 5 (SQL lowering): the statements of a batch delete — reading which
+// rows a delete reaches through relationships (to-one keys, entity
+// numbers; to-many links are `selectLinks`), then deleting rows and their
+// join-table links and clearing the to-one keys that pointed at them. Each
+// takes its keys as one bound array, however many there are.
+
+import SiftModel
+import SiftValues
+
+extension SQLSchema {
+    private func keyArray(_ keys: [Int64]) -> SQLExpression {
+        .value(dialect.arrayValue(keys.map(SQLValue.integer)) ?? .null)
+    }
+
+    /// The destination keys of a to-one relationship of the rows of
+    /// `entity` with these keys: rows of (key, destination key), for rows
+    /// that have one.
+    public func selectToOneKeys(_ relationship: Relationship, of entity: Entity, keys: [Int64]) -> SQLQuery {
+        let key = SQLExpression.column("t0", primaryKey(entity), nullable: false)
+        let target = SQLExpression.column("t0", foreignKey(relationship, of: entity), nullable: true)
+        return render(.select(SQLSelect([key, target], from: .table(table(entity), alias: "t0"),
+                                        where: [.in(key, array: keyArray(keys)), .isNotNull(target)], orderBy: [SQLOrdering(key)])))
+    }
+
+    /// The entity number of each row of `entity`'s table with these keys:
+    /// rows of (key, number).
+    public func selectEntityNumbers(_ entity: Entity, keys: [Int64]) -> SQLQuery {
+        let key = SQLExpression.column("t0", primaryKey(entity), nullable: false)
+        return render(.select(SQLSelect([key, .column("t0", entityColumn(entity), nullable: false)],
+                                        from: .table(table(entity), alias: "t0"), where: [.in(key, array: keyArray(keys))])))
+    }
+
+    /// Deletes the rows of `entity`'s table with these keys; returns each
+    /// deleted row's key.
+    public func deleteRows(_ entity: Entity, keys: [Int64]) -> SQLQuery {
+        let key = SQLExpression.column("", primaryKey(entity), nullable: false)
+        return render(.delete(SQLDelete(table: table(entity), conditions: [.in(key, array: keyArray(keys))], returning: [key])))
+    }
+
+    /// Deletes every link of the owners with these keys from the join
+    /// table of a relationship; nil when it has none.
+    public func deleteLinks(_ relationship: Relationship, in entity: Entity, owners: [Int64]) -> SQLQuery? {
+        guard case .joinTable(let table, let source, _) = storage(of: relationship, in: entity) else { return nil }
+        return render(.delete(SQLDelete(table: table, conditions: [
+            .in(.column("", source, nullable: false), array: keyArray(owners)),
+        ])))
+    }
+
+    /// Clears a to-one relationship of the rows of `entity` with these keys
+    /// that point at one of `targets` (its key, the destination's entity
+    /// number and its place in an ordered inverse), incrementing each row's
+    /// version; returns the key of each row changed.
+    public func clearToOne(_ relationship: Relationship, of entity: Entity, keys: [Int64], pointingAt targets: [Int64]) -> SQLQuery {
+        let foreignKey = foreignKey(relationship, of: entity)
+        let cleared = [foreignKey] + [entityKey(relationship, of: entity), orderKey(relationship, of: entity)].compactMap { $0 }
+        let version = SQLExpression.column("", version(entity), nullable: false)
+        let key = SQLExpression.column("", primaryKey(entity), nullable: false)
+        return render(.update(SQLUpdate(
+            table: table(entity),
+            assignments: cleared.map { ($0, SQLExpression.null) } + [(self.version(entity), .arithmetic(.add, version, .literal(1)))],
+            conditions: [.in(key, array: keyArray(keys)), .in(.column("", foreignKey, nullable: true), array: keyArray(targets))],
+            returning: [key])))
+    }
+}

@@ -1,0 +1,143 @@
+// Store stage: batch changes in SQL, written once for every SQL store. A
+// batch update is the one UPDATE the SQL stage writes (`updateRows`); the
+// rows it returns are checked (a required attribute left nil, an integer
+// outside its attribute's range roll the transaction back). A batch delete
+// reads the rows its predicate selects, works out its delete rules by
+// reading relationships (`DeletionPlan`), then deletes each table's rows
+// and their join-table links and clears the to-one keys nullify rules name
+// — in one transaction, without loading any object. A predicate or value
+// that needs memory sends the change to the memory path.
+
+import Foundation
+import Sift
+
+/// Reads relationships with SQL, inside a batch delete's transaction.
+struct SQLDeletionReader: DeletionReader {
+    let executor: any SQLExecutor
+    let schema: SQLSchema
+
+    private func integerPairs(_ query: SQLQuery) throws -> [(Int64, Int64)] {
+        try executor.rows(query.sql, query.bindings).compactMap { row in
+            guard row.count >= 2, case .integer(let a) = row[0], case .integer(let b) = row[1] else { return nil }
+            return (a, b)
+        }
+    }
+
+    func pairs(_ relationship: Relationship, of entity: Entity, owners: [Int64]) throws -> [(owner: Int64, member: Int64)] {
+        let query = relationship.isToMany
+            ? schema.selectLinks(relationship, in: entity, owners: owners, withRows: false)
+            : schema.selectToOneKeys(relationship, of: entity, keys: owners)
+        guard let query else { return [] }
+        return try integerPairs(query).map { (owner: $0.0, member: $0.1) }
+    }
+
+    func entities(of keys: [Int64], in entity: Entity) throws -> [Int64: Int] {
+        var result: [Int64: Int] = [:]
+        for (key, number) in try integerPairs(schema.selectEntityNumbers(entity, keys: keys)) {
+            result[key] = schema.entity(number: number)?.index
+        }
+        return result
+    }
+}
+
+extension SQLStoreBackend {
+    /// A batch update as one UPDATE, when SQL can run its predicate and
+    /// every value; in memory otherwise.
+    package func batchUpdate(_ update: BoundBatchUpdate) throws(StoreError) -> BatchResult {
+        let plan = try makePlan(update.request)
+        guard plan.residual == nil,
+              let query = try? lowering.updateRows(update.entity.name, setting: update.assignments, where: plan.predicate)
+        else { return try batchUpdateInMemory(update) }
+        let schema = self.schema
+        let ids: [ObjectID] = try writeTransaction { executor in
+            var ids: [ObjectID] = []
+            var failures: [SaveValidationFailure] = []
+            for row in try executor.rows(query.sql, query.bindings) {
+                guard row.count == update.assignments.count + 2, case .integer(let key) = row[0], case .integer(let number) = row[1],
+                      let entity = schema.entity(number: number) else { continue }
+                let id = ObjectID(entity: entity, primaryKey: key)
+                failures += checkAssigned(row.dropFirst(2).map(Self.checkedValue), of: id, update)
+                ids.append(id)
+            }
+            guard failures.isEmpty else { throw StoreError.validation(Array(failures.prefix(20))) }
+            ids.sort { $0.primaryKey < $1.primaryKey }
+            return (ids, StoreChanges(updated: Set(ids)))
+        }
+        rowCache.remove(ids)
+        return BatchResult(objectIDs: ids, changes: StoreChanges(updated: Set(ids)), ranInSQL: true)
+    }
+
+    /// A value an UPDATE returned, as far as `checkAssigned` looks at it.
+    private static func checkedValue(_ value: SQLValue) -> PredicateValue {
+        switch value {
+        case .null: .null
+        case .integer(let integer): .int(integer)
+        case .real(let real): .double(real)
+        case .text(let text): .string(text)
+        case .blob(let data): .data(data)
+        case .array: .null
+        }
+    }
+
+    /// A batch delete in SQL, when SQL can run its predicate; in memory
+    /// otherwise.
+    package func batchDelete(_ request: BatchDeleteRequest, entity: Entity) throws(StoreError) -> BatchResult {
+        var selection: SQLQuery?
+        if request.objectIDs == nil {
+            var fetch = FetchRequest(entityName: entity.name)
+            fetch.predicate = request.predicate
+            let plan = try makePlan(fetch)
+            guard !plan.needsMemory else { return try batchDeleteInMemory(request, entity: entity) }
+            selection = plan.query(for: fetch, columns: .identifiers)
+        }
+        let schema = self.schema
+        let model = self.model
+        let result: BatchResult = try writeTransaction { executor in
+            let reader = SQLDeletionReader(executor: executor, schema: schema)
+            var start: [ObjectID] = []
+            if let selection {
+                for row in try executor.rows(selection.sql, selection.bindings) {
+                    guard case .integer(let key)? = row.first else { continue }
+                    var member = entity
+                    if row.count > 1, case .integer(let number) = row[1], let numbered = schema.entity(number: number) { member = numbered }
+                    start.append(ObjectID(entity: member, primaryKey: key))
+                }
+            } else {
+                for (root, group) in Dictionary(grouping: request.objectIDs ?? [], by: \.root).sorted(by: { $0.key < $1.key }) {
+                    for (key, index) in try reader.entities(of: group.map(\.primaryKey), in: model.entities[root])
+                    where model.isEntity(at: index, kindOf: entity.index) {
+                        start.append(ObjectID(entity: model.entities[index], primaryKey: key))
+                    }
+                }
+            }
+            let plan = try DeletionPlan.make(deleting: start, model: model, reader: reader)
+            var changes = StoreChanges(deleted: Set(plan.deleted))
+            for (root, ids) in Dictionary(grouping: plan.deleted, by: \.root).sorted(by: { $0.key < $1.key }) {
+                let query = schema.deleteRows(model.entities[root], keys: ids.map(\.primaryKey))
+                _ = try executor.rows(query.sql, query.bindings)
+            }
+            for (index, ids) in Dictionary(grouping: plan.deleted, by: \.entity).sorted(by: { $0.key < $1.key }) {
+                let deletedEntity = model.entities[index]
+                for relationship in deletedEntity.relationships where relationship.isToMany {
+                    if let query = schema.deleteLinks(relationship, in: deletedEntity, owners: ids.map(\.primaryKey)) {
+                        _ = try executor.rows(query.sql, query.bindings)
+                    }
+                }
+            }
+            for clear in plan.cleared {
+                let byKey = Dictionary(clear.rows.map { ($0.primaryKey, $0) }, uniquingKeysWith: { a, _ in a })
+                let query = schema.clearToOne(clear.relationship, of: clear.entity, keys: Array(byKey.keys).sorted(),
+                                              pointingAt: clear.targets)
+                for row in try executor.rows(query.sql, query.bindings) {
+                    if case .integer(let key)? = row.first, let id = byKey[key] { changes.updated.insert(id) }
+                }
+            }
+            changes.updated.formUnion(plan.touched)
+            let selected = start.sorted { $0.primaryKey < $1.primaryKey }
+            return (BatchResult(objectIDs: selected, changes: changes, ranInSQL: true), changes)
+        }
+        rowCache.remove(result.changes.deleted)
+        rowCache.remove(result.changes.updated)
+        return result
+    }
+}

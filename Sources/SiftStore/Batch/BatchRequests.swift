@@ -1,0 +1,201 @@
+// Store stage: batch updates and batch deletes (Core Data's
+// `NSBatchUpdateRequest` and `NSBatchDeleteRequest`) — change or delete
+// every object a predicate selects without loading them as objects. A SQL
+// store runs a batch update as one UPDATE and a batch delete as one DELETE
+// per table (after reading which rows the delete rules reach); the atomic
+// store, and a SQL store whose predicate needs memory, run them in memory
+// and save the result. Either way it is one transaction, every changed
+// row's version is incremented (so other contexts' edits of it conflict),
+// and the changes are announced as a save's are.
+
+import Foundation
+import Sift
+
+/// Changes attributes of every object of an entity that a predicate
+/// selects, in the store, without loading the objects (Core Data's
+/// `NSBatchUpdateRequest`).
+///
+/// ```swift
+/// var raise = BatchUpdateRequest(entityName: "Employee", predicate: .format("department.name == %@", ["Sales"]))
+/// raise.propertiesToUpdate = [ExpressionDescription(name: "salary", expression: "salary * 1.1")]
+/// let result = try context.execute(raise)   // result.count objects changed
+/// ```
+///
+/// Each expression is evaluated on the object's values before the update,
+/// and its type must be one the attribute holds (an integer expression for
+/// an integer attribute: Sift does not round). As in Core Data, validation
+/// rules (minimum, maximum, patterns) are not checked; a nil for a required
+/// attribute and an integer outside the attribute's range are errors, and
+/// nothing is written.
+public struct BatchUpdateRequest: Sendable {
+    /// The entity whose objects (and its subentities' objects) change.
+    public var entityName: String
+    /// Which objects change (nil: every object of the entity).
+    public var predicate: FetchPredicate?
+    /// Each attribute set (`name`) and the expression of the object's
+    /// current values its new value is (`expression`, with `arguments`
+    /// for its `%@`).
+    public var propertiesToUpdate: [ExpressionDescription]
+
+    public init(entityName: String, predicate: FetchPredicate? = nil, propertiesToUpdate: [ExpressionDescription] = []) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.propertiesToUpdate = propertiesToUpdate
+    }
+
+    /// A request setting each attribute named to its expression.
+    public init(entityName: String, predicate: FetchPredicate? = nil, setting properties: [String: String]) {
+        self.init(entityName: entityName, predicate: predicate,
+                  propertiesToUpdate: properties.sorted { $0.key < $1.key }.map { ExpressionDescription(name: $0.key, expression: $0.value) })
+    }
+}
+
+/// Deletes every object of an entity that a predicate selects, in the
+/// store, without loading the objects (Core Data's `NSBatchDeleteRequest`).
+///
+/// ```swift
+/// let request = BatchDeleteRequest(entityName: "Employee", predicate: .format("startDate < %@", [.date(cutoff)]))
+/// let result = try context.execute(request)
+/// ```
+///
+/// The relationships' delete rules apply as a context's delete applies
+/// them: objects a cascade rule reaches are deleted too, the inverse
+/// to-one relationships a nullify rule names are cleared (and those
+/// objects' versions incremented), and an object a deny rule protects
+/// (a deny relationship that still holds an object the batch does not
+/// delete) fails the whole request with a validation error, deleting
+/// nothing. (Core Data's own batch delete checks no validation rules; Sift
+/// applies every delete rule, in SQL.)
+public struct BatchDeleteRequest: Sendable {
+    /// The entity whose objects (and its subentities' objects) are deleted.
+    public var entityName: String
+    /// Which objects are deleted (nil: every object of the entity).
+    public var predicate: FetchPredicate?
+    /// The objects to delete, when the request names them rather than
+    /// selecting them with a predicate.
+    public var objectIDs: [ObjectID]?
+
+    public init(entityName: String, predicate: FetchPredicate? = nil) {
+        self.entityName = entityName
+        self.predicate = predicate
+    }
+
+    /// A request deleting the objects whose rows have these IDs (those
+    /// already gone are skipped).
+    public init(objectIDs: [ObjectID], entityName: String) {
+        self.entityName = entityName
+        self.objectIDs = objectIDs
+    }
+}
+
+/// What a batch update or delete did.
+public struct BatchResult: Sendable {
+    /// The objects the request selected and changed (or deleted), in
+    /// primary key order.
+    public var objectIDs: [ObjectID]
+    /// Everything it changed, as observers hear it: for a delete, the
+    /// objects cascade rules deleted too, and those whose relationships
+    /// lost the deleted objects.
+    public var changes: StoreChanges
+    /// Whether the store ran it in SQL (false: it was evaluated in memory).
+    public var ranInSQL: Bool
+
+    /// How many objects the request changed (or deleted).
+    public var count: Int { objectIDs.count }
+}
+
+/// A batch update, parsed and bound.
+package struct BoundBatchUpdate {
+    package var request: FetchRequest
+    package var entity: Entity
+    package var assignments: [BoundAssignment]
+    /// The expression texts, by assignment, for messages.
+    package var texts: [String]
+}
+
+extension StoreBackend {
+    /// Parses and binds a batch update's assignments.
+    package func bindBatchUpdate(_ request: BatchUpdateRequest) throws(StoreError) -> BoundBatchUpdate {
+        let entity = try self.entity(request.entityName)
+        guard !request.propertiesToUpdate.isEmpty else { throw .invalidFetch("a batch update needs properties to update") }
+        var seen: Set<String> = []
+        var assignments: [BoundAssignment] = []
+        for property in request.propertiesToUpdate {
+            guard seen.insert(property.name).inserted else {
+                throw .invalidFetch("a batch update sets '\(property.name)' twice")
+            }
+            let syntax: ExpressionSyntax
+            do {
+                syntax = try PredicateParser.parseExpression(property.expression, arguments: property.arguments)
+            } catch {
+                throw .invalidPredicate(.syntax(error), text: property.expression)
+            }
+            do {
+                assignments.append(try binder.bindAssignment(to: property.name, syntax, entity: entity.name))
+            } catch {
+                throw .invalidPredicate(.validation(error), text: property.expression)
+            }
+        }
+        var fetch = FetchRequest(entityName: entity.name)
+        fetch.predicate = request.predicate
+        return BoundBatchUpdate(request: fetch, entity: entity, assignments: assignments,
+                                texts: request.propertiesToUpdate.map(\.expression))
+    }
+
+    /// Checks the new values of one object: a required attribute is not
+    /// nil, an integer fits its attribute; the failures, if any.
+    package func checkAssigned(_ values: [PredicateValue], of id: ObjectID, _ update: BoundBatchUpdate) -> [SaveValidationFailure] {
+        var failures: [SaveValidationFailure] = []
+        for (index, (assignment, value)) in zip(update.assignments, values).enumerated() {
+            let attribute = assignment.attribute
+            let object = "<\(model.entities[id.entity].name) \(id.primaryKey)>"
+            func fail(_ reason: String) {
+                failures.append(SaveValidationFailure(object: object, property: attribute.name,
+                                                      reason: "'\(update.texts[index])' \(reason)"))
+            }
+            switch value {
+            case .null where !attribute.isOptional:
+                fail("gives nil, and the attribute is required")
+            case .double(let number) where attribute.type.isInteger:
+                fail("gives \(number), past the 64-bit integers (an integer overflow)")
+            case .int(let number):
+                if let range = attribute.type.integerRange, !range.contains(number) {
+                    fail("gives \(number), outside what \(attribute.type) holds (\(range.lowerBound)...\(range.upperBound))")
+                }
+            default:
+                break
+            }
+        }
+        return failures
+    }
+}
+
+extension ObjectContext {
+    /// Runs a batch update in the store: every object the request selects
+    /// gets the new values, in one transaction, without being loaded. The
+    /// changes are merged into this context (its objects refreshed, under
+    /// its merge policy) and announced to the store's observers, as a
+    /// save's are. Unsaved changes of this context are not read.
+    @discardableResult
+    public func execute(_ request: BatchUpdateRequest) throws(StoreError) -> BatchResult {
+        let update = try store.bindBatchUpdate(request)
+        let result = try store.batchUpdate(update)
+        try mergeChanges(from: result.changes)
+        store.announce(result.changes)
+        return result
+    }
+
+    /// Runs a batch delete in the store: every object the request selects
+    /// is deleted with the objects its delete rules reach, in one
+    /// transaction, without being loaded. The changes are merged into this
+    /// context (deleted objects dropped, unless they hold unsaved changes,
+    /// which then conflict at save) and announced to the store's observers.
+    @discardableResult
+    public func execute(_ request: BatchDeleteRequest) throws(StoreError) -> BatchResult {
+        let entity = try store.entity(request.entityName)
+        let result = try store.batchDelete(request, entity: entity)
+        try mergeChanges(from: result.changes)
+        store.announce(result.changes)
+        return result
+    }
+}
