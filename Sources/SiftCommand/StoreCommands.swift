@@ -231,9 +231,15 @@ struct Explain: ParsableCommand {
 
     @OptionGroup var options: FetchOptions
 
+    @OptionGroup var results: ResultOptions
+
     func run() throws {
         let store = try options.open()
         defer { store.closeConnections() }
+        if results.asksForResults {
+            try explainResults(store)
+            return
+        }
         let text = try storeFailure { try options.predicate(in: store.model) }
         do {
             // Parsed and bound once; the plan optimizes and lowers the bound tree.
@@ -268,21 +274,40 @@ struct Explain: ParsableCommand {
     }
 }
 
-struct Query: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Fetch objects from a store and print them.")
-
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case table, json
+extension Explain {
+    /// Shows the one statement a dictionary fetch runs, or that it runs in memory, and why.
+    func explainResults(_ store: any CommandStore) throws {
+        do {
+            let request = try results.request(from: try storeFailure { try options.request(in: store.model) })
+            // The objects read: result names are not key paths of the entity.
+            var objects = request
+            objects.sortDescriptors = []
+            objects.fetchLimit = nil
+            objects.fetchOffset = 0
+            let plan = try store.plan(objects)
+            print("plan:\n" + plan.description.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+            guard let query = try store.resultQuery(for: request) else {
+                print("results: grouped in memory, over the rows SQL selects")
+                let rows = plan.query(for: objects, columns: .rows)
+                print("sql:\n  \(rows.sql)")
+                return
+            }
+            print("sql:\n  \(query.sql)")
+            print("bindings:\n" + (query.bindings.isEmpty ? "  (none)"
+                : query.bindings.enumerated().map { "  \(store.placeholder($0 + 1)) = \($1)" }.joined(separator: "\n")))
+            print("\(store.databaseName.lowercased()) plan:\n" + (try store.queryPlan(query)).map { "  " + $0 }.joined(separator: "\n"))
+        } catch let status as ExitCode {
+            throw status
+        } catch {
+            printError("\(error)")
+            throw ExitStatus.dataError
+        }
     }
+}
 
-    @OptionGroup var options: FetchOptions
-
-    @Option(name: .customLong("prefetch"), help: ArgumentHelp("A relationship key path to prefetch.", valueName: "path"))
-    var prefetch: [String] = []
-
-    @Option(help: "How to print the objects: a table, or JSON objects whose \"id\" is the primary key (a property named id becomes \"_id\").")
-    var format: Format = .table
-
+/// What a dictionary fetch returns: properties to fetch, grouping, a
+/// having predicate, distinctness (`query` and `explain`).
+struct ResultOptions: ParsableArguments {
     @Option(name: .customLong("select"), help: ArgumentHelp(
         "A property to fetch instead of objects: a key path, an expression or an aggregate (sum(salary), @count), "
             + "optionally named with 'as NAME'. Results print one per row (as JSON, one object per line).",
@@ -298,11 +323,46 @@ struct Query: ParsableCommand {
     @Flag(help: "Return equal results once.")
     var distinct = false
 
+    /// Whether any of these options was given.
+    var asksForResults: Bool { !select.isEmpty || !groupBy.isEmpty || having != nil || distinct }
+
+    /// `base` as a dictionary fetch.
+    func request(from base: FetchRequest) throws -> FetchRequest {
+        guard !select.isEmpty else {
+            printError("--group-by, --having and --distinct need properties to fetch: add --select")
+            throw ExitStatus.usage
+        }
+        var request = base
+        request.propertiesToFetch = select.map(ExpressionDescription.init(parsing:))
+        request.propertiesToGroupBy = groupBy
+        request.havingPredicate = having.map { .format($0, []) }
+        request.returnsDistinctResults = distinct
+        return request
+    }
+}
+
+struct Query: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Fetch objects from a store and print them.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case table, json
+    }
+
+    @OptionGroup var options: FetchOptions
+
+    @Option(name: .customLong("prefetch"), help: ArgumentHelp("A relationship key path to prefetch.", valueName: "path"))
+    var prefetch: [String] = []
+
+    @Option(help: "How to print the objects: a table, or JSON objects whose \"id\" is the primary key (a property named id becomes \"_id\").")
+    var format: Format = .table
+
+    @OptionGroup var results: ResultOptions
+
     func run() throws {
         let store = try options.open()
         defer { store.closeConnections() }
         var request = try storeFailure { try options.request(in: store.model) }
-        if !select.isEmpty || !groupBy.isEmpty || having != nil || distinct {
+        if results.asksForResults {
             try runDictionaryFetch(request, store: store)
             return
         }
@@ -360,15 +420,7 @@ struct Query: ParsableCommand {
     /// Prints the results of a dictionary fetch: a table, or one JSON
     /// object per result, its keys in the order selected.
     func runDictionaryFetch(_ base: FetchRequest, store: any CommandStore) throws {
-        guard !select.isEmpty else {
-            printError("--group-by, --having and --distinct need properties to fetch: add --select")
-            throw ExitStatus.usage
-        }
-        var request = base
-        request.propertiesToFetch = select.map(ExpressionDescription.init(parsing:))
-        request.propertiesToGroupBy = groupBy
-        request.havingPredicate = having.map { .format($0, []) }
-        request.returnsDistinctResults = distinct
+        let request = try results.request(from: base)
         let progress = Progress("querying")
         let rows: [FetchedDictionary]
         do {

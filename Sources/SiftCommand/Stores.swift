@@ -16,6 +16,8 @@ protocol CommandStore: PersistentStore {
     func placeholder(_ number: Int) -> String
     func plan(_ request: FetchRequest) throws(StoreError) -> FetchPlan
     func sqlQuery(for request: FetchRequest, columns: SQLColumns) throws(StoreError) -> SQLQuery
+    /// The one statement a dictionary fetch runs; nil when it runs in memory.
+    func resultQuery(for request: FetchRequest) throws(StoreError) -> SQLQuery?
     func queryPlan(_ query: SQLQuery) throws(StoreError) -> [String]
     func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)?) throws(StoreError)
     func makeContext() -> ObjectContext

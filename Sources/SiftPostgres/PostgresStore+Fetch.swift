@@ -96,6 +96,13 @@ extension PostgresStore: SQLStoreBackend {
         try makeSQLQuery(for: request, columns: columns)
     }
 
+    /// The one statement a dictionary fetch runs (its properties to fetch,
+    /// grouping, having and distinctness); nil when part of it runs in memory.
+    public func resultQuery(for request: FetchRequest) throws(StoreError) -> SQLQuery? {
+        let (fetch, sort) = try bindDictionaryFetch(request)
+        return try resultQuery(fetch, request: request, sort: sort)
+    }
+
     /// PostgreSQL's plan for a query (`EXPLAIN`), one line per step.
     public func queryPlan(_ query: SQLQuery) throws(StoreError) -> [String] {
         try run(ServerCatalog.explain(query)).map { row in

@@ -146,11 +146,17 @@ public struct SQLRenderer {
             list(insert.values, ", ") { $0.expression($1) }
             out += ")" + ignoring.suffix
         case .update(let update):
+            if let source = update.source {
+                out += "WITH " + dialect.quote(source.name) + " AS MATERIALIZED ("
+                select(source.select)
+                out += ") "
+            }
             out += "UPDATE " + dialect.quote(update.table) + (update.alias.map { " AS " + $0 } ?? "") + " SET "
             list(update.assignments, ", ") { r, assignment in
                 r.out += r.dialect.quote(assignment.column) + " = "
                 r.expression(assignment.value)
             }
+            if let source = update.source { out += " FROM " + dialect.quote(source.name) }
             whereClause(update.conditions)
             if !update.returning.isEmpty {
                 out += " RETURNING "

@@ -3,24 +3,41 @@
 // increments the row's version, for the rows of an entity a predicate
 // selects; it returns each changed row's key, entity number and new values
 // (what the store checks, and announces). The predicate and the values are
-// lowered as a fetch's are, so they mean the same as in memory. When they
-// follow to-one key paths (LEFT JOINs, which an UPDATE cannot have), each
-// value becomes a subquery over the joined row, and the predicate an EXISTS.
+// lowered as a fetch's are, so they mean the same as in memory.
+//
+// Every value is computed from the rows as they were before the UPDATE, as
+// memory computes them. A value or condition that reads only the updated
+// row's own columns is written in place (`UPDATE t AS t0 SET c = … WHERE
+// …`). One that reads other rows (a to-one key path's LEFT JOIN, a to-many
+// aggregate's subquery) could see rows the statement already changed, as
+// SQLite runs it; so the new values are computed first, whole, into a
+// materialized common table expression, and the UPDATE copies them from
+// it (`WITH n AS MATERIALIZED (SELECT …) UPDATE t AS u SET c = n.c0 FROM n
+// WHERE u.key = n.k`).
 
 import SiftModel
 import SiftTree
 import SiftValues
 
-extension SQLLowering {
-    /// The alias of the updated table when values are read through joins.
-    static let updatedAlias = "u"
+/// The statements of a batch update.
+public struct SQLBatchUpdate: Hashable, Sendable {
+    /// The UPDATE: it returns, for each changed row, its primary key, its
+    /// entity number, then the new value of each assigned column in order.
+    public var update: SQLQuery
+    /// When a required attribute is set to a value that may be nil: the
+    /// first rows that would get nil, as the UPDATE would return them
+    /// (the database refuses NULL there, so they are looked for first).
+    public var nilCheck: SQLQuery?
+}
 
-    /// One UPDATE setting `assignments` on the objects of `entityName`
-    /// that satisfy `predicate`, and incrementing their version. It returns,
-    /// for each changed row: its primary key, its entity number, then the
-    /// new value of each assigned column in order.
+extension SQLLowering {
+    /// The name of the computed new values in a batch update's WITH clause.
+    static let newValues = "n"
+
+    /// The statements setting `assignments` on the objects of `entityName`
+    /// that satisfy `predicate`, and incrementing their version.
     public func updateRows(_ entityName: String, setting assignments: [BoundAssignment],
-                           where predicate: BoundPredicate?) throws(SQLLoweringError) -> SQLQuery {
+                           where predicate: BoundPredicate?) throws(SQLLoweringError) -> SQLBatchUpdate {
         var writer = SQLWriter(schema: schema, usesCompanionColumns: usesCompanionColumns)
         let e = try writer.entity(entityName)
         let root = writer.newScope(e)
@@ -33,6 +50,7 @@ extension SQLLowering {
         }
         var columns: [String] = []
         var values: [SQLExpression] = []
+        var required: [SQLExpression] = []
         for assignment in assignments {
             guard let attribute = e.attribute(named: assignment.attribute.name) else {
                 throw SQLLoweringError("the unknown attribute '\(assignment.attribute.name)'")
@@ -54,33 +72,61 @@ extension SQLLowering {
             if !attribute.type.isInteger, attribute.type.isNumeric, assignment.value.type == .integer {
                 value = .castToReal(value)
             }
+            if !attribute.isOptional, value.isNullable { required.append(value) }
             columns.append(schema.column(attribute, of: e))
             values.append(value)
         }
         let key = schema.primaryKey(e)
         let version = schema.version(e)
+        let keyColumn = SQLExpression.column(root.alias, key, nullable: false)
+        let entityColumn = SQLExpression.column(root.alias, schema.entityColumn(e), nullable: false)
         let returning = [SQLExpression.column("", key, nullable: false), .column("", schema.entityColumn(e), nullable: false)]
             + columns.map { SQLExpression.column("", $0, nullable: true) }
+        // Read after every value and the predicate are written: their joins are known.
         let joins = root.joins
-        guard !joins.isEmpty else {
+        var nilCheck: SQLQuery?
+        if !required.isEmpty {
+            var check = SQLSelect([keyColumn, entityColumn] + values, from: root.source, joins: joins,
+                                  where: conditions + [.or(required.map { .isNull($0) })], orderBy: [SQLOrdering(keyColumn)],
+                                  limit: .literal(20))
+            check = check.prunedJoins()
+            nilCheck = schema.render(.select(check))
+        }
+        let readsOtherRows = !joins.isEmpty || (values + conditions).contains(where: \.hasSubquery)
+        guard readsOtherRows else {
             let bump = SQLExpression.arithmetic(.add, .column(root.alias, version, nullable: false), .literal(1))
-            return schema.render(.update(SQLUpdate(
+            let update = schema.render(.update(SQLUpdate(
                 table: schema.table(e), alias: root.alias, assignments: Array(zip(columns, values)) + [(version, bump)],
                 conditions: conditions, returning: returning)))
+            return SQLBatchUpdate(update: update, nilCheck: nilCheck)
         }
-        // Through joins: each value, and the predicate, read the row again
-        // in a subquery that can join.
-        let updated = Self.updatedAlias
-        let same = SQLExpression.compare(.equal, .column(root.alias, key, nullable: false), .column(updated, key, nullable: false))
-        func subquery(_ columns: [SQLExpression], _ extra: [SQLExpression]) -> SQLSelect {
-            SQLSelect(columns, from: root.source, joins: joins, where: [same] + extra).prunedJoins()
-        }
-        let assigned = zip(columns, values).map { column, value in
-            (column, SQLExpression.scalar(subquery([value], []), nullable: true))
-        }
+        var computed = SQLSelect([keyColumn] + values, from: root.source, joins: joins,
+                                 where: conditions.isEmpty ? [] : [.and(conditions)])
+        computed.columnNames = ["k"] + values.indices.map(Self.resultColumnName)
+        let updated = "u"
+        let source = Self.newValues
         let bump = SQLExpression.arithmetic(.add, .column(updated, version, nullable: false), .literal(1))
-        return schema.render(.update(SQLUpdate(
-            table: schema.table(e), alias: updated, assignments: assigned + [(version, bump)],
-            conditions: conditions.isEmpty ? [] : [.exists(subquery([.literal(1)], conditions))], returning: returning)))
+        var statement = SQLUpdate(
+            table: schema.table(e), alias: updated,
+            assignments: columns.indices.map { (columns[$0], SQLExpression.column(source, Self.resultColumnName($0), nullable: true)) }
+                + [(version, bump)],
+            conditions: [.compare(.equal, .column(updated, key, nullable: false), .column(source, "k", nullable: false))],
+            returning: returning)
+        statement.source = (source, computed.prunedJoins())
+        return SQLBatchUpdate(update: schema.render(.update(statement)), nilCheck: nilCheck)
+    }
+}
+
+extension SQLExpression {
+    /// Whether the expression holds a subquery (it reads other rows).
+    var hasSubquery: Bool {
+        var found = false
+        visit { node in
+            switch node.node {
+            case .exists, .scalar: found = true
+            default: break
+            }
+        }
+        return found
     }
 }

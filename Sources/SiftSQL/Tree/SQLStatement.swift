@@ -160,6 +160,10 @@ public struct SQLUpdate: Hashable, Sendable {
     /// What each changed row gives back (`RETURNING`), if anything: columns
     /// named without a table (SQLite reads no alias there).
     public var returning: [SQLExpression] = []
+    /// A SELECT computed whole before any row changes (`WITH name AS
+    /// MATERIALIZED (…)`), joined to the rows updated (`FROM name`): where
+    /// the new values come from when they read other rows of the table.
+    public var source: (name: String, select: SQLSelect)?
 
     public init(table: String, alias: String? = nil, assignments: [(column: String, value: SQLExpression)],
                 conditions: [SQLExpression], returning: [SQLExpression] = []) {
@@ -173,7 +177,7 @@ public struct SQLUpdate: Hashable, Sendable {
     public static func == (a: SQLUpdate, b: SQLUpdate) -> Bool {
         a.table == b.table && a.alias == b.alias && a.assignments.map(\.column) == b.assignments.map(\.column)
             && a.assignments.map(\.value) == b.assignments.map(\.value) && a.conditions == b.conditions
-            && a.returning == b.returning
+            && a.returning == b.returning && a.source?.name == b.source?.name && a.source?.select == b.source?.select
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -185,6 +189,8 @@ public struct SQLUpdate: Hashable, Sendable {
         }
         hasher.combine(conditions)
         hasher.combine(returning)
+        hasher.combine(source?.name)
+        hasher.combine(source?.select)
     }
 }
 

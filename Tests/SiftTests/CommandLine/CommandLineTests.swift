@@ -196,6 +196,24 @@ struct StoreCommandTests {
         #expect(inspect.output.contains("2   Employee    60 rows"), "\(inspect.output)")
         #expect(try runSift(["count", "--store", store, "--entity", "Employee", "age > 40"]).output == "22\n")
 
+        // `explain` shows a grouped fetch's one statement.
+        let explained = try runSift(["explain", "--store", store, "--entity", "Employee", "--select", "department.name",
+                                     "--select", "sum(salary) as payroll", "--group-by", "department.name",
+                                     "--having", "payroll > 100000", "age > 30"])
+        #expect(explained.status == 0)
+        #expect(explained.output.contains("GROUP BY") && explained.output.contains("HAVING") && explained.output.contains("?2 = 100000"))
+
+        // Batch changes print the count; the store has them after.
+        let raised = try runSift(["update", "--store", store, "--entity", "Employee", "--set", "age=age + 1", "age > 40"])
+        #expect(raised.status == 0 && raised.output == "22\n")
+        #expect(raised.error.contains("updated 22 Employee objects") && raised.error.contains("(SQL)"))
+        #expect(try runSift(["count", "--store", store, "--entity", "Employee", "age > 41"]).output == "22\n")
+        let refused = try runSift(["update", "--store", store, "--entity", "Employee", "--set", "age=salary"])
+        #expect(refused.status == 65 && refused.error.contains("holds integer values"))
+        let deleted = try runSift(["delete", "--store", store, "--entity", "Employee", "age > 41"])
+        #expect(deleted.status == 0 && deleted.output == "22\n")
+        #expect(try runSift(["count", "--store", store, "--entity", "Employee"]).output == "38\n")
+
         let bad = try runSift(["query", "--store", store, "--entity", "Employee", "agee > 3"])
         #expect(bad.status == 65)
         #expect(bad.error.contains("did you mean 'age'?"))

@@ -52,6 +52,9 @@ enum CoreDataInvariants {
                                 + "s.\"\(entityKey)\" IS NOT (SELECT d.Z_ENT FROM \"\(target)\" AS d WHERE d.Z_PK = s.\"\(column)\")").first ?? 0
                             if wrong > 0 { problems.append("\(wrong) rows of \(entity.name).\(relationship.name) name the wrong entity in \(entityKey)") }
                         }
+                        // A no-action rule on the other side leaves the key pointing at a deleted row, by design.
+                        let inverse = relationship.inverse.flatMap { destination.relationship(named: $0) }
+                        if inverse?.deleteRule == .noAction { break }
                         dangling("SELECT COUNT(*) FROM \"\(schema.table(entity))\" AS s WHERE s.\"\(column)\" IS NOT NULL AND NOT EXISTS "
                                  + "(SELECT 1 FROM \"\(target)\" AS d WHERE d.Z_PK = s.\"\(column)\" AND d.Z_ENT IN (\(allowed)))",
                                  "foreign keys")

@@ -52,7 +52,16 @@ extension SQLStoreBackend {
         let ids: [ObjectID] = try writeTransaction { executor in
             var ids: [ObjectID] = []
             var failures: [SaveValidationFailure] = []
-            for row in try executor.rows(query.sql, query.bindings) {
+            // Rows that would set a required attribute to nil: refused before the database refuses them.
+            if let check = query.nilCheck {
+                for row in try executor.rows(check.sql, check.bindings) {
+                    guard row.count == update.assignments.count + 2, case .integer(let key) = row[0],
+                          case .integer(let number) = row[1], let entity = schema.entity(number: number) else { continue }
+                    failures += checkAssigned(row.dropFirst(2).map(Self.checkedValue), of: ObjectID(entity: entity, primaryKey: key), update)
+                }
+                guard failures.isEmpty else { throw StoreError.validation(Array(failures.prefix(20))) }
+            }
+            for row in try executor.rows(query.update.sql, query.update.bindings) {
                 guard row.count == update.assignments.count + 2, case .integer(let key) = row[0], case .integer(let number) = row[1],
                       let entity = schema.entity(number: number) else { continue }
                 let id = ObjectID(entity: entity, primaryKey: key)
