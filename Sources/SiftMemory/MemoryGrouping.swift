@@ -54,27 +54,12 @@ public struct MemoryDictionaryFetch<Domain: EvaluationDomain> {
     /// The results for `objects` (in the order they came), as rows of
     /// values in column order: grouped, filtered by `having`, made
     /// distinct, sorted, then offset and limited.
+    @_specialize(exported: true, where Domain == RowNodeDomain)
     public func results(_ objects: [Domain.Object], sortedBy sort: [ResultSortKey] = [], offset: Int = 0,
                         limit: Int? = nil) throws(EvaluationError) -> [[PredicateValue]] {
         var rows: [[PredicateValue]] = []
         if fetch.isGrouped {
-            // Each group's first object (for the columns built from its keys) and its members.
-            var groups: [[PredicateValue]: Int] = [:]
-            var members: [[Domain.Object]] = []
-            for object in objects {
-                var key: [PredicateValue] = []
-                key.reserveCapacity(keys.count)
-                for expression in keys { key.append(try expression.evaluate(object)) }
-                if let index = groups[key] {
-                    members[index].append(object)
-                } else {
-                    groups[key] = members.count
-                    members.append([object])
-                }
-            }
-            // With nothing to group by there is one group, of every row, even none.
-            if keys.isEmpty && members.isEmpty { members = [[]] }
-            for group in members { rows.append(try values(of: group)) }
+            rows = try groupedRows(objects)
         } else {
             for object in objects {
                 var row: [PredicateValue] = []
@@ -103,80 +88,91 @@ public struct MemoryDictionaryFetch<Domain: EvaluationDomain> {
         return rows
     }
 
-    /// One group's row.
-    private func values(of group: [Domain.Object]) throws(EvaluationError) -> [PredicateValue] {
-        var row: [PredicateValue] = []
-        for (index, column) in columns.enumerated() {
-            switch column {
-            case .row(let e):
-                // Built from the keys (or constants): the same for every member.
-                if let first = group.first {
-                    row.append(try e.evaluate(first))
+    /// The rows of a grouped fetch, one per group in the order groups first
+    /// appear: each row visited once, its aggregates folded into its
+    /// group's accumulators as it goes.
+    @_specialize(where Domain == RowNodeDomain)
+    private func groupedRows(_ objects: [Domain.Object]) throws(EvaluationError) -> [[PredicateValue]] {
+        // The aggregates with an argument, in arrays the loop indexes.
+        var expressions: [MemoryExpression<Domain>] = []
+        var operators: [AggregateOperator] = []
+        var integers: [Bool] = []
+        for column in columns {
+            if case .aggregate(let op, let e?, let integer) = column {
+                expressions.append(e)
+                operators.append(op)
+                integers.append(integer)
+            }
+        }
+        let width = expressions.count
+        // Each group's first row, by its place in `objects`.
+        var firsts: [Int] = []
+        var counts: [Int64] = []
+        var states: [GroupAccumulator] = []
+        var single: [PredicateValue: Int] = [:]
+        var composite: [[PredicateValue]: Int] = [:]
+        for position in objects.indices {
+            let object = objects[position]
+            let index: Int
+            if keys.count == 1 {
+                // One key: no array per row.
+                let key = try keys[0].evaluate(object)
+                if let found = single[key] {
+                    index = found
                 } else {
-                    row.append(try constants[index]?.evaluate([String: PredicateValue]()) ?? .null)
+                    index = firsts.count
+                    single[key] = index
                 }
-            case .aggregate(let op, let e, let integer):
-                guard let e else {
-                    row.append(.int(Int64(group.count)))
-                    continue
+            } else {
+                var key: [PredicateValue] = []
+                key.reserveCapacity(keys.count)
+                for expression in keys { key.append(try expression.evaluate(object)) }
+                if let found = composite[key] {
+                    index = found
+                } else {
+                    index = firsts.count
+                    composite[key] = index
                 }
-                var values: [PredicateValue] = []
-                values.reserveCapacity(group.count)
-                for object in group {
-                    let value = try e.evaluate(object)
-                    if value != .null { values.append(value) }
-                }
-                row.append(try Self.aggregate(op, values, integer: integer))
+            }
+            if index == firsts.count {
+                firsts.append(position)
+                counts.append(0)
+                states.append(contentsOf: repeatElement(GroupAccumulator(), count: width))
+            }
+            counts[index] += 1
+            for i in 0..<width {
+                let value = try expressions[i].evaluate(object)
+                if value != .null { try states[index * width + i].add(value, operators[i], integer: integers[i]) }
             }
         }
-        return row
-    }
-
-    /// An aggregate of non-nil values, as SQL computes it.
-    static func aggregate(_ op: AggregateOperator, _ values: [PredicateValue], integer: Bool) throws(EvaluationError) -> PredicateValue {
-        switch op {
-        case .count:
-            return .int(Int64(values.count))
-        case .sum where integer:
-            var total: Int64 = 0
-            for value in values {
-                let (sum, overflow) = total.addingReportingOverflow(Self.integer(value))
-                if overflow { throw .integerOverflow(operation: "the sum") }
-                total = sum
+        // With nothing to group by there is one group, of every row, even none.
+        let none = keys.isEmpty && firsts.isEmpty
+        var rows: [[PredicateValue]] = []
+        rows.reserveCapacity(none ? 1 : firsts.count)
+        for index in 0..<(none ? 1 : firsts.count) {
+            var row: [PredicateValue] = []
+            row.reserveCapacity(columns.count)
+            var aggregate = 0
+            for (column, kind) in columns.enumerated() {
+                switch kind {
+                case .row(let e):
+                    // Built from the keys (or constants): the same for every member.
+                    if none {
+                        row.append(try constants[column]?.evaluate([String: PredicateValue]()) ?? .null)
+                    } else {
+                        row.append(try e.evaluate(objects[firsts[index]]))
+                    }
+                case .aggregate(_, nil, _):
+                    row.append(.int(none ? 0 : counts[index]))
+                case .aggregate(let op, _, let integer):
+                    let state = none ? GroupAccumulator() : states[index * width + aggregate]
+                    row.append(state.result(op, integer: integer))
+                    aggregate += 1
+                }
             }
-            return .int(total)
-        case .sum:
-            return .double(values.reduce(0) { $0 + Self.double($1) })
-        case .avg:
-            guard !values.isEmpty else { return .null }
-            return .double(values.reduce(0) { $0 + Self.double($1) } / Double(values.count))
-        case .min, .max:
-            var best: PredicateValue?
-            for value in values {
-                guard let current = best else { best = value; continue }
-                if let order = ValueComparison.order(value, current), op == .min ? order < 0 : order > 0 { best = value }
-            }
-            return best ?? .null
+            rows.append(row)
         }
-    }
-
-    private static func integer(_ value: PredicateValue) -> Int64 {
-        switch value {
-        case .int(let i): i
-        case .bool(let b): b ? 1 : 0
-        case .double(let d): Int64(exactly: d.rounded(.towardZero)) ?? 0
-        default: 0
-        }
-    }
-
-    private static func double(_ value: PredicateValue) -> Double {
-        switch value {
-        case .int(let i): Double(i)
-        case .bool(let b): b ? 1 : 0
-        case .double(let d): d
-        case .date(let d): d.timeIntervalSinceReferenceDate
-        default: 0
-        }
+        return rows
     }
 
     /// Rows sorted as SQL sorts them: nil first when ascending, `[c]` keys
@@ -202,5 +198,64 @@ public struct MemoryDictionaryFetch<Domain: EvaluationDomain> {
             }
             return a.offset < b.offset
         }.map(\.element)
+    }
+}
+
+/// What an aggregate has seen of one group so far (its non-nil values,
+/// in the order the rows came): a sum of integers that passes 64 bits is
+/// an error, as in SQL; an average is the sum over the count.
+fileprivate struct GroupAccumulator {
+    var count: Int64 = 0
+    var integerTotal: Int64 = 0
+    var doubleTotal: Double = 0
+    var best: PredicateValue?
+
+    mutating func add(_ value: PredicateValue, _ op: AggregateOperator, integer: Bool) throws(EvaluationError) {
+        count += 1
+        switch op {
+        case .count:
+            break
+        case .sum where integer:
+            let (sum, overflow) = integerTotal.addingReportingOverflow(GroupAccumulator.integer(value))
+            if overflow { throw .integerOverflow(operation: "the sum") }
+            integerTotal = sum
+        case .sum, .avg:
+            doubleTotal += GroupAccumulator.double(value)
+        case .min, .max:
+            guard let current = best else {
+                best = value
+                return
+            }
+            if let order = ValueComparison.order(value, current), op == .min ? order < 0 : order > 0 { best = value }
+        }
+    }
+
+    func result(_ op: AggregateOperator, integer: Bool) -> PredicateValue {
+        switch op {
+        case .count: .int(count)
+        case .sum where integer: .int(integerTotal)
+        case .sum: .double(doubleTotal)
+        case .avg: count == 0 ? .null : .double(doubleTotal / Double(count))
+        case .min, .max: best ?? .null
+        }
+    }
+
+    static func integer(_ value: PredicateValue) -> Int64 {
+        switch value {
+        case .int(let i): i
+        case .bool(let b): b ? 1 : 0
+        case .double(let d): Int64(exactly: d.rounded(.towardZero)) ?? 0
+        default: 0
+        }
+    }
+
+    static func double(_ value: PredicateValue) -> Double {
+        switch value {
+        case .int(let i): Double(i)
+        case .bool(let b): b ? 1 : 0
+        case .double(let d): d
+        case .date(let d): d.timeIntervalSinceReferenceDate
+        default: 0
+        }
     }
 }

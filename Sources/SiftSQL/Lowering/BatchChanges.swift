@@ -1,8 +1,8 @@
 // Stage 5 (SQL lowering): batch updates — one UPDATE that sets each
 // assigned column to its expression of the row's current values and
 // increments the row's version, for the rows of an entity a predicate
-// selects; it returns each changed row's key, entity number and new values
-// (what the store checks, and announces). The predicate and the values are
+// selects; it returns each changed row's key and entity number (what the
+// store announces), and the new values of integer attributes (what it checks). The predicate and the values are
 // lowered as a fetch's are, so they mean the same as in memory.
 //
 // Every value is computed from the rows as they were before the UPDATE, as
@@ -22,11 +22,18 @@ import SiftValues
 /// The statements of a batch update.
 public struct SQLBatchUpdate: Hashable, Sendable {
     /// The UPDATE: it returns, for each changed row, its primary key, its
-    /// entity number, then the new value of each assigned column in order.
+    /// entity number (when the entity has subentities, `returnsEntity`),
+    /// then the new value of each assignment in `returned`.
     public var update: SQLQuery
+    /// Whether the UPDATE returns each row's entity number.
+    public var returnsEntity: Bool
+    /// The assignments whose new values the UPDATE returns, by index: those
+    /// of integer attributes, whose range is checked after (an integer past
+    /// 64 bits comes back from SQLite as a real).
+    public var returned: [Int]
     /// When a required attribute is set to a value that may be nil: the
-    /// first rows that would get nil, as the UPDATE would return them
-    /// (the database refuses NULL there, so they are looked for first).
+    /// first rows that would get nil (key, entity number, every new value),
+    /// since the database refuses NULL there, they are looked for first.
     public var nilCheck: SQLQuery?
 }
 
@@ -80,8 +87,11 @@ extension SQLLowering {
         let version = schema.version(e)
         let keyColumn = SQLExpression.column(root.alias, key, nullable: false)
         let entityColumn = SQLExpression.column(root.alias, schema.entityColumn(e), nullable: false)
-        let returning = [SQLExpression.column("", key, nullable: false), .column("", schema.entityColumn(e), nullable: false)]
-            + columns.map { SQLExpression.column("", $0, nullable: true) }
+        let returned = assignments.indices.filter { assignments[$0].attribute.type.integerRange != nil }
+        let returnsEntity = !e.subentities.isEmpty
+        let returning = [SQLExpression.column("", key, nullable: false)]
+            + (returnsEntity ? [.column("", schema.entityColumn(e), nullable: false)] : [])
+            + returned.map { SQLExpression.column("", columns[$0], nullable: true) }
         // Read after every value and the predicate are written: their joins are known.
         let joins = root.joins
         var nilCheck: SQLQuery?
@@ -98,7 +108,7 @@ extension SQLLowering {
             let update = schema.render(.update(SQLUpdate(
                 table: schema.table(e), alias: root.alias, assignments: Array(zip(columns, values)) + [(version, bump)],
                 conditions: conditions, returning: returning)))
-            return SQLBatchUpdate(update: update, nilCheck: nilCheck)
+            return SQLBatchUpdate(update: update, returnsEntity: returnsEntity, returned: returned, nilCheck: nilCheck)
         }
         var computed = SQLSelect([keyColumn] + values, from: root.source, joins: joins,
                                  where: conditions.isEmpty ? [] : [.and(conditions)])
@@ -113,7 +123,7 @@ extension SQLLowering {
             conditions: [.compare(.equal, .column(updated, key, nullable: false), .column(source, "k", nullable: false))],
             returning: returning)
         statement.source = (source, computed.prunedJoins())
-        return SQLBatchUpdate(update: schema.render(.update(statement)), nilCheck: nilCheck)
+        return SQLBatchUpdate(update: schema.render(.update(statement)), returnsEntity: returnsEntity, returned: returned, nilCheck: nilCheck)
     }
 }
 

@@ -69,7 +69,7 @@ extension StoreBackend {
             for fetched in nodes {
                 let node = domain.snapshot.node(entity: fetched.id.entity, primaryKey: fetched.id.primaryKey) ?? fetched
                 let assigned = try assignedValues(update, of: node, expressions)
-                failures += checkAssigned(assigned, of: node.id, update)
+                failures += checkAssigned(assigned, Array(update.assignments.indices), of: node.id, update)
                 var values = node.values
                 for (slot, value) in zip(slots, assigned) { values[slot] = value }
                 request.updates.append(SaveRequest.Update(id: node.id, expectedVersion: node.version, attributeSlots: slots,

@@ -142,28 +142,30 @@ extension StoreBackend {
                                 texts: request.propertiesToUpdate.map(\.expression))
     }
 
-    /// Checks the new values of one object: a required attribute is not
-    /// nil, an integer fits its attribute; the failures, if any.
-    package func checkAssigned(_ values: [PredicateValue], of id: ObjectID, _ update: BoundBatchUpdate) -> [SaveValidationFailure] {
+    /// Checks new values of one object, `values[i]` being the value of
+    /// assignment `indices[i]`: a required attribute is not nil, an integer
+    /// fits its attribute (and did not overflow into a double).
+    package func checkAssigned(_ values: [PredicateValue], _ indices: [Int], of id: ObjectID,
+                               _ update: BoundBatchUpdate) -> [SaveValidationFailure] {
         var failures: [SaveValidationFailure] = []
-        for (index, (assignment, value)) in zip(update.assignments, values).enumerated() {
-            let attribute = assignment.attribute
-            let object = "<\(model.entities[id.entity].name) \(id.primaryKey)>"
-            func fail(_ reason: String) {
-                failures.append(SaveValidationFailure(object: object, property: attribute.name,
-                                                      reason: "'\(update.texts[index])' \(reason)"))
-            }
+        for (index, value) in zip(indices, values) {
+            let attribute = update.assignments[index].attribute
+            var reason: String?
             switch value {
             case .null where !attribute.isOptional:
-                fail("gives nil, and the attribute is required")
+                reason = "gives nil, and the attribute is required"
             case .double(let number) where attribute.type.isInteger:
-                fail("gives \(number), past the 64-bit integers (an integer overflow)")
+                reason = "gives \(number), past the 64-bit integers (an integer overflow)"
             case .int(let number):
                 if let range = attribute.type.integerRange, !range.contains(number) {
-                    fail("gives \(number), outside what \(attribute.type) holds (\(range.lowerBound)...\(range.upperBound))")
+                    reason = "gives \(number), outside what \(attribute.type) holds (\(range.lowerBound)...\(range.upperBound))"
                 }
             default:
                 break
+            }
+            if let reason {
+                failures.append(SaveValidationFailure(object: "<\(model.entities[id.entity].name) \(id.primaryKey)>",
+                                                      property: attribute.name, reason: "'\(update.texts[index])' \(reason)"))
             }
         }
         return failures

@@ -49,31 +49,44 @@ extension SQLStoreBackend {
               let query = try? lowering.updateRows(update.entity.name, setting: update.assignments, where: plan.predicate)
         else { return try batchUpdateInMemory(update) }
         let schema = self.schema
+        var changes = StoreChanges()
         let ids: [ObjectID] = try writeTransaction { executor in
             var ids: [ObjectID] = []
             var failures: [SaveValidationFailure] = []
             // Rows that would set a required attribute to nil: refused before the database refuses them.
             if let check = query.nilCheck {
+                let all = Array(update.assignments.indices)
                 for row in try executor.rows(check.sql, check.bindings) {
-                    guard row.count == update.assignments.count + 2, case .integer(let key) = row[0],
+                    guard row.count == all.count + 2, case .integer(let key) = row[0],
                           case .integer(let number) = row[1], let entity = schema.entity(number: number) else { continue }
-                    failures += checkAssigned(row.dropFirst(2).map(Self.checkedValue), of: ObjectID(entity: entity, primaryKey: key), update)
+                    failures += checkAssigned(row.dropFirst(2).map(Self.checkedValue), all,
+                                              of: ObjectID(entity: entity, primaryKey: key), update)
                 }
                 guard failures.isEmpty else { throw StoreError.validation(Array(failures.prefix(20))) }
             }
-            for row in try executor.rows(query.update.sql, query.update.bindings) {
-                guard row.count == update.assignments.count + 2, case .integer(let key) = row[0], case .integer(let number) = row[1],
-                      let entity = schema.entity(number: number) else { continue }
+            let rows = try executor.rows(query.update.sql, query.update.bindings)
+            ids.reserveCapacity(rows.count)
+            let first = query.returnsEntity ? 2 : 1
+            for row in rows {
+                guard row.count == query.returned.count + first, case .integer(let key) = row[0] else { continue }
+                var entity = update.entity
+                if query.returnsEntity {
+                    guard case .integer(let number) = row[1], let numbered = schema.entity(number: number) else { continue }
+                    entity = numbered
+                }
                 let id = ObjectID(entity: entity, primaryKey: key)
-                failures += checkAssigned(row.dropFirst(2).map(Self.checkedValue), of: id, update)
+                if !query.returned.isEmpty {
+                    failures += checkAssigned(row.dropFirst(first).map(Self.checkedValue), query.returned, of: id, update)
+                }
                 ids.append(id)
             }
             guard failures.isEmpty else { throw StoreError.validation(Array(failures.prefix(20))) }
             ids.sort { $0.primaryKey < $1.primaryKey }
-            return (ids, StoreChanges(updated: Set(ids)))
+            changes = StoreChanges(updated: Set(ids))
+            return (ids, changes)
         }
         rowCache.remove(ids)
-        return BatchResult(objectIDs: ids, changes: StoreChanges(updated: Set(ids)), ranInSQL: true)
+        return BatchResult(objectIDs: ids, changes: changes, ranInSQL: true)
     }
 
     /// A value an UPDATE returned, as far as `checkAssigned` looks at it.
