@@ -135,15 +135,20 @@ extension StoreBackend {
         throw .conflicts(conflicts.map { batchConflict($0) })
     }
 
+    /// Checks that a batch delete names objects of its entity (or of an
+    /// entity the object may turn out to be one of).
+    package func checkObjectIDs(_ ids: [ObjectID], of entity: Entity) throws(StoreError) {
+        for id in ids where !model.isEntity(at: id.entity, kindOf: entity.index) && !model.isEntity(at: entity.index, kindOf: id.entity) {
+            throw .invalidFetch("a batch delete of \(entity.name) objects names \(model.entities[id.entity].name) \(id.primaryKey)")
+        }
+    }
+
     /// The IDs of a batch delete's objects whose rows are still there,
-    /// each of its row's own entity; an ID of another entity is an error.
+    /// each of its row's own entity.
     package func existingObjects(_ ids: [ObjectID], of entity: Entity) throws(StoreError) -> [ObjectID] {
+        try checkObjectIDs(ids, of: entity)
         var found: [ObjectID] = []
         for (root, group) in Dictionary(grouping: ids, by: \.root).sorted(by: { $0.key < $1.key }) {
-            for id in group where !model.isEntity(at: id.entity, kindOf: entity.index)
-                && !model.isEntity(at: entity.index, kindOf: id.entity) {
-                throw .invalidFetch("a batch delete of \(entity.name) objects names \(model.entities[id.entity].name) \(id.primaryKey)")
-            }
             let nodes = try rows(model.entities[root], keys: Array(Set(group.map(\.primaryKey))).sorted())
             found += nodes.map(\.id).filter { model.isEntity(at: $0.entity, kindOf: entity.index) }
         }

@@ -37,13 +37,16 @@ public struct BatchUpdateRequest: Sendable {
     /// for its `%@`).
     public var propertiesToUpdate: [ExpressionDescription]
 
+    /// A request changing the objects of `entityName` that `predicate`
+    /// selects (every one when nil), setting `propertiesToUpdate`.
     public init(entityName: String, predicate: FetchPredicate? = nil, propertiesToUpdate: [ExpressionDescription] = []) {
         self.entityName = entityName
         self.predicate = predicate
         self.propertiesToUpdate = propertiesToUpdate
     }
 
-    /// A request setting each attribute named to its expression.
+    /// A request setting each attribute named to its expression (in the
+    /// format language, without arguments): `["salary": "salary * 1.1"]`.
     public init(entityName: String, predicate: FetchPredicate? = nil, setting properties: [String: String]) {
         self.init(entityName: entityName, predicate: predicate,
                   propertiesToUpdate: properties.sorted { $0.key < $1.key }.map { ExpressionDescription(name: $0.key, expression: $0.value) })
@@ -75,13 +78,16 @@ public struct BatchDeleteRequest: Sendable {
     /// selecting them with a predicate.
     public var objectIDs: [ObjectID]?
 
+    /// A request deleting the objects of `entityName` that `predicate`
+    /// selects (every one when nil).
     public init(entityName: String, predicate: FetchPredicate? = nil) {
         self.entityName = entityName
         self.predicate = predicate
     }
 
-    /// A request deleting the objects whose rows have these IDs (those
-    /// already gone are skipped).
+    /// A request deleting the objects with these IDs, all objects of
+    /// `entityName` or its subentities (those already gone are skipped; an
+    /// ID of another entity is an error).
     public init(objectIDs: [ObjectID], entityName: String) {
         self.entityName = entityName
         self.objectIDs = objectIDs

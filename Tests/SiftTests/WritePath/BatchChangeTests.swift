@@ -235,6 +235,14 @@ struct BatchChangeTests {
         #expect(kit.objectIDs.map(\.primaryKey) == [3])
         #expect(kit.changes.updated.map(\.primaryKey) == [2], "Bo's pets changed")
         #expect(try fresh.object(for: ObjectID(entity: 0, primaryKey: 2)).objects(forKey: "pets").isEmpty)
+        // An ID of another entity is refused, whatever the store.
+        #expect {
+            try fresh.execute(BatchDeleteRequest(objectIDs: [ObjectID(entity: 0, primaryKey: 2)], entityName: "Pet"))
+        } throws: { error in
+            guard case StoreError.invalidFetch(let message) = error else { return false }
+            return message.contains("names Owner 2")
+        }
+        #expect(try fresh.count(for: FetchRequest(entityName: "Owner")) == 1)
     }
 
     @Test(arguments: StoreKind.allCases)

@@ -105,7 +105,9 @@ extension SQLStoreBackend {
     /// otherwise.
     package func batchDelete(_ request: BatchDeleteRequest, entity: Entity) throws(StoreError) -> BatchResult {
         var selection: SQLQuery?
-        if request.objectIDs == nil {
+        if let ids = request.objectIDs {
+            try checkObjectIDs(ids, of: entity)
+        } else {
             var fetch = FetchRequest(entityName: entity.name)
             fetch.predicate = request.predicate
             let plan = try makePlan(fetch)
