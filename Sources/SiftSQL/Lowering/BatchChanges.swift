@@ -45,16 +45,7 @@ extension SQLLowering {
     /// that satisfy `predicate`, and incrementing their version.
     public func updateRows(_ entityName: String, setting assignments: [BoundAssignment],
                            where predicate: BoundPredicate?) throws(SQLLoweringError) -> SQLBatchUpdate {
-        var writer = SQLWriter(schema: schema, usesCompanionColumns: usesCompanionColumns)
-        let e = try writer.entity(entityName)
-        let root = writer.newScope(e)
-        let context = SQLContext(scope: root, selfRow: ObjectRow(alias: root.alias, entity: e, nullable: false), variables: [:])
-        var conditions = [schema.entityFilter(e, alias: root.alias)].compactMap { $0 }
-        if let predicate {
-            let sql = try writer.predicate(predicate, context)
-            try checkDialect(sql)
-            if sql.constantTruth != true { conditions.append(sql) }
-        }
+        var (writer, e, root, context, conditions) = try objects(of: entityName, where: predicate)
         var columns: [String] = []
         var values: [SQLExpression] = []
         var required: [SQLExpression] = []

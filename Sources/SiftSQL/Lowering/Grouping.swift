@@ -24,16 +24,7 @@ extension SQLLowering {
         _ fetch: BoundDictionaryFetch, where predicate: BoundPredicate?, sortedBy sort: [ResultSortKey] = [],
         limit: Int? = nil, offset: Int? = nil
     ) throws(SQLLoweringError) -> SQLQuery {
-        let e = try SQLWriter(schema: schema, usesCompanionColumns: usesCompanionColumns).entity(fetch.entity)
-        var writer = SQLWriter(schema: schema, usesCompanionColumns: usesCompanionColumns)
-        let root = writer.newScope(e)
-        let context = SQLContext(scope: root, selfRow: ObjectRow(alias: root.alias, entity: e, nullable: false), variables: [:])
-        var conditions = [schema.entityFilter(e, alias: root.alias)].compactMap { $0 }
-        if let predicate {
-            let sql = try writer.predicate(predicate, context)
-            try checkDialect(sql)
-            if sql.constantTruth != true { conditions.append(sql) }
-        }
+        var (writer, e, root, context, conditions) = try objects(of: fetch.entity, where: predicate)
         var columns: [SQLExpression] = []
         for column in fetch.columns {
             let sql: SQLExpression

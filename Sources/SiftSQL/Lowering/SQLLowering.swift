@@ -164,6 +164,28 @@ public struct SQLLowering: Sendable {
 
     /// Throws when `sql` needs what the database lacks: Sift's functions,
     /// or text holding U+0000 where text cannot hold it.
+    /// The start of a statement over the objects of `entityName` that
+    /// satisfy `predicate` (whole, not term by term): its writer, the
+    /// entity, the scope of its table (alias `t0`), SELF's context, and the
+    /// conditions (the subentity filter, then the predicate unless it is
+    /// always true). The statement's values are lowered in the same writer
+    /// and context, so their joins join the scope's.
+    func objects(of entityName: String, where predicate: BoundPredicate?) throws(SQLLoweringError)
+        -> (writer: SQLWriter, entity: Entity, root: SQLScope, context: SQLContext, conditions: [SQLExpression])
+    {
+        var writer = SQLWriter(schema: schema, usesCompanionColumns: usesCompanionColumns)
+        let e = try writer.entity(entityName)
+        let root = writer.newScope(e)
+        let context = SQLContext(scope: root, selfRow: ObjectRow(alias: root.alias, entity: e, nullable: false), variables: [:])
+        var conditions = [schema.entityFilter(e, alias: root.alias)].compactMap { $0 }
+        if let predicate {
+            let sql = try writer.predicate(predicate, context)
+            try checkDialect(sql)
+            if sql.constantTruth != true { conditions.append(sql) }
+        }
+        return (writer, e, root, context, conditions)
+    }
+
     func checkDialect(_ sql: SQLExpression) throws(SQLLoweringError) {
         if !schema.dialect.hasSiftFunctions, let function = sql.siftFunctionUsed {
             switch function {

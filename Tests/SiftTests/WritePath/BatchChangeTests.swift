@@ -251,12 +251,23 @@ struct BatchChangeTests {
         let context = store.context()
         let sales = context.object(for: ObjectID(entity: 0, primaryKey: 2))
         let members = try sales.objects(forKey: "employees")
+        // Another context edits a member the nullify rule will change.
+        let editor = store.context()
+        let edited = try #require(members.first)
+        try editor.object(for: edited.objectID).setValue(.int(33), forKey: "age")
         let result = try context.execute(BatchDeleteRequest(entityName: "Department", predicate: .format("name == 'Sales'", [])))
         #expect(result.count == 1 && result.ranInSQL == (kind != .atomic))
         #expect(result.changes.updated == Set(members.map(\.objectID)))
         #expect(context.registeredObjectCount > 0)
         // The context dropped Sales, and its members forgot it.
         for member in members { #expect(try member.object(forKey: "department") == nil) }
+        // Its version moved: the other context's edit conflicts.
+        #expect {
+            try editor.save()
+        } throws: { error in
+            guard case StoreError.conflicts(let conflicts) = error else { return false }
+            return conflicts.map(\.objectID) == [edited.objectID]
+        }
         store.rowCache.removeAll()
         let fresh = store.context()
         #expect(try fresh.count(for: FetchRequest(entityName: "Department")) == 7)
