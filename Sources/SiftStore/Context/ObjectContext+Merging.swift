@@ -47,5 +47,6 @@ extension ObjectContext {
             changed[id] = nil
             unregisterObject(object)
         }
+        resultsDidChange(changes)
     }
 }

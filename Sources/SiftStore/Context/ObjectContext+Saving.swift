@@ -49,6 +49,7 @@ extension ObjectContext {
             switch try store.apply(request) {
             case .committed(let result):
                 finish(result, inserted: inserted, updated: updated, deleted: deleted, resolutions: resolutions)
+                resultsDidChange(result.changes)
                 // Nothing above can fail: observers hear of every save that
                 // committed, once the saving context holds its objects
                 // under their permanent IDs.

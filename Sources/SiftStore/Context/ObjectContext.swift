@@ -18,6 +18,11 @@ final class FaultBatch {
     init(_ members: [ObjectID]) { self.members = members }
 }
 
+/// A controller a context tells of its changes, without keeping it alive.
+struct WeakResultsController {
+    weak var controller: FetchedResultsController?
+}
+
 /// A scratch pad of objects over a store: uniquing, faulting, fetching.
 ///
 /// A context is confined to one thread or task at a time.
@@ -40,6 +45,8 @@ public final class ObjectContext {
 
     /// Each entity of the model with its lookups, by index.
     let descriptions: [EntityDescription]
+    /// The fetched results controllers following this context, held weakly.
+    private var resultsControllers: [WeakResultsController] = []
 
     /// A context on a SQLite store.
     public convenience init(store: SQLiteStore) {
@@ -87,6 +94,18 @@ public final class ObjectContext {
     @inline(never)
     private func learnEntity(of id: ObjectID, for object: ManagedObject) {
         if store.model.isEntity(at: id.entity, kindOf: object.objectID.entity) { object.learnEntity(of: id, in: self) }
+    }
+
+    /// Has `controller` hear of every save and merge from now on.
+    func addResultsController(_ controller: FetchedResultsController) {
+        resultsControllers.removeAll { $0.controller == nil }
+        resultsControllers.append(WeakResultsController(controller: controller))
+    }
+
+    /// Tells the controllers what a save or merge changed.
+    func resultsDidChange(_ changes: StoreChanges) {
+        guard !changes.isEmpty else { return }
+        for box in resultsControllers { box.controller?.contextDidChange(changes) }
     }
 
     func register(_ object: ManagedObject) {
