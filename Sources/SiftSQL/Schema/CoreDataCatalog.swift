@@ -23,9 +23,10 @@ public enum CoreDataCatalog {
     /// writes with every save.
     public static let historyTables = ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"]
 
-    /// The metadata property list: one row, one column.
+    /// The metadata: one row, the property list then the store's UUID.
     public static func selectMetadata(in dialect: any SQLDialect) -> SQLQuery {
-        SQLRenderer.render(.select(SQLSelect([.column("m", "Z_PLIST", nullable: true)], from: .table("Z_METADATA", alias: "m"))),
+        SQLRenderer.render(.select(SQLSelect([.column("m", "Z_PLIST", nullable: true), .column("m", "Z_UUID", nullable: true)],
+                                             from: .table("Z_METADATA", alias: "m"))),
                            in: dialect)
     }
 

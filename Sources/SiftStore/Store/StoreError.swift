@@ -84,6 +84,10 @@ public enum StoreError: Error, CustomStringConvertible {
     /// Evaluating the predicate ran out of a budget (a regular expression
     /// that backtracks without end); nothing was returned.
     case evaluation(EvaluationError)
+    /// A store that must be migrated to open with the model asked for, and
+    /// cannot be: the reasons, each change it could not make (the store is
+    /// left as it was).
+    case cannotMigrate(path: String, reasons: [String])
 
     /// Runs an evaluation, its budget errors as `.evaluation`.
     static func evaluating<T>(_ body: () throws(EvaluationError) -> T) throws(StoreError) -> T {
@@ -123,6 +127,8 @@ public enum StoreError: Error, CustomStringConvertible {
         case .server(let message, let sql): "the database server: \(message)" + (sql.map { " (in: \($0))" } ?? "")
         case .unexpected(let message): "an unexpected failure (please report it): \(message)"
         case .invalidFetch(let message): "this fetch cannot run: \(message)"
+        case .cannotMigrate(let path, let reasons):
+            "'\(path)' cannot be migrated (it is left as it was): " + reasons.joined(separator: "; ")
         case .modelMismatch(let path, let storeHash, let modelHash):
             "the store '\(path)' was made for another model (store \(storeHash), model \(modelHash)): "
                 + "open it with the model it was made with, or migrate it"

@@ -149,10 +149,25 @@ public final class SQLiteStore: @unchecked Sendable {
 
 
 
-    private static func create(_ connection: SQLiteConnection, _ model: DataModel, path: String) throws(StoreError) {
+    /// A new store file at `url` for `model`, with the store UUID and the
+    /// application's metadata keys of the store it replaces (a migration's
+    /// destination). The file must not exist.
+    convenience init(newStoreAt url: URL, model: DataModel, uuid: String, keeping metadata: [String: Any]) throws(StoreError) {
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(path: url.path)
+        } catch {
+            throw StoreError(error, path: url.path)
+        }
+        try Self.setJournalMode(connection, path: url.path)
+        try Self.create(connection, model, path: url.path, uuid: uuid, keeping: metadata)
+        try self.init(connection: connection, model: model, url: url, functions: FunctionRegistry(), entityNumbers: nil)
+    }
+
+    private static func create(_ connection: SQLiteConnection, _ model: DataModel, path: String,
+                               uuid: String = UUID().uuidString, keeping: [String: Any] = [:]) throws(StoreError) {
         let schema = SQLSchema(model: model)
-        let uuid = UUID().uuidString
-        let metadata = try StoreMetadata.propertyList(for: model, uuid: uuid)
+        let metadata = try StoreMetadata.propertyList(for: model, uuid: uuid, keeping: keeping)
         do {
             try connection.transaction {
                 for statement in schema.createStatements { try connection.run(statement) }

@@ -12,10 +12,21 @@ package enum StoreMetadata {
     package static let modelKey = "SiftModel"
     package static let modelHashKey = "SiftModelHash"
 
-    /// The metadata of a new store for `model`, as a binary property list.
-    package static func propertyList(for model: DataModel, uuid: String, storeType: String = "SQLite") throws(StoreError) -> Data {
+    /// The keys that describe the model and the store, which a migration
+    /// writes anew; any other key is the application's, and is kept.
+    package static let storeKeys: Set<String> = [
+        "NSStoreType", "NSStoreUUID", "NSStoreModelVersionHashes", "NSStoreModelVersionHashesVersion",
+        "NSStoreModelVersionIdentifiers", "NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey",
+        "NSPersistenceFrameworkVersion", "_NSAutoVacuumLevel", modelKey, modelHashKey,
+    ]
+
+    /// The metadata of a new store for `model`, as a binary property list,
+    /// with the application's keys of `keeping` (a store's metadata before a migration).
+    package static func propertyList(for model: DataModel, uuid: String, storeType: String = "SQLite",
+                                     keeping: [String: Any] = [:]) throws(StoreError) -> Data {
         let hashes = model.entityVersionHashes
-        let metadata: [String: Any] = [
+        var metadata: [String: Any] = keeping.filter { !storeKeys.contains($0.key) }
+        metadata.merge([
             "NSStoreType": storeType,
             "NSStoreUUID": uuid,
             "NSStoreModelVersionHashes": hashes,
@@ -28,7 +39,7 @@ package enum StoreMetadata {
             "_NSAutoVacuumLevel": "2",
             modelKey: String(decoding: model.jsonData, as: UTF8.self),
             modelHashKey: model.versionHash,
-        ]
+        ]) { _, new in new }
         do {
             return try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)
         } catch {
@@ -54,6 +65,8 @@ struct StoreCatalog {
     let path: String
     let tables: Set<String>
     let metadata: [String: Any]
+    /// The store's UUID (`Z_UUID`; Core Data's `NSStoreUUID`).
+    let uuid: String?
     let modelCache: Data?
     /// The store's entities: number, name, and the parent's number (0 for a root).
     let entities: [(number: Int, name: String, parent: Int)]
@@ -77,8 +90,8 @@ struct StoreCatalog {
                 }
                 throw StoreError.foreignDatabase(path: path, tables: tables.sorted())
             }
-            guard case .blob(let data)? = try connection.query(CoreDataCatalog.selectMetadata(in: dialect)).first?.first,
-                  let metadata = StoreMetadata.read(data) else {
+            let metadataRow = try connection.query(CoreDataCatalog.selectMetadata(in: dialect)).first
+            guard case .blob(let data)? = metadataRow?.first, let metadata = StoreMetadata.read(data) else {
                 throw StoreError.damaged(path: path, reason: "its metadata is not a property list")
             }
             var cache: Data?
@@ -92,7 +105,8 @@ struct StoreCatalog {
                 let parent: Int = if case .integer(let p) = row[2] { Int(p) } else { 0 }
                 return (Int(number), name, parent)
             }
-            return StoreCatalog(path: path, tables: tables, metadata: metadata, modelCache: cache, entities: entities)
+            let uuid: String? = if case .text(let text)? = metadataRow?.dropFirst().first { text } else { nil }
+            return StoreCatalog(path: path, tables: tables, metadata: metadata, uuid: uuid, modelCache: cache, entities: entities)
         } catch let error as StoreError {
             throw error
         } catch let error as SQLiteError {

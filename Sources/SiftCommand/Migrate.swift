@@ -1,0 +1,63 @@
+// `sift migrate`: a store moved to another version of its model bundle by
+// lightweight migration, or, with --dry-run, the inferred mapping only.
+
+import ArgumentParser
+import Foundation
+import Sift
+import SiftStore
+
+struct Migrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Migrate a SQLite store to another version of its model (lightweight migration), in place and safely.",
+        discussion: """
+            Finds the store's version in the bundle by its entity version hashes (or uses the model it keeps), \
+            infers the mapping, prints it, then writes the migrated store into a new file and renames it over the store. \
+            A mapping that cannot be inferred is an error listing every reason; the store is left as it was.
+            """)
+
+    @Option(help: ArgumentHelp("The store file.", valueName: "file"))
+    var store: String
+
+    @Option(help: ArgumentHelp("The model bundle (.xcdatamodeld or .momd).", valueName: "bundle"))
+    var model: String
+
+    @Option(name: .customLong("to"), help: ArgumentHelp("The version to migrate to (the bundle's current one by default).",
+                                                        valueName: "version"))
+    var version: String?
+
+    @Flag(help: "Print the inferred mapping and write nothing.")
+    var dryRun = false
+
+    func run() throws {
+        guard FileManager.default.fileExists(atPath: store) else {
+            printError("error: no store at '\(store)'")
+            throw ExitStatus.noInput
+        }
+        let bundle: ModelBundle
+        do {
+            bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
+        } catch {
+            printError("error: \(error)")
+            throw ExitStatus.noInput
+        }
+        try storeFailure {
+            let migration = try StoreMigration(storeAt: URL(fileURLWithPath: store), bundle: bundle, version: version)
+            print("store version: \(migration.sourceVersion)")
+            print("model version: \(migration.destinationVersion)")
+            guard migration.isNeeded else {
+                print("the store is in this version already: nothing to do")
+                return
+            }
+            for line in migration.mapping.summary { print(line) }
+            guard !dryRun else {
+                print("dry run: nothing written")
+                return
+            }
+            let report = try migration.run()
+            let count = report.objects.values.reduce(0, +)
+            print("migrated \(count) object\(count == 1 ? "" : "s")"
+                  + (report.droppedObjects > 0 ? ", dropped \(report.droppedObjects) of removed entities" : "")
+                  + " in \(String(format: "%.3f", report.seconds)) s")
+        }
+    }
+}

@@ -1,0 +1,337 @@
+// Store stage: lightweight migration of a SQLite store to another version
+// of its model. The store's version is found in the bundle by its entity
+// version hashes (or read from its model cache, or from the model Sift
+// keeps in its metadata); the mapping is inferred (`MappingModel`); the rows
+// are read through the source version's layout, mapped, and written through
+// the destination version's into a new file beside the store, which is
+// checked and then renamed over the store. Until that rename the store's
+// file is only read (and its write-ahead log checkpointed into it), so a
+// failure anywhere leaves it as it was.
+
+import Foundation
+import Sift
+
+/// A migration of one store file to a version of its model bundle:
+/// planned when made (nothing written), run by ``run()``.
+///
+/// ```swift
+/// let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: "Model.xcdatamodeld"))
+/// let migration = try StoreMigration(storeAt: storeURL, bundle: bundle)
+/// if migration.isNeeded {
+///     print(migration.mapping.summary.joined(separator: "\n"))
+///     let report = try migration.run()
+/// }
+/// let store = try SQLiteStore(url: storeURL, model: try bundle.model())
+/// ```
+///
+/// Run it before the store is opened anywhere else: the file is replaced.
+public struct StoreMigration: Sendable {
+    /// The store's file.
+    public let storeURL: URL
+    /// The version the store is in: a version name of the bundle, or where
+    /// its model was found (its model cache, or Sift's metadata).
+    public let sourceVersion: String
+    /// The version the store migrates to.
+    public let destinationVersion: String
+    /// The inferred mapping.
+    public let mapping: MappingModel
+    /// Whether the store is in another version than the destination.
+    public let isNeeded: Bool
+    /// The store's metadata, whose application keys the migrated store keeps.
+    private let metadata: MetadataBox
+    /// Whether the source is opened with `mapping.source` (a bundle version)
+    /// or with the model the store holds.
+    private let opensWithStoredModel: Bool
+
+    /// Plans the migration of the store at `url` to `version` of `bundle`
+    /// (its current version when nil), reading the store only. Fails when
+    /// the store's version cannot be found, or when the mapping cannot be
+    /// inferred (the error lists every reason).
+    public init(storeAt url: URL, bundle: ModelBundle, version: String? = nil) throws(StoreError) {
+        let name = version ?? bundle.currentVersionName
+        let destination: DataModel
+        do {
+            destination = try bundle.model(version: name)
+        } catch {
+            throw .cannotMigrate(path: url.path, reasons: ["\(error)"])
+        }
+        try self.init(storeAt: url, to: destination, named: name, bundle: bundle)
+    }
+
+    /// Plans the migration of the store at `url` to `model`, from the model
+    /// the store keeps (Sift's, or Core Data's model cache).
+    public init(storeAt url: URL, to model: DataModel) throws(StoreError) {
+        try self.init(storeAt: url, to: model, named: "the model given", bundle: nil)
+    }
+
+    private init(storeAt url: URL, to destination: DataModel, named destinationName: String, bundle: ModelBundle?) throws(StoreError) {
+        let path = url.path
+        let catalog = try Self.catalog(of: url)
+        if catalog.tracksHistory {
+            throw .cannotMigrate(path: path, reasons: [
+                "Core Data keeps persistent history in it, and Sift does not migrate history (its changes name the old version's columns)",
+            ])
+        }
+        let source: DataModel
+        let sourceName: String
+        var storedModel = false
+        if catalog.metadata[StoreMetadata.modelKey] != nil, let stored = try catalog.model(expected: nil) {
+            (source, sourceName, storedModel) = (stored, "the model Sift keeps in the store", true)
+        } else if let match = bundle?.version(matching: catalog.hashes) {
+            (source, sourceName) = (match.model, match.name)
+        } else if let stored = try catalog.model(expected: nil) {
+            (source, sourceName, storedModel) = (stored, "the store's model cache", true)
+        } else {
+            throw .cannotMigrate(path: path, reasons: [
+                (bundle.map { "no version of '\($0.url.lastPathComponent)' is the store's (its entity version hashes match none), and " }
+                    ?? "") + "the store keeps no model of its own",
+            ])
+        }
+        do {
+            mapping = try MappingModel.inferred(from: source, to: destination)
+        } catch {
+            throw .cannotMigrate(path: path, reasons: error.problems)
+        }
+        storeURL = url
+        sourceVersion = sourceName
+        destinationVersion = destinationName
+        let siftHash = catalog.metadata[StoreMetadata.modelHashKey] as? String
+        isNeeded = catalog.hashes != destination.entityVersionHashes || (siftHash != nil && siftHash != destination.versionHash)
+        var metadata = catalog.metadata
+        if let uuid = catalog.uuid { metadata["NSStoreUUID"] = uuid }
+        self.metadata = MetadataBox(metadata)
+        opensWithStoredModel = storedModel
+    }
+
+    private static func catalog(of url: URL) throws(StoreError) -> StoreCatalog {
+        guard FileManager.default.fileExists(atPath: url.path) else { throw .cannotWrite(path: url.path, reason: "there is no such file") }
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(path: url.path, readOnly: true)
+        } catch {
+            throw StoreError(error, path: url.path)
+        }
+        guard let catalog = try StoreCatalog.read(connection, path: url.path) else { throw .noModel(path: url.path) }
+        return catalog
+    }
+
+    /// What a migration did.
+    public struct Report: Sendable {
+        /// Objects written, by destination entity.
+        public var objects: [String: Int]
+        /// Objects of removed entities, dropped.
+        public var droppedObjects: Int
+        /// How long it took, in seconds.
+        public var seconds: Double
+    }
+
+    /// Migrates the store: reads every row with the source version, maps
+    /// it, writes the destination version into a new file beside the store,
+    /// checks it (`PRAGMA integrity_check`), and renames it over the store.
+    /// Any failure leaves the store as it was and removes the new file.
+    @discardableResult
+    public func run() throws(StoreError) -> Report {
+        let start = ContinuousClock.now
+        let folder = storeURL.deletingLastPathComponent()
+        let temporary = folder.appendingPathComponent(".\(storeURL.lastPathComponent).migrating-\(UUID().uuidString)")
+        func removeTemporary() {
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: temporary.path + suffix) }
+        }
+        var report = Report(objects: [:], droppedObjects: 0, seconds: 0)
+        do {
+            try copyRows(into: temporary, report: &report)
+            try replaceStore(with: temporary)
+        } catch {
+            removeTemporary()
+            throw error
+        }
+        report.seconds = (ContinuousClock.now - start).seconds
+        return report
+    }
+
+    /// Reads the store with the source version and writes the destination
+    /// version's rows into a new store file at `temporary`.
+    private func copyRows(into temporary: URL, report: inout Report) throws(StoreError) {
+        let sourceStore = try SQLiteStore(url: storeURL, model: opensWithStoredModel ? nil : mapping.source, readOnly: true)
+        let uuid = metadata.values["NSStoreUUID"] as? String ?? UUID().uuidString
+        let source = sourceStore.model
+        let destination = mapping.destination
+        // Every row, with its to-many keys in order.
+        var nodes: [RowNode] = []
+        var largestKeys: [String: Int64] = [:]
+        for root in source.entities where root.superentity == nil {
+            var rows = try sourceStore.rows(for: FetchRequest(entityName: root.name))
+            let largest: Int64
+            do {
+                let rows = try sourceStore.withConnection { try $0.query(sourceStore.schema.selectKeyMaximum(root)) }
+                largest = if case .integer(let key)? = rows.first?.first { key } else { 0 }
+            } catch {
+                throw StoreError(error, path: storeURL.path)
+            }
+            largestKeys[root.name] = largest
+            var byEntity: [Int: [Int]] = [:]
+            for (index, node) in rows.enumerated() { byEntity[node.id.entity, default: []].append(index) }
+            for (entityIndex, indexes) in byEntity {
+                let entity = source.entities[entityIndex]
+                let keys = indexes.map { rows[$0].id.primaryKey }
+                var toMany = [[[Int64]?]](repeating: [], count: indexes.count)
+                for i in toMany.indices { toMany[i] = [[Int64]?](repeating: nil, count: entity.toManyCount) }
+                for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
+                    let links = try sourceStore.links(relationship, of: keys, entity: entity, loadingRows: false)
+                    for (i, key) in keys.enumerated() { toMany[i][relationship.slot] = links[key] ?? [] }
+                }
+                for (i, index) in indexes.enumerated() {
+                    let node = rows[index]
+                    rows[index] = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
+                                          values: node.values, toOne: node.toOne, toMany: toMany[i])
+                }
+            }
+            nodes.append(contentsOf: rows)
+        }
+        // Which rows the destination keeps, by root table: for the links that point at them.
+        var kept: [String: [Int64: Entity]] = [:]
+        for node in nodes {
+            let entity = source.entities[node.id.entity]
+            guard let name = mapping.destination(of: entity.name), let target = destination.entity(named: name) else { continue }
+            kept[destination.root(of: target).name, default: [:]][node.id.primaryKey] = target
+        }
+        var mapped: [RowNode] = []
+        mapped.reserveCapacity(nodes.count)
+        var missing: [String: Int] = [:]
+        for node in nodes {
+            let entity = source.entities[node.id.entity]
+            guard let name = mapping.destination(of: entity.name), let target = destination.entity(named: name),
+                  let entityMapping = mapping.mapping(for: name) else {
+                report.droppedObjects += 1
+                continue
+            }
+            var values = [PredicateValue](repeating: .null, count: target.attributes.count)
+            for attribute in target.attributes where attribute.isStored {
+                var value: PredicateValue
+                switch entityMapping.attributes[attribute.name] {
+                case .copy(let from)?:
+                    value = entity.attribute(named: from).map { node.values[$0.slot] } ?? .null
+                case .convert(let from, _)?:
+                    value = entity.attribute(named: from).map { node.values[$0.slot] } ?? .null
+                    if case .int(let i) = value, [.double, .float, .decimal].contains(attribute.type) { value = .double(Double(i)) }
+                case .defaultValue(let defaultValue)?:
+                    value = defaultValue ?? .null
+                case nil:
+                    value = .null
+                }
+                if value == .null, !attribute.isOptional {
+                    if let defaultValue = attribute.defaultValue { value = defaultValue } else { missing["\(target.name).\(attribute.name)", default: 0] += 1 }
+                }
+                values[attribute.slot] = value
+            }
+            var toOne = [Int64?](repeating: nil, count: target.toOneCount)
+            var toMany = [[Int64]?](repeating: [], count: target.toManyCount)
+            for relationship in target.relationships where !relationship.isTransient {
+                var keys: [Int64]
+                switch entityMapping.relationships[relationship.name] {
+                case .copy(let from)?, .toMany(let from)?, .toOne(let from)?:
+                    guard let old = entity.relationship(named: from) else { keys = []; break }
+                    keys = old.isToMany ? node.toMany[old.slot] ?? [] : node.toOne[old.slot].map { [$0] } ?? []
+                case .empty?, nil:
+                    keys = []
+                }
+                // Only rows the destination keeps, of an entity the relationship may point at.
+                if let target = destination.entity(named: relationship.destination) {
+                    let rows = kept[destination.root(of: target).name] ?? [:]
+                    keys = keys.filter { key in rows[key].map { destination.isEntity($0, kindOf: target) } ?? false }
+                }
+                if relationship.isToMany { toMany[relationship.slot] = keys } else { toOne[relationship.slot] = keys.first }
+            }
+            mapped.append(RowNode(id: ObjectID(entity: target, primaryKey: node.id.primaryKey), version: node.version,
+                                  values: values, toOne: toOne, toMany: toMany))
+            report.objects[target.name, default: 0] += 1
+        }
+        guard missing.isEmpty else {
+            throw .cannotMigrate(path: storeURL.path, reasons: missing.sorted { $0.key < $1.key }.map {
+                "\($0.value) object\($0.value == 1 ? "" : "s") would have no value for the required attribute '\($0.key)', "
+                    + "which has no default value"
+            })
+        }
+        let store = try SQLiteStore(newStoreAt: temporary, model: destination, uuid: uuid, keeping: metadata.values)
+        try store.importNodes(mapped)
+        do {
+            try store.withConnection { connection in
+                // Keys handed out before stay handed out (a deleted object's key is not given again).
+                for root in destination.entities where root.superentity == nil {
+                    guard let sourceRoot = mapping.mapping(for: root.name)?.source, let largest = largestKeys[sourceRoot] else { continue }
+                    let current: Int64 = if case .integer(let key)? = try connection.query(store.schema.selectKeyMaximum(root)).first?.first { key } else { 0 }
+                    if largest > current { try connection.run(store.schema.updateKeyMaximum(root, to: largest)) }
+                }
+                let check = try connection.query("PRAGMA integrity_check")
+                guard check.first?.first == .text("ok") else {
+                    throw StoreError.damaged(path: temporary.path, reason: "the migrated store fails its integrity check: \(check)")
+                }
+                // One self-contained file: no write-ahead log beside it.
+                try connection.execute("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
+            }
+        } catch {
+            throw StoreError(error, path: temporary.path)
+        }
+    }
+
+    /// Puts the migrated file in the store's place: the store's write-ahead
+    /// log is checkpointed into it first (so no log of the old file is left
+    /// to replay into the new one), then the new file is renamed over it.
+    private func replaceStore(with temporary: URL) throws(StoreError) {
+        let path = storeURL.path
+        do {
+            let connection = try SQLiteConnection(path: path)
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        } catch {
+            throw StoreError(error, path: path)
+        }
+        guard rename(temporary.path, path) == 0 else {
+            throw .cannotWrite(path: path, reason: "the migrated file could not replace it (\(String(cString: strerror(errno))))")
+        }
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+}
+
+/// A store's metadata, carried by a `Sendable` migration (property list
+/// values only, which are immutable once read).
+private struct MetadataBox: @unchecked Sendable {
+    let values: [String: Any]
+    init(_ values: [String: Any]) { self.values = values }
+}
+
+extension Duration {
+    fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+extension SQLiteStore {
+    /// Opens the store at `url` with `version` of `bundle` (its current
+    /// version when nil). A store of another version of the bundle is
+    /// migrated first when `migratesAutomatically` (Core Data's
+    /// `NSMigratePersistentStoresAutomaticallyOption` with an inferred
+    /// mapping); otherwise, or when the mapping cannot be inferred, it is
+    /// an error, and the store is left as it was. A missing file becomes a
+    /// new store of that version.
+    public convenience init(url: URL, bundle: ModelBundle, version: String? = nil, migratesAutomatically: Bool = true,
+                            readOnly: Bool = false, busyTimeout: Double = 5) throws(StoreError) {
+        let model: DataModel
+        do {
+            model = try bundle.model(version: version)
+        } catch {
+            throw .unsupportedModel("\(error)")
+        }
+        let size = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.intValue ?? 0
+        if size > 0 {
+            let migration = try StoreMigration(storeAt: url, bundle: bundle, version: version)
+            if migration.isNeeded {
+                guard migratesAutomatically, !readOnly else {
+                    throw .cannotMigrate(path: url.path, reasons: [
+                        "it is in version '\(migration.sourceVersion)', not '\(migration.destinationVersion)', "
+                            + (readOnly ? "and a read-only store is not migrated" : "and migration was turned off"),
+                    ])
+                }
+                try migration.run()
+            }
+        }
+        try self.init(url: url, model: model, readOnly: readOnly, busyTimeout: busyTimeout)
+    }
+}
