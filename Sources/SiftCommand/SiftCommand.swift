@@ -9,7 +9,7 @@ struct SiftCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sift",
         abstract: "Parse, check and run Cocoa predicate format strings.",
-        subcommands: [Demo.self, Parse.self, Check.self, Eval.self, SQL.self, Import.self, Explain.self, Query.self, Count.self, Inspect.self, Batch.self, Update.self, Delete.self, Migrate.self, StressSave.self]
+        subcommands: [Demo.self, Parse.self, Check.self, Eval.self, SQL.self, Import.self, Explain.self, Query.self, Count.self, Inspect.self, Batch.self, Update.self, Delete.self, Migrate.self, History.self, StressSave.self]
     )
 }
 
