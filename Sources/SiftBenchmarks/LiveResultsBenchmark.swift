@@ -56,3 +56,74 @@ func liveResultsBenchmark() {
     report("the same request fetched again", "\(formatted(best.refetch * 1e3)) ms",
            "update \(formatted(best.update / best.refetch * 100, digits: 3)) % of a refetch (target ≤ 1 %)")
 }
+
+/// Migrating the demo store (200 000 employees) to a next version of its
+/// model — an attribute renamed, one added with a default, one removed —
+/// next to SQLite rewriting the same file with `VACUUM INTO`, the least a
+/// migration that writes a new file can cost.
+func migrationBenchmark() {
+    report("== Migration: the demo store, 200 000 employees, to a next version of its model, one core")
+    let source = try! benchmarkStore(employees: 200_000)
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sift-bench-migrate-\(UUID().uuidString)")
+    try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    var entities = CompanyGenerator.model.entities.map { entity -> Entity in
+        guard entity.name == "Employee" else {
+            return Entity(entity.name, attributes: entity.attributes, relationships: entity.relationships)
+        }
+        var attributes = entity.attributes.filter { $0.name != "rating" }
+        if let index = attributes.firstIndex(where: { $0.name == "nickname" }) {
+            attributes[index].name = "alias"
+            attributes[index].renamingIdentifier = "nickname"
+        }
+        attributes.append(Attribute("level", .integer32, defaultValue: .int(1)))
+        return Entity(entity.name, attributes: attributes, relationships: entity.relationships)
+    }
+    entities.sort { $0.name < $1.name }
+    let next = try! DataModel(entities)
+    var best = (vacuum: Double.infinity, migration: Double.infinity)
+    let clock = ContinuousClock()
+    for round in 0..<3 {
+        let copy = folder.appendingPathComponent("demo-\(round).sqlite")
+        try! FileManager.default.copyItem(at: source.url!, to: copy)
+        let vacuumed = folder.appendingPathComponent("vacuum-\(round).sqlite")
+        let vacuum = clock.measure {
+            try! source.withConnection { try $0.execute("VACUUM INTO '\(vacuumed.path)'") }
+        }
+        var objects = 0
+        let migration = clock.measure {
+            let report = try! StoreMigration(storeAt: copy, to: next).run()
+            objects = report.objects.values.reduce(0, +)
+        }
+        best = (min(best.vacuum, seconds(vacuum)), min(best.migration, seconds(migration)))
+        if round == 2 { report("objects migrated", "\(objects)") }
+    }
+    // The largest Core Data fixtures a model bundle describes, when ../shared is beside the checkout.
+    let fixtures = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).deletingLastPathComponent()
+        .appendingPathComponent("shared/coredata-stores")
+    for (name, store, bundle, version) in [("coredataplus-samplemodel-v2", "SampleModel_V2.sqlite", "SampleModel.xcdatamodeld", "SampleModel3"),
+                                           ("bsk-bookmarks-v5", "Bookmarks_V5.sqlite", "BookmarksModel.xcdatamodeld", nil)] {
+        let folder = fixtures.appendingPathComponent(name)
+        guard FileManager.default.fileExists(atPath: folder.path) else { continue }
+        var fastest = Double.infinity
+        var objects = 0
+        for round in 0..<5 {
+            let copy = FileManager.default.temporaryDirectory.appendingPathComponent("sift-bench-fixture-\(round)-\(UUID().uuidString)")
+            try! FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: copy) }
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: folder.appendingPathComponent(store + suffix).path) {
+                try! FileManager.default.copyItem(at: folder.appendingPathComponent(store + suffix), to: copy.appendingPathComponent(store + suffix))
+            }
+            let target = copy.appendingPathComponent(store)
+            let modelBundle = try! ModelBundle(contentsOf: folder.appendingPathComponent(bundle))
+            let time = clock.measure {
+                objects = try! StoreMigration(storeAt: target, bundle: modelBundle, version: version).run().objects.values.reduce(0, +)
+            }
+            fastest = min(fastest, seconds(time))
+        }
+        report("fixture \(name) (\(objects) objects) to \(version ?? "its newest version")", "\(formatted(fastest * 1e3, digits: 2)) ms")
+    }
+    report("VACUUM INTO a new file (every row rewritten once)", "\(formatted(best.vacuum * 1e3)) ms")
+    report("sift migration (read, map, write, check, rename)", "\(formatted(best.migration * 1e3)) ms",
+           "\(formatted(best.migration / best.vacuum, digits: 2))x VACUUM INTO")
+}

@@ -188,64 +188,61 @@ public struct StoreMigration: Sendable {
             }
             nodes.append(contentsOf: rows)
         }
-        // Which rows the destination keeps, by root table: for the links that point at them.
-        var kept: [String: [Int64: Entity]] = [:]
+        // How each source entity's rows become the destination's, worked out once per entity.
+        let plans = source.entities.map { EntityPlan($0, mapping: mapping) }
+        // Which rows the destination keeps, by root table (the destination
+        // entity's index): for the links that point at them.
+        var kept = [[Int64: Int]](repeating: [:], count: destination.entities.count)
         for node in nodes {
-            let entity = source.entities[node.id.entity]
-            guard let name = mapping.destination(of: entity.name), let target = destination.entity(named: name) else { continue }
-            kept[destination.root(of: target).name, default: [:]][node.id.primaryKey] = target
+            guard let target = plans[node.id.entity]?.target else { continue }
+            kept[target.rootIndex][node.id.primaryKey] = target.index
         }
         var mapped: [RowNode] = []
         mapped.reserveCapacity(nodes.count)
         var missing: [String: Int] = [:]
+        var counts = [Int](repeating: 0, count: destination.entities.count)
         for node in nodes {
-            let entity = source.entities[node.id.entity]
-            guard let name = mapping.destination(of: entity.name), let target = destination.entity(named: name),
-                  let entityMapping = mapping.mapping(for: name) else {
+            guard let plan = plans[node.id.entity] else {
                 report.droppedObjects += 1
                 continue
             }
-            var values = [PredicateValue](repeating: .null, count: target.attributes.count)
-            for attribute in target.attributes where attribute.isStored {
+            var values = [PredicateValue](repeating: .null, count: plan.target.attributes.count)
+            for attribute in plan.attributes {
                 var value: PredicateValue
-                switch entityMapping.attributes[attribute.name] {
-                case .copy(let from)?:
-                    value = entity.attribute(named: from).map { node.values[$0.slot] } ?? .null
-                case .convert(let from, _)?:
-                    value = entity.attribute(named: from).map { node.values[$0.slot] } ?? .null
-                    if case .int(let i) = value, [.double, .float, .decimal].contains(attribute.type) { value = .double(Double(i)) }
-                case .defaultValue(let defaultValue)?:
-                    value = defaultValue ?? .null
-                case nil:
-                    value = .null
+                switch attribute.source {
+                case .slot(let slot, let toDouble):
+                    value = node.values[slot]
+                    if toDouble, case .int(let i) = value { value = .double(Double(i)) }
+                case .constant(let constant):
+                    value = constant
                 }
-                if value == .null, !attribute.isOptional {
-                    if let defaultValue = attribute.defaultValue { value = defaultValue } else { missing["\(target.name).\(attribute.name)", default: 0] += 1 }
+                if value == .null, attribute.required {
+                    if let defaultValue = attribute.defaultValue {
+                        value = defaultValue
+                    } else {
+                        missing["\(plan.target.name).\(attribute.name)", default: 0] += 1
+                    }
                 }
                 values[attribute.slot] = value
             }
-            var toOne = [Int64?](repeating: nil, count: target.toOneCount)
-            var toMany = [[Int64]?](repeating: [], count: target.toManyCount)
-            for relationship in target.relationships where !relationship.isTransient {
-                var keys: [Int64]
-                switch entityMapping.relationships[relationship.name] {
-                case .copy(let from)?, .toMany(let from)?, .toOne(let from)?:
-                    guard let old = entity.relationship(named: from) else { keys = []; break }
-                    keys = old.isToMany ? node.toMany[old.slot] ?? [] : node.toOne[old.slot].map { [$0] } ?? []
-                case .empty?, nil:
-                    keys = []
+            var toOne = [Int64?](repeating: nil, count: plan.target.toOneCount)
+            var toMany = [[Int64]?](repeating: [], count: plan.target.toManyCount)
+            for relationship in plan.relationships {
+                var keys: [Int64] = switch relationship.source {
+                case .toOne(let slot): node.toOne[slot].map { [$0] } ?? []
+                case .toMany(let slot): node.toMany[slot] ?? []
+                case .none: []
                 }
                 // Only rows the destination keeps, of an entity the relationship may point at.
-                if let target = destination.entity(named: relationship.destination) {
-                    let rows = kept[destination.root(of: target).name] ?? [:]
-                    keys = keys.filter { key in rows[key].map { destination.isEntity($0, kindOf: target) } ?? false }
-                }
-                if relationship.isToMany { toMany[relationship.slot] = keys } else { toOne[relationship.slot] = keys.first }
+                let rows = kept[relationship.destinationRoot]
+                keys = keys.filter { key in rows[key].map { destination.isEntity(at: $0, kindOf: relationship.destination) } ?? false }
+                if relationship.toMany { toMany[relationship.slot] = keys } else { toOne[relationship.slot] = keys.first }
             }
-            mapped.append(RowNode(id: ObjectID(entity: target, primaryKey: node.id.primaryKey), version: node.version,
+            mapped.append(RowNode(id: ObjectID(entity: plan.target, primaryKey: node.id.primaryKey), version: node.version,
                                   values: values, toOne: toOne, toMany: toMany))
-            report.objects[target.name, default: 0] += 1
+            counts[plan.target.index] += 1
         }
+        for (index, count) in counts.enumerated() where count > 0 { report.objects[destination.entities[index].name] = count }
         guard missing.isEmpty else {
             throw .cannotMigrate(path: storeURL.path, reasons: missing.sorted { $0.key < $1.key }.map {
                 "\($0.value) object\($0.value == 1 ? "" : "s") would have no value for the required attribute '\($0.key)', "
@@ -253,6 +250,12 @@ public struct StoreMigration: Sendable {
             })
         }
         let store = try SQLiteStore(newStoreAt: temporary, model: destination, uuid: uuid, keeping: metadata.values)
+        do {
+            // A scratch file until it is checked, synced and renamed: no journal, no syncs while it is written.
+            try store.withConnection { try $0.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
+        } catch {
+            throw StoreError(error, path: temporary.path)
+        }
         try store.importNodes(mapped)
         do {
             try store.withConnection { connection in
@@ -266,8 +269,8 @@ public struct StoreMigration: Sendable {
                 guard check.first?.first == .text("ok") else {
                     throw StoreError.damaged(path: temporary.path, reason: "the migrated store fails its integrity check: \(check)")
                 }
-                // One self-contained file: no write-ahead log beside it.
-                try connection.execute("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
+                // One self-contained file, opened in WAL mode by whoever opens it next.
+                try connection.execute("PRAGMA journal_mode = DELETE")
             }
         } catch {
             throw StoreError(error, path: temporary.path)
@@ -285,10 +288,89 @@ public struct StoreMigration: Sendable {
         } catch {
             throw StoreError(error, path: path)
         }
+        // On the disk before it takes the store's name; the rename on the disk before the old log goes.
+        guard Self.sync(temporary.path) else {
+            throw .cannotWrite(path: path, reason: "the migrated file could not be synced (\(String(cString: strerror(errno))))")
+        }
         guard rename(temporary.path, path) == 0 else {
             throw .cannotWrite(path: path, reason: "the migrated file could not replace it (\(String(cString: strerror(errno))))")
         }
+        _ = Self.sync(storeURL.deletingLastPathComponent().path)
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    /// `fsync` of a file or folder; false when it cannot be opened or synced.
+    private static func sync(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        return fsync(descriptor) == 0
+    }
+}
+
+/// How the rows of one source entity become rows of the destination:
+/// where each stored attribute's value comes from and each relationship's keys.
+private struct EntityPlan {
+    enum ValueSource {
+        /// The source row's slot, an integer made a double when asked.
+        case slot(Int, toDouble: Bool)
+        case constant(PredicateValue)
+    }
+    enum KeySource {
+        case toOne(slot: Int)
+        case toMany(slot: Int)
+        case none
+    }
+    struct AttributePlan {
+        let name: String
+        let slot: Int
+        let source: ValueSource
+        let required: Bool
+        let defaultValue: PredicateValue?
+    }
+    struct RelationshipPlan {
+        let slot: Int
+        let toMany: Bool
+        let source: KeySource
+        /// The destination entity's index, and its root's.
+        let destination: Int
+        let destinationRoot: Int
+    }
+
+    let target: Entity
+    let attributes: [AttributePlan]
+    let relationships: [RelationshipPlan]
+
+    /// The plan of `entity`'s rows; nil when its entity is removed.
+    init?(_ entity: Entity, mapping: MappingModel) {
+        let model = mapping.destination
+        guard let name = mapping.destination(of: entity.name), let target = model.entity(named: name),
+              let entityMapping = mapping.mapping(for: name) else { return nil }
+        self.target = target
+        attributes = target.attributes.filter(\.isStored).map { attribute in
+            let source: ValueSource = switch entityMapping.attributes[attribute.name] {
+            case .copy(let from)?: entity.attribute(named: from).map { .slot($0.slot, toDouble: false) } ?? .constant(.null)
+            case .convert(let from, _)?:
+                entity.attribute(named: from).map { .slot($0.slot, toDouble: [.double, .float, .decimal].contains(attribute.type)) }
+                    ?? .constant(.null)
+            case .defaultValue(let value)?: .constant(value ?? .null)
+            case nil: .constant(.null)
+            }
+            return AttributePlan(name: attribute.name, slot: attribute.slot, source: source, required: !attribute.isOptional,
+                                 defaultValue: attribute.defaultValue)
+        }
+        relationships = target.relationships.filter { !$0.isTransient }.compactMap { relationship in
+            guard let destination = model.entity(named: relationship.destination) else { return nil }
+            var source = KeySource.none
+            switch entityMapping.relationships[relationship.name] {
+            case .copy(let from)?, .toMany(let from)?, .toOne(let from)?:
+                if let old = entity.relationship(named: from) { source = old.isToMany ? .toMany(slot: old.slot) : .toOne(slot: old.slot) }
+            case .empty?, nil:
+                break
+            }
+            return RelationshipPlan(slot: relationship.slot, toMany: relationship.isToMany, source: source,
+                                    destination: destination.index, destinationRoot: destination.rootIndex)
+        }
     }
 }
 
