@@ -46,7 +46,8 @@ public struct StoreMigration: Sendable {
     /// Plans the migration of the store at `url` to `version` of `bundle`
     /// (its current version when nil), reading the store only. Fails when
     /// the store's version cannot be found, or when the mapping cannot be
-    /// inferred (the error lists every reason).
+    /// inferred (the error lists every reason), or when a store that keeps
+    /// persistent history would need migrating (Sift does not migrate history).
     public init(storeAt url: URL, bundle: ModelBundle, version: String? = nil) throws(StoreError) {
         let name = version ?? bundle.currentVersionName
         let destination: DataModel
@@ -67,11 +68,6 @@ public struct StoreMigration: Sendable {
     private init(storeAt url: URL, to destination: DataModel, named destinationName: String, bundle: ModelBundle?) throws(StoreError) {
         let path = url.path
         let catalog = try Self.catalog(of: url)
-        if catalog.tracksHistory {
-            throw .cannotMigrate(path: path, reasons: [
-                "Core Data keeps persistent history in it, and Sift does not migrate history (its changes name the old version's columns)",
-            ])
-        }
         let source: DataModel
         let sourceName: String
         var storedModel = false
@@ -97,6 +93,11 @@ public struct StoreMigration: Sendable {
         destinationVersion = destinationName
         let siftHash = catalog.metadata[StoreMetadata.modelHashKey] as? String
         isNeeded = catalog.hashes != destination.entityVersionHashes || (siftHash != nil && siftHash != destination.versionHash)
+        if isNeeded && catalog.tracksHistory {
+            throw .cannotMigrate(path: path, reasons: [
+                "Core Data keeps persistent history in it, and Sift does not migrate history (its changes name the old version's properties)",
+            ])
+        }
         var metadata = catalog.metadata
         if let uuid = catalog.uuid { metadata["NSStoreUUID"] = uuid }
         self.metadata = MetadataBox(metadata)
