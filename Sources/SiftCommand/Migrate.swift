@@ -40,24 +40,32 @@ struct Migrate: ParsableCommand {
             printError("error: \(error)")
             throw ExitStatus.noInput
         }
-        try storeFailure {
-            let migration = try StoreMigration(storeAt: URL(fileURLWithPath: store), bundle: bundle, version: version)
-            print("store version: \(migration.sourceVersion)")
-            print("model version: \(migration.destinationVersion)")
-            guard migration.isNeeded else {
-                print("the store is in this version already: nothing to do")
-                return
-            }
-            for line in migration.mapping.summary { print(line) }
-            guard !dryRun else {
-                print("dry run: nothing written")
-                return
-            }
-            let report = try migration.run()
-            let count = report.objects.values.reduce(0, +)
-            print("migrated \(count) object\(count == 1 ? "" : "s")"
-                  + (report.droppedObjects > 0 ? ", dropped \(report.droppedObjects) of removed entities" : "")
-                  + " in \(String(format: "%.3f", report.seconds)) s")
+        do {
+            try migrate(bundle)
+        } catch {
+            // The store named as it was given.
+            printError("error: " + "\(error)".replacingOccurrences(of: URL(fileURLWithPath: store).path, with: store))
+            throw ExitStatus.dataError
         }
+    }
+
+    private func migrate(_ bundle: ModelBundle) throws(StoreError) {
+        let migration = try StoreMigration(storeAt: URL(fileURLWithPath: store), bundle: bundle, version: version)
+        print("store version: \(migration.sourceVersion)")
+        print("model version: \(migration.destinationVersion)")
+        guard migration.isNeeded else {
+            print("the store is in this version already: nothing to do")
+            return
+        }
+        for line in migration.mapping.summary { print(line) }
+        guard !dryRun else {
+            print("dry run: nothing written")
+            return
+        }
+        let report = try migration.run()
+        let count = report.objects.values.reduce(0, +)
+        print("migrated \(count) object\(count == 1 ? "" : "s")"
+              + (report.droppedObjects > 0 ? ", dropped \(report.droppedObjects) of removed entities" : "")
+              + " in \(String(format: "%.3f", report.seconds)) s")
     }
 }

@@ -151,7 +151,9 @@ struct SQL: ParsableCommand {
                 predicate, arguments: predicateArguments.values, entity: entity, variables: predicateArguments.variableValues)
             let schema = dialect == .sqlite ? SQLSchema(model: dataModel) : SQLSchema(model: dataModel, dialect: .postgreSQL)
             let query = try SQLLowering(schema: schema).select(entity, where: bound)
-            print(query)
+            // Each binding named by the dialect's placeholder.
+            print(query.sql + (query.bindings.isEmpty ? "" : "\n-- bindings: " + query.bindings.enumerated()
+                .map { "\(schema.dialect.placeholder($0 + 1)) = \($1)" }.joined(separator: ", ")))
         } catch let error as PredicateCompileError {
             printError(error.rendered(in: predicate))
             throw ExitStatus.dataError

@@ -97,8 +97,8 @@ public struct EvaluationScope<Object> {
 /// ```
 ///
 /// Evaluation throws only when a budget runs out: a `MATCHES` or `LIKE`
-/// pattern that needs more than ``PredicateLimits/regularExpressionSteps`` on
-/// one value (``EvaluationError``). A predicate without them never throws.
+/// pattern that needs more than ``/SiftValues/PredicateLimits/regularExpressionSteps`` on
+/// one value (``/SiftValues/EvaluationError``). A predicate without them never throws.
 public struct MemoryPredicate<Domain: EvaluationDomain> {
     typealias Object = Domain.Object
     let test: (Object, inout EvaluationScope<Object>) -> Bool

@@ -88,13 +88,13 @@ public enum SyntaxErrorReason: Hashable, Sendable {
     case functionSelectorExpected
     /// The type argument of `CAST` must be a string.
     case castTypeExpected
-    /// Nesting deeper than ``PredicateLimits/maximumDepth``.
+    /// Nesting deeper than ``/SiftValues/PredicateLimits/maximumDepth``.
     case nestingTooDeep(limit: Int)
-    /// A chain of one operator longer than ``PredicateLimits/maximumChain``.
+    /// A chain of one operator longer than ``/SiftValues/PredicateLimits/maximumChain``.
     case chainTooLong(limit: Int)
-    /// Text longer than ``PredicateLimits/maximumLength``.
+    /// Text longer than ``/SiftValues/PredicateLimits/maximumLength``.
     case predicateTooLong(length: Int, limit: Int)
-    /// More tokens than ``PredicateLimits/maximumNodes``.
+    /// More tokens than ``/SiftValues/PredicateLimits/maximumNodes``.
     case tooManyNodes(limit: Int)
     /// Parentheses that could open a predicate or an expression, nested so
     /// that trying both ways would take more than linear time.

@@ -34,13 +34,13 @@ public enum PredicateParser {
     /// The most stack, in bytes, one parse may use. Whatever the nesting, the
     /// parser stops with ``SyntaxErrorReason/nestingTooDeep(limit:)`` before
     /// it uses more. A release build needs about 5 KiB a level, so the default
-    /// ``PredicateLimits/maximumDepth`` fits; a debug build needs about 16 KiB
+    /// ``/SiftValues/PredicateLimits/maximumDepth`` fits; a debug build needs about 16 KiB
     /// a level and may stop sooner. Threads on Linux have 8 MiB of stack by
     /// default.
     public static let stackBudget = 1024 * 1024
 
     /// Parses a predicate, filling its format specifiers (`%@`, `%K`, `%d`, …)
-    /// from `arguments` in order, within ``PredicateLimits/standard``.
+    /// from `arguments` in order, within ``/SiftValues/PredicateLimits/standard``.
     public static func parse(
         _ text: String, arguments: [PredicateValue] = []
     ) throws(PredicateSyntaxError) -> PredicateSyntax {
@@ -56,7 +56,7 @@ public enum PredicateParser {
         }
     }
 
-    /// Parses a predicate, converting each argument with ``PredicateValueConvertible``.
+    /// Parses a predicate, converting each argument with ``/SiftValues/PredicateValueConvertible``.
     public static func parse(
         _ text: String, _ arguments: any PredicateValueConvertible...
     ) throws(PredicateSyntaxError) -> PredicateSyntax {

@@ -9,7 +9,7 @@ import Synchronization
 /// How large, deep and costly a predicate may be.
 ///
 /// The parser refuses text past ``maximumLength`` or ``maximumNodes`` and
-/// nesting past ``maximumDepth`` with a ``PredicateSyntaxError``; a regular
+/// nesting past ``maximumDepth`` with a `PredicateSyntaxError`; a regular
 /// expression (`MATCHES`) that takes more than ``regularExpressionSteps`` on
 /// one value ends its evaluation with an error naming the pattern.
 ///

@@ -1,0 +1,21 @@
+// What a fetch becomes: the bound, optimized predicate, the split between
+// SQL and memory, the SQL text with its bound parameters, and SQLite's plan.
+import Foundation
+import Sift
+import SiftStore
+
+let dataSet = try DataSet(contentsOf: URL(fileURLWithPath: "Tests/SiftTests/Fixtures/company.json"))
+let store = try SQLiteStore(inMemoryWith: dataSet.model)
+try store.importDataSet(dataSet)
+
+// snippet.show
+let request = FetchRequest(entityName: "Employee",
+                           predicate: "department.name == %@ AND age > 30 AND name MATCHES '[A-Z].*'",
+                           arguments: ["Engineering"], sortDescriptors: [SortDescriptor("name")])
+let plan = try store.plan(request)
+print(plan)                                  // what SQL runs, what memory runs, and why
+let query = try store.sqlQuery(for: request)
+print(query.sql)                             // SELECT … FROM "ZEMPLOYEE" AS t0 LEFT JOIN "ZDEPARTMENT" AS t1 … WHERE …
+print(query.bindings)                        // the constants, never in the text
+for line in try store.queryPlan(query) { print(line) }   // SQLite's EXPLAIN QUERY PLAN
+// snippet.end

@@ -1,0 +1,32 @@
+// Predicates over plain Swift values, with no model: what NSPredicate(format:)
+// is used for most.
+import Foundation
+import Sift
+
+// snippet.show
+let isEmail = try FormatPredicate(format: "SELF MATCHES %@", "[^@ ]+@[^@ ]+\\.[a-z]{2,}")
+print(try isEmail.evaluate(with: "ann@example.com"))                 // true
+
+let people: [[String: Any]] = [
+    ["name": "Ann", "age": 41, "tags": ["admin", "ops"]],
+    ["name": "Bob", "age": 17, "tags": ["admin"]],
+]
+let adults = try FormatPredicate(format: "age >= %d AND ANY tags == 'admin'", 18)
+print(try adults.filter(people).map { $0["name"] as! String })      // ["Ann"]
+
+let older = try FormatPredicate(format: "age > $minimum")
+print(try older.evaluate(with: people[1], substitutionVariables: ["minimum": 16]))   // true
+
+struct Product: Encodable { var name: String; var price: Double }
+let catalog = try ValueColumns([Product(name: "Green tea", price: 4), Product(name: "Coffee", price: 12)])
+let teas = try FormatPredicate(format: "price < 10 AND name CONTAINS[c] 'tea'").filter(catalog)
+print(teas.map(\.name))                                              // ["Green tea"]
+// snippet.end
+
+// snippet.errors
+do {
+    _ = try FormatPredicate(format: "age >> 3")
+} catch {
+    print(error)      // 1:6: error: expected an expression after '>', found '>'
+}
+// snippet.end
