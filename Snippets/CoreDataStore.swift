@@ -18,7 +18,7 @@ guard arguments.count == 2 else {
 let storeURL = URL(fileURLWithPath: arguments.first!)
 let bundleURL = URL(fileURLWithPath: arguments.last!)
 
-// snippet.show
+// snippet.main
 let bundle = try ModelBundle(contentsOf: bundleURL)
 print("versions:", bundle.versionNames, "current:", bundle.currentVersionName)
 

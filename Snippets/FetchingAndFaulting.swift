@@ -9,7 +9,7 @@ let dataSet = try DataSet(contentsOf: URL(fileURLWithPath: "Tests/SiftTests/Fixt
 let store = try SQLiteStore(inMemoryWith: dataSet.model)
 try store.importDataSet(dataSet)
 
-// snippet.show
+// snippet.main
 let context = ObjectContext(store: store)
 var before = store.statementCount
 let employees = try context.fetch(FetchRequest(entityName: "Employee", predicate: "age > 30"))

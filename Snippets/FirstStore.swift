@@ -3,7 +3,7 @@ import Foundation
 import Sift
 import SiftStore
 
-// snippet.show
+// snippet.main
 let json = """
     {"model": {"entities": [
        {"name": "Department", "attributes": [{"name": "name", "type": "string"}],

@@ -8,7 +8,7 @@ let dataSet = try DataSet(contentsOf: URL(fileURLWithPath: "Tests/SiftTests/Fixt
 let store = try SQLiteStore(inMemoryWith: dataSet.model)
 try store.importDataSet(dataSet)
 
-// snippet.show
+// snippet.main
 let request = FetchRequest(entityName: "Employee",
                            predicate: "department.name == %@ AND age > 30 AND name MATCHES '[A-Z].*'",
                            arguments: ["Engineering"], sortDescriptors: [SortDescriptor("name")])

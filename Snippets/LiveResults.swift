@@ -8,7 +8,7 @@ let dataSet = try DataSet(contentsOf: URL(fileURLWithPath: "Tests/SiftTests/Fixt
 let store = try SQLiteStore(inMemoryWith: dataSet.model)
 try store.importDataSet(dataSet)
 
-// snippet.show
+// snippet.main
 final class ListView: FetchedResultsControllerDelegate {
     func controller(_ controller: FetchedResultsController, didChange difference: FetchedResultsDifference) {
         for change in difference.sectionChanges { print(change) }

@@ -3,7 +3,7 @@
 import Foundation
 import Sift
 
-// snippet.show
+// snippet.main
 let isEmail = try FormatPredicate(format: "SELF MATCHES %@", "[^@ ]+@[^@ ]+\\.[a-z]{2,}")
 print(try isEmail.evaluate(with: "ann@example.com"))                 // true
 

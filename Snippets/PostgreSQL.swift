@@ -11,7 +11,7 @@ guard let url = ProcessInfo.processInfo.environment["SIFT_POSTGRES_URL"] else {
 }
 let dataSet = try DataSet(contentsOf: URL(fileURLWithPath: "Tests/SiftTests/Fixtures/company.json"))
 
-// snippet.show
+// snippet.main
 let store = try PostgresStore(url: url, model: dataSet.model, schemaName: "sift_example", maximumConnections: 2)
 defer { try? store.destroy() }                    // drops the example's schema; your own stores keep theirs
 try store.importDataSet(dataSet)                  // once: the schema's tables are made on first open

@@ -9,7 +9,7 @@ let dataSet = try DataSet(contentsOf: URL(fileURLWithPath: "Tests/SiftTests/Fixt
 let store = try SQLiteStore(inMemoryWith: dataSet.model)
 try store.importDataSet(dataSet)
 
-// snippet.show
+// snippet.main
 let heard = Mutex<[StoreChanges]>([])
 let observation = store.addObserver { changes in heard.withLock { $0.append(changes) } }
 

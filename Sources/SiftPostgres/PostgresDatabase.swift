@@ -14,6 +14,7 @@ public struct PostgresDatabaseError: Error, CustomStringConvertible, Sendable {
     /// The statement, when one was running.
     public var sql: String?
 
+    /// An error with the server's `message`, and the statement it was for.
     public init(message: String, sql: String? = nil) {
         self.message = message
         self.sql = sql

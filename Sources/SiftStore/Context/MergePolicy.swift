@@ -22,7 +22,9 @@ public enum MergePolicy: Hashable, Sendable {
 
 /// A row that changed in the store since the context read it.
 public struct SaveConflict: Hashable, Sendable, CustomStringConvertible {
+    /// The object whose row changed.
     public var objectID: ObjectID
+    /// The name of the object's entity.
     public var entity: String
     /// The version the context read.
     public var contextVersion: Int64

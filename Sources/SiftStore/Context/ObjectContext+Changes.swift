@@ -202,6 +202,7 @@ public struct SaveValidationFailure: Hashable, Sendable, CustomStringConvertible
     /// What is wrong.
     public var reason: String
 
+    /// A failure of `property` of `object`, for `reason`.
     public init(object: String, property: String, reason: String) {
         self.object = object
         self.property = property

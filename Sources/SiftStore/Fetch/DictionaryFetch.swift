@@ -31,6 +31,12 @@ public struct ExpressionDescription: Hashable, Sendable, ExpressibleByStringLite
     /// Values for the expression's `%@` placeholders.
     public var arguments: [PredicateValue]
 
+    /// A result called `name`, the value of `expression`.
+    ///
+    /// - Parameters:
+    ///   - name: The result's key in each fetched dictionary.
+    ///   - expression: The expression, in the predicate format language (`sum(salary)`, `department.name`).
+    ///   - arguments: Values for the expression's `%@` placeholders.
     public init(name: String, expression: String, arguments: [PredicateValue] = []) {
         self.name = name
         self.expression = expression
@@ -42,6 +48,7 @@ public struct ExpressionDescription: Hashable, Sendable, ExpressibleByStringLite
         self.init(name: keyPath, expression: keyPath)
     }
 
+    /// A key path, named after itself, written as a string literal.
     public init(stringLiteral keyPath: String) {
         self.init(keyPath: keyPath)
     }

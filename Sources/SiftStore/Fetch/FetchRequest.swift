@@ -5,17 +5,28 @@ import Sift
 
 /// A predicate for a fetch: text with format arguments, or a bound tree.
 public enum FetchPredicate: Sendable {
+    /// Predicate text and the values of its format specifiers, bound when the fetch runs.
     case format(String, [PredicateValue])
+    /// A predicate already bound to the store's model (by a `PredicateCompiler`, say).
     case bound(BoundPredicate)
 }
 
 /// How to order results: a key path (through to-one relationships), its
 /// direction, and whether strings compare as `[c]` folds them.
 public struct SortDescriptor: Hashable, Sendable {
+    /// The key path sorted by: an attribute, through to-one relationships.
     public var keyPath: String
+    /// Whether smaller values come first (nil first).
     public var ascending: Bool
+    /// Whether strings compare as `[c]` folds them.
     public var caseInsensitive: Bool
 
+    /// A sort by `keyPath`.
+    ///
+    /// - Parameters:
+    ///   - keyPath: An attribute, or a key path through to-one relationships (`department.name`).
+    ///   - ascending: Whether smaller values come first.
+    ///   - caseInsensitive: Whether strings compare as `[c]` folds them.
     public init(_ keyPath: String, ascending: Bool = true, caseInsensitive: Bool = false) {
         self.keyPath = keyPath
         self.ascending = ascending
@@ -43,8 +54,11 @@ public struct FetchRequest: Sendable {
         case dictionaries([String])
     }
 
+    /// The entity whose objects (and subentities' objects) are fetched.
     public var entityName: String
+    /// Which objects to fetch (nil: all of them).
     public var predicate: FetchPredicate?
+    /// How to order the results: by each descriptor in turn, then by primary key.
     public var sortDescriptors: [SortDescriptor]
     /// The most objects to return (nil: all).
     public var fetchLimit: Int?
@@ -53,6 +67,7 @@ public struct FetchRequest: Sendable {
     /// When positive, the IDs are fetched first and the rows in batches of
     /// this size as objects are touched.
     public var fetchBatchSize: Int
+    /// What the fetch returns: objects (the default), IDs, a count, or dictionaries.
     public var resultType: ResultType
     /// Relationship key paths whose objects are fetched with the results, one
     /// statement per key path.

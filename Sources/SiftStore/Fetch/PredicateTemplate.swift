@@ -16,7 +16,9 @@ import Sift
 /// let objects = try byAge.fetch(in: context, ["min": 40, "department": "Sales"])
 /// ```
 public final class PredicateTemplate {
+    /// The store the template fetches from.
     public let store: SQLiteStore
+    /// The request each execution runs, its predicate filled with the values given.
     public let request: FetchRequest
     /// The bound, optimized predicate with `$variables` as parameters.
     public let predicate: BoundPredicate

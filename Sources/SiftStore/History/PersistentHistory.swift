@@ -47,7 +47,12 @@ public struct PersistentHistoryTransaction: Hashable, Sendable {
 public struct PersistentHistoryChange: Hashable, Sendable {
     /// What happened to the object.
     public enum ChangeType: Int, Hashable, Sendable, CustomStringConvertible {
-        case insert = 0, update = 1, delete = 2
+        /// The save inserted the object.
+        case insert = 0
+        /// The save changed the object's values or relationships.
+        case update = 1
+        /// The save deleted the object.
+        case delete = 2
 
         public var description: String {
             switch self {

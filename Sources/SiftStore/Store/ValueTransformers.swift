@@ -25,6 +25,12 @@ public struct AttributeValueTransformer: Sendable {
     /// The bytes to store for a value.
     public let reverseTransformedValue: @Sendable (PredicateValue) throws -> Data
 
+    /// A transformer for the attributes whose `valueTransformerName` is `name`.
+    ///
+    /// - Parameters:
+    ///   - name: The name the model's attributes give.
+    ///   - transformedValue: Makes a value of stored bytes; an error fails the read.
+    ///   - reverseTransformedValue: Makes the bytes to store for a value; an error fails the save.
     public init(name: String, transformedValue: @escaping @Sendable (Data) throws -> PredicateValue,
                 reverseTransformedValue: @escaping @Sendable (PredicateValue) throws -> Data) {
         self.name = name
@@ -38,6 +44,7 @@ public struct AttributeValueTransformer: Sendable {
 public final class ValueTransformerRegistry: Sendable {
     private let transformers = Mutex<[String: AttributeValueTransformer]>([:])
 
+    /// An empty registry.
     public init() {}
 
     /// Adds (or replaces) a transformer.

@@ -53,6 +53,13 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
         self.rowCache = RowCache(model: self.model)
     }
 
+    /// Calls `observer` with the changes of every committed save and batch
+    /// change, on the thread that made it, until the returned observation is
+    /// cancelled or released.
+    ///
+    /// - Parameter observer: Hears each `StoreChanges`; hand it to a context's
+    ///   own thread before merging.
+    /// - Returns: The observation; keep it as long as you want to hear saves.
     @discardableResult
     public func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
         observers.add(observer)
