@@ -9,12 +9,13 @@ let store = try SQLiteStore(inMemoryWith: dataSet.model)
 try store.importDataSet(dataSet)
 
 // snippet.main
+// `median` has no SQL form: that term stays for memory, the rest runs in SQLite.
 let request = FetchRequest(entityName: "Employee",
-                           predicate: "department.name == %@ AND age > 30 AND name MATCHES '[A-Z].*'",
+                           predicate: "department.name == %@ AND age > 30 AND median(reports.age) > 30",
                            arguments: ["Engineering"], sortDescriptors: [SortDescriptor("name")])
 let plan = try store.plan(request)
-print(plan)                                  // what SQL runs, what memory runs, and why
-let query = try store.sqlQuery(for: request)
+print(plan)                                  // sql: …, memory: the median term, because: …
+let query = plan.query(for: request, columns: .rows)   // the statement for the SQL part
 print(query.sql)                             // SELECT … FROM "ZEMPLOYEE" AS t0 LEFT JOIN "ZDEPARTMENT" AS t1 … WHERE …
 print(query.bindings)                        // the constants, never in the text
 for line in try store.queryPlan(query) { print(line) }   // SQLite's EXPLAIN QUERY PLAN

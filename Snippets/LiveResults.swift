@@ -21,11 +21,14 @@ var request = FetchRequest(entityName: "Employee", predicate: "age >= 60")
 request.sortDescriptors = [SortDescriptor("age"), SortDescriptor("name")]
 let controller = try FetchedResultsController(fetchRequest: request, context: context, sectionNameKeyPath: "age")
 try controller.performFetch()
-print(controller.sections.map { "\($0.name): \($0.numberOfObjects)" })
+print(controller.sections.map { "\($0.name): \($0.numberOfObjects)" })   // ["60: 1", "61: 1", "62: 1", "63: 2"]
 
 let view = ListView()
 controller.delegate = view
 let youngest = controller.sections[0].objects[0]
 try youngest.setValue(.int(99), forKey: "age")     // to the end, in a section of its own
-try context.save()                                 // prints a section insert, a move and, if it was alone, a section delete
+try context.save()
+// delete section 0 '60'
+// insert section 3 '99'
+// move 1/117 from [0, 0] to [3, 0]
 // snippet.end

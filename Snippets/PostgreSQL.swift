@@ -14,7 +14,7 @@ let dataSet = try DataSet(contentsOf: URL(fileURLWithPath: "Tests/SiftTests/Fixt
 // snippet.main
 let store = try PostgresStore(url: url, model: dataSet.model, schemaName: "sift_example", maximumConnections: 2)
 defer { try? store.destroy() }                    // drops the example's schema; your own stores keep theirs
-try store.importDataSet(dataSet)                  // once: the schema's tables are made on first open
+try store.importDataSet(dataSet)                  // into the new, empty schema (made by the first open)
 let context = ObjectContext(store: store)
 let engineers = try context.fetch(FetchRequest(entityName: "Employee", predicate: "department.name == %@",
                                                arguments: ["Engineering"]))

@@ -217,12 +217,20 @@ public struct PredicateEvaluationError: Error, Sendable, CustomStringConvertible
         case unboundVariable(String)
     }
 
+    /// What went wrong.
     public var reason: Reason
     /// Where in the format string, when known.
     public var range: SourceRange?
     /// The format string.
     public var format: String
 
+    /// Creates an evaluation error.
+    ///
+    /// - Parameters:
+    ///   - reason: What went wrong.
+    ///   - range: Where in the format string, as UTF-8 byte offsets; nil
+    ///     when not known.
+    ///   - format: The format string of the predicate being evaluated.
     public init(_ reason: Reason, range: SourceRange?, format: String) {
         self.reason = reason
         self.range = range

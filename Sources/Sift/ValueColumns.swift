@@ -58,8 +58,15 @@ public struct ValueColumns<Element>: RandomAccessCollection {
         storage = ColumnTable(values).map(Storage.columns) ?? .values(values)
     }
 
+    /// The position of the first element: always 0.
     public var startIndex: Int { 0 }
+    /// The position just past the last element: the number of elements.
     public var endIndex: Int { elements.count }
+    /// Accesses the element at a position.
+    ///
+    /// - Parameter position: The position of the element, from `startIndex`
+    ///   up to, but not including, `endIndex`.
+    /// - Returns: The element itself, as it was given when converted.
     public subscript(position: Int) -> Element { elements[position] }
 
     /// The value of the element at `position` as predicates read it.

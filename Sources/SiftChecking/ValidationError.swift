@@ -11,30 +11,71 @@ import SiftValues
 
 /// Why a predicate does not fit the model.
 public enum ValidationErrorReason: Hashable, Sendable {
+    /// The model has no entity with the name given: the entity a predicate,
+    /// expression or batch update is bound for, or the entity of an object
+    /// reference in a predicate.
     case unknownEntity(String)
+    /// A key that names no attribute or relationship of the entity, with
+    /// the nearest name when one is close enough to be a likely typo.
     case unknownKey(String, entity: String, suggestion: String?)
     /// A property only a subentity declares, on a fetch of its ancestor.
     case subentityKey(String, entity: String, subentity: String)
     /// A transient attribute in a predicate a store runs: the store holds no value of it.
     case transientAttribute(String, entity: String)
+    /// A key path that goes on with `key` after an attribute (or after
+    /// `@count`): only relationships can be followed with `.`.
     case keyPathContinuesPastAttribute(attribute: String, key: String)
+    /// A collection (the key path given) compared as if it were one value:
+    /// it needs `ANY`, `ALL` or `NONE`, an aggregate, or a `SUBQUERY`.
     case collectionNeedsQuantifier(String)
+    /// A quantifier (`ANY`, `ALL`, `NONE`) whose left side is not a
+    /// collection.
     case quantifierNeedsCollection(Quantifier)
+    /// A comparison of values of two types that the operator cannot compare
+    /// (left type, operator, right type), such as a date with a string.
     case incomparableTypes(ValueType, ComparisonOperator, ValueType)
+    /// Comparison options (`[c]`, `[d]`, …), which apply to strings only, on
+    /// a comparison of values of another type.
     case optionsNeedStrings(ComparisonOptions, found: ValueType)
+    /// A string operator (such as `BEGINSWITH`, `LIKE` or `MATCHES`) with an
+    /// operand that is not a string.
     case operatorNeedsStrings(ComparisonOperator, found: ValueType)
+    /// A `MATCHES` pattern that is not a valid regular expression, with why.
     case invalidRegularExpression(pattern: String, reason: String)
+    /// `BETWEEN` without exactly two bounds: `found` is how many were given,
+    /// or nil when its right side is not a list of bounds.
     case betweenNeedsTwoBounds(found: Int?)
+    /// An aggregate (the operator or function given, such as `@sum`) over
+    /// values it cannot aggregate: sums and averages need numbers, minimums
+    /// and maximums values with an order.
     case aggregateNeedsNumbers(String, found: ValueType)
+    /// A collection operator (the one given, such as `@avg`) after something
+    /// that is not a collection.
     case aggregateNeedsCollection(String)
+    /// A collection operator (a key starting with `@`) that is not one
+    /// Sift knows.
     case unknownCollectionOperator(String)
+    /// A call of a function that is not built in or registered, with the
+    /// nearest name when one is close enough to be a likely typo.
     case unknownFunction(String, suggestion: String?)
+    /// A function called with the wrong number of arguments: `expected`
+    /// says, in words, what it takes; `found` is how many were given.
     case wrongArgumentCount(function: String, expected: String, found: Int)
+    /// A function, `CAST` or set operator given an argument of a type it
+    /// does not take: `expected` says, in words, what it needs.
     case wrongArgumentType(function: String, expected: String, found: ValueType)
+    /// An arithmetic operator whose operands (of the two types given) are
+    /// not both numbers; a unary minus gives its operand's type twice.
     case arithmeticNeedsNumbers(BinaryOperator, ValueType, ValueType)
+    /// A `$variable` (named without its `$`) that has no value.
     case unboundVariable(String)
+    /// A `SUBQUERY` whose first argument is not a collection of objects.
     case subqueryNeedsObjects(found: ValueType)
+    /// A `CAST` to a type other than `NSDate`, `NSNumber` or `NSString`
+    /// (the type name given).
     case unsupportedCast(String)
+    /// A construct that the format language has but Sift does not support,
+    /// described in words (such as an assignment, `$x := …`).
     case unsupported(String)
     /// Values of two types that do not mix (a number and a string) where
     /// one type is needed: the members of `{…}`, TERNARY's results.
@@ -64,6 +105,11 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
     /// Where, in the predicate's text (empty for trees built in code).
     public var range: SourceRange
 
+    /// Creates a validation error.
+    ///
+    /// - Parameters:
+    ///   - reason: What is wrong.
+    ///   - range: Where, in the predicate's text; empty for trees built in code.
     public init(_ reason: ValidationErrorReason, range: SourceRange) {
         self.reason = reason
         self.range = range

@@ -61,7 +61,10 @@ public struct ColumnTable: Sendable {
 /// An object a predicate evaluates against a column table: a row of the
 /// table, or a value reached from one (a nested dictionary, an array).
 public enum ColumnItem {
+    /// The row of the table at the given index.
     case row(Int)
+    /// A value reached from a row, such as a nested dictionary or an array,
+    /// read as a value tree.
     case value(PredicateValue)
 }
 
@@ -80,6 +83,9 @@ public struct ColumnDomain: EvaluationDomain, Sendable {
     /// The rows predicates are compiled for.
     public let table: ColumnTable
 
+    /// Creates a domain that evaluates predicates against the rows of a table.
+    ///
+    /// - Parameter table: The rows predicates are compiled for.
     public init(table: ColumnTable) {
         self.table = table
     }

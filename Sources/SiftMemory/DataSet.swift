@@ -17,6 +17,9 @@ public struct DataSetError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What is wrong, in one line.
     public var message: String
 
+    /// Creates an error with the given message.
+    ///
+    /// - Parameter message: What is wrong, in one line.
     public init(_ message: String) { self.message = message }
 
     public var description: String { "data set error: \(message)" }

@@ -131,6 +131,7 @@ extension Dictionary: KeyValueRecord where Key == String, Value == PredicateValu
 public struct KeyValueDomain: EvaluationDomain, Sendable {
     public typealias Object = any KeyValueRecord
 
+    /// Creates the domain.
     public init() {}
 
     public func handle(for attribute: AttributeReference) -> String { attribute.name }

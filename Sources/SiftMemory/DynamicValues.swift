@@ -10,8 +10,13 @@ import SiftValues
 /// A value a predicate bound without a model evaluates against: a plain
 /// value, a key-value record, or the records of a to-many key.
 public enum DynamicItem {
+    /// A plain value (a dictionary, an array or a scalar), read as a value
+    /// tree.
     case value(PredicateValue)
+    /// A key-value record, whose keys are read from it one by one.
     case record(any KeyValueRecord)
+    /// The records of a to-many key, in order: a key of it gives each
+    /// member's value for the key.
     case records([any KeyValueRecord])
 }
 
@@ -42,6 +47,7 @@ public enum KeyLookup<Object> {
 public struct DynamicDomain: EvaluationDomain, Sendable {
     public typealias Object = DynamicItem
 
+    /// Creates the domain.
     public init() {}
 
     public func handle(for attribute: AttributeReference) -> String { attribute.name }
@@ -161,6 +167,7 @@ public struct DynamicDomain: EvaluationDomain, Sendable {
 public struct ValueTreeDomain: EvaluationDomain, Sendable {
     public typealias Object = PredicateValue
 
+    /// Creates the domain.
     public init() {}
 
     public func handle(for attribute: AttributeReference) -> String { attribute.name }

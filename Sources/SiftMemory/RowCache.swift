@@ -82,6 +82,18 @@ public final class RowNode: Sendable {
     /// keys, or nil when the store has not loaded them.
     public let toMany: [[Int64]?]
 
+    /// Creates a node holding one object's values.
+    ///
+    /// - Parameters:
+    ///   - id: The object the node holds.
+    ///   - version: The object's version (1 by default).
+    ///   - fetchTimestamp: When the values were fetched, in seconds since
+    ///     2001-01-01 (now by default).
+    ///   - values: The attribute values, by attribute slot.
+    ///   - toOne: The to-one relationships, by to-one slot: each
+    ///     destination's primary key, or nil when there is none.
+    ///   - toMany: The to-many relationships, by to-many slot: the
+    ///     destinations' primary keys, or nil when they are not loaded.
     public init(id: ObjectID, version: Int64 = 1, fetchTimestamp: Double = Date().timeIntervalSinceReferenceDate,
                 values: [PredicateValue], toOne: [Int64?] = [], toMany: [[Int64]?] = []) {
         self.id = id

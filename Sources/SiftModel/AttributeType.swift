@@ -6,7 +6,30 @@ import SiftValues
 
 /// The type of an attribute, as Core Data names them.
 public enum AttributeType: String, Hashable, Sendable, CaseIterable, Codable {
-    case integer16, integer32, integer64, decimal, double, float, string, boolean, date, binary, uuid
+    /// A 16-bit signed integer (`Int16`); predicates see it as an integer.
+    case integer16
+    /// A 32-bit signed integer (`Int32`); predicates see it as an integer.
+    case integer32
+    /// A 64-bit signed integer (`Int64`); predicates see it as an integer.
+    case integer64
+    /// A decimal number (`NSDecimalNumber`); predicates see it as a double.
+    case decimal
+    /// A double-precision floating-point number (`Double`).
+    case double
+    /// A single-precision floating-point number (`Float`); predicates see it
+    /// as a double.
+    case float
+    /// A string (`String`).
+    case string
+    /// A Boolean (`Bool`); it counts as a number, 0 or 1.
+    case boolean
+    /// A date (`Date`); as a number it is seconds since the reference date,
+    /// 1 January 2001.
+    case date
+    /// Bytes (`Data`); JSON writes them in Base64.
+    case binary
+    /// A UUID (`UUID`); it may be given as a string or as 16 bytes.
+    case uuid
     /// A URI (`NSURL`), kept as its absolute string.
     case uri
     /// A value archived to bytes by a value transformer; predicates see the

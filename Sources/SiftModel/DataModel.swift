@@ -24,6 +24,16 @@ public struct FetchRequestTemplate: Hashable, Sendable {
     /// Whether objects of subentities are included (the default).
     public var includesSubentities: Bool
 
+    /// Creates a fetch request template.
+    ///
+    /// - Parameters:
+    ///   - name: The template's name.
+    ///   - entityName: The name of the entity it fetches.
+    ///   - predicate: The predicate, in the format language, with `$variables`
+    ///     given when the template is used; nil fetches every object.
+    ///   - fetchLimit: The most objects it returns; 0 (the default) sets no limit.
+    ///   - includesSubentities: Whether objects of the entity's subentities
+    ///     are included (the default).
     public init(_ name: String, entityName: String, predicate: String?, fetchLimit: Int = 0,
                 includesSubentities: Bool = true) {
         self.name = name
@@ -238,12 +248,24 @@ public struct DataModel: Hashable, Sendable {
 
 /// Why a model is not valid.
 public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Two entities of the model have the same name (the name given).
     case duplicateEntity(String)
+    /// An entity has two properties (attributes or relationships, inherited
+    /// ones included) with the same name.
     case duplicateProperty(entity: String, property: String)
+    /// An entity (the name given) has a property with an empty name.
     case invalidName(String)
+    /// A relationship's destination is not an entity of the model.
     case unknownDestination(entity: String, relationship: String, destination: String)
+    /// A relationship names an inverse that its destination entity does not
+    /// have.
     case unknownInverse(entity: String, relationship: String, inverse: String, destination: String)
+    /// A relationship's inverse (given as `Destination.inverse`) does not
+    /// point back to the relationship's entity, or names a different inverse
+    /// of its own.
     case inverseMismatch(entity: String, relationship: String, inverse: String)
+    /// An attribute's type is missing (an empty `type`) or is not one the
+    /// model format knows.
     case unknownAttributeType(entity: String, attribute: String, type: String)
     /// Names that start with `Z_` belong to the store.
     case reservedName(entity: String, property: String)

@@ -18,8 +18,10 @@ public struct Entity: Hashable, Sendable {
     public let attributes: [Attribute]
     /// Its relationships: inherited ones first (once in a model), then its own.
     public let relationships: [Relationship]
-    /// How many of `attributes` and `relationships` it inherits.
+    /// How many of `attributes` it inherits.
     public let inheritedAttributeCount: Int
+    /// How many of `relationships` it inherits from its superentity: the
+    /// first ones, before those it declares itself.
     public let inheritedRelationshipCount: Int
     /// The names of the entities that inherit from it directly (set by the model).
     public internal(set) var subentities: [String] = []

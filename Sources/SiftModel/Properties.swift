@@ -158,6 +158,13 @@ public struct FetchedProperty: Hashable, Sendable {
     /// The predicate, in the format language.
     public var predicate: String
 
+    /// Creates a fetched property.
+    ///
+    /// - Parameters:
+    ///   - name: The property's name.
+    ///   - entityName: The name of the entity it fetches.
+    ///   - predicate: The predicate, in the format language; `$FETCH_SOURCE`
+    ///     stands for the object the property is read from.
     public init(_ name: String, entityName: String, predicate: String) {
         self.name = name
         self.entityName = entityName
@@ -167,7 +174,9 @@ public struct FetchedProperty: Hashable, Sendable {
 
 /// A property of an entity: an attribute or a relationship.
 public enum Property: Hashable, Sendable {
+    /// An attribute: a property that holds a value.
     case attribute(Attribute)
+    /// A relationship: a property that leads to other objects.
     case relationship(Relationship)
 
     /// The property's name.
@@ -186,6 +195,11 @@ public struct FetchIndex: Hashable, Sendable {
     /// The properties it orders by, in order.
     public var properties: [String]
 
+    /// Creates a fetch index.
+    ///
+    /// - Parameters:
+    ///   - name: The index's name.
+    ///   - properties: The names of the properties it orders by, in order.
     public init(_ name: String, properties: [String]) {
         self.name = name
         self.properties = properties

@@ -29,6 +29,12 @@ public struct Optimizer: Sendable {
     /// The most passes over the rules.
     public var iterationCap: Int
 
+    /// Creates an optimizer that applies the given rules.
+    ///
+    /// - Parameters:
+    ///   - rules: The rules, in the order they are tried on each pass.
+    ///   - iterationCap: The most passes over the rules (16 by default); the
+    ///     optimizer stops earlier when a pass changes nothing.
     public init(rules: [any OptimizerRule], iterationCap: Int = 16) {
         self.rules = rules
         self.iterationCap = iterationCap

@@ -285,13 +285,28 @@ extension PredicateSyntaxError: LocalizedError {
 /// A message about a place in predicate text, shown the way compilers show
 /// errors. Syntax errors and the later stages' errors render through it.
 public struct SourceDiagnostic: Hashable, Sendable {
+    /// What is wrong, in one line, printed after `error:`.
     public var message: String
+    /// The part of the text the diagnostic is about, as UTF-8 byte offsets;
+    /// the carets are drawn under it.
     public var range: SourceRange
+    /// The line and column where `range` starts.
     public var location: SourcePosition
+    /// The text of the line that holds the start of `range`, shown above the
+    /// carets.
     public var sourceLine: String
     /// A line of advice printed under the caret, if any.
     public var note: String?
 
+    /// Creates a diagnostic from a location already worked out.
+    ///
+    /// - Parameters:
+    ///   - message: What is wrong, in one line.
+    ///   - range: The part of the text the diagnostic is about, as UTF-8
+    ///     byte offsets.
+    ///   - location: The line and column where `range` starts.
+    ///   - sourceLine: The text of the line that holds the start of `range`.
+    ///   - note: A line of advice printed under the caret, if any.
     public init(message: String, range: SourceRange, location: SourcePosition, sourceLine: String, note: String? = nil) {
         self.message = message
         self.range = range

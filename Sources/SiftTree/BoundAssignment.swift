@@ -15,6 +15,12 @@ public struct BoundAssignment: Hashable, Sendable {
     /// Its new value, evaluated on the object before the update.
     public var value: BoundExpression
 
+    /// Creates an assignment of an expression's value to an attribute.
+    ///
+    /// - Parameters:
+    ///   - attribute: The attribute the update sets.
+    ///   - value: The expression, evaluated on each object's values before
+    ///     the update, that gives the attribute's new value.
     public init(attribute: AttributeReference, value: BoundExpression) {
         self.attribute = attribute
         self.value = value

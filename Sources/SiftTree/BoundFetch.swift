@@ -24,9 +24,17 @@ public enum BoundResultValue: Hashable, Sendable {
 public struct BoundResultColumn: Hashable, Sendable {
     /// The key of the value in each result.
     public var name: String
+    /// What the column holds: a per-row expression or an aggregate.
     public var value: BoundResultValue
+    /// The type of the column's values.
     public var type: ValueType
 
+    /// Creates a result column.
+    ///
+    /// - Parameters:
+    ///   - name: The key of the column's value in each result.
+    ///   - value: The per-row expression or aggregate the column holds.
+    ///   - type: The type of the column's values.
     public init(name: String, value: BoundResultValue, type: ValueType) {
         self.name = name
         self.value = value
@@ -59,6 +67,18 @@ public struct BoundDictionaryFetch: Hashable, Sendable {
     /// column order, for binding `having` and sort keys by result name.
     public var resultModel: DataModel
 
+    /// Creates a dictionary fetch.
+    ///
+    /// - Parameters:
+    ///   - entity: The name of the entity whose objects are read.
+    ///   - columns: The result columns, in the order asked for.
+    ///   - groupBy: The expressions rows are grouped by; empty for no
+    ///     explicit grouping.
+    ///   - having: The predicate results must satisfy, bound against
+    ///     `resultModel`, or nil for none.
+    ///   - distinct: Whether equal results are returned once.
+    ///   - resultModel: The model whose entity describes a result, one
+    ///     attribute per column in column order.
     public init(entity: String, columns: [BoundResultColumn], groupBy: [BoundExpression], having: BoundPredicate?,
                 distinct: Bool, resultModel: DataModel) {
         self.entity = entity
@@ -79,11 +99,20 @@ public struct BoundDictionaryFetch: Hashable, Sendable {
 
 /// A sort key of a dictionary fetch: a result column, by index.
 public struct ResultSortKey: Hashable, Sendable {
+    /// The index of the result column results are sorted by.
     public var column: Int
+    /// Whether results are sorted in ascending order (descending when false).
     public var ascending: Bool
     /// Whether strings compare as `[c]` folds them.
     public var caseInsensitive: Bool
 
+    /// Creates a sort key on a result column.
+    ///
+    /// - Parameters:
+    ///   - column: The index of the result column to sort by.
+    ///   - ascending: Whether to sort in ascending order; true by default.
+    ///   - caseInsensitive: Whether strings compare case-insensitively, as
+    ///     `[c]` folds them; false by default.
     public init(column: Int, ascending: Bool = true, caseInsensitive: Bool = false) {
         self.column = column
         self.ascending = ascending

@@ -16,12 +16,19 @@ import SiftValues
 public indirect enum ValueType: Hashable, Sendable, CustomStringConvertible {
     /// The `nil` literal: fits any type.
     case null
+    /// A boolean.
     case boolean
+    /// An integer (a 64-bit signed integer when evaluated).
     case integer
+    /// A floating-point number (decimal, double and float attributes).
     case double
+    /// A string (string and URI attributes).
     case string
+    /// A date.
     case date
+    /// Binary data (binary and transformable attributes).
     case data
+    /// A UUID.
     case uuid
     /// An object of the named entity (possibly nil).
     case object(String)
@@ -80,14 +87,26 @@ public indirect enum ValueType: Hashable, Sendable, CustomStringConvertible {
 
 /// A resolved attribute: which entity, which one, where its value lives.
 public struct AttributeReference: Hashable, Sendable, CustomStringConvertible {
+    /// The name of the entity the attribute belongs to.
     public var entity: String
+    /// The attribute's name.
     public var name: String
+    /// The attribute's index among the entity's attributes: the slot that
+    /// holds its value.
     public var slot: Int
+    /// The attribute's type, as the model declares it.
     public var type: AttributeType
+    /// Whether the attribute may be nil.
     public var isOptional: Bool
     /// Whether the store keeps folded companion columns of it.
     public var isCanonical: Bool
 
+    /// Creates a reference to an attribute of an entity.
+    ///
+    /// - Parameters:
+    ///   - entity: The name of the entity the attribute belongs to.
+    ///   - attribute: The attribute, from the model, whose name, slot, type
+    ///     and optionality the reference copies.
     public init(entity: String, attribute: Attribute) {
         self.entity = entity
         self.name = attribute.name
@@ -102,13 +121,26 @@ public struct AttributeReference: Hashable, Sendable, CustomStringConvertible {
 
 /// A resolved relationship.
 public struct RelationshipReference: Hashable, Sendable, CustomStringConvertible {
+    /// The name of the entity the relationship belongs to.
     public var entity: String
+    /// The relationship's name.
     public var name: String
+    /// The name of the entity at the other end.
     public var destination: String
+    /// Whether the relationship holds a collection of objects rather than one.
     public var isToMany: Bool
+    /// The relationship's index among the entity's to-one (or, for a
+    /// to-many relationship, to-many) relationships.
     public var slot: Int
+    /// The name of the destination's relationship that points back, if any.
     public var inverse: String?
 
+    /// Creates a reference to a relationship of an entity.
+    ///
+    /// - Parameters:
+    ///   - entity: The name of the entity the relationship belongs to.
+    ///   - relationship: The relationship, from the model, whose name,
+    ///     destination, cardinality, slot and inverse the reference copies.
     public init(entity: String, relationship: Relationship) {
         self.entity = entity
         self.name = relationship.name
@@ -123,12 +155,16 @@ public struct RelationshipReference: Hashable, Sendable, CustomStringConvertible
 
 /// A bound predicate.
 public indirect enum BoundPredicate: Hashable, Sendable {
+    /// A predicate that always holds (`TRUEPREDICATE`) or never holds
+    /// (`FALSEPREDICATE`).
     case constant(Bool)
+    /// The operand does not hold (`NOT`).
     case not(BoundPredicate)
     /// Every operand holds (two or more operands).
     case and([BoundPredicate])
     /// Some operand holds (two or more operands).
     case or([BoundPredicate])
+    /// A comparison of two expressions.
     case comparison(BoundComparison)
     /// The collection has at least one member (the optimizer writes
     /// `SUBQUERY(…).@count > 0` this way; SQL runs it as `EXISTS`).
@@ -139,11 +175,24 @@ public indirect enum BoundPredicate: Hashable, Sendable {
 public struct BoundComparison: Hashable, Sendable {
     /// `ANY`, `ALL` or `NONE` over a collection on the left, or `.direct`.
     public var quantifier: Quantifier
+    /// The left operand (the collection when a quantifier applies).
     public var left: BoundExpression
+    /// The comparison operator.
     public var `operator`: ComparisonOperator
+    /// The comparison options, such as `[c]` and `[d]`.
     public var options: ComparisonOptions
+    /// The right operand.
     public var right: BoundExpression
 
+    /// Creates a comparison.
+    ///
+    /// - Parameters:
+    ///   - left: The left operand (the collection when a quantifier applies).
+    ///   - operator: The comparison operator.
+    ///   - options: The comparison options; none by default.
+    ///   - right: The right operand.
+    ///   - quantifier: `ANY`, `ALL` or `NONE` over the collection on the
+    ///     left; `.direct` (no quantifier) by default.
     public init(_ left: BoundExpression, _ operator: ComparisonOperator, options: ComparisonOptions = [],
                 _ right: BoundExpression, quantifier: Quantifier = .direct) {
         self.quantifier = quantifier
@@ -156,6 +205,7 @@ public struct BoundComparison: Hashable, Sendable {
 
 /// A bound expression and the type of its value.
 public struct BoundExpression: Hashable, Sendable {
+    /// What a bound expression computes: its operator or leaf and operands.
     public indirect enum Kind: Hashable, Sendable {
         /// A constant value (converted to the type of what it is compared with).
         case constant(PredicateValue)
@@ -202,9 +252,16 @@ public struct BoundExpression: Hashable, Sendable {
         case parameter(String)
     }
 
+    /// What the expression computes.
     public var kind: Kind
+    /// The type of the expression's value.
     public var type: ValueType
 
+    /// Creates an expression of a kind and a type.
+    ///
+    /// - Parameters:
+    ///   - kind: What the expression computes.
+    ///   - type: The type of its value.
     public init(_ kind: Kind, type: ValueType) {
         self.kind = kind
         self.type = type

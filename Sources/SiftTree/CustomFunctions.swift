@@ -28,6 +28,15 @@ public struct CustomFunction: Hashable, Sendable {
     /// number of times.
     public let body: @Sendable ([PredicateValue]) -> PredicateValue
 
+    /// Creates a function predicates can call.
+    ///
+    /// - Parameters:
+    ///   - name: The name predicates call it by.
+    ///   - arguments: The types of its arguments (`.any` accepts anything).
+    ///   - result: The type of its result.
+    ///   - body: The implementation, which receives the argument values and
+    ///     returns the result. It must be deterministic: SQLite may call it
+    ///     any number of times.
     public init(_ name: String, arguments: [ValueType], result: ValueType,
                 _ body: @escaping @Sendable ([PredicateValue]) -> PredicateValue) {
         self.name = name
@@ -54,6 +63,10 @@ public struct CustomFunction: Hashable, Sendable {
 public final class FunctionRegistry: Sendable {
     private let functions = Mutex<[String: CustomFunction]>([:])
 
+    /// Creates a registry holding the given functions.
+    ///
+    /// - Parameter functions: The functions to register; when two share a
+    ///   name, the later one wins. Empty by default.
     public init(_ functions: [CustomFunction] = []) {
         for f in functions { register(f) }
     }

@@ -18,6 +18,7 @@ public struct JSONReadError: Error, CustomStringConvertible, Sendable, Equatable
     public var message: String
     /// The 1-based line and column (in characters) where reading stopped.
     public var line: Int
+    /// The 1-based column, counted in characters, where reading stopped.
     public var column: Int
 
     public var description: String { "line \(line), column \(column): \(message)" }

@@ -136,12 +136,34 @@ extension PredicateValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
+    /// Creates `null` from the literal `nil`.
+    ///
+    /// - Parameter nilLiteral: The empty value Swift passes for `nil`.
     public init(nilLiteral: ()) { self = .null }
+    /// Creates a boolean from the literal `true` or `false`.
+    ///
+    /// - Parameter value: The literal's value.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// Creates a whole number from an integer literal.
+    ///
+    /// - Parameter value: The literal's value.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// Creates a floating-point number from a floating-point literal.
+    ///
+    /// - Parameter value: The literal's value.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// Creates a string from a string literal.
+    ///
+    /// - Parameter value: The literal's text.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// Creates an ordered collection from an array literal.
+    ///
+    /// - Parameter elements: The members, in order.
     public init(arrayLiteral elements: PredicateValue...) { self = .array(elements) }
+    /// Creates a dictionary from a dictionary literal; when a key appears
+    /// more than once, the last value for it is kept.
+    ///
+    /// - Parameter elements: The keys and their values.
     public init(dictionaryLiteral elements: (String, PredicateValue)...) {
         self = .dictionary(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
@@ -160,78 +182,105 @@ public protocol PredicateValueConvertible {
 extension PredicateValue: PredicateValueConvertible {
     public var predicateValue: PredicateValue { self }
 }
+/// `Bool` values convert to booleans.
 extension Bool: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .bool(self) }
 }
+/// `String` values convert to strings.
 extension String: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .string(self) }
 }
+/// `Substring` values convert to strings.
 extension Substring: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .string(String(self)) }
 }
+/// `Double` values convert to floating-point numbers.
 extension Double: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .double(self) }
 }
+/// `Float` values convert to floating-point numbers.
 extension Float: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .double(Double(self)) }
 }
+/// `Date` values convert to dates.
 extension Date: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .date(self) }
 }
+/// `UUID` values convert to UUIDs.
 extension UUID: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .uuid(self) }
 }
+/// `Data` values convert to raw bytes.
 extension Data: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .data(self) }
 }
 extension ObjectReference: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .object(self) }
 }
+/// `Int` values convert to whole numbers.
 extension Int: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .int(Int64(self)) }
 }
+/// `Int8` values convert to whole numbers.
 extension Int8: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .int(Int64(self)) }
 }
+/// `Int16` values convert to whole numbers.
 extension Int16: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .int(Int64(self)) }
 }
+/// `Int32` values convert to whole numbers.
 extension Int32: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .int(Int64(self)) }
 }
+/// `Int64` values convert to whole numbers.
 extension Int64: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .int(self) }
 }
+/// `UInt8` values convert to whole numbers.
 extension UInt8: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .int(Int64(self)) }
 }
+/// `UInt16` values convert to whole numbers.
 extension UInt16: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .int(Int64(self)) }
 }
+/// `UInt32` values convert to whole numbers.
 extension UInt32: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .int(Int64(self)) }
 }
+/// `UInt` values convert to whole numbers, or to floating-point numbers above
+/// `Int64.max`.
 extension UInt: PredicateValueConvertible {
     /// Values above `Int64.max` become doubles rather than wrapping.
     public var predicateValue: PredicateValue {
         self <= UInt(Int64.max) ? .int(Int64(self)) : .double(Double(self))
     }
 }
+/// `UInt64` values convert to whole numbers, or to floating-point numbers above
+/// `Int64.max`.
 extension UInt64: PredicateValueConvertible {
     /// Values above `Int64.max` become doubles rather than wrapping.
     public var predicateValue: PredicateValue {
         self <= UInt64(Int64.max) ? .int(Int64(self)) : .double(Double(self))
     }
 }
+/// Optionals of convertible values convert to their wrapped value, or to `null`
+/// when nil.
 extension Optional: PredicateValueConvertible where Wrapped: PredicateValueConvertible {
     public var predicateValue: PredicateValue { self?.predicateValue ?? .null }
 }
+/// Arrays of convertible values convert to ordered collections.
 extension Array: PredicateValueConvertible where Element: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .array(map(\.predicateValue)) }
 }
+/// Sets of convertible values convert to collections, in the set's iteration
+/// order.
 extension Set: PredicateValueConvertible where Element: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .array(map(\.predicateValue)) }
 }
+/// Dictionaries with `String` keys and convertible values convert to
+/// dictionaries.
 extension Dictionary: PredicateValueConvertible where Key == String, Value: PredicateValueConvertible {
     public var predicateValue: PredicateValue { .dictionary(mapValues(\.predicateValue)) }
 }

@@ -1,14 +1,18 @@
 // Rule: TRUE and FALSE absorption.
-//
-//   age > 3 AND TRUEPREDICATE        =>  age > 3
-//   age > 3 AND FALSEPREDICATE       =>  FALSEPREDICATE
-//   age > 3 OR TRUEPREDICATE         =>  TRUEPREDICATE
-//   NOT TRUEPREDICATE                =>  FALSEPREDICATE
 
 import SiftTree
 
+/// Absorbs `TRUEPREDICATE` and `FALSEPREDICATE` into the connectives around them.
+///
+/// ```
+/// age > 3 AND TRUEPREDICATE        =>  age > 3
+/// age > 3 AND FALSEPREDICATE       =>  FALSEPREDICATE
+/// age > 3 OR TRUEPREDICATE         =>  TRUEPREDICATE
+/// NOT TRUEPREDICATE                =>  FALSEPREDICATE
+/// ```
 public struct BooleanAbsorption: OptimizerRule {
     public let name = "boolean-absorption"
+    /// Creates the rule.
     public init() {}
 
     public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {

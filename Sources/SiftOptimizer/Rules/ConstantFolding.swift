@@ -1,20 +1,24 @@
 // Rule: constant folding.
-//
-//   age > 10 * 3 + 2          =>  age > 32
-//   3 > 2                     =>  TRUEPREDICATE
-//   floor(2.5) == 2           =>  TRUEPREDICATE
-//   age IN {}                 =>  FALSEPREDICATE
-//
-// Arithmetic, comparisons and functions whose operands are all constants are
-// computed now, with the semantics both lowerings share (SiftValues'
-// Semantics: nil in, nil out), so the answer cannot differ. `random()` and
-// `now()` are left alone.
 
 import SiftTree
 import SiftValues
 
+/// Computes arithmetic, comparisons and function calls whose operands are all
+/// constants, so that they are not computed again for every object.
+///
+/// ```
+/// age > 10 * 3 + 2          =>  age > 32
+/// 3 > 2                     =>  TRUEPREDICATE
+/// floor(2.5) == 2           =>  TRUEPREDICATE
+/// age IN {}                 =>  FALSEPREDICATE
+/// ```
+///
+/// Values are computed with the semantics both lowerings share (nil in, nil
+/// out), so the answer cannot differ from evaluating the predicate as
+/// written. `random()` and `now()` are left alone.
 public struct ConstantFolding: OptimizerRule {
     public let name = "constant-folding"
+    /// Creates the rule.
     public init() {}
 
     public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {

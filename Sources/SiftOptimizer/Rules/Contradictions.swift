@@ -1,20 +1,26 @@
 // Rule: contradictions and tautologies.
-//
-//   age == 1 AND age == 2           =>  FALSEPREDICATE
-//   age > 5 AND age < 3             =>  FALSEPREDICATE      (an empty range)
-//   age == 7 AND age < 3            =>  FALSEPREDICATE
-//   age > 3 OR NOT (age > 3)        =>  TRUEPREDICATE       (p OR NOT p)
-//   age > 3 AND NOT (age > 3)       =>  FALSEPREDICATE
-//
-// Terms are `key op constant` on the same key, without options. Under
-// two-valued logic a nil key fails every such test, so an AND of tests no
-// value can pass is false for nil too; p OR NOT p is true for every object.
 
 import SiftTree
 import SiftValues
 
+/// Replaces conjunctions that no object can satisfy with `FALSEPREDICATE`, and
+/// disjunctions that every object satisfies with `TRUEPREDICATE`.
+///
+/// ```
+/// age == 1 AND age == 2           =>  FALSEPREDICATE
+/// age > 5 AND age < 3             =>  FALSEPREDICATE      (an empty range)
+/// age == 7 AND age < 3            =>  FALSEPREDICATE
+/// age > 3 OR NOT (age > 3)        =>  TRUEPREDICATE       (p OR NOT p)
+/// age > 3 AND NOT (age > 3)       =>  FALSEPREDICATE
+/// ```
+///
+/// The terms compared are `key op constant` tests on the same key, without
+/// options. Under two-valued logic a nil key fails every such test, so an
+/// AND of tests no value can pass is false for nil too; `p OR NOT p` is true
+/// for every object.
 public struct Contradictions: OptimizerRule {
     public let name = "contradictions"
+    /// Creates the rule.
     public init() {}
 
     public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {

@@ -1,17 +1,22 @@
 // Rule: counting members to test for one.
-//
-//   SUBQUERY(reports, $r, $r.age < 30).@count > 0   =>  EXISTS SUBQUERY(reports, $r, $r.age < 30)
-//   reports.@count != 0                              =>  EXISTS reports
-//   employees.@count == 0                            =>  NOT EXISTS employees
-//
-// SQL then stops at the first member (EXISTS) instead of counting them all,
-// and memory evaluation stops at the first member too.
 
 import SiftTree
 import SiftValues
 
+/// Turns a count of a collection's members compared with zero into a test for
+/// whether there is a member at all.
+///
+/// ```
+/// SUBQUERY(reports, $r, $r.age < 30).@count > 0   =>  EXISTS SUBQUERY(reports, $r, $r.age < 30)
+/// reports.@count != 0                              =>  EXISTS reports
+/// employees.@count == 0                            =>  NOT EXISTS employees
+/// ```
+///
+/// SQL then stops at the first member (`EXISTS`) instead of counting them
+/// all, and evaluation in memory stops at the first member too.
 public struct CountToExists: OptimizerRule {
     public let name = "count-to-exists"
+    /// Creates the rule.
     public init() {}
 
     public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {

@@ -1,13 +1,18 @@
 // Rule: duplicate and subsumed terms.
-//
-//   age > 3 AND age > 3                   =>  age > 3
-//   age > 3 OR (age > 3 AND name == 'x')  =>  age > 3      (absorption)
-//   age > 3 AND (age > 3 OR name == 'x')  =>  age > 3
 
 import SiftTree
 
+/// Removes repeated operands of `AND` and `OR`, and operands that another
+/// operand absorbs.
+///
+/// ```
+/// age > 3 AND age > 3                   =>  age > 3
+/// age > 3 OR (age > 3 AND name == 'x')  =>  age > 3      (absorption)
+/// age > 3 AND (age > 3 OR name == 'x')  =>  age > 3
+/// ```
 public struct DuplicateTerms: OptimizerRule {
     public let name = "duplicate-terms"
+    /// Creates the rule.
     public init() {}
 
     public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {

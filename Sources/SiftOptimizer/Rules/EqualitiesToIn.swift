@@ -1,18 +1,22 @@
 // Rule: OR of equalities on one key becomes IN; IN lists merge and lose
-// their duplicates.
-//
-//   age == 1 OR age == 2 OR age == 3     =>  age IN {1, 2, 3}
-//   age IN {1, 2} OR age == 2 OR age == 5 =>  age IN {1, 2, 5}
-//   name ==[c] 'a' OR name ==[c] 'b'     =>  name IN[c] {'a', 'b'}
-//
-// `x IN list` holds when x equals some member, which is the OR; a nil member
-// matches a nil key on both sides (nil == nil).
 
 import SiftTree
 import SiftValues
 
+/// Turns an `OR` of equalities on one key into an `IN` test, merging `IN`
+/// lists and dropping their duplicates.
+///
+/// ```
+/// age == 1 OR age == 2 OR age == 3     =>  age IN {1, 2, 3}
+/// age IN {1, 2} OR age == 2 OR age == 5 =>  age IN {1, 2, 5}
+/// name ==[c] 'a' OR name ==[c] 'b'     =>  name IN[c] {'a', 'b'}
+/// ```
+///
+/// `x IN list` holds when `x` equals some member, which is what the `OR`
+/// says; a nil member matches a nil key in both forms (nil == nil).
 public struct EqualitiesToIn: OptimizerRule {
     public let name = "equalities-to-in"
+    /// Creates the rule.
     public init() {}
 
     struct Key: Hashable {

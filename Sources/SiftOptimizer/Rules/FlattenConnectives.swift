@@ -1,15 +1,19 @@
 // Rule: flatten nested AND and OR.
-//
-//   (a == 1 AND b == 2) AND c == 3   =>  a == 1 AND b == 2 AND c == 3
-//   a == 1 OR (b == 2 OR c == 3)     =>  a == 1 OR b == 2 OR c == 3
-//
-// AND and OR are associative, so a chain is one n-ary node; a connective
-// left with one operand is that operand.
 
 import SiftTree
 
+/// Flattens nested `AND`s and nested `OR`s into one connective each.
+///
+/// ```
+/// (a == 1 AND b == 2) AND c == 3   =>  a == 1 AND b == 2 AND c == 3
+/// a == 1 OR (b == 2 OR c == 3)     =>  a == 1 OR b == 2 OR c == 3
+/// ```
+///
+/// `AND` and `OR` are associative, so a chain is one node with many
+/// operands; a connective left with one operand becomes that operand.
 public struct FlattenConnectives: OptimizerRule {
     public let name = "flatten-connectives"
+    /// Creates the rule.
     public init() {}
 
     public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {

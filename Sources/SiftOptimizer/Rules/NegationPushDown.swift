@@ -1,22 +1,28 @@
 // Rule: negation push-down (and De Morgan).
-//
-//   NOT (age > 30)                  =>  age <= 30           (age is never nil)
-//   NOT (rating > 2)                =>  unchanged           (rating may be nil:
-//                                                            NOT selects the nils, <= would not)
-//   NOT (name == 'x')               =>  name != 'x'         (!= is NOT == by definition)
-//   NOT (ANY reports.age > 60)      =>  NONE reports.age > 60
-//   NOT (age > 30 AND name == 'x')  =>  age <= 30 OR name != 'x'
-//
-// Under two-valued logic every atom is true or false, so De Morgan always
-// holds; it is applied only when each operand's negation then disappears,
-// which is when the operator can be flipped: always for == and !=, and for
-// ordering operators only when the model proves both operands never nil.
 
 import SiftTree
 import SiftValues
 
+/// Moves `NOT` inward, flipping comparison operators and applying De Morgan's
+/// laws, when the result means exactly the same.
+///
+/// ```
+/// NOT (age > 30)                  =>  age <= 30           (age is never nil)
+/// NOT (rating > 2)                =>  unchanged           (rating may be nil:
+///                                                          NOT selects the nils, <= would not)
+/// NOT (name == 'x')               =>  name != 'x'         (!= is NOT == by definition)
+/// NOT (ANY reports.age > 60)      =>  NONE reports.age > 60
+/// NOT (age > 30 AND name == 'x')  =>  age <= 30 OR name != 'x'
+/// ```
+///
+/// Under two-valued logic every test is true or false, so De Morgan's laws
+/// always hold; the rule applies them only when each operand's negation then
+/// disappears, which is when its operator can be flipped: always for `==`
+/// and `!=`, and for ordering operators only when the model proves both
+/// operands are never nil.
 public struct NegationPushDown: OptimizerRule {
     public let name = "negation-push-down"
+    /// Creates the rule.
     public init() {}
 
     public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {

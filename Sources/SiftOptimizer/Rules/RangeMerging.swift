@@ -1,18 +1,22 @@
 // Rule: range merging.
-//
-//   age > 3 AND age > 5               =>  age > 5
-//   age < 9 AND age <= 7              =>  age <= 7
-//   age >= 30 AND age <= 40           =>  age BETWEEN {30, 40}
-//
-// Bounds on the same key (no options, no quantifier) keep only the tightest;
-// an inclusive lower and upper bound together are one BETWEEN. A nil key
-// fails the bounds and the BETWEEN alike.
 
 import SiftTree
 import SiftValues
 
+/// Keeps only the tightest of several bounds on one key, and joins an
+/// inclusive lower and upper bound into one `BETWEEN`.
+///
+/// ```
+/// age > 3 AND age > 5               =>  age > 5
+/// age < 9 AND age <= 7              =>  age <= 7
+/// age >= 30 AND age <= 40           =>  age BETWEEN {30, 40}
+/// ```
+///
+/// Only bounds on the same key without options or a quantifier are merged.
+/// A nil key fails the bounds and the `BETWEEN` alike.
 public struct RangeMerging: OptimizerRule {
     public let name = "range-merging"
+    /// Creates the rule.
     public init() {}
 
     public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {

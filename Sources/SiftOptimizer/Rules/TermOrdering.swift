@@ -1,17 +1,23 @@
 // Rule: order the terms of AND and OR by estimated cost.
-//
-//   name MATCHES '.*x' AND age > 3    =>  age > 3 AND name MATCHES '.*x'
-//   ANY tags.name == 'a' OR age == 2  =>  age == 2 OR ANY tags.name == 'a'
-//
-// Terms have no side effects and AND/OR are commutative, so the order is
-// free; memory evaluation stops at the first term that decides, so cheap
-// numeric tests go first and regular expressions and to-many scans last.
-// The sort is stable, so equal costs keep their written order.
 
 import SiftTree
 
+/// Orders the operands of `AND` and `OR` by their estimated cost, cheapest
+/// first.
+///
+/// ```
+/// name MATCHES '.*x' AND age > 3    =>  age > 3 AND name MATCHES '.*x'
+/// ANY tags.name == 'a' OR age == 2  =>  age == 2 OR ANY tags.name == 'a'
+/// ```
+///
+/// Tests have no side effects and `AND` and `OR` are commutative, so the
+/// order is free; evaluation in memory stops at the first operand that
+/// decides, so cheap numeric tests go first and regular expressions and
+/// scans of to-many relationships last. The sort is stable: operands of
+/// equal cost keep their written order.
 public struct TermOrdering: OptimizerRule {
     public let name = "term-ordering"
+    /// Creates the rule.
     public init() {}
 
     public func rewrite(_ predicate: BoundPredicate) -> BoundPredicate? {

@@ -13,6 +13,7 @@ import Foundation
 
 /// PostgreSQL's dialect.
 public struct PostgreSQLDialect: SQLDialect {
+    /// Creates PostgreSQL's dialect.
     public init() {}
 
     public func placeholder(_ index: Int) -> String { "$\(index)" }

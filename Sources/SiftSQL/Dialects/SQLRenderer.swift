@@ -20,6 +20,13 @@ public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
     /// The bindings that a template's `$variables` fill at each execution.
     public var parameters: [SQLParameter]
 
+    /// Creates a query from its text and bindings.
+    ///
+    /// - Parameters:
+    ///   - sql: The statement's text.
+    ///   - bindings: The value of each parameter, in order; none by default.
+    ///   - parameters: The bindings that a template's `$variables` fill at
+    ///     each execution; none by default.
     public init(sql: String, bindings: [SQLValue] = [], parameters: [SQLParameter] = []) {
         self.sql = sql
         self.bindings = bindings
@@ -69,6 +76,9 @@ public struct SQLRenderer {
     private var bound: [BindingKey: Int] = [:]
     private var slots = 0
 
+    /// Creates a renderer that writes SQL in a dialect, with no bindings yet.
+    ///
+    /// - Parameter dialect: The dialect the text is written in.
     public init(dialect: any SQLDialect) {
         self.dialect = dialect
     }

@@ -10,6 +10,7 @@ import Foundation
 
 /// SQLite's dialect.
 public struct SQLiteDialect: SQLDialect {
+    /// Creates SQLite's dialect (also available as `.sqlite`).
     public init() {}
 
     public func placeholder(_ index: Int) -> String { "?\(index)" }

@@ -36,6 +36,13 @@ public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertib
     /// the binder's source map.
     public var expression: BoundExpression?
 
+    /// Creates an error naming a construct SQL cannot express.
+    ///
+    /// - Parameters:
+    ///   - construct: The construct, as a person would name it: "MATCHES on
+    ///     a key path".
+    ///   - expression: The bound expression at fault, or nil (the default)
+    ///     when there is none.
     public init(_ construct: String, expression: BoundExpression? = nil) {
         self.construct = construct
         self.expression = expression
@@ -54,6 +61,14 @@ public struct SQLSortKey: Hashable, Sendable {
     /// Whether strings compare as `[c]` folds them.
     public var caseInsensitive: Bool
 
+    /// Creates a sort key.
+    ///
+    /// - Parameters:
+    ///   - expression: The value sorted by.
+    ///   - ascending: Whether smaller values come first (nil first, as in
+    ///     memory); true by default.
+    ///   - caseInsensitive: Whether strings compare as `[c]` folds them;
+    ///     false by default.
     public init(_ expression: BoundExpression, ascending: Bool = true, caseInsensitive: Bool = false) {
         self.expression = expression
         self.ascending = ascending
@@ -80,6 +95,14 @@ public struct SQLLowering: Sendable {
     /// folded companion columns (index-usable) rather than folding each row.
     public var usesCompanionColumns: Bool
 
+    /// Creates a lowering for a schema.
+    ///
+    /// - Parameters:
+    ///   - schema: The mapping names come from, and the dialect queries are
+    ///     written in.
+    ///   - usesCompanionColumns: Whether `[c]` and `[cd]` comparisons on
+    ///     canonical attributes read their folded companion columns
+    ///     (index-usable) rather than folding each row; true by default.
     public init(schema: SQLSchema, usesCompanionColumns: Bool = true) {
         self.schema = schema
         self.usesCompanionColumns = usesCompanionColumns

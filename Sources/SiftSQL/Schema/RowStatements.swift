@@ -16,8 +16,13 @@ import SiftTree
 public struct RowLayout: Sendable {
     /// An attribute's column, the slot its value goes in, and its type.
     public struct AttributeColumn: Sendable {
+        /// The position of the attribute's column among the row statement's
+        /// columns (the primary key is 0).
         public let column: Int
+        /// The attribute's slot: its index among the entity's attributes,
+        /// where its value goes in the object's values.
         public let slot: Int
+        /// The attribute's type, which says how the column's value is read.
         public let type: AttributeType
         /// Whether the value may be stored in a file beside the store
         /// (Core Data's external binary storage: see `SQLSchema.externalData`).
@@ -41,9 +46,11 @@ public struct RowLayout: Sendable {
         /// The values a node starts with: nil for stored attributes, the
         /// default value for those the row does not hold (transient ones).
         public let initialValues: [PredicateValue]
-        /// How many attributes, to-one and to-many relationships it has.
+        /// How many attributes it has.
         public let attributeCount: Int
+        /// How many to-one relationships it has (the slots of to-one values).
         public let toOneCount: Int
+        /// How many to-many relationships it has (the slots of to-many values).
         public let toManyCount: Int
     }
 

@@ -12,10 +12,15 @@ import SiftValues
 
 /// A value bound to a parameter.
 public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
+    /// SQL NULL.
     case null
+    /// A 64-bit signed integer.
     case integer(Int64)
+    /// A double-precision floating-point number.
     case real(Double)
+    /// A string.
     case text(String)
+    /// Binary data.
     case blob(Data)
     /// An array bound as one parameter, where the dialect binds arrays so
     /// (PostgreSQL): members of one type, none nil.
@@ -35,9 +40,13 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
 
 /// A constant the lowering writes into SQL text itself: never a user's value.
 public enum SQLLiteral: Hashable, Sendable {
+    /// The NULL literal.
     case null
+    /// TRUE or FALSE (written `1` and `0` in SQLite).
     case boolean(Bool)
+    /// An integer.
     case integer(Int)
+    /// A double-precision floating-point number.
     case real(Double)
     /// The empty string.
     case emptyText
@@ -47,17 +56,42 @@ public enum SQLLiteral: Hashable, Sendable {
 
 /// A comparison operator of SQL.
 public enum SQLComparison: String, Hashable, Sendable {
-    case equal = "=", notEqual = "<>", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+    /// Equal (`=`).
+    case equal = "="
+    /// Not equal (`<>`).
+    case notEqual = "<>"
+    /// Less than (`<`).
+    case less = "<"
+    /// Less than or equal (`<=`).
+    case lessOrEqual = "<="
+    /// Greater than (`>`).
+    case greater = ">"
+    /// Greater than or equal (`>=`).
+    case greaterOrEqual = ">="
 }
 
 /// An arithmetic operator that keeps its operands' type.
 public enum SQLArithmetic: String, Hashable, Sendable {
-    case add = "+", subtract = "-", multiply = "*"
+    /// Addition (`+`).
+    case add = "+"
+    /// Subtraction (`-`).
+    case subtract = "-"
+    /// Multiplication (`*`).
+    case multiply = "*"
 }
 
 /// An aggregate function.
 public enum SQLAggregate: String, Hashable, Sendable {
-    case count = "COUNT", sum = "SUM", average = "AVG", minimum = "MIN", maximum = "MAX"
+    /// `COUNT`: the number of rows (with no argument), or of non-NULL values.
+    case count = "COUNT"
+    /// `SUM`: the total of the non-NULL values (NULL when there are none).
+    case sum = "SUM"
+    /// `AVG`: the mean of the non-NULL values (NULL when there are none).
+    case average = "AVG"
+    /// `MIN`: the smallest non-NULL value (NULL when there are none).
+    case minimum = "MIN"
+    /// `MAX`: the largest non-NULL value (NULL when there are none).
+    case maximum = "MAX"
 }
 
 /// A function Sift registers with the database, running Sift's own code.

@@ -23,6 +23,9 @@ public struct SQLMetrics: Hashable, Sendable {
         parameters > 999 || nodes > 1_000 || depth > 8 || joins > 32 || widestList > 100
     }
 
+    /// Measures a SELECT, its subqueries included.
+    ///
+    /// - Parameter select: The statement measured.
     public init(_ select: SQLSelect) {
         measure(select, depth: 0)
     }

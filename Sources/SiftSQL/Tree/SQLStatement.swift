@@ -23,7 +23,13 @@ public enum SQLSource: Hashable, Sendable {
 /// A join in a FROM clause.
 public struct SQLJoin: Hashable, Sendable {
     /// An inner join, or a LEFT JOIN (the row stays when nothing joins).
-    public enum Kind: Hashable, Sendable { case inner, left }
+    public enum Kind: Hashable, Sendable {
+        /// An inner join (`JOIN`): a row stays only when a joined row matches.
+        case inner
+        /// A `LEFT JOIN`: the row stays when nothing joins, with NULL in the
+        /// joined columns.
+        case left
+    }
     /// Which join.
     public var kind: Kind
     /// The table or array joined.
@@ -34,6 +40,13 @@ public struct SQLJoin: Hashable, Sendable {
     /// The alias the joined table or array goes by.
     public var alias: String { source.alias }
 
+    /// Creates a join.
+    ///
+    /// - Parameters:
+    ///   - kind: Whether it is an inner join or a `LEFT JOIN`.
+    ///   - source: The table or array joined, with its alias.
+    ///   - on: The join condition; nil (the default) when the WHERE clause
+    ///     holds it.
     public init(_ kind: Kind, _ source: SQLSource, on: SQLExpression? = nil) {
         self.kind = kind
         self.source = source
@@ -48,6 +61,12 @@ public struct SQLOrdering: Hashable, Sendable {
     /// Whether larger values come first.
     public var descending: Bool
 
+    /// Creates a sort key.
+    ///
+    /// - Parameters:
+    ///   - expression: The value sorted by.
+    ///   - descending: Whether larger values come first; false (ascending)
+    ///     by default.
     public init(_ expression: SQLExpression, descending: Bool = false) {
         self.expression = expression
         self.descending = descending
@@ -80,6 +99,18 @@ public struct SQLSelect: Hashable, Sendable {
     /// for none.
     public var columnNames: [String] = []
 
+    /// Creates a SELECT; it is not distinct and has no grouping, HAVING
+    /// conditions or column names until those properties are set.
+    ///
+    /// - Parameters:
+    ///   - columns: The values each row returns.
+    ///   - from: What the FROM clause starts with.
+    ///   - joins: The joins after it, in order; none by default.
+    ///   - conditions: The WHERE conditions, joined by AND; none by default.
+    ///   - orderBy: The sort keys; none by default.
+    ///   - limit: The most rows returned, or nil (the default) for no limit.
+    ///   - offset: How many rows are skipped first, or nil (the default)
+    ///     for none.
     public init(_ columns: [SQLExpression], from: SQLSource, joins: [SQLJoin] = [], where conditions: [SQLExpression] = [],
                 orderBy: [SQLOrdering] = [], limit: SQLExpression? = nil, offset: SQLExpression? = nil) {
         self.columns = columns
@@ -165,6 +196,17 @@ public struct SQLUpdate: Hashable, Sendable {
     /// the new values come from when they read other rows of the table.
     public var source: (name: String, select: SQLSelect)?
 
+    /// Creates an UPDATE; it has no `source` until that property is set.
+    ///
+    /// - Parameters:
+    ///   - table: The table written.
+    ///   - alias: The name the values and conditions call the table by; nil
+    ///     (the default) for its own name.
+    ///   - assignments: Each column set, and the expression of its new value.
+    ///   - conditions: The conditions, joined by AND, that pick the rows
+    ///     changed.
+    ///   - returning: What each changed row gives back (`RETURNING`); nothing
+    ///     by default.
     public init(table: String, alias: String? = nil, assignments: [(column: String, value: SQLExpression)],
                 conditions: [SQLExpression], returning: [SQLExpression] = []) {
         self.table = table
@@ -203,6 +245,14 @@ public struct SQLDelete: Hashable, Sendable {
     /// What each removed row gives back (`RETURNING`), if anything.
     public var returning: [SQLExpression] = []
 
+    /// Creates a DELETE.
+    ///
+    /// - Parameters:
+    ///   - table: The table written.
+    ///   - conditions: The conditions, joined by AND, that pick the rows
+    ///     removed.
+    ///   - returning: What each removed row gives back (`RETURNING`); nothing
+    ///     by default.
     public init(table: String, conditions: [SQLExpression], returning: [SQLExpression] = []) {
         self.table = table
         self.conditions = conditions
@@ -212,7 +262,18 @@ public struct SQLDelete: Hashable, Sendable {
 
 /// The type of a column, as the dialect names it.
 public enum SQLColumnType: Hashable, Sendable {
-    case integer, real, text, blob
+    /// An integer (`INTEGER` in SQLite, `BIGINT` in PostgreSQL): integer and
+    /// boolean attributes.
+    case integer
+    /// A floating-point number (`FLOAT` in SQLite, `DOUBLE PRECISION` in
+    /// PostgreSQL): double and float attributes.
+    case real
+    /// Text (`VARCHAR` in SQLite, `TEXT COLLATE "C"` in PostgreSQL): string
+    /// and URI attributes.
+    case text
+    /// Binary data (`BLOB` in SQLite, `BYTEA` in PostgreSQL): binary,
+    /// transformable and UUID attributes.
+    case blob
     /// Seconds since 2001 (a number; Core Data's TIMESTAMP).
     case timestamp
     /// A decimal number, kept as a real (Core Data's DECIMAL).
@@ -248,6 +309,17 @@ public struct SQLColumnDefinition: Hashable, Sendable {
     /// A default written into the table's definition.
     public var defaultValue: SQLLiteral?
 
+    /// Creates a column definition.
+    ///
+    /// - Parameters:
+    ///   - name: The column's name.
+    ///   - type: What it holds.
+    ///   - primaryKey: Whether it is the table's (integer) primary key;
+    ///     false by default.
+    ///   - nullable: Whether it may hold NULL (when false, the column is
+    ///     declared `NOT NULL`); true by default.
+    ///   - defaultValue: A default written into the table's definition
+    ///     (`DEFAULT`), or nil (the default) for none.
     public init(_ name: String, _ type: SQLColumnType, primaryKey: Bool = false, nullable: Bool = true,
                 default defaultValue: SQLLiteral? = nil) {
         self.name = name
@@ -281,10 +353,16 @@ public struct SQLCreateIndex: Hashable, Sendable {
 
 /// Any statement the stage builds.
 public enum SQLStatement: Hashable, Sendable {
+    /// A SELECT.
     case select(SQLSelect)
+    /// An INSERT of one row.
     case insert(SQLInsert)
+    /// An UPDATE.
     case update(SQLUpdate)
+    /// A DELETE.
     case delete(SQLDelete)
+    /// A CREATE TABLE.
     case createTable(SQLCreateTable)
+    /// A CREATE INDEX.
     case createIndex(SQLCreateIndex)
 }

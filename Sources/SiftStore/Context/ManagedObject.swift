@@ -11,6 +11,13 @@ import OrderedCollections
 import Sift
 
 /// An object of a context: a fault until its values are first read.
+///
+/// ```swift
+/// let employee = try context.fetch(FetchRequest(entityName: "Employee"))[0]
+/// let name = try employee.value(forKey: "name")                 // fires the fault: .string("…")
+/// let department = try employee.object(forKey: "department")    // another object of the context
+/// try employee.setValue(.int(41), forKey: "age")                // saved by the context's next save()
+/// ```
 public final class ManagedObject: CustomStringConvertible {
     /// The object's identity: temporary (a negative key) until its first save.
     @exclusivity(unchecked) public internal(set) var objectID: ObjectID

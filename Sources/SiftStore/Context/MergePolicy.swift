@@ -7,6 +7,11 @@ import Foundation
 import Sift
 
 /// How a save resolves rows that changed in the store since the context read them.
+///
+/// ```swift
+/// context.mergePolicy = .objectTrump      // this context's changed properties win
+/// try context.save()
+/// ```
 public enum MergePolicy: Hashable, Sendable {
     /// The save fails, listing the conflicts, and writes nothing (the default).
     case error

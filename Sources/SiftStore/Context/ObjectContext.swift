@@ -25,6 +25,16 @@ struct WeakResultsController {
 
 /// A scratch pad of objects over a store: uniquing, faulting, fetching.
 ///
+/// ```swift
+/// let context = ObjectContext(store: store)
+/// let sales = try context.fetch(FetchRequest(entityName: "Employee", predicate: "department.name == %@",
+///                                            arguments: ["Sales"]))
+/// try sales[0].setValue(.double(90_000), forKey: "salary")
+/// let hire = try context.insert("Employee")
+/// try hire.setValue(.string("Dee"), forKey: "name")
+/// try context.save()                          // one transaction, versions checked
+/// ```
+///
 /// A context is confined to one thread or task at a time.
 public final class ObjectContext {
     /// The store the context reads and saves to.

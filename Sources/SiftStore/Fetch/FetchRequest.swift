@@ -41,6 +41,14 @@ public struct SortDescriptor: Hashable, Sendable {
 }
 
 /// What to fetch, as Core Data's `NSFetchRequest` describes it.
+///
+/// ```swift
+/// var request = FetchRequest(entityName: "Employee", predicate: "age > %@ AND ANY tags.name ==[c] %@",
+///                            arguments: [40, "remote"], sortDescriptors: [SortDescriptor("name")])
+/// request.fetchLimit = 20
+/// request.relationshipKeyPathsForPrefetching = ["department"]
+/// let employees = try context.fetch(request)
+/// ```
 public struct FetchRequest: Sendable {
     /// What a fetch returns.
     public enum ResultType: Hashable, Sendable {

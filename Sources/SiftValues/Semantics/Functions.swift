@@ -7,7 +7,15 @@
 
 import Foundation
 
+/// Arithmetic on values, as both backends compute it: sums, differences and
+/// products of integers stay integers unless they overflow, and nil or a
+/// value that is not a number gives nil.
 public enum Arithmetic {
+    /// The value as an integer, when it is one; booleans are 1 and 0.
+    ///
+    /// - Parameter value: The value to read.
+    /// - Returns: The integer, or nil for any other kind of value (including
+    ///   floating-point numbers).
     public static func integer(_ value: PredicateValue) -> Int64? {
         switch value {
         case .int(let i): i
@@ -16,6 +24,19 @@ public enum Arithmetic {
         }
     }
 
+    /// Applies an arithmetic operator to two values.
+    ///
+    /// Adding, subtracting or multiplying two integers gives an integer, or a
+    /// floating-point number when the result overflows; every other result is
+    /// a floating-point number.
+    ///
+    /// - Parameters:
+    ///   - op: The operator. The set operators (`UNION`, `INTERSECT`,
+    ///     `MINUS`) give nil here.
+    ///   - a: The left operand.
+    ///   - b: The right operand.
+    /// - Returns: The result, or `null` when either operand is not a number
+    ///   or when dividing by zero.
     public static func apply(_ op: BinaryOperator, _ a: PredicateValue, _ b: PredicateValue) -> PredicateValue {
         if let x = integer(a), let y = integer(b) {
             switch op {
@@ -44,6 +65,10 @@ public enum Arithmetic {
     }
 }
 
+/// Aggregates over the members of a collection: the collection operators
+/// (`@sum`, `@avg`, …), the built-in functions over collections, and indexing.
+///
+/// Apart from counting, aggregates skip nil members.
 public enum Aggregates {
     /// `@sum`, `@avg`, `@min`, `@max` (`@count` is counted by the caller).
     public static func apply(_ op: AggregateOperator, _ members: [PredicateValue], integer: Bool) -> PredicateValue {
@@ -58,6 +83,15 @@ public enum Aggregates {
         }
     }
 
+    /// The total of the members that are numbers, skipping the rest.
+    ///
+    /// - Parameters:
+    ///   - members: The collection's members.
+    ///   - integer: Whether to sum as integers (the members are integers or
+    ///     booleans). Members that are not integers are then skipped, and an
+    ///     overflowing total falls back to a floating-point sum of all the numbers.
+    /// - Returns: An integer total when `integer` is true and the sum fits,
+    ///   otherwise a floating-point total; 0 for an empty collection.
     public static func sum(_ members: [PredicateValue], integer: Bool) -> PredicateValue {
         if integer {
             var total: Int64 = 0
@@ -72,6 +106,16 @@ public enum Aggregates {
         return .double(members.compactMap(ValueComparison.number).reduce(0, +))
     }
 
+    /// The least or the greatest member, skipping nil.
+    ///
+    /// Members are ordered as comparisons order them; a member that does not
+    /// compare with the best one so far (a different kind of value) is passed over.
+    ///
+    /// - Parameters:
+    ///   - members: The collection's members.
+    ///   - wantLess: True for the least member (`@min`), false for the
+    ///     greatest (`@max`).
+    /// - Returns: The member found, or `null` when there are no members other than nil.
     public static func extreme(_ members: [PredicateValue], wantLess: Bool) -> PredicateValue {
         var best: PredicateValue?
         for m in members where m != .null {
@@ -130,7 +174,21 @@ public enum Aggregates {
     }
 }
 
+/// The built-in functions on plain values: numbers, integers, strings and
+/// casts. Nil in, nil out.
 public enum Functions {
+    /// Calls a built-in function on its arguments.
+    ///
+    /// Functions over collections, set operations, `random`, and `now` are
+    /// not computed here and give `null` (see `Aggregates` and
+    /// `BuiltinFunctions`).
+    ///
+    /// - Parameters:
+    ///   - function: The function to call.
+    ///   - arguments: Its arguments, in order.
+    /// - Returns: The result, or `null` when an argument is nil or of the
+    ///   wrong kind, or the function has no result for it (such as the square
+    ///   root of a negative number).
     public static func apply(_ function: BuiltinFunction, _ arguments: [PredicateValue]) -> PredicateValue {
         let first = arguments.first ?? .null
         let number = ValueComparison.number(first)

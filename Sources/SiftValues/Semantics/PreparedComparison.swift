@@ -24,6 +24,14 @@ public struct PreparedComparison {
     /// The members of an IN list of numbers, for a hashed lookup.
     let numericMembers: Set<Double>?
 
+    /// Prepares a comparison against a right operand: folds a string by the
+    /// options, compiles a `MATCHES` or `LIKE` pattern, and sets up a hashed
+    /// lookup for a long `IN` list of numbers.
+    ///
+    /// - Parameters:
+    ///   - op: The comparison operator.
+    ///   - options: The comparison options, such as `[cd]`.
+    ///   - right: The right operand.
     public init(_ op: ComparisonOperator, _ options: ComparisonOptions, right: PredicateValue) {
         self.op = op
         self.options = options
@@ -71,6 +79,15 @@ public struct PreparedComparison {
         ValueComparison.order(left, right, options)
     }
 
+    /// Whether the comparison holds for a left value.
+    ///
+    /// A `MATCHES` or `LIKE` pattern that runs past its step budget records an
+    /// `EvaluationError` for the evaluation to throw, and the answer is false.
+    ///
+    /// - Parameter left: The left operand.
+    /// - Returns: True when `left` compares with the right operand as the
+    ///   operator asks; false otherwise, including when the values do not
+    ///   compare or a `MATCHES` pattern is not a valid regular expression.
     public func test(_ left: PredicateValue) -> Bool {
         switch op {
         case .equalTo:
