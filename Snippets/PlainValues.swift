@@ -23,6 +23,13 @@ let teas = try FormatPredicate(format: "price < 10 AND name CONTAINS[c] 'tea'").
 print(teas.map(\.name))                                              // ["Green tea"]
 // snippet.end
 
+// snippet.formats
+let byKey = try FormatPredicate(format: "%K BEGINSWITH[c] %@ AND %K > %d", "name", "a", "age", 30)
+print(try byKey.filter(people).count)                                // 1: %K takes a key path, %@ any value
+let inRange = try FormatPredicate(format: "age BETWEEN {$low, $high}")
+print(try inRange.evaluate(with: people[0], substitutionVariables: ["low": 40, "high": 50]))   // true
+// snippet.end
+
 // snippet.errors
 do {
     _ = try FormatPredicate(format: "age >> 3")

@@ -61,6 +61,12 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     /// evaluation's.
     ///
     /// Replaces `NSPredicate(format: format, arguments…)`.
+    ///
+    /// - Parameters:
+    ///   - format: The format string, in `NSPredicate`'s syntax.
+    ///   - arguments: The values of its format specifiers, in order.
+    /// - Throws: `PredicateCompileError`: `.syntax` when `format` or its arguments do not parse, `.validation`
+    ///   when the predicate parses but cannot be bound (an unknown function, a wrong number of arguments, …).
     public init(format: String, _ arguments: any PredicateValueConvertible...) throws(PredicateCompileError) {
         try self.init(format: format, argumentArray: arguments.map(\.predicateValue))
     }
@@ -69,6 +75,14 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     /// application's functions.
     ///
     /// Replaces `NSPredicate(format: format, argumentArray: arguments)`.
+    ///
+    /// - Parameters:
+    ///   - format: The format string, in `NSPredicate`'s syntax.
+    ///   - arguments: The values of its format specifiers (`%@`, `%K`, `%d`, …), in order.
+    ///   - functions: The application's functions the predicate may call; nil for the built-in ones alone.
+    ///   - values: Values of `$variables` known now; the variables not given wait for each evaluation's values.
+    /// - Throws: `PredicateCompileError`: `.syntax` when `format` or its arguments do not parse, `.validation`
+    ///   when the predicate parses but cannot be bound (an unknown function, a wrong number of arguments, …).
     public init(format: String, argumentArray arguments: [PredicateValue], functions: FunctionRegistry? = nil,
                 variables values: [String: PredicateValue] = [:]) throws(PredicateCompileError) {
         let syntax: PredicateSyntax
@@ -100,6 +114,11 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     /// again (constants fold).
     ///
     /// Replaces `predicate.withSubstitutionVariables(variables)`.
+    ///
+    /// - Parameter values: The values of `$variables`, by name without the `$`.
+    /// - Returns: A new predicate with those variables replaced; variables not given still wait for each
+    ///   evaluation's values.
+    /// - Throws: `PredicateCompileError` when the format, compiled again with these values, does not bind.
     public func withSubstitutionVariables(_ values: [String: PredicateValue]) throws(PredicateCompileError) -> FormatPredicate {
         try FormatPredicate(format: format, argumentArray: arguments, functions: functions, variables: values)
     }
@@ -107,6 +126,13 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     /// Whether `value` satisfies the predicate.
     ///
     /// Replaces `predicate.evaluate(with: value)`.
+    ///
+    /// - Parameter value: The value `SELF` stands for: a string, number, date, array, `[String: Any]`
+    ///   dictionary, `Encodable` value or `KeyValueRecord`.
+    /// - Returns: `true` when `value` satisfies the predicate.
+    /// - Throws: `PredicateEvaluationError`: `.unsupportedValue` when `value` is of a type predicates do not
+    ///   read, `.unboundVariable` when a `$variable` has no value, `.evaluation` when an operator meets types
+    ///   it cannot work on or a budget runs out.
     public func evaluate(with value: Any?) throws(PredicateEvaluationError) -> Bool {
         try evaluate(DynamicItem.plain(value), parameters: [:])
     }
@@ -115,6 +141,15 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     /// `variables`.
     ///
     /// Replaces `predicate.evaluate(with: value, substitutionVariables: variables)`.
+    ///
+    /// - Parameters:
+    ///   - value: The value `SELF` stands for: a string, number, date, array, `[String: Any]` dictionary,
+    ///     `Encodable` value or `KeyValueRecord`.
+    ///   - variables: The values of the predicate's `$variables`, by name without the `$`.
+    /// - Returns: `true` when `value` satisfies the predicate.
+    /// - Throws: `PredicateEvaluationError`: `.unsupportedValue` when `value` is of a type predicates do not
+    ///   read, `.unboundVariable` when a `$variable` is not in `variables`, `.evaluation` when an operator
+    ///   meets types it cannot work on or a budget runs out.
     public func evaluate(with value: Any?, substitutionVariables variables: [String: PredicateValue])
         throws(PredicateEvaluationError) -> Bool
     {
@@ -123,11 +158,21 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
 
     /// Whether a key-value record satisfies the predicate: read key by key,
     /// with no conversion.
+    ///
+    /// - Parameter record: The record `SELF` stands for.
+    /// - Returns: `true` when `record` satisfies the predicate.
+    /// - Throws: `PredicateEvaluationError`: `.unboundVariable` when the predicate has a `$variable` with no
+    ///   value, `.evaluation` when an operator meets types it cannot work on or a budget runs out.
     public func evaluate(with record: some KeyValueRecord) throws(PredicateEvaluationError) -> Bool {
         try evaluate(.record(record), parameters: [:])
     }
 
     /// Whether a value tree satisfies the predicate.
+    ///
+    /// - Parameter value: The value tree `SELF` stands for.
+    /// - Returns: `true` when `value` satisfies the predicate.
+    /// - Throws: `PredicateEvaluationError`: `.unboundVariable` when the predicate has a `$variable` with no
+    ///   value, `.evaluation` when an operator meets types it cannot work on or a budget runs out.
     public func evaluate(with value: PredicateValue) throws(PredicateEvaluationError) -> Bool {
         guard variables.isEmpty else { return try evaluate(.value(value), parameters: [:]) }
         do {
@@ -140,6 +185,12 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     /// The elements of `values` that satisfy the predicate, in order.
     ///
     /// Replaces `(values as NSArray).filtered(using: predicate)`.
+    ///
+    /// - Parameter values: The values to test, each read as `evaluate(with:)` reads a value.
+    /// - Returns: The elements that satisfy the predicate, in their order in `values`.
+    /// - Throws: `PredicateEvaluationError`: `.unsupportedValue` when an element is of a type predicates do not
+    ///   read, `.unboundVariable` when the predicate has a `$variable` (none can be given here), `.evaluation`
+    ///   when an operator meets types it cannot work on or a budget runs out.
     public func filter<Values: Sequence>(_ values: Values) throws(PredicateEvaluationError) -> [Values.Element] {
         let elements = Array(values)
         var items: [DynamicItem] = []
@@ -162,6 +213,11 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     /// let people = try ValueColumns(decodedPeople)    // converted once
     /// let adults = try FormatPredicate(format: "age >= 18").filter(people)
     /// ```
+    ///
+    /// - Parameter values: The converted values to test.
+    /// - Returns: The elements that satisfy the predicate, in their order in `values`.
+    /// - Throws: `PredicateEvaluationError`: `.unboundVariable` when the predicate has a `$variable` (none can
+    ///   be given here), `.evaluation` when an operator meets types it cannot work on or a budget runs out.
     @inlinable
     public func filter<Element>(_ values: ValueColumns<Element>) throws(PredicateEvaluationError) -> [Element] {
         // Inlinable: the elements are copied by code specialized for their type.
@@ -169,6 +225,11 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// The positions in `values` of the elements that satisfy the predicate.
+    ///
+    /// - Parameter values: The converted values to test.
+    /// - Returns: The positions of the matching elements, in ascending order.
+    /// - Throws: `PredicateEvaluationError`: `.unboundVariable` when the predicate has a `$variable` (none can
+    ///   be given here), `.evaluation` when an operator meets types it cannot work on or a budget runs out.
     public func matchingIndices<Element>(_ values: ValueColumns<Element>) throws(PredicateEvaluationError) -> [Int] {
         try checkVariables(given: [:])
         do {
@@ -253,6 +314,10 @@ public struct PredicateEvaluationError: Error, Sendable, CustomStringConvertible
 
     /// The message, with the predicate's line and a caret under the place
     /// when it is known.
+    ///
+    /// - Parameter sourceName: The name the diagnostic gives the format string.
+    /// - Returns: The diagnostic, with the format's line and a caret under the place; `error:` and the message
+    ///   alone when the place is not known.
     public func rendered(sourceName: String = "predicate") -> String {
         guard let range, !format.isEmpty else { return "error: " + message }
         return SourceDiagnostic(message: message, range: range, in: format).rendered(sourceName: sourceName)

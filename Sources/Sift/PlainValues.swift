@@ -20,6 +20,9 @@ extension PredicateValue {
     /// ```swift
     /// PredicateValue(plain: ["name": "Ann", "tags": ["a", "b"]] as [String: Any])
     /// ```
+    ///
+    /// - Parameter value: The value to convert; nil and `NSNull` become `.null`, and arrays, sets and
+    ///   dictionaries are converted member by member.
     public init?(plain value: Any?) {
         guard let value else {
             self = .null
@@ -104,6 +107,9 @@ extension PredicateValue {
     /// dictionaries, unkeyed ones arrays; dates, data, UUIDs, URLs and
     /// decimals are read as `init(plain:)` reads them (a date stays a date),
     /// and numbers stay numbers (NaN and infinities too).
+    ///
+    /// - Parameter value: The value to encode.
+    /// - Throws: Whatever error the value's `encode(to:)` throws; the conversion itself throws none.
     public init(encoding value: some Encodable) throws {
         self = try ValueTreeEncoder.encode(value)
     }

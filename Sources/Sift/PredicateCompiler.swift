@@ -40,6 +40,11 @@ public enum PredicateCompileError: Error, Hashable, Sendable, CustomStringConver
     }
 
     /// The error shown under the line of `text` it is about.
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's text, the one that was compiled.
+    ///   - sourceName: The name the diagnostic gives the text.
+    /// - Returns: The error as a diagnostic: the message, then the line of `text` with a caret under the place.
     public func rendered(in text: String, sourceName: String = "predicate") -> String {
         switch self {
         case .syntax(let e): e.rendered(sourceName: sourceName)
@@ -77,6 +82,11 @@ public struct PredicateCompiler: Sendable {
 
     /// A compiler for `model`, optimizing with `optimizer` (the standard
     /// rules unless told otherwise), with the application's functions.
+    ///
+    /// - Parameters:
+    ///   - model: The model predicates are checked against.
+    ///   - optimizer: The rewrites to apply after binding; nil for none.
+    ///   - functions: The application's functions predicates may call; nil for the built-in ones alone.
     public init(model: DataModel, optimizer: Optimizer? = .standard, functions: FunctionRegistry? = nil) {
         self.model = model
         self.optimizer = optimizer
@@ -85,6 +95,16 @@ public struct PredicateCompiler: Sendable {
 
     /// Parses `text` with its format arguments and binds it to `entity`,
     /// giving `$variables` the values in `variables`, then optimizes it.
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's format string.
+    ///   - arguments: The values of its format specifiers, in order.
+    ///   - entity: The name of the entity whose objects the predicate tests.
+    ///   - variables: The values of its `$variables`, by name without the `$`.
+    /// - Returns: The bound predicate, optimized with `optimizer` when there is one.
+    /// - Throws: `PredicateCompileError`: `.syntax` when `text` or its arguments do not parse, `.validation`
+    ///   when the predicate does not fit the model (an unknown entity or key, types an operator cannot compare,
+    ///   …).
     public func bind(_ text: String, arguments: [PredicateValue] = [], entity: String,
                      variables: [String: PredicateValue] = [:]) throws(PredicateCompileError) -> BoundPredicate {
         let syntax: PredicateSyntax
@@ -98,6 +118,14 @@ public struct PredicateCompiler: Sendable {
 
     /// Binds a parsed predicate to `entity`, giving `$variables` the values
     /// in `variables`, then optimizes it.
+    ///
+    /// - Parameters:
+    ///   - syntax: The parsed predicate.
+    ///   - entity: The name of the entity whose objects the predicate tests.
+    ///   - variables: The values of its `$variables`, by name without the `$`.
+    /// - Returns: The bound predicate, optimized with `optimizer` when there is one.
+    /// - Throws: `PredicateCompileError.validation` when the predicate does not fit the model (an unknown
+    ///   entity or key, types an operator cannot compare, …).
     public func bind(_ syntax: PredicateSyntax, entity: String,
                      variables: [String: PredicateValue] = [:]) throws(PredicateCompileError) -> BoundPredicate {
         let bound: BoundPredicate
@@ -112,6 +140,16 @@ public struct PredicateCompiler: Sendable {
     }
 
     /// Parses, binds and compiles a predicate for evaluation in memory.
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's format string.
+    ///   - arguments: The values of its format specifiers, in order.
+    ///   - entity: The name of the entity whose objects the predicate tests.
+    ///   - variables: The values of its `$variables`, by name without the `$`.
+    ///   - domain: The evaluation domain whose items the predicate will test.
+    /// - Returns: The bound, optimized predicate, compiled for `domain`.
+    /// - Throws: `PredicateCompileError`: `.syntax` when `text` or its arguments do not parse, `.validation`
+    ///   when the predicate does not fit the model.
     @inlinable
     public func memoryPredicate<Domain: EvaluationDomain>(
         _ text: String, arguments: [PredicateValue] = [], entity: String,
@@ -123,6 +161,13 @@ public struct PredicateCompiler: Sendable {
 
 extension RowCache {
     /// The nodes of `entity` that satisfy `predicate`, in primary-key order.
+    ///
+    /// - Parameters:
+    ///   - entity: The name of the entity whose cached nodes are tested.
+    ///   - predicate: A predicate bound to that entity.
+    /// - Returns: The matching nodes in primary-key order; empty when the model has no entity called `entity`.
+    /// - Throws: `EvaluationError` when evaluating the predicate fails (types an operator cannot work on, or a
+    ///   budget run out).
     public func nodes(of entity: String, matching predicate: BoundPredicate) throws(EvaluationError) -> [RowNode] {
         guard let index = model.entity(named: entity)?.index else { return [] }
         let domain = RowNodeDomain(cache: self)

@@ -31,6 +31,9 @@ public struct ValueColumns<Element>: RandomAccessCollection {
     }
 
     /// Converts `elements` with their `Encodable` conformance.
+    ///
+    /// - Parameter elements: The elements to convert.
+    /// - Throws: Whatever error an element's `encode(to:)` throws; the conversion itself throws none.
     public init(_ elements: some Sequence<Element>) throws where Element: Encodable {
         let elements = Array(elements)
         self.init(elements, values: try elements.map { try ValueTreeEncoder.encode($0) })
@@ -39,6 +42,10 @@ public struct ValueColumns<Element>: RandomAccessCollection {
     /// Converts `elements` as `PredicateValue(plain:)` reads them: strings,
     /// numbers, dates, arrays, `[String: Any]` dictionaries as
     /// `JSONSerialization` gives them, `Encodable` values.
+    ///
+    /// - Parameter elements: The elements to convert.
+    /// - Throws: `PredicateEvaluationError` with reason `.unsupportedValue` when an element is of a type
+    ///   predicates do not read.
     public init(plain elements: some Sequence<Element>) throws(PredicateEvaluationError) {
         let elements = Array(elements)
         var values: [PredicateValue] = []
@@ -70,6 +77,10 @@ public struct ValueColumns<Element>: RandomAccessCollection {
     public subscript(position: Int) -> Element { elements[position] }
 
     /// The value of the element at `position` as predicates read it.
+    ///
+    /// - Parameter position: The position of the element, from `startIndex` up to, but not including,
+    ///   `endIndex`.
+    /// - Returns: The element's value tree.
     public func value(at position: Int) -> PredicateValue {
         switch storage {
         case .columns(let table): table.dictionary(at: position)

@@ -11,6 +11,18 @@ import SiftValues
 
 extension Binder {
     /// Binds `name = syntax` for a batch update of `entity`'s objects.
+    ///
+    /// - Parameters:
+    ///   - name: The name of the attribute the update sets.
+    ///   - syntax: The expression whose value the attribute gets, evaluated
+    ///     for each object.
+    ///   - entityName: The name of the entity whose objects are updated.
+    /// - Returns: The attribute, resolved, and the bound expression.
+    /// - Throws: `PredicateValidationError` when the entity is unknown, `name`
+    ///   is not an attribute of it (or is a relationship), the attribute is
+    ///   derived, not stored or required while the expression is nil, or the
+    ///   expression does not bind, is a collection, or has a type the attribute
+    ///   does not hold.
     public func bindAssignment(to name: String, _ syntax: ExpressionSyntax,
                                entity entityName: String) throws(PredicateValidationError) -> BoundAssignment {
         guard let entity = model.entity(named: entityName) else {

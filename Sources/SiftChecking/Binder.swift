@@ -38,6 +38,15 @@ public struct Binder: Sendable {
 
     /// Creates a binder for `model`, with values for `$variables` and the
     /// application's functions.
+    ///
+    /// - Parameters:
+    ///   - model: The model key paths are resolved against.
+    ///   - variables: The values of `$variables`, by name without the `$`
+    ///     (none by default).
+    ///   - functions: The functions the application registered, callable by
+    ///     name; nil (the default) when it registered none.
+    ///   - allowsParameters: Whether a `$variable` without a value becomes a
+    ///     parameter of a template rather than an error (false by default).
     public init(model: DataModel, variables: [String: PredicateValue] = [:], functions: FunctionRegistry? = nil,
                 allowsParameters: Bool = false) {
         self.model = model
@@ -49,6 +58,15 @@ public struct Binder: Sendable {
     /// A binder for predicates evaluated against plain values, with no model:
     /// `SELF` is the value, and every key of a key path is looked up when the
     /// predicate runs (`BoundExpression.Kind.key`).
+    ///
+    /// - Parameters:
+    ///   - variables: The values of `$variables`, by name without the `$`
+    ///     (none by default).
+    ///   - functions: The functions the application registered, callable by
+    ///     name; nil (the default) when it registered none.
+    ///   - allowsParameters: Whether a `$variable` without a value becomes a
+    ///     parameter of a template rather than an error (false by default).
+    /// - Returns: A binder over `DataModel.empty`.
     public static func withoutModel(variables: [String: PredicateValue] = [:], functions: FunctionRegistry? = nil,
                                     allowsParameters: Bool = false) -> Binder {
         Binder(model: .empty, variables: variables, functions: functions, allowsParameters: allowsParameters)
@@ -57,6 +75,13 @@ public struct Binder: Sendable {
     /// Binds a predicate evaluated against plain values (see
     /// `withoutModel`), with where in the text each bound expression came
     /// from.
+    ///
+    /// - Parameter predicate: The parsed predicate.
+    /// - Returns: The bound predicate, whose evaluated object has type `any`,
+    ///   and the range in the text of each bound expression.
+    /// - Throws: `PredicateValidationError` when the predicate does not bind:
+    ///   an operator given operands it never takes, a `$variable` without a
+    ///   value, an unknown function, and the like.
     public func bindWithoutModel(_ predicate: PredicateSyntax) throws(PredicateValidationError)
         -> (BoundPredicate, [BoundExpression: SourceRange])
     {
@@ -67,6 +92,14 @@ public struct Binder: Sendable {
     }
 
     /// Binds a predicate whose evaluated objects are of `entity`.
+    ///
+    /// - Parameters:
+    ///   - predicate: The parsed predicate.
+    ///   - entity: The name of the entity of the evaluated objects.
+    /// - Returns: The bound predicate.
+    /// - Throws: `PredicateValidationError` when the model has no such entity
+    ///   or the predicate does not fit it: an unknown key, types that cannot be
+    ///   compared, a to-many key path without a quantifier, and so on.
     public func bind(_ predicate: PredicateSyntax, entity: String) throws(PredicateValidationError) -> BoundPredicate {
         guard model.entity(named: entity) != nil else {
             throw PredicateValidationError(.unknownEntity(entity), range: predicate.range)
@@ -86,6 +119,14 @@ public struct Binder: Sendable {
     /// Binds a predicate and returns, with the bound tree, where in the text
     /// each bound expression came from: later stages' errors (a construct SQL
     /// cannot express) use it to point at the source.
+    ///
+    /// - Parameters:
+    ///   - predicate: The parsed predicate.
+    ///   - entity: The name of the entity of the evaluated objects.
+    /// - Returns: The bound predicate, and the range in the text of each bound
+    ///   expression.
+    /// - Throws: `PredicateValidationError` when the model has no such entity
+    ///   or the predicate does not fit it, as `bind(_:entity:)` throws.
     public func bindWithSourceMap(_ predicate: PredicateSyntax, entity: String) throws(PredicateValidationError)
         -> (BoundPredicate, [BoundExpression: SourceRange])
     {
@@ -99,6 +140,13 @@ public struct Binder: Sendable {
 
     /// Binds an expression whose evaluated object is of `entity`, such as the
     /// key of a sort descriptor.
+    ///
+    /// - Parameters:
+    ///   - expression: The parsed expression.
+    ///   - entity: The name of the entity of the evaluated object.
+    /// - Returns: The bound expression.
+    /// - Throws: `PredicateValidationError` when the model has no such entity
+    ///   or the expression does not fit it.
     public func bind(_ expression: ExpressionSyntax, entity: String) throws(PredicateValidationError) -> BoundExpression {
         guard model.entity(named: entity) != nil else {
             throw PredicateValidationError(.unknownEntity(entity), range: expression.range)

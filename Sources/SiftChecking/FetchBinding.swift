@@ -29,6 +29,15 @@ extension Binder {
     }
 
     /// Binds one result column of a fetch of `entity`'s objects.
+    ///
+    /// - Parameters:
+    ///   - name: The column's name in the results.
+    ///   - syntax: The column's expression: a per-object value, or an
+    ///     aggregate (`sum(x)`, `@avg.x`, `@count`, …) over a group's rows.
+    ///   - entity: The name of the entity of the fetched objects.
+    /// - Returns: The bound column, with the type of its values.
+    /// - Throws: `PredicateValidationError` when the expression does not bind,
+    ///   is a collection, or is an aggregate of values it cannot aggregate.
     public func bindResultColumn(named name: String, _ syntax: ExpressionSyntax,
                                  entity: String) throws(PredicateValidationError) -> BoundResultColumn {
         if let (op, argument) = Self.groupAggregate(syntax) {
@@ -69,6 +78,13 @@ extension Binder {
     }
 
     /// Binds a key rows are grouped by: one value per object.
+    ///
+    /// - Parameters:
+    ///   - syntax: The key's expression.
+    ///   - entity: The name of the entity of the fetched objects.
+    /// - Returns: The bound key.
+    /// - Throws: `PredicateValidationError` when the expression does not bind
+    ///   or is a collection.
     public func bindGroupKey(_ syntax: ExpressionSyntax, entity: String) throws(PredicateValidationError) -> BoundExpression {
         let value = try bind(syntax, entity: entity)
         if value.type.isCollection {
@@ -79,6 +95,13 @@ extension Binder {
 
     /// Checks that a column of a grouped fetch is an aggregate, or built from
     /// the group keys (and constants) alone.
+    ///
+    /// - Parameters:
+    ///   - column: The bound result column.
+    ///   - groupBy: The fetch's bound group keys.
+    ///   - range: Where the column is in the text, for the error.
+    /// - Throws: `PredicateValidationError` (`ValidationErrorReason.ungroupedColumn`)
+    ///   when the column is a per-row value not built from the keys.
     public static func checkGrouping(_ column: BoundResultColumn, groupBy: [BoundExpression],
                                      range: SourceRange) throws(PredicateValidationError) {
         guard case .row(let value) = column.value, !isBuilt(value, from: groupBy) else { return }
@@ -100,6 +123,13 @@ extension Binder {
     /// The model of a fetch's results: one entity, `Result`, whose
     /// attributes are the columns in order (what `having` binds to).
     /// A name the model cannot hold (empty, or not a key) is an error.
+    ///
+    /// - Parameter columns: The fetch's bound result columns, in order.
+    /// - Returns: A model with one entity, `BoundDictionaryFetch.resultEntityName`,
+    ///   with an optional attribute per column (named `_` and its index when
+    ///   the column's name is not a plain key).
+    /// - Throws: `PredicateValidationError` (`ValidationErrorReason.unsupported`)
+    ///   when the columns' names do not make a valid model.
     public static func resultModel(_ columns: [BoundResultColumn]) throws(PredicateValidationError) -> DataModel {
         let attributes = columns.enumerated().map { index, column in
             let type = column.type.attributeType ?? .objectID
@@ -117,6 +147,14 @@ extension Binder {
     }
 
     /// Binds a `having` predicate against the results of a fetch.
+    ///
+    /// - Parameters:
+    ///   - syntax: The parsed `having` predicate.
+    ///   - resultModel: The model of the fetch's results, from `resultModel(_:)`.
+    /// - Returns: The predicate, bound to the results' entity.
+    /// - Throws: `PredicateValidationError` when the predicate does not bind;
+    ///   `ValidationErrorReason.notFetched` when it names a key the fetch does
+    ///   not return.
     public func bindHaving(_ syntax: PredicateSyntax, resultModel: DataModel) throws(PredicateValidationError) -> BoundPredicate {
         let binder = Binder(model: resultModel, variables: variables, functions: functions)
         do {
@@ -131,6 +169,12 @@ extension Binder {
     }
 
     /// Checks result names: each given, each once.
+    ///
+    /// - Parameters:
+    ///   - columns: The fetch's bound result columns.
+    ///   - ranges: Where each column is in the text, in the same order.
+    /// - Throws: `PredicateValidationError` (`ValidationErrorReason.duplicateResultName`)
+    ///   at the second column of a name already used.
     public static func checkNames(_ columns: [BoundResultColumn], ranges: [SourceRange]) throws(PredicateValidationError) {
         var seen: Set<String> = []
         for (column, range) in zip(columns, ranges) where !seen.insert(column.name).inserted {

@@ -223,6 +223,15 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
     public var description: String { "error: \(message)" + (hint.map { " (\($0))" } ?? "") }
 
     /// The error shown under the line of `text` it is about.
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's text the error's range is in.
+    ///   - sourceName: The name shown for the source, such as a file's path
+    ///     (`"predicate"` by default).
+    ///   - firstLine: The line number of the text's first line in that source
+    ///     (1 by default).
+    /// - Returns: The diagnostic: the message, the line of `text` and carets
+    ///   under the range, and the hint when there is one.
     public func rendered(in text: String, sourceName: String = "predicate", firstLine: Int = 1) -> String {
         SourceDiagnostic(message: message, range: range, in: text, note: hint)
             .rendered(sourceName: sourceName, firstLine: firstLine)

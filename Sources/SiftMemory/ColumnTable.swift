@@ -23,6 +23,8 @@ public struct ColumnTable: Sendable {
     /// The dictionaries of `rows` as columns; nil when a row is not a
     /// dictionary, or when the rows share so few keys that columns would
     /// mostly hold nothing (more cells than four times their members).
+    ///
+    /// - Parameter rows: The rows, each a dictionary value tree.
     public init?(_ rows: [PredicateValue]) {
         var columnOfKey: [String: Int] = [:]
         var keys: [String] = []
@@ -49,6 +51,10 @@ public struct ColumnTable: Sendable {
     }
 
     /// Row `row` as the dictionary it was.
+    ///
+    /// - Parameter row: The row's index, in `0..<count`.
+    /// - Returns: A `PredicateValue.dictionary` holding the row's keys that have
+    ///   a value.
     public func dictionary(at row: Int) -> PredicateValue {
         var dictionary: [String: PredicateValue] = [:]
         for (column, key) in keys.enumerated() {
@@ -90,28 +96,63 @@ public struct ColumnDomain: EvaluationDomain, Sendable {
         self.table = table
     }
 
+    /// Finds the column of `key` once, so each row reads its cell directly.
+    ///
+    /// - Parameter key: A key of the predicate.
+    /// - Returns: The key and its column (nil when no row has the key).
     public func handle(forKey key: String) -> KeyHandle {
         KeyHandle(name: key, column: table.columnOfKey[key].map { table.columns[$0] })
     }
 
+    /// The column of the attribute's name.
+    ///
+    /// - Parameter attribute: The attribute a bound predicate reads.
+    /// - Returns: The handle of its name, as `handle(forKey:)` gives it.
     public func handle(for attribute: AttributeReference) -> KeyHandle { handle(forKey: attribute.name) }
+    /// The column of the relationship's name.
+    ///
+    /// - Parameter relationship: The relationship a bound predicate follows.
+    /// - Returns: The handle of its name, as `handle(forKey:)` gives it.
     public func handle(for relationship: RelationshipReference) -> KeyHandle { handle(forKey: relationship.name) }
 
+    /// A row's cell, or a value's member under the key.
+    ///
+    /// - Parameters:
+    ///   - key: The key's handle.
+    ///   - object: The row or value to read.
+    /// - Returns: The value under the key; `.null` when there is none.
     public func value(_ key: KeyHandle, of object: ColumnItem) -> PredicateValue {
         if case .found(let value) = value(forKey: key, in: object) { return value }
         return .null
     }
 
+    /// The value under the key, as an item.
+    ///
+    /// - Parameters:
+    ///   - key: The key's handle.
+    ///   - object: The row or value to read.
+    /// - Returns: The value under the key, or nil when the item has no keys.
     public func object(_ key: KeyHandle, of object: ColumnItem) -> ColumnItem? {
         if case .found(let item) = lookUp(key, in: object) { return item }
         return nil
     }
 
+    /// The members of the value under the key.
+    ///
+    /// - Parameters:
+    ///   - key: The key's handle.
+    ///   - object: The row or value to read.
+    /// - Returns: The members of an array; nothing for nil; the value alone
+    ///   otherwise.
     public func objects(_ key: KeyHandle, of object: ColumnItem) -> [ColumnItem] {
         guard case .found(let item) = lookUp(key, in: object) else { return [] }
         return members(of: item)
     }
 
+    /// A row as the dictionary it was; a value as itself.
+    ///
+    /// - Parameter object: The row or value.
+    /// - Returns: The value that stands for it.
     public func reference(to object: ColumnItem) -> PredicateValue {
         switch object {
         case .row(let row): table.dictionary(at: row)
@@ -119,6 +160,14 @@ public struct ColumnDomain: EvaluationDomain, Sendable {
         }
     }
 
+    /// A row's cell, read from the key's column; a value's member, as
+    /// `ValueTreeDomain` reads it.
+    ///
+    /// - Parameters:
+    ///   - key: The key's handle.
+    ///   - object: The row or value to read.
+    /// - Returns: `KeyLookup.found` with the key's value, or
+    ///   `KeyLookup.notKeyed` with the name of the type that has no keys.
     @inline(__always)
     public func value(forKey key: KeyHandle, in object: ColumnItem) -> KeyLookup<PredicateValue> {
         switch object {
@@ -127,6 +176,13 @@ public struct ColumnDomain: EvaluationDomain, Sendable {
         }
     }
 
+    /// The value under the key, as an item.
+    ///
+    /// - Parameters:
+    ///   - key: The key's handle.
+    ///   - object: The row or value to read.
+    /// - Returns: `KeyLookup.found` with the key's value, or
+    ///   `KeyLookup.notKeyed` with the name of the type that has no keys.
     public func lookUp(_ key: KeyHandle, in object: ColumnItem) -> KeyLookup<ColumnItem> {
         switch value(forKey: key, in: object) {
         case .found(let value): .found(.value(value))
@@ -134,6 +190,10 @@ public struct ColumnDomain: EvaluationDomain, Sendable {
         }
     }
 
+    /// A row alone; the members of a value, as `ValueTreeDomain` takes them.
+    ///
+    /// - Parameter object: The row or value.
+    /// - Returns: Its members, in order.
     public func members(of object: ColumnItem) -> [ColumnItem] {
         switch object {
         case .row: [object]
@@ -141,5 +201,9 @@ public struct ColumnDomain: EvaluationDomain, Sendable {
         }
     }
 
+    /// A value as an item.
+    ///
+    /// - Parameter value: A value of the predicate or of its arguments.
+    /// - Returns: The value, wrapped.
     public func object(from value: PredicateValue) -> ColumnItem? { .value(value) }
 }

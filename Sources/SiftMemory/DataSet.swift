@@ -33,12 +33,22 @@ public struct DataSet: Sendable {
     public let nodes: [RowNode]
 
     /// A data set of nodes already built (of `model`, one per object).
+    ///
+    /// - Parameters:
+    ///   - model: The model the nodes follow.
+    ///   - nodes: Every object of the data set, as a node.
     public init(model: DataModel, nodes: [RowNode]) {
         self.model = model
         self.nodes = nodes
     }
 
     /// Reads a data set from its JSON form: `{"model": {…}, "objects": {"Entity": [{…}]}}`.
+    ///
+    /// - Parameter data: The data set's JSON text, as UTF-8 bytes.
+    /// - Throws: `DataSetError` when the text is empty or not valid JSON, when
+    ///   its `"model"` is missing or does not load, when its `"objects"` are
+    ///   missing or not arrays of objects by entity, or when the objects do not
+    ///   fit the model (as `init(model:objects:)` checks).
     public init(json data: Data) throws(DataSetError) {
         guard data.contains(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) else {
             throw DataSetError("the file is empty")
@@ -89,6 +99,11 @@ public struct DataSet: Sendable {
     }
 
     /// Reads a data set from a file.
+    ///
+    /// - Parameter url: The file's URL.
+    /// - Throws: `DataSetError` when the file cannot be read, or when its
+    ///   contents are not a data set (as `init(json:)` reports, with the file's
+    ///   path in front).
     public init(contentsOf url: URL) throws(DataSetError) {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw DataSetError("cannot read '\(url.path)'")
@@ -103,6 +118,18 @@ public struct DataSet: Sendable {
     /// Builds nodes from objects given as dictionaries, by entity name.
     /// An entity and its subentities share their root's ids: each object is
     /// listed under its own entity, with an id no relative uses.
+    ///
+    /// - Parameters:
+    ///   - model: The model the objects follow.
+    ///   - objects: Each entity's objects by entity name: dictionaries with an
+    ///     integer `"id"`, attribute values by name, and relationships as an id
+    ///     (or null) for a to-one and an array of ids for a to-many.
+    /// - Throws: `DataSetError` when an entity is not in the model, an object
+    ///   has no integer `"id"` or shares one with another object of its table,
+    ///   a key is not a property of the entity, an attribute's value does not
+    ///   fit its type or a non-optional attribute has none, a relationship is
+    ///   not listed as ids, the two sides of a relationship disagree, a link
+    ///   names a missing object, or a to-one has several destinations.
     public init(model: DataModel, objects: [String: [[String: PredicateValue]]]) throws(DataSetError) {
         self.model = model
         // Every object's entity and attributes, by root table and id.
@@ -228,6 +255,8 @@ public struct DataSet: Sendable {
     }
 
     /// A row cache holding every object of the data set.
+    ///
+    /// - Returns: A new cache for the data set's model, holding its nodes.
     public func makeRowCache() -> RowCache {
         let cache = RowCache(model: model)
         cache.store(nodes)
@@ -236,6 +265,11 @@ public struct DataSet: Sendable {
 
     /// Converts a JSON value to an attribute's type, or nil when it does not
     /// fit (`AttributeType.convert(_:)`).
+    ///
+    /// - Parameters:
+    ///   - value: The value as read from JSON.
+    ///   - type: The attribute type to convert it to.
+    /// - Returns: The value as `type` holds it, or nil when it does not fit.
     public static func convert(_ value: PredicateValue, to type: AttributeType) -> PredicateValue? {
         type.convert(value)
     }

@@ -27,6 +27,9 @@ public struct RowNodeDomain: EvaluationDomain, Sendable {
     let referenceNames: [String]
 
     /// A domain over the nodes in `cache` now.
+    ///
+    /// - Parameter cache: The cache whose nodes relationships lead to; later
+    ///   changes to it are not seen.
     public init(cache: RowCache) {
         self.snapshot = cache.snapshot()
         self.model = cache.model
@@ -39,32 +42,72 @@ public struct RowNodeDomain: EvaluationDomain, Sendable {
         let destination: Int
     }
 
+    /// The attribute's slot in each node's values.
+    ///
+    /// - Parameter attribute: The attribute a bound predicate reads.
+    /// - Returns: Its slot.
     public func handle(for attribute: AttributeReference) -> Int { attribute.slot }
 
+    /// The relationship's slot in each node, and its destination entity.
+    ///
+    /// - Parameter relationship: The relationship a bound predicate follows.
+    /// - Returns: Its slot and destination.
     public func handle(for relationship: RelationshipReference) -> RelationshipHandle {
         RelationshipHandle(slot: relationship.slot, destination: model.entity(named: relationship.destination)!.index)
     }
 
+    /// The node's value in the attribute's slot.
+    ///
+    /// - Parameters:
+    ///   - slot: The attribute's slot.
+    ///   - node: The node to read.
+    /// - Returns: The attribute's value; `.null` when it has none.
     @inline(__always)
     public func value(_ slot: Int, of node: RowNode) -> PredicateValue { node.values[slot] }
 
+    /// The node a to-one relationship leads to, in the snapshot.
+    ///
+    /// - Parameters:
+    ///   - relationship: The relationship's handle.
+    ///   - node: The node to follow it from.
+    /// - Returns: The related node, or nil when the relationship is empty or
+    ///   its node is not in the snapshot.
     @inline(__always)
-    public func object(_ h: RelationshipHandle, of node: RowNode) -> RowNode? {
-        node.toOne[h.slot].flatMap { snapshot.node(entity: h.destination, primaryKey: $0) }
+    public func object(_ relationship: RelationshipHandle, of node: RowNode) -> RowNode? {
+        node.toOne[relationship.slot].flatMap { snapshot.node(entity: relationship.destination, primaryKey: $0) }
     }
 
-    public func objects(_ h: RelationshipHandle, of node: RowNode) -> [RowNode] {
-        (node.toMany[h.slot] ?? []).compactMap { snapshot.node(entity: h.destination, primaryKey: $0) }
+    /// The nodes a to-many relationship leads to, in the snapshot.
+    ///
+    /// - Parameters:
+    ///   - relationship: The relationship's handle.
+    ///   - node: The node to follow it from.
+    /// - Returns: The related nodes the snapshot holds, in the relationship's
+    ///   order.
+    public func objects(_ relationship: RelationshipHandle, of node: RowNode) -> [RowNode] {
+        (node.toMany[relationship.slot] ?? []).compactMap { snapshot.node(entity: relationship.destination, primaryKey: $0) }
     }
 
+    /// Calls `body` with each node of a to-many relationship, without
+    /// building an array of them.
+    ///
+    /// - Parameters:
+    ///   - relationship: The relationship's handle.
+    ///   - node: The node to follow it from.
+    ///   - body: Called with each related node; returns false to stop.
+    /// - Returns: False if `body` stopped early; true otherwise.
     @inline(__always)
-    public func forEach(_ h: RelationshipHandle, of node: RowNode, _ body: (RowNode) -> Bool) -> Bool {
-        for key in node.toMany[h.slot] ?? [] {
-            if let member = snapshot.node(entity: h.destination, primaryKey: key), !body(member) { return false }
+    public func forEach(_ relationship: RelationshipHandle, of node: RowNode, _ body: (RowNode) -> Bool) -> Bool {
+        for key in node.toMany[relationship.slot] ?? [] {
+            if let member = snapshot.node(entity: relationship.destination, primaryKey: key), !body(member) { return false }
         }
         return true
     }
 
+    /// The node's object reference: its root entity's name and its primary key.
+    ///
+    /// - Parameter node: The node to identify.
+    /// - Returns: `PredicateValue.object` with the node's reference.
     public func reference(to node: RowNode) -> PredicateValue {
         .object(ObjectReference(entity: referenceNames[node.id.root], id: node.id.primaryKey))
     }
@@ -87,6 +130,11 @@ public struct RowNodeDomain: EvaluationDomain, Sendable {
 /// ```
 public protocol KeyValueRecord {
     /// The value of an attribute or relationship.
+    ///
+    /// - Parameter key: The name of the attribute or relationship.
+    /// - Returns: An attribute's value, a to-one relationship's record, or a
+    ///   to-many relationship's records (`.value(.null)` for a key the object
+    ///   does not have).
     func value(forKey key: String) -> KeyValueItem
     /// A reference that identifies this object, for `SELF == %@`; nil when
     /// the object has none.
@@ -94,6 +142,7 @@ public protocol KeyValueRecord {
 }
 
 extension KeyValueRecord {
+    /// No reference, unless a record gives one.
     public var objectReference: ObjectReference? { nil }
 }
 
@@ -134,19 +183,47 @@ public struct KeyValueDomain: EvaluationDomain, Sendable {
     /// Creates the domain.
     public init() {}
 
+    /// The attribute's name.
+    ///
+    /// - Parameter attribute: The attribute a bound predicate reads.
+    /// - Returns: Its name, the key records are read by.
     public func handle(for attribute: AttributeReference) -> String { attribute.name }
+    /// The relationship's name.
+    ///
+    /// - Parameter relationship: The relationship a bound predicate follows.
+    /// - Returns: Its name, the key records are read by.
     public func handle(for relationship: RelationshipReference) -> String { relationship.name }
 
+    /// The record's value for the key.
+    ///
+    /// - Parameters:
+    ///   - key: The attribute's name.
+    ///   - record: The record to read.
+    /// - Returns: The value; `.null` when the record holds a record, or
+    ///   records, under the key.
     public func value(_ key: String, of record: any KeyValueRecord) -> PredicateValue {
         if case .value(let v) = record.value(forKey: key) { return v }
         return .null
     }
 
+    /// The record's to-one record under the key.
+    ///
+    /// - Parameters:
+    ///   - key: The relationship's name.
+    ///   - record: The record to read.
+    /// - Returns: The related record, or nil when there is none.
     public func object(_ key: String, of record: any KeyValueRecord) -> (any KeyValueRecord)? {
         if case .record(let r) = record.value(forKey: key) { return r }
         return nil
     }
 
+    /// The record's records under the key.
+    ///
+    /// - Parameters:
+    ///   - key: The relationship's name.
+    ///   - record: The record to read.
+    /// - Returns: The related records; a to-one record alone; nothing when
+    ///   the key holds a value.
     public func objects(_ key: String, of record: any KeyValueRecord) -> [any KeyValueRecord] {
         switch record.value(forKey: key) {
         case .records(let rs): rs
@@ -155,6 +232,11 @@ public struct KeyValueDomain: EvaluationDomain, Sendable {
         }
     }
 
+    /// The record's `objectReference`.
+    ///
+    /// - Parameter record: The record to identify.
+    /// - Returns: `PredicateValue.object` with its reference, or `.null`
+    ///   when it has none.
     public func reference(to record: any KeyValueRecord) -> PredicateValue {
         record.objectReference.map(PredicateValue.object) ?? .null
     }

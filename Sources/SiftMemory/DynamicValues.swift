@@ -50,19 +50,46 @@ public struct DynamicDomain: EvaluationDomain, Sendable {
     /// Creates the domain.
     public init() {}
 
+    /// The attribute's name, the key it is looked up by.
+    ///
+    /// - Parameter attribute: The attribute a bound predicate reads.
+    /// - Returns: Its name.
     public func handle(for attribute: AttributeReference) -> String { attribute.name }
+    /// The relationship's name, the key it is looked up by.
+    ///
+    /// - Parameter relationship: The relationship a bound predicate follows.
+    /// - Returns: Its name.
     public func handle(for relationship: RelationshipReference) -> String { relationship.name }
 
+    /// The value under the key, as `lookUp(_:in:)` finds it.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - object: The item to read.
+    /// - Returns: The key's value; `.null` when the item has no keys.
     public func value(_ key: String, of object: DynamicItem) -> PredicateValue {
         if case .found(let item) = lookUp(key, in: object) { return reference(to: item) }
         return .null
     }
 
+    /// What the key holds, as `lookUp(_:in:)` finds it.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - object: The item to read.
+    /// - Returns: What the key holds, or nil when the item has no keys.
     public func object(_ key: String, of object: DynamicItem) -> DynamicItem? {
         if case .found(let item) = lookUp(key, in: object) { return item }
         return nil
     }
 
+    /// The members of what the key holds.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - object: The item to read.
+    /// - Returns: Its members, as `members(of:)` takes them; nothing when the
+    ///   item has no keys.
     public func objects(_ key: String, of object: DynamicItem) -> [DynamicItem] {
         guard case .found(let item) = lookUp(key, in: object) else { return [] }
         return members(of: item)
@@ -71,6 +98,10 @@ public struct DynamicDomain: EvaluationDomain, Sendable {
     /// A plain value is itself; a record is its reference, or the value it
     /// stands for (a nested dictionary), or else an empty dictionary (never
     /// nil: a record is there).
+    ///
+    /// - Parameter object: The item to read as a value.
+    /// - Returns: The value that stands for the item (an array of each record's
+    ///   value, for the records of a to-many key).
     public func reference(to object: DynamicItem) -> PredicateValue {
         switch object {
         case .value(let value): value
@@ -87,6 +118,13 @@ public struct DynamicDomain: EvaluationDomain, Sendable {
 
     /// A dictionary's value for the key (nil when it has none); each member's
     /// for an array, nested arrays flattened; a record's; nil for nil.
+    ///
+    /// - Parameters:
+    ///   - key: The key to look up.
+    ///   - object: The item to look it up in.
+    /// - Returns: `KeyLookup.found` with what the key holds, or
+    ///   `KeyLookup.notKeyed` with the name of the type when the item (or a
+    ///   member of it) has no keys.
     public func lookUp(_ key: String, in object: DynamicItem) -> KeyLookup<DynamicItem> {
         switch object {
         case .value(let value):
@@ -136,10 +174,21 @@ public struct DynamicDomain: EvaluationDomain, Sendable {
         }
     }
 
+    /// A value as an object of this domain.
+    ///
+    /// - Parameter value: A value of the predicate or of its arguments.
+    /// - Returns: The value, wrapped.
     public func object(from value: PredicateValue) -> DynamicItem? { .value(value) }
 
     /// A dictionary's value read straight from it; anything else as
     /// `lookUp` and `reference(to:)` read it.
+    ///
+    /// - Parameters:
+    ///   - key: The key to look up.
+    ///   - object: The item to look it up in.
+    /// - Returns: `KeyLookup.found` with the key's value, or
+    ///   `KeyLookup.notKeyed` with the name of the type when the item has no
+    ///   keys.
     @inline(__always)
     public func value(forKey key: String, in object: DynamicItem) -> KeyLookup<PredicateValue> {
         if case .value(.dictionary(let dictionary)) = object { return .found(dictionary[key] ?? .null) }
@@ -152,6 +201,9 @@ public struct DynamicDomain: EvaluationDomain, Sendable {
 
     /// The members of an array or a to-many key; nothing for nil; the item
     /// itself otherwise.
+    ///
+    /// - Parameter object: The item to take the members of.
+    /// - Returns: The item's members, in order.
     public func members(of object: DynamicItem) -> [DynamicItem] {
         switch object {
         case .value(let value): ValueTreeDomain().members(of: value).map(DynamicItem.value)
@@ -170,29 +222,66 @@ public struct ValueTreeDomain: EvaluationDomain, Sendable {
     /// Creates the domain.
     public init() {}
 
+    /// The attribute's name, the key it is looked up by.
+    ///
+    /// - Parameter attribute: The attribute a bound predicate reads.
+    /// - Returns: Its name.
     public func handle(for attribute: AttributeReference) -> String { attribute.name }
+    /// The relationship's name, the key it is looked up by.
+    ///
+    /// - Parameter relationship: The relationship a bound predicate follows.
+    /// - Returns: Its name.
     public func handle(for relationship: RelationshipReference) -> String { relationship.name }
 
+    /// The value under the key, as `lookUp(_:in:)` finds it.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - object: The value to read.
+    /// - Returns: The key's value; `.null` when the value has no keys.
     public func value(_ key: String, of object: PredicateValue) -> PredicateValue {
         if case .found(let value) = lookUp(key, in: object) { return value }
         return .null
     }
 
+    /// What the key holds, as `lookUp(_:in:)` finds it.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - object: The value to read.
+    /// - Returns: What the key holds, or nil when the value has no keys.
     public func object(_ key: String, of object: PredicateValue) -> PredicateValue? {
         if case .found(let value) = lookUp(key, in: object) { return value }
         return nil
     }
 
+    /// The members of what the key holds.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - object: The value to read.
+    /// - Returns: Its members, as `members(of:)` takes them; nothing when the
+    ///   value has no keys.
     public func objects(_ key: String, of object: PredicateValue) -> [PredicateValue] {
         guard case .found(let value) = lookUp(key, in: object) else { return [] }
         return members(of: value)
     }
 
+    /// A value stands for itself.
+    ///
+    /// - Parameter object: The value.
+    /// - Returns: The value.
     public func reference(to object: PredicateValue) -> PredicateValue { object }
 
     /// A dictionary's value for the key (nil when it has none); each member's
     /// for an array, nested arrays flattened; nil for nil; for anything else,
     /// the type that has no keys.
+    ///
+    /// - Parameters:
+    ///   - key: The key to look up.
+    ///   - object: The value to look it up in.
+    /// - Returns: `KeyLookup.found` with the key's value, or
+    ///   `KeyLookup.notKeyed` with the name of the type that has no keys.
     public func lookUp(_ key: String, in object: PredicateValue) -> KeyLookup<PredicateValue> {
         switch object {
         case .dictionary(let dictionary): return .found(dictionary[key] ?? .null)
@@ -213,12 +302,24 @@ public struct ValueTreeDomain: EvaluationDomain, Sendable {
         }
     }
 
+    /// A dictionary's value read straight from it; anything else as
+    /// `lookUp(_:in:)` reads it.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - object: The value to look it up in.
+    /// - Returns: `KeyLookup.found` with the key's value, or
+    ///   `KeyLookup.notKeyed` with the name of the type that has no keys.
     @inline(__always)
     public func value(forKey key: String, in object: PredicateValue) -> KeyLookup<PredicateValue> {
         if case .dictionary(let dictionary) = object { return .found(dictionary[key] ?? .null) }
         return lookUp(key, in: object)
     }
 
+    /// An array's members; nothing for nil; any other value alone.
+    ///
+    /// - Parameter object: The value.
+    /// - Returns: Its members, in order.
     public func members(of object: PredicateValue) -> [PredicateValue] {
         switch object {
         case .array(let members): members
@@ -227,5 +328,9 @@ public struct ValueTreeDomain: EvaluationDomain, Sendable {
         }
     }
 
+    /// A value as an object of this domain.
+    ///
+    /// - Parameter value: A value of the predicate or of its arguments.
+    /// - Returns: The value itself.
     public func object(from value: PredicateValue) -> PredicateValue? { value }
 }

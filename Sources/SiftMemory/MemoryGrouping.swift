@@ -31,6 +31,11 @@ public struct MemoryDictionaryFetch<Domain: EvaluationDomain> {
     private let constants: [Int: MemoryExpression<KeyValueDomain>]
 
     /// Compiles `fetch` for objects of `domain`.
+    ///
+    /// - Parameters:
+    ///   - fetch: The bound dictionary fetch: its columns, grouping and
+    ///     `having` predicate.
+    ///   - domain: How to read the objects the fetch runs over.
     public init(_ fetch: BoundDictionaryFetch, domain: Domain) {
         self.fetch = fetch
         keys = fetch.groupBy.map { MemoryExpression($0, domain: domain) }
@@ -54,6 +59,20 @@ public struct MemoryDictionaryFetch<Domain: EvaluationDomain> {
     /// The results for `objects` (in the order they came), as rows of
     /// values in column order: grouped, filtered by `having`, made
     /// distinct, sorted, then offset and limited.
+    ///
+    /// - Parameters:
+    ///   - objects: The objects the fetch matched, in the order they came.
+    ///   - sort: The keys to sort the rows by (columns by index), before
+    ///     offset and limit.
+    ///   - offset: How many rows to skip after sorting.
+    ///   - limit: The most rows to return; nil (or a negative value) for all.
+    /// - Returns: The result rows, each holding one value per column of the
+    ///   fetch, in column order.
+    /// - Throws: `EvaluationError` when evaluating a column, a grouping key or
+    ///   the `having` predicate fails (as `MemoryExpression.evaluate(_:)`
+    ///   throws, such as a `MATCHES` or `LIKE` pattern that runs out of
+    ///   budget), or `EvaluationError.integerOverflow` when an integer sum
+    ///   passes 64 bits.
     @_specialize(exported: true, where Domain == RowNodeDomain)
     public func results(_ objects: [Domain.Object], sortedBy sort: [ResultSortKey] = [], offset: Int = 0,
                         limit: Int? = nil) throws(EvaluationError) -> [[PredicateValue]] {

@@ -28,44 +28,117 @@ public protocol EvaluationDomain {
     /// layout ahead of time.
     associatedtype KeyHandle = String
 
-    /// Prepares to read `attribute`.
+    /// Prepares to read `attribute`, once, when a predicate is compiled.
+    ///
+    /// - Parameter attribute: The attribute a bound predicate reads.
+    /// - Returns: What `value(_:of:)` needs to read it from each object.
     func handle(for attribute: AttributeReference) -> AttributeHandle
-    /// Prepares to follow `relationship`.
+    /// Prepares to follow `relationship`, once, when a predicate is compiled.
+    ///
+    /// - Parameter relationship: The relationship a bound predicate follows.
+    /// - Returns: What `object(_:of:)` and `objects(_:of:)` need to follow
+    ///   it from each object.
     func handle(for relationship: RelationshipReference) -> RelationshipHandle
     /// An attribute's value.
+    ///
+    /// - Parameters:
+    ///   - attribute: The attribute's handle, from `handle(for:)`.
+    ///   - object: The object to read.
+    /// - Returns: The attribute's value; `.null` when it has none.
     func value(_ attribute: AttributeHandle, of object: Object) -> PredicateValue
     /// A to-one relationship's object, or nil when it is empty.
+    ///
+    /// - Parameters:
+    ///   - relationship: The relationship's handle.
+    ///   - object: The object to follow it from.
+    /// - Returns: The related object, or nil.
     func object(_ relationship: RelationshipHandle, of object: Object) -> Object?
     /// A to-many relationship's objects.
+    ///
+    /// - Parameters:
+    ///   - relationship: The relationship's handle.
+    ///   - object: The object to follow it from.
+    /// - Returns: The related objects, in the relationship's order.
     func objects(_ relationship: RelationshipHandle, of object: Object) -> [Object]
     /// Calls `body` with each object of a to-many relationship until it
-    /// returns false; returns false if it did.
+    /// returns false.
+    ///
+    /// - Parameters:
+    ///   - relationship: The relationship's handle.
+    ///   - object: The object to follow it from.
+    ///   - body: Called with each related object; returns false to stop.
+    /// - Returns: False if `body` stopped early; true otherwise.
     func forEach(_ relationship: RelationshipHandle, of object: Object, _ body: (Object) -> Bool) -> Bool
     /// A value that identifies an object, for `SELF == %@` and `manager IN %@`.
+    ///
+    /// - Parameter object: The object to identify.
+    /// - Returns: The object's reference, or the value it stands for.
     func reference(to object: Object) -> PredicateValue
-    /// Prepares to look `key` up.
+    /// Prepares to look `key` up, once, when a predicate bound without a
+    /// model is compiled.
+    ///
+    /// - Parameter key: A key of the predicate.
+    /// - Returns: What `lookUp(_:in:)` needs to look it up in each object.
     func handle(forKey key: String) -> KeyHandle
     /// The object under `key`, looked up when the predicate runs (in a
     /// predicate bound without a model).
+    ///
+    /// - Parameters:
+    ///   - key: The key's handle.
+    ///   - object: The object to look it up in.
+    /// - Returns: What the key holds, or the name of the object's type when it
+    ///   has no keys.
     func lookUp(_ key: KeyHandle, in object: Object) -> KeyLookup<Object>
     /// The members of an object that is a collection; the object itself otherwise.
+    ///
+    /// - Parameter object: The object to take the members of.
+    /// - Returns: Its members, in order.
     func members(of object: Object) -> [Object]
     /// A value as an object of the domain, when its objects are values
     /// (bound without a model); nil otherwise.
+    ///
+    /// - Parameter value: A value of the predicate or of its arguments.
+    /// - Returns: The value as an object, or nil.
     func object(from value: PredicateValue) -> Object?
     /// The value under `key`, looked up when the predicate runs: `lookUp`
     /// then `reference(to:)`, which a domain may do in one step.
+    ///
+    /// - Parameters:
+    ///   - key: The key's handle.
+    ///   - object: The object to look it up in.
+    /// - Returns: The key's value, or the name of the object's type when it
+    ///   has no keys.
     func value(forKey key: KeyHandle, in object: Object) -> KeyLookup<PredicateValue>
 }
 
 extension EvaluationDomain {
     /// Objects of a model have no keys but their properties.
+    ///
+    /// - Parameters:
+    ///   - key: The key's handle.
+    ///   - object: The object to look the key up in.
+    /// - Returns: `KeyLookup.notKeyed`, naming "an object of a model".
     public func lookUp(_ key: KeyHandle, in object: Object) -> KeyLookup<Object> { .notKeyed("an object of a model") }
 
+    /// Objects of a model are not collections.
+    ///
+    /// - Parameter object: The object.
+    /// - Returns: The object alone.
     public func members(of object: Object) -> [Object] { [object] }
 
+    /// Objects of a model are not values.
+    ///
+    /// - Parameter value: A value.
+    /// - Returns: Nil.
     public func object(from value: PredicateValue) -> Object? { nil }
 
+    /// `lookUp(_:in:)` then `reference(to:)`.
+    ///
+    /// - Parameters:
+    ///   - key: The key's handle.
+    ///   - object: The object to look it up in.
+    /// - Returns: The key's value, or the name of the object's type when it
+    ///   has no keys.
     public func value(forKey key: KeyHandle, in object: Object) -> KeyLookup<PredicateValue> {
         switch lookUp(key, in: object) {
         case .found(let item): .found(reference(to: item))
@@ -73,8 +146,19 @@ extension EvaluationDomain {
         }
     }
 
+    /// The key is its own handle.
+    ///
+    /// - Parameter key: A key of the predicate.
+    /// - Returns: The key.
     public func handle(forKey key: String) -> KeyHandle where KeyHandle == String { key }
 
+    /// Calls `body` with each of `objects(_:of:)` until it returns false.
+    ///
+    /// - Parameters:
+    ///   - relationship: The relationship's handle.
+    ///   - object: The object to follow it from.
+    ///   - body: Called with each related object; returns false to stop.
+    /// - Returns: False if `body` stopped early; true otherwise.
     public func forEach(_ relationship: RelationshipHandle, of object: Object, _ body: (Object) -> Bool) -> Bool {
         for member in objects(relationship, of: object) where !body(member) { return false }
         return true
@@ -108,6 +192,10 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     let mayFail: Bool
 
     /// Compiles `predicate` for objects of `domain`.
+    ///
+    /// - Parameters:
+    ///   - predicate: The bound predicate to compile.
+    ///   - domain: How to read the objects the predicate is evaluated against.
     @_specialize(exported: true, where Domain == RowNodeDomain)
     @_specialize(exported: true, where Domain == DynamicDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
@@ -123,6 +211,12 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     /// operands whose types were unknown at binding are checked per value,
     /// and an error names its place in the predicate's text, from
     /// `locations` (UTF-8 offsets, as the binder's source map has them).
+    ///
+    /// - Parameters:
+    ///   - predicate: The predicate, bound without a model.
+    ///   - domain: How to read the values the predicate is evaluated against.
+    ///   - locations: Where each expression is in the predicate's text, as
+    ///     UTF-8 offsets, for the locations of errors.
     @_specialize(exported: true, where Domain == DynamicDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
     @_specialize(exported: true, where Domain == ColumnDomain)
@@ -136,6 +230,14 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     }
 
     /// Whether `object` satisfies the predicate.
+    ///
+    /// - Parameter object: The object to test.
+    /// - Returns: True when the object satisfies the predicate.
+    /// - Throws: `EvaluationError` when a `MATCHES` or `LIKE` pattern runs out
+    ///   of budget on one value; in a predicate bound without a model, also
+    ///   when a key is looked up in a value that has no keys
+    ///   (`notKeyValueCoding`) or an operator meets values it cannot work on
+    ///   (`incompatibleTypes`).
     @_specialize(exported: true, where Domain == RowNodeDomain)
     @_specialize(exported: true, where Domain == DynamicDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
@@ -148,6 +250,15 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
 
     /// Whether `object` satisfies a template's predicate with its
     /// `$variables` set to `parameters`.
+    ///
+    /// - Parameters:
+    ///   - object: The object to test.
+    ///   - parameters: The value of each `$variable`, by name.
+    /// - Returns: True when the object satisfies the predicate.
+    /// - Throws: `EvaluationError` when a `MATCHES` or `LIKE` pattern runs out
+    ///   of budget on one value, a key is looked up in a value that has no keys
+    ///   (`notKeyValueCoding`), or an operator meets values it cannot work on
+    ///   (`incompatibleTypes`).
     @_specialize(exported: true, where Domain == DynamicDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
     @_specialize(exported: true, where Domain == ColumnDomain)
@@ -161,6 +272,17 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     /// The indices in `0..<count` whose objects satisfy the predicate, in
     /// order: the objects made by `object`, with one evaluation scope for
     /// them all. Stops at the first error.
+    ///
+    /// - Parameters:
+    ///   - count: How many objects there are.
+    ///   - parameters: The value of each `$variable`, by name (none by default).
+    ///   - object: Makes the object at an index.
+    /// - Returns: The indices of the objects that satisfy the predicate, in
+    ///   increasing order.
+    /// - Throws: `EvaluationError` from the first object whose evaluation fails:
+    ///   a `MATCHES` or `LIKE` pattern that runs out of budget, a key looked up
+    ///   in a value that has no keys (`notKeyValueCoding`), or an operator that
+    ///   meets values it cannot work on (`incompatibleTypes`).
     @_specialize(exported: true, where Domain == ColumnDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
     @_specialize(exported: true, where Domain == DynamicDomain)
@@ -185,6 +307,11 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     }
 
     /// The objects of `objects` that satisfy the predicate, in their order.
+    ///
+    /// - Parameter objects: The objects to test.
+    /// - Returns: The objects that satisfy the predicate.
+    /// - Throws: `EvaluationError` from the first object whose evaluation fails,
+    ///   as `evaluate(_:)` throws it.
     public func filter(_ objects: some Sequence<Domain.Object>) throws(EvaluationError) -> [Domain.Object] {
         var matching: [Domain.Object] = []
         for object in objects where try evaluate(object) { matching.append(object) }
@@ -200,6 +327,10 @@ public struct MemoryExpression<Domain: EvaluationDomain> {
     let mayFail: Bool
 
     /// Compiles `expression` for objects of `domain`.
+    ///
+    /// - Parameters:
+    ///   - expression: The bound expression to compile.
+    ///   - domain: How to read the objects the expression is evaluated against.
     @_specialize(exported: true, where Domain == RowNodeDomain)
     @_specialize(exported: true, where Domain == DynamicDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
@@ -212,6 +343,14 @@ public struct MemoryExpression<Domain: EvaluationDomain> {
     }
 
     /// The expression's value for `object`.
+    ///
+    /// - Parameter object: The object to evaluate the expression for.
+    /// - Returns: The expression's value.
+    /// - Throws: `EvaluationError` when a `MATCHES` or `LIKE` pattern inside the
+    ///   expression runs out of budget on one value, or, in an expression bound
+    ///   without a model, when a key is looked up in a value that has no keys
+    ///   (`notKeyValueCoding`) or an operator meets values it cannot work on
+    ///   (`incompatibleTypes`).
     public func evaluate(_ object: Domain.Object) throws(EvaluationError) -> PredicateValue {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
         guard mayFail else { return value(object, &scope) }

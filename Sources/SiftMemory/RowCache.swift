@@ -38,6 +38,11 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     public var root: Int { Int(rootIndex) }
 
     /// The ID of a row of an entity with no superentity.
+    ///
+    /// - Parameters:
+    ///   - entity: The index of the entity in the model; it must have no
+    ///     superentity (it is its own root).
+    ///   - primaryKey: The row's primary key.
     public init(entity: Int, primaryKey: Int64) {
         self.init(entity: entity, root: entity, primaryKey: primaryKey)
     }
@@ -50,6 +55,10 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The ID of a row of `entity`.
+    ///
+    /// - Parameters:
+    ///   - entity: The object's entity, from the model.
+    ///   - primaryKey: The row's primary key, in the table of the entity's root.
     public init(entity: Entity, primaryKey: Int64) {
         self.init(entity: entity.index, root: entity.rootIndex, primaryKey: primaryKey)
     }
@@ -117,15 +126,27 @@ public struct RowSnapshot: Sendable {
 
     /// The node of `primaryKey` in the table of the entity at `entity`,
     /// whichever entity of the table it is.
+    ///
+    /// - Parameters:
+    ///   - entity: The index of an entity of the table, in the model.
+    ///   - primaryKey: The row's primary key.
+    /// - Returns: The node, or nil when the snapshot has none for the key.
     @inlinable
     public func node(entity: Int, primaryKey: Int64) -> RowNode? {
         tables[roots[entity]][primaryKey]
     }
 
     /// The nodes by primary key of an entity's table (its relatives' too).
+    ///
+    /// - Parameter entity: The index of an entity of the table, in the model.
+    /// - Returns: Every node of the table, by primary key.
     public func nodesByKey(entity: Int) -> [Int64: RowNode] { tables[roots[entity]] }
 
     /// Every node of an entity and its subentities, in primary-key order.
+    ///
+    /// - Parameter entity: The index of the entity in the model.
+    /// - Returns: The nodes of the entity and its subentities, sorted by
+    ///   primary key.
     public func nodes(entity: Int) -> [RowNode] {
         let table = tables[roots[entity]].values
         let all = model.entities[entity].subentities.isEmpty && roots[entity] == entity
@@ -152,6 +173,8 @@ public final class RowCache: Sendable {
     private let state: LockedState<State>
 
     /// Creates an empty cache for `model`.
+    ///
+    /// - Parameter model: The model the nodes will follow.
     public init(model: DataModel) {
         self.model = model
         self.roots = model.entities.map(\.rootIndex)
@@ -160,6 +183,9 @@ public final class RowCache: Sendable {
     }
 
     /// Adds or replaces nodes.
+    ///
+    /// - Parameter nodes: The nodes to store, each replacing any cached node of
+    ///   the same ID.
     @inlinable
     public func store(_ nodes: some Collection<RowNode>) {
         storeAll(Array(nodes))
@@ -184,6 +210,11 @@ public final class RowCache: Sendable {
     /// relationships the cached nodes had loaded when the row's version has
     /// not changed (a row read does not read its to-many relationships).
     /// Returns the nodes as stored.
+    ///
+    /// - Parameter nodes: The nodes as read from the store.
+    /// - Returns: The nodes as stored, in the order given: each one given, or a
+    ///   copy that keeps the to-many relationships of the cached node it
+    ///   replaced.
     @discardableResult
     public func storeFetched(_ nodes: [RowNode]) -> [RowNode] {
         state.withLock { state in
@@ -210,6 +241,12 @@ public final class RowCache: Sendable {
 
     /// Sets one to-many relationship of cached nodes, keeping the rest of
     /// each node as the cache has it now. Returns the updated nodes.
+    ///
+    /// - Parameters:
+    ///   - slot: The to-many slot of the relationship.
+    ///   - keys: The destinations' primary keys, by the ID of the node to set.
+    /// - Returns: The nodes updated; IDs the cache holds no node for are
+    ///   skipped.
     @discardableResult
     public func setToMany(slot: Int, _ keys: [ObjectID: [Int64]]) -> [RowNode] {
         state.withLock { state in
@@ -226,11 +263,17 @@ public final class RowCache: Sendable {
     }
 
     /// The node for `id`, if the cache holds it.
+    ///
+    /// - Parameter id: The object's ID.
+    /// - Returns: The cached node, or nil.
     public func node(_ id: ObjectID) -> RowNode? {
         state.withLock { $0.tables[id.root][id.primaryKey] }
     }
 
     /// A view of every node now in the cache, read without locks.
+    ///
+    /// - Returns: A snapshot of the cache's nodes now; later changes to the
+    ///   cache do not reach it.
     public func snapshot() -> RowSnapshot {
         state.withLock { RowSnapshot(tables: $0.tables, model: model, roots: roots) }
     }
@@ -241,11 +284,15 @@ public final class RowCache: Sendable {
     }
 
     /// Notes that a context uses `id`.
+    ///
+    /// - Parameter id: The ID whose reference count goes up by one.
     public func register(_ id: ObjectID) {
         registerAll([id])
     }
 
     /// Notes that a context uses each of `ids`, under one lock.
+    ///
+    /// - Parameter ids: The IDs whose reference counts go up by one each.
     @inlinable
     public func register(_ ids: some Sequence<ObjectID>) {
         registerAll(Array(ids))
@@ -264,11 +311,16 @@ public final class RowCache: Sendable {
 
     /// Notes that a context no longer uses `id`; when nothing uses it any
     /// more its node is purged.
+    ///
+    /// - Parameter id: The ID whose reference count goes down by one; an ID
+    ///   never registered is ignored.
     public func unregister(_ id: ObjectID) {
         unregisterAll([id])
     }
 
     /// `unregister` for each of `ids`, under one lock.
+    ///
+    /// - Parameter ids: The IDs whose reference counts go down by one each.
     @inlinable
     public func unregister(_ ids: some Sequence<ObjectID>) {
         unregisterAll(Array(ids))
@@ -290,12 +342,19 @@ public final class RowCache: Sendable {
     }
 
     /// How many registrations `id` has.
+    ///
+    /// - Parameter id: The object's ID.
+    /// - Returns: The number of registrations not yet unregistered; 0 when
+    ///   there are none.
     public func referenceCount(_ id: ObjectID) -> Int {
         state.withLock { $0.references[id] ?? 0 }
     }
 
     /// Removes the nodes of `ids` (rows deleted from the store), whoever
     /// holds them.
+    ///
+    /// - Parameter ids: The IDs whose nodes to remove; their reference counts
+    ///   are kept.
     @inlinable
     public func remove(_ ids: some Sequence<ObjectID>) {
         removeNodes(Array(ids))
@@ -319,6 +378,8 @@ public final class RowCache: Sendable {
     /// Replaces every node with `nodes` at once: a reader sees either the
     /// old nodes or the new ones, never a cache half emptied. Reference
     /// counts are kept.
+    ///
+    /// - Parameter nodes: The nodes the cache holds afterwards.
     public func replaceAll(with nodes: some Sequence<RowNode>) {
         var tables = Array(repeating: [Int64: RowNode](), count: model.entities.count)
         for node in nodes { tables[node.id.root][node.id.primaryKey] = node }

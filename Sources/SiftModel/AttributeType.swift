@@ -85,6 +85,10 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable, Codable {
     /// A value (as JSON gives it) as a value of this type, or nil when it
     /// does not fit: a string for a number, an integer out of the type's
     /// range, a number too large for a double to hold exactly as an integer.
+    ///
+    /// - Parameter value: The value, as read from JSON.
+    /// - Returns: The value as an attribute of this type holds it (nil stays
+    ///   `PredicateValue.null`), or nil when it does not fit.
     public func convert(_ value: PredicateValue) -> PredicateValue? {
         switch (value, self) {
         case (.null, _): return .null
@@ -118,6 +122,9 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable, Codable {
 
     /// Why `value` does not fit this type, for messages: "must be integer16,
     /// not a string" or "is 99999, outside the range of integer16".
+    ///
+    /// - Parameter value: The value that does not fit.
+    /// - Returns: A phrase that follows the attribute's name in a message.
     public func mismatch(_ value: PredicateValue) -> String {
         switch value {
         case .int, .double:

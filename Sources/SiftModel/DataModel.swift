@@ -79,6 +79,20 @@ public struct DataModel: Hashable, Sendable {
     /// Creates a model and checks it: unique names, existing superentities
     /// and destinations, no inheritance cycle, and inverses that point back.
     /// Each entity gets its superentity's properties before its own.
+    ///
+    /// - Parameters:
+    ///   - entities: The entities, each with only its own properties; a
+    ///     subentity names its superentity.
+    ///   - fetchRequestTemplates: The fetch request templates (none by default);
+    ///     of two with one name, the first is kept.
+    ///   - configurations: Named sets of entity names (none by default).
+    /// - Throws: `ModelError` when the model is not valid: an entity without a
+    ///   name, two entities or two properties of one entity with the same name,
+    ///   a name with a control character, a property name that is empty, has a
+    ///   dot or starts with `Z_`, a default value that does not fit its
+    ///   attribute, an unknown superentity, destination or inverse, an
+    ///   inheritance cycle, an inverse that does not point back, or a template,
+    ///   fetched property or configuration naming an unknown entity.
     public init(_ entities: [Entity], fetchRequestTemplates: [FetchRequestTemplate] = [],
                 configurations: [String: [String]] = [:]) throws(ModelError) {
         var byName: [String: Int] = [:]
@@ -124,12 +138,18 @@ public struct DataModel: Hashable, Sendable {
     }
 
     /// The entity called `name`.
+    ///
+    /// - Parameter name: The entity's name.
+    /// - Returns: The entity, or nil when the model has none of that name.
     public func entity(named name: String) -> Entity? {
         byName[name].map { entities[$0] }
     }
 
     /// The entity and every entity that inherits from it, at any depth:
     /// what a fetch of the entity includes.
+    ///
+    /// - Parameter entity: An entity of the model.
+    /// - Returns: `entity` first, then its subentities, breadth first.
     public func descendants(of entity: Entity) -> [Entity] {
         var result = [entity]
         var i = 0
@@ -142,6 +162,9 @@ public struct DataModel: Hashable, Sendable {
 
     /// The entity at the top of `entity`'s inheritance chain (itself when it
     /// has no superentity): the one whose table a store keeps it in.
+    ///
+    /// - Parameter entity: An entity of the model.
+    /// - Returns: The root entity.
     public func root(of entity: Entity) -> Entity {
         var current = entity
         while let parent = current.superentity.flatMap({ self.entity(named: $0) }) { current = parent }
@@ -150,6 +173,12 @@ public struct DataModel: Hashable, Sendable {
 
     /// Whether the entity at `index` is the one at `ancestor` or inherits
     /// from it.
+    ///
+    /// - Parameters:
+    ///   - index: The index of an entity in `entities`.
+    ///   - ancestor: The index of the possible ancestor in `entities`.
+    /// - Returns: True when the two indexes are equal or the entity inherits
+    ///   from the ancestor; false for an index out of range.
     public func isEntity(at index: Int, kindOf ancestor: Int) -> Bool {
         if index == ancestor { return true }
         guard entities.indices.contains(index), entities.indices.contains(ancestor),
@@ -159,6 +188,12 @@ public struct DataModel: Hashable, Sendable {
 
     /// The entity among `entity` and its ancestors that declares the
     /// relationship `name` (a subentity inherits it unchanged).
+    ///
+    /// - Parameters:
+    ///   - name: The relationship's name.
+    ///   - entity: The entity that has the relationship.
+    /// - Returns: The topmost ancestor of `entity` (or `entity` itself) that
+    ///   has a property called `name`.
     public func declaringEntity(of name: String, from entity: Entity) -> Entity {
         var current = entity
         while let parent = current.superentity.flatMap({ self.entity(named: $0) }), parent.relationship(named: name) != nil
@@ -169,6 +204,12 @@ public struct DataModel: Hashable, Sendable {
     }
 
     /// Whether `entity` is `ancestor` or inherits from it.
+    ///
+    /// - Parameters:
+    ///   - entity: An entity of the model.
+    ///   - ancestor: The possible ancestor.
+    /// - Returns: True when `entity` has the ancestor's name, or one of its
+    ///   superentities does.
     public func isEntity(_ entity: Entity, kindOf ancestor: Entity) -> Bool {
         var current: Entity? = entity
         while let e = current {

@@ -52,6 +52,15 @@ public struct Entity: Hashable, Sendable {
     /// in `attributes` (a composite's elements right after it, named
     /// `composite.element`), relationships by their place among the to-one
     /// (or to-many) ones. A model puts the superentity's properties first.
+    ///
+    /// - Parameters:
+    ///   - name: The entity's name.
+    ///   - superentity: The name of the entity it inherits from; nil (the
+    ///     default) for none.
+    ///   - abstract: Whether the entity has no objects of its own, only its
+    ///     subentities' (false by default).
+    ///   - attributes: Its own attributes (none by default).
+    ///   - relationships: Its own relationships (none by default).
     public init(_ name: String, superentity: String? = nil, abstract: Bool = false, attributes: [Attribute] = [],
                 relationships: [Relationship] = []) {
         self.init(name, superentity: superentity, abstract: abstract, inherited: ([], []),
@@ -121,9 +130,17 @@ public struct Entity: Hashable, Sendable {
     public var declaredRelationships: [Relationship] { Array(relationships[inheritedRelationshipCount...]) }
 
     /// The property called `name`.
+    ///
+    /// - Parameter name: The property's name.
+    /// - Returns: The attribute or relationship, or nil when the entity has none
+    ///   of that name.
     public func property(named name: String) -> Property? { properties[name] }
 
     /// The attribute called `name`.
+    ///
+    /// - Parameter name: The attribute's name.
+    /// - Returns: The attribute, or nil when the entity has no attribute of that
+    ///   name.
     public func attribute(named name: String) -> Attribute? {
         if case .attribute(let a) = properties[name] { return a }
         return nil
@@ -131,11 +148,19 @@ public struct Entity: Hashable, Sendable {
 
     /// A handle on the attribute called `name`, for reading it from many
     /// objects without looking the name up each time.
+    ///
+    /// - Parameter name: The attribute's name.
+    /// - Returns: The handle, or nil when the entity has no attribute of that
+    ///   name.
     public func handle(forAttribute name: String) -> AttributeHandle? {
         attribute(named: name).map { AttributeHandle(entity: index, slot: $0.slot, name: $0.name) }
     }
 
     /// The relationship called `name`.
+    ///
+    /// - Parameter name: The relationship's name.
+    /// - Returns: The relationship, or nil when the entity has no relationship
+    ///   of that name.
     public func relationship(named name: String) -> Relationship? {
         if case .relationship(let r) = properties[name] { return r }
         return nil

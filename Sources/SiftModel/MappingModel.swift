@@ -66,17 +66,36 @@ public struct MappingModel: Hashable, Sendable {
     public let removedEntities: [String]
 
     /// The mapping of the destination entity `name`.
+    ///
+    /// - Parameter name: The name of an entity of the destination version.
+    /// - Returns: The entity's mapping, or nil when the destination has no such
+    ///   entity.
     public func mapping(for name: String) -> EntityMapping? {
         entityMappings.first { $0.destination == name }
     }
 
     /// The destination entity a source entity's objects go to, if any.
+    ///
+    /// - Parameter sourceEntity: The name of an entity of the source version.
+    /// - Returns: The destination entity's name, or nil when its objects are
+    ///   dropped.
     public func destination(of sourceEntity: String) -> String? {
         entityMappings.first { $0.source == sourceEntity }?.destination
     }
 
     /// Infers the mapping from `source` to `destination`, or lists
     /// everything an inferred mapping cannot do.
+    ///
+    /// - Parameters:
+    ///   - source: The version migrated from.
+    ///   - destination: The version migrated to.
+    /// - Returns: The mapping: each destination entity from the source entity
+    ///   it (or its renaming identifier) names, if any.
+    /// - Throws: `MappingError` listing every problem when the mapping cannot be
+    ///   inferred: two entities that come from one, an entity that would move
+    ///   to another table, an attribute whose type changes in a way it does not
+    ///   widen, or a relationship that no longer points at the objects it
+    ///   pointed at.
     public static func inferred(from source: DataModel, to destination: DataModel) throws(MappingError) -> MappingModel {
         var problems: [String] = []
         var mappings: [EntityMapping] = []

@@ -24,6 +24,10 @@ public struct ModelBundle: Sendable {
     private let fileExtension: String
 
     /// Reads the list of versions of the bundle at `url`.
+    ///
+    /// - Parameter url: The `.xcdatamodeld` or `.momd` folder.
+    /// - Throws: `ModelError.unreadable` when the folder holds no version
+    ///   (`.xcdatamodel` or `.mom`).
     public init(contentsOf url: URL) throws(ModelError) {
         self.url = url
         let compiled = url.pathExtension == "momd"
@@ -51,6 +55,13 @@ public struct ModelBundle: Sendable {
     }
 
     /// The version called `version` (the current one when nil).
+    ///
+    /// - Parameter version: The version's name, as in `versionNames`; nil (the
+    ///   default) for the current version.
+    /// - Returns: The version's model.
+    /// - Throws: `ModelError.unreadable` when the bundle has no version of that
+    ///   name, or any `ModelError` from reading the version
+    ///   (`DataModel.init(contentsOf:)`).
     public func model(version: String? = nil) throws(ModelError) -> DataModel {
         let name = version ?? currentVersionName
         guard versionNames.contains(name) else {
@@ -63,6 +74,10 @@ public struct ModelBundle: Sendable {
     /// The version whose entity version hashes are `hashes` (a store's
     /// `NSStoreModelVersionHashes`), with its name; nil when none is.
     /// Versions that do not load are passed over.
+    ///
+    /// - Parameter hashes: Each entity's version hash, by entity name.
+    /// - Returns: The name and model of the first version, the current one
+    ///   first, whose `entityVersionHashes` equal `hashes`; nil when none does.
     public func version(matching hashes: [String: Data]) -> (name: String, model: DataModel)? {
         // The current version first: the likeliest.
         for name in [currentVersionName] + versionNames.filter({ $0 != currentVersionName }) {

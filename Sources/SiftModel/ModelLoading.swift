@@ -105,6 +105,12 @@ extension DataModel {
     }
 
     /// Reads a model from its JSON form.
+    ///
+    /// - Parameter data: The model's JSON text, as UTF-8 bytes.
+    /// - Throws: `ModelError.unreadable` when the JSON does not decode as a
+    ///   model, `ModelError.unknownAttributeType` for an attribute type it does
+    ///   not know, or any `ModelError` from checking the model
+    ///   (`init(_:fetchRequestTemplates:configurations:)`).
     public init(json data: Data) throws(ModelError) {
         let form: JSONForm
         do {
@@ -149,6 +155,11 @@ extension DataModel {
     /// 3's `elements`), its `contents` file, an `.xcdatamodeld` or `.momd`
     /// bundle (its current version; `ModelBundle` reads the others), or a
     /// compiled `.mom` file.
+    ///
+    /// - Parameter url: The file or folder to read.
+    /// - Throws: `ModelError.unreadable` when there is no such file, it cannot
+    ///   be read, is empty, or is in no format above; any `ModelError` from
+    ///   reading that form or checking the model.
     public init(contentsOf url: URL) throws(ModelError) {
         let path = url.path
         var isDirectory: ObjCBool = false
@@ -212,6 +223,10 @@ extension DataModel {
     }
 
     /// Reads an Xcode model's `contents` file.
+    ///
+    /// - Parameter url: The `contents` file inside an `.xcdatamodel` folder.
+    /// - Throws: `ModelError.unreadable` when the file cannot be read, or any
+    ///   `ModelError` from `init(xcdatamodelXML:path:)`.
     public init(xcdatamodel url: URL) throws(ModelError) {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw ModelError.unreadable(path: url.path, reason: "cannot read the file")
@@ -220,6 +235,14 @@ extension DataModel {
     }
 
     /// Reads the XML that Xcode writes for a data model.
+    ///
+    /// - Parameters:
+    ///   - data: The XML, as bytes.
+    ///   - path: What to call the file in errors (`"contents"` by default).
+    /// - Throws: `ModelError.unreadable` when the bytes are not UTF-8, are not
+    ///   valid XML, hold a processing instruction, have a root element other
+    ///   than `<model>` or end before `</model>`; another `ModelError` when an
+    ///   element of the model is wrong or the model is not valid.
     public init(xcdatamodelXML data: Data, path: String = "contents") throws(ModelError) {
         // Foundation's XML parser traps on a name that is not UTF-8, so the
         // bytes are checked first (Xcode writes its models in UTF-8).
@@ -280,6 +303,9 @@ extension DataModel {
     }
 
     /// A readable message for a JSON decoding error: what is wrong, and where.
+    ///
+    /// - Parameter error: The error from decoding JSON.
+    /// - Returns: The message, with the coding path where there is one.
     public static func describe(_ error: any Error) -> String {
         switch error {
         case DecodingError.keyNotFound(let key, let context):

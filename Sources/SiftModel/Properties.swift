@@ -16,6 +16,8 @@ public enum DeleteRule: String, Hashable, Sendable, Codable {
 
     /// Core Data's `NSDeleteRule` raw value, as compiled models keep it:
     /// 0 no action, 1 nullify, 2 cascade, 3 deny (nullify for anything else).
+    ///
+    /// - Parameter coreDataCode: The raw value of an `NSDeleteRule`.
     public init(coreDataCode: Int) {
         self = switch coreDataCode {
         case 0: .noAction
@@ -83,6 +85,20 @@ public struct Attribute: Hashable, Sendable {
     public internal(set) var slot: Int = 0
 
     /// Creates an attribute: `Attribute("age", .integer64, indexed: true)`.
+    ///
+    /// - Parameters:
+    ///   - name: The attribute's name.
+    ///   - type: The type of its values.
+    ///   - optional: Whether it may hold nil (false by default).
+    ///   - defaultValue: The value a new object gets; nil (the default) for
+    ///     none.
+    ///   - indexed: Whether the store indexes it (false by default).
+    ///   - canonical: Whether the store keeps folded ("canonical") companion
+    ///     columns of a string attribute, so comparisons that ignore case and
+    ///     diacritics use an index; ignored for other types (false by
+    ///     default).
+    ///   - transient: Whether it lives only in memory (false by default; an
+    ///     attribute of type `AttributeType.undefined` always does).
     public init(_ name: String, _ type: AttributeType, optional: Bool = false, defaultValue: PredicateValue? = nil,
                 indexed: Bool = false, canonical: Bool = false, transient: Bool = false) {
         self.name = name
@@ -133,6 +149,18 @@ public struct Relationship: Hashable, Sendable {
     public internal(set) var slot: Int = 0
 
     /// Creates a relationship: `Relationship("reports", to: "Employee", toMany: true, inverse: "manager")`.
+    ///
+    /// - Parameters:
+    ///   - name: The relationship's name.
+    ///   - destination: The name of the entity at the other end.
+    ///   - toMany: Whether it holds a collection of objects (false by default).
+    ///   - optional: Whether it may be empty (true by default).
+    ///   - inverse: The name of the destination's relationship that points
+    ///     back; nil (the default) for none.
+    ///   - deleteRule: What a delete does to the objects at the other end
+    ///     (`DeleteRule.nullify` by default).
+    ///   - ordered: Whether a to-many relationship keeps its objects in an
+    ///     order (false by default; ignored for a to-one).
     public init(
         _ name: String, to destination: String, toMany: Bool = false, optional: Bool = true,
         inverse: String? = nil, deleteRule: DeleteRule = .nullify, ordered: Bool = false

@@ -23,6 +23,9 @@ extension DataModel {
     }
 
     /// The hash of the entity and its ancestors, as Core Data computes it.
+    ///
+    /// - Parameter entity: An entity of the model.
+    /// - Returns: The entity's 32-byte SHA-256 version hash.
     public func versionHash(of entity: Entity) -> Data {
         var bytes = HashInput()
         bytes.append(entity.name)

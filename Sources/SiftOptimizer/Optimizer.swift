@@ -15,6 +15,11 @@ public protocol OptimizerRule: Sendable {
     var name: String { get }
     /// Rewrites one predicate node whose children are already rewritten;
     /// returns nil when the rule does not apply here.
+    ///
+    /// - Parameter predicate: The node to rewrite, its children already
+    ///   rewritten.
+    /// - Returns: The rewritten node, with the same meaning; nil when the rule
+    ///   does not apply.
     func rewrite(_ predicate: BoundPredicate) -> BoundPredicate?
 }
 
@@ -56,17 +61,30 @@ public struct Optimizer: Sendable {
     ])
 
     /// The rule called `name` on its own.
+    ///
+    /// - Parameter name: The rule's name, such as `"constant-folding"`.
+    /// - Returns: The rule of `standard` with that name, or nil when there is
+    ///   none.
     public static func rule(named name: String) -> (any OptimizerRule)? {
         standard.rules.first { $0.name == name }
     }
 
     /// The optimized tree.
+    ///
+    /// - Parameter predicate: The bound predicate to optimize.
+    /// - Returns: A predicate with the same meaning, after the rules have been
+    ///   applied until nothing changes or `iterationCap` passes have run.
     public func optimize(_ predicate: BoundPredicate) -> BoundPredicate {
         optimizeWithTrace(predicate).0
     }
 
     /// The optimized tree, and the names of the rules that changed it, in
     /// the order they applied.
+    ///
+    /// - Parameter predicate: The bound predicate to optimize.
+    /// - Returns: The optimized predicate, as `optimize(_:)` gives it, and the
+    ///   name of each rule that changed the tree, once for each pass in which
+    ///   it did.
     public func optimizeWithTrace(_ predicate: BoundPredicate) -> (BoundPredicate, [String]) {
         var current = predicate
         var applied: [String] = []

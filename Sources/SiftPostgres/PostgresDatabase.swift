@@ -15,6 +15,10 @@ public struct PostgresDatabaseError: Error, CustomStringConvertible, Sendable {
     public var sql: String?
 
     /// An error with the server's `message`, and the statement it was for.
+    ///
+    /// - Parameters:
+    ///   - message: What failed, with the server's message when it sent one.
+    ///   - sql: The statement that was running, if any.
     public init(message: String, sql: String? = nil) {
         self.message = message
         self.sql = sql
@@ -51,6 +55,12 @@ public final class PostgresDatabase: Sendable {
     }
 
     /// Connects to the server a `postgres://user[:password]@host[:port]/database` URL names.
+    ///
+    /// - Parameter text: The server's URL, `postgres://` or `postgresql://`, with a user and a host (TLS is not
+    ///   used).
+    /// - Returns: The open connection.
+    /// - Throws: `PostgresDatabaseError` when `text` is not such a URL, or the server cannot be reached or
+    ///   refuses the connection.
     public static func connect(url text: String) async throws -> PostgresDatabase {
         guard let url = URL(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""), let host = url.host,
               let user = url.user, !user.isEmpty else {
@@ -70,21 +80,42 @@ public final class PostgresDatabase: Sendable {
     }
 
     /// Closes the connection.
+    ///
+    /// - Throws: postgres-nio's error when the connection does not close cleanly.
     public func close() async throws {
         try await connection.close()
     }
 
     /// Runs statements given as text, with no parameters.
+    ///
+    /// - Parameter sql: The SQL to run.
+    /// - Throws: `PostgresDatabaseError` when the server refuses it (with the server's message and SQLSTATE
+    ///   `code`); postgres-nio's decoding error when a cell it returns cannot be read.
     public func execute(_ sql: String) async throws {
         try await rows(sql, [])
     }
 
     /// Runs a statement the SQL stage built, with its own bindings or `bindings`.
+    ///
+    /// - Parameters:
+    ///   - query: The statement, with its bindings.
+    ///   - bindings: Values to bind instead of the query's own; nil for its own.
+    /// - Throws: `PostgresDatabaseError` when a value cannot be bound (an array of mixed members) or the server
+    ///   refuses the statement (with its message and SQLSTATE `code`); postgres-nio's decoding error when a
+    ///   cell it returns cannot be read.
     public func run(_ query: SQLQuery, _ bindings: [SQLValue]? = nil) async throws {
         try await rows(query.sql, bindings ?? query.bindings)
     }
 
     /// The rows a statement gives, each a row of values.
+    ///
+    /// - Parameters:
+    ///   - query: The statement, with its bindings.
+    ///   - bindings: Values to bind instead of the query's own; nil for its own.
+    /// - Returns: Every row, each the values of its columns in order.
+    /// - Throws: `PostgresDatabaseError` when a value cannot be bound (an array of mixed members) or the server
+    ///   refuses the statement (with its message and SQLSTATE `code`); postgres-nio's decoding error when a
+    ///   cell cannot be read.
     public func rows(_ query: SQLQuery, _ bindings: [SQLValue]? = nil) async throws -> [[SQLValue]] {
         try await rows(query.sql, bindings ?? query.bindings)
     }

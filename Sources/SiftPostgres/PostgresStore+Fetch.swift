@@ -88,29 +88,59 @@ extension PostgresStore: SQLStoreBackend {
 
     /// Splits a request's predicate into what PostgreSQL runs and what memory
     /// runs, binding, optimizing and lowering it once.
+    ///
+    /// - Parameter request: The fetch to plan.
+    /// - Returns: The plan: the predicate's SQL part, the residual memory evaluates, the sort keys memory
+    ///   applies, and why.
+    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidPredicate` when the
+    ///   predicate or a sort key does not parse or fit the model; `.notExpressibleInSQL` when the fetch cannot
+    ///   be lowered to SQL at all.
     public func plan(_ request: FetchRequest) throws(StoreError) -> FetchPlan {
         try makePlan(request)
     }
 
     /// A request's predicate, bound to the store's model and optimized.
+    ///
+    /// - Parameter request: The fetch whose predicate is bound.
+    /// - Returns: The bound, optimized predicate; nil when the request has none.
+    /// - Throws: `StoreError.invalidPredicate` when the predicate does not parse or fit the model.
     public func bind(_ request: FetchRequest) throws(StoreError) -> BoundPredicate? {
         try boundPredicate(request)
     }
 
     /// The SQL a request runs when PostgreSQL runs all of its predicate; an
     /// error naming the first construct it cannot express otherwise.
+    ///
+    /// - Parameters:
+    ///   - request: The fetch.
+    ///   - columns: What each row returns: whole rows, identifiers or a count.
+    /// - Returns: The statement with its bindings, in PostgreSQL's dialect.
+    /// - Throws: `StoreError`: `.notExpressibleInSQL` when part of the fetch needs memory (with where in the
+    ///   predicate's text, when known); `.unknownEntity` or `.invalidPredicate` when the request does not fit
+    ///   the model.
     public func sqlQuery(for request: FetchRequest, columns: SQLColumns = .rows) throws(StoreError) -> SQLQuery {
         try makeSQLQuery(for: request, columns: columns)
     }
 
     /// The one statement a dictionary fetch runs (its properties to fetch,
     /// grouping, having and distinctness); nil when part of it runs in memory.
+    ///
+    /// - Parameter request: The dictionary fetch, with its `propertiesToFetch`.
+    /// - Returns: The statement with its bindings; nil when part of the fetch runs in memory.
+    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidFetch` when the
+    ///   request has no properties to fetch, a property is neither grouped nor aggregated, or a sort key names
+    ///   no result; `.invalidPredicate` when a property, grouping key or predicate does not parse or fit the
+    ///   model.
     public func resultQuery(for request: FetchRequest) throws(StoreError) -> SQLQuery? {
         let (fetch, sort) = try bindDictionaryFetch(request)
         return try resultQuery(fetch, request: request, sort: sort)
     }
 
     /// PostgreSQL's plan for a query (`EXPLAIN`), one line per step.
+    ///
+    /// - Parameter query: The statement, with its bindings.
+    /// - Returns: The lines of PostgreSQL's `EXPLAIN`.
+    /// - Throws: `StoreError.server` when the server cannot be reached or refuses the statement.
     public func queryPlan(_ query: SQLQuery) throws(StoreError) -> [String] {
         try run(ServerCatalog.explain(query)).map { row in
             if case .text(let line)? = row.first { return line }
@@ -121,6 +151,8 @@ extension PostgresStore: SQLStoreBackend {
 
 extension ObjectContext {
     /// A context on a PostgreSQL store.
+    ///
+    /// - Parameter store: The store the context reads and saves to.
     public convenience init(store: PostgresStore) {
         self.init(backend: store)
     }

@@ -65,6 +65,20 @@ public final class PostgresStore: @unchecked Sendable {
     /// `observesOtherProcesses`, one more connection listens for saves made
     /// through other stores on the same tables (other processes), and
     /// announces them to this store's observers.
+    ///
+    /// - Parameters:
+    ///   - url: The database's URL: `postgres://user[:password]@host[:port]/database`.
+    ///   - model: The model of a new store, or the model an existing store must have been made for; nil to open
+    ///     an existing store with its own.
+    ///   - schemaName: The database schema the store's tables are in.
+    ///   - functions: The application's functions predicates may call (run in memory).
+    ///   - maximumConnections: The most connections the store keeps open at once.
+    ///   - observesOtherProcesses: Whether one more connection listens for other processes' saves and announces
+    ///     them to this store's observers.
+    /// - Throws: `StoreError`: `.server` when `url` is not a `postgres://` URL, or the server cannot be reached
+    ///   or refuses a statement; `.noModel` when the schema holds no store and no model was given;
+    ///   `.modelMismatch` when the store was made for another model; `.damaged` when its metadata does not name
+    ///   a model that loads.
     public init(url: String, model: DataModel? = nil, schemaName: String = "public",
                 functions: FunctionRegistry = FunctionRegistry(), maximumConnections: Int = 4,
                 observesOtherProcesses: Bool = true) throws(StoreError) {
@@ -213,6 +227,9 @@ public final class PostgresStore: @unchecked Sendable {
     /// Removes the store from the database: its schema (with everything in
     /// it) when the store has a schema of its own, its tables when it is in
     /// `public`. The store is closed afterwards.
+    ///
+    /// - Throws: `StoreError.server` when the server cannot be reached or refuses to drop the schema or a
+    ///   table; the store is closed all the same.
     public func destroy() throws(StoreError) {
         defer { close() }
         if schemaName == "public" {
@@ -223,11 +240,20 @@ public final class PostgresStore: @unchecked Sendable {
     }
 
     /// Registers a function for predicates (it runs in memory).
+    ///
+    /// - Parameter function: The function, called by its name in predicates.
     public func register(_ function: CustomFunction) {
         functions.register(function)
     }
 
     /// Loads every object of a data set, in one transaction.
+    ///
+    /// - Parameters:
+    ///   - dataSet: A data set of the store's model.
+    ///   - progress: Called with the rows written so far and the total, every 10,000 rows and at the end.
+    /// - Throws: `StoreError`, nothing written: `.modelMismatch` when the data set's model is not the store's;
+    ///   `.validation` when a string holds U+0000, which PostgreSQL's text cannot; `.server` when the server
+    ///   cannot be reached or refuses a statement (a key the store already holds, say).
     public func importDataSet(_ dataSet: DataSet, progress: ((Int, Int) -> Void)? = nil) throws(StoreError) {
         guard dataSet.model.versionHash == model.versionHash else {
             throw .modelMismatch(path: schemaName, storeHash: model.versionHash, modelHash: dataSet.model.versionHash)
@@ -237,6 +263,13 @@ public final class PostgresStore: @unchecked Sendable {
 
     /// Inserts nodes of this store's model as new rows, with their
     /// relationships, in one transaction.
+    ///
+    /// - Parameters:
+    ///   - nodes: Rows of the store's model, with keys the store does not hold yet.
+    ///   - progress: Called with the rows written so far and the total, every 10,000 rows and at the end.
+    /// - Throws: `StoreError`: `.validation` when a string holds U+0000, which PostgreSQL's text cannot
+    ///   (nothing written); `.server` when the server cannot be reached or refuses a statement (a key the store
+    ///   already holds, say).
     public func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)? = nil) throws(StoreError) {
         let writer = self.writer
         do {

@@ -190,6 +190,13 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
 
     /// Creates an error for `range` in `text`; `expected` defaults to the
     /// reason's ``SyntaxErrorReason/expectation``.
+    ///
+    /// - Parameters:
+    ///   - reason: What went wrong.
+    ///   - range: Where it went wrong, in UTF-8 offsets of `text`.
+    ///   - expected: What the parser would have accepted there, in words; nil
+    ///     (the default) for the reason's own.
+    ///   - text: The source text, for the error's line and column.
     public init(_ reason: SyntaxErrorReason, range: SourceRange, expected: String? = nil, in text: String) {
         self.reason = reason
         self.range = range
@@ -268,6 +275,8 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
     ///   - sourceName: The name shown for the source, such as a file's path.
     ///   - firstLine: The line number of the predicate's first line in that
     ///     source, for a predicate read from a line of a file.
+    /// - Returns: The diagnostic: `error:` and the message, the source name,
+    ///   line and column, the source line and carets under the problem.
     public func rendered(sourceName: String = "predicate", firstLine: Int = 1) -> String {
         SourceDiagnostic(message: message, range: range, location: location, sourceLine: sourceLine)
             .rendered(sourceName: sourceName, firstLine: firstLine)
@@ -316,6 +325,13 @@ public struct SourceDiagnostic: Hashable, Sendable {
     }
 
     /// Locates `range` in `text`.
+    ///
+    /// - Parameters:
+    ///   - message: What is wrong, in one line.
+    ///   - range: The part of `text` the diagnostic is about, as UTF-8 byte
+    ///     offsets.
+    ///   - text: The whole source text, for the line and column of `range`.
+    ///   - note: A line of advice printed under the caret, if any.
     public init(message: String, range: SourceRange, in text: String, note: String? = nil) {
         self.init(message: message, range: range, location: SourcePosition(offset: range.lowerBound, in: text),
                   sourceLine: String(text.line(containing: range.lowerBound)), note: note)
@@ -324,6 +340,15 @@ public struct SourceDiagnostic: Hashable, Sendable {
     /// The diagnostic with the source line and a caret under the problem. A
     /// line longer than ``windowWidth`` characters is shown as a window
     /// around the caret, with `…` where it was cut.
+    ///
+    /// - Parameters:
+    ///   - sourceName: The name shown for the source, such as a file's path
+    ///     (`"predicate"` by default).
+    ///   - firstLine: The line number of the text's first line in that source
+    ///     (1 by default).
+    /// - Returns: The lines `error: message`, `--> source:line:column`, the
+    ///   numbered source line and the carets, then `= note:` when there is a
+    ///   note.
     public func rendered(sourceName: String = "predicate", firstLine: Int = 1) -> String {
         let line = location.line + firstLine - 1
         let lineNumber = String(line)

@@ -41,6 +41,16 @@ public enum PredicateParser {
 
     /// Parses a predicate, filling its format specifiers (`%@`, `%K`, `%d`, …)
     /// from `arguments` in order, within ``/SiftValues/PredicateLimits/standard``.
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's text, in the format language.
+    ///   - arguments: The values of its format specifiers, in order (none by
+    ///     default).
+    /// - Returns: The predicate's syntax tree, with the arguments in place.
+    /// - Throws: `PredicateSyntaxError` when the text is not a predicate (an
+    ///   unexpected character or token, an unterminated string, a bad number),
+    ///   when the arguments do not match its specifiers (too few, too many, or
+    ///   of the wrong kind), or when it passes the standard limits.
     public static func parse(
         _ text: String, arguments: [PredicateValue] = []
     ) throws(PredicateSyntaxError) -> PredicateSyntax {
@@ -48,6 +58,15 @@ public enum PredicateParser {
     }
 
     /// Parses a predicate as ``parse(_:arguments:)`` does, within `limits`.
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's text, in the format language.
+    ///   - arguments: The values of its format specifiers, in order (none by
+    ///     default).
+    ///   - limits: The most length, tokens, nesting and chain length to accept.
+    /// - Returns: The predicate's syntax tree, with the arguments in place.
+    /// - Throws: `PredicateSyntaxError` when the text is not a predicate, when
+    ///   the arguments do not match its specifiers, or when it passes `limits`.
     public static func parse(
         _ text: String, arguments: [PredicateValue] = [], limits: PredicateLimits
     ) throws(PredicateSyntaxError) -> PredicateSyntax {
@@ -57,6 +76,14 @@ public enum PredicateParser {
     }
 
     /// Parses a predicate, converting each argument with ``/SiftValues/PredicateValueConvertible``.
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's text, in the format language.
+    ///   - arguments: The values of its format specifiers, in order.
+    /// - Returns: The predicate's syntax tree, with the arguments in place.
+    /// - Throws: `PredicateSyntaxError` when the text is not a predicate, when
+    ///   the arguments do not match its specifiers, or when it passes the
+    ///   standard limits.
     public static func parse(
         _ text: String, _ arguments: any PredicateValueConvertible...
     ) throws(PredicateSyntaxError) -> PredicateSyntax {
@@ -65,6 +92,17 @@ public enum PredicateParser {
 
     /// Parses an expression on its own, such as `department.name` or `salary * 12`
     /// (the key of a sort descriptor, the value of a `$variable`).
+    ///
+    /// - Parameters:
+    ///   - text: The expression's text, in the format language.
+    ///   - arguments: The values of its format specifiers, in order (none by
+    ///     default).
+    ///   - limits: The most length, tokens, nesting and chain length to accept
+    ///     (the standard limits by default).
+    /// - Returns: The expression's syntax tree, with the arguments in place.
+    /// - Throws: `PredicateSyntaxError` when the text is not an expression,
+    ///   when the arguments do not match its specifiers, or when it passes
+    ///   `limits`.
     public static func parseExpression(
         _ text: String, arguments: [PredicateValue] = [], limits: PredicateLimits = .standard
     ) throws(PredicateSyntaxError) -> ExpressionSyntax {

@@ -20,6 +20,11 @@ public struct CanonicalFormat: Hashable, Sendable, CustomStringConvertible {
     public var arguments: [PredicateValue]
 
     /// Creates a format string with its arguments.
+    ///
+    /// - Parameters:
+    ///   - format: The format string.
+    ///   - arguments: One value for each `%@` or `%K` specifier of `format`, in
+    ///     order (none by default).
     public init(format: String, arguments: [PredicateValue] = []) {
         self.format = format
         self.arguments = arguments

@@ -16,15 +16,27 @@ public struct SourceRange: Hashable, Sendable, CustomStringConvertible {
     public var upperBound: Int
 
     /// Creates a range from `lowerBound` up to, but not including, `upperBound`.
+    ///
+    /// - Parameters:
+    ///   - lowerBound: The offset of the first byte.
+    ///   - upperBound: The offset just past the last byte; one below
+    ///     `lowerBound` is raised to it, making the range empty.
     public init(_ lowerBound: Int, _ upperBound: Int) {
         self.lowerBound = lowerBound
         self.upperBound = max(lowerBound, upperBound)
     }
 
     /// An empty range at `offset`.
+    ///
+    /// - Parameter offset: A UTF-8 offset.
+    /// - Returns: The range `offset..<offset`.
     public static func at(_ offset: Int) -> SourceRange { SourceRange(offset, offset) }
 
     /// The smallest range that covers both ranges.
+    ///
+    /// - Parameter other: The range to cover together with this one.
+    /// - Returns: The range from the lower of the two lower bounds to the
+    ///   higher of the two upper bounds.
     public func union(_ other: SourceRange) -> SourceRange {
         SourceRange(min(lowerBound, other.lowerBound), max(upperBound, other.upperBound))
     }
@@ -43,6 +55,10 @@ public struct SourcePosition: Hashable, Sendable, CustomStringConvertible {
     public var column: Int
 
     /// Creates a location.
+    ///
+    /// - Parameters:
+    ///   - line: The line, from 1.
+    ///   - column: The column, from 1, in characters.
     public init(line: Int, column: Int) {
         self.line = line
         self.column = column
@@ -50,6 +66,11 @@ public struct SourcePosition: Hashable, Sendable, CustomStringConvertible {
 
     /// The location of the UTF-8 `offset` in `text`. Offsets past the end map to
     /// the position just after the last character.
+    ///
+    /// - Parameters:
+    ///   - offset: A UTF-8 offset into `text`; one inside a character counts
+    ///     as that character's start.
+    ///   - text: The source text.
     public init(offset: Int, in text: String) {
         var line = 1
         var lineStart = text.utf8.startIndex

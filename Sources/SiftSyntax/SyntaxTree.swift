@@ -41,6 +41,10 @@ public struct PredicateSyntax: Hashable, Sendable {
     public var range: SourceRange
 
     /// Creates a node; `range` defaults to an empty range for trees built in code.
+    ///
+    /// - Parameters:
+    ///   - kind: What the predicate is.
+    ///   - range: Where it was written (an empty range by default).
     public init(_ kind: Kind, range: SourceRange = .at(0)) {
         self.kind = kind
         self.range = range
@@ -65,6 +69,14 @@ public struct ComparisonSyntax: Hashable, Sendable {
     public var right: ExpressionSyntax
 
     /// Creates a comparison: `ComparisonSyntax(age, .greaterThan, forty)`.
+    ///
+    /// - Parameters:
+    ///   - left: The left operand.
+    ///   - operator: The operator.
+    ///   - options: The comparison options, such as `[c]` (none by default).
+    ///   - right: The right operand.
+    ///   - quantifier: `ANY`, `ALL` or `NONE`; `Quantifier.direct` (the
+    ///     default) for none.
     public init(
         _ left: ExpressionSyntax, _ operator: ComparisonOperator, options: ComparisonOptions = [],
         _ right: ExpressionSyntax, quantifier: Quantifier = .direct
@@ -121,6 +133,10 @@ public struct ExpressionSyntax: Hashable, Sendable {
     public var range: SourceRange
 
     /// Creates a node; `range` defaults to an empty range for trees built in code.
+    ///
+    /// - Parameters:
+    ///   - kind: What the expression is.
+    ///   - range: Where it was written (an empty range by default).
     public init(_ kind: Kind, range: SourceRange = .at(0)) {
         self.kind = kind
         self.range = range

@@ -8,6 +8,13 @@
 /// ```
 public enum PredicateTokenizer {
     /// The source ranges of the tokens of `text`, in order.
+    ///
+    /// - Parameter text: The predicate's text.
+    /// - Returns: The range of each token, in UTF-8 offsets; white space is in
+    ///   none.
+    /// - Throws: `PredicateSyntaxError` when the text holds something no token
+    ///   is made of, such as an unexpected character, an unterminated string or
+    ///   a bad number.
     public static func tokenRanges(in text: String) throws(PredicateSyntaxError) -> [SourceRange] {
         let result = Lexer.withUTF8(of: text) { bytes -> Result<[SourceRange], SyntaxErrorAt> in
             var lexer = Lexer(bytes: bytes)

@@ -25,6 +25,11 @@ public struct SyntaxOutline: Encodable, Sendable {
 
     enum CodingKeys: String, CodingKey { case kind, attributes, start, end, children }
 
+    /// Encodes the outline as an object with `kind`, `attributes`, `start`,
+    /// `end` and `children`.
+    ///
+    /// - Parameter encoder: The encoder to write to.
+    /// - Throws: What the encoder throws.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(kind, forKey: .kind)

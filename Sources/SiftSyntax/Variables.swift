@@ -38,6 +38,11 @@ extension PredicateSyntax {
     /// let template = try PredicateParser.parse("age > $min")
     /// let tree = template.substituting(["min": 40])   // age > 40
     /// ```
+    ///
+    /// - Parameter values: The values of variables, by name without the `$`; a
+    ///   name such as `FETCH_SOURCE.name` replaces that key path from the
+    ///   variable as a whole.
+    /// - Returns: The tree with those variables replaced by constants.
     public func substituting(_ values: [String: PredicateValue]) -> PredicateSyntax {
         guard !values.isEmpty else { return self }
         var copy = self
@@ -81,6 +86,11 @@ extension ExpressionSyntax {
     }
 
     /// A new expression with the free variables named in `values` replaced.
+    ///
+    /// - Parameter values: The values of variables, by name without the `$`; a
+    ///   name such as `FETCH_SOURCE.name` replaces that key path from the
+    ///   variable as a whole.
+    /// - Returns: The expression with those variables replaced by constants.
     public func substituting(_ values: [String: PredicateValue]) -> ExpressionSyntax {
         guard !values.isEmpty else { return self }
         var copy = self

@@ -38,6 +38,11 @@ public indirect enum ValueType: Hashable, Sendable, CustomStringConvertible {
     case any
 
     /// The type of an attribute's values.
+    ///
+    /// - Parameter type: The attribute's type, as the model declares it: integer
+    ///   types give `.integer`; decimal, double and float `.double`; string and
+    ///   URI `.string`; binary and transformable `.data`; object IDs, composites
+    ///   and undefined values `.any`.
     public init(_ type: AttributeType) {
         switch type {
         case .integer16, .integer32, .integer64: self = .integer
@@ -226,10 +231,16 @@ public struct BoundExpression: Hashable, Sendable {
         /// Each member of a collection, bound to the variable, through the
         /// expression: `reports.age` maps `reports` by `$m.age`. Collections
         /// the expression yields are flattened into the result.
+        ///
+        /// - Parameter variable: The name each member is bound to while the
+        ///   expression after it is evaluated.
         case map(BoundExpression, variable: String, BoundExpression)
         /// `@count`, `@sum`, `@avg`, `@min`, `@max` of a collection.
         case aggregate(AggregateOperator, BoundExpression)
         /// The members of a collection of objects that satisfy the predicate.
+        ///
+        /// - Parameter variable: The name each member is bound to while the
+        ///   predicate is evaluated (`$x` in `SUBQUERY(reports, $x, …)`).
         case subquery(BoundExpression, variable: String, BoundPredicate)
         /// `{a, b, c}`.
         case list([BoundExpression])
@@ -268,6 +279,12 @@ public struct BoundExpression: Hashable, Sendable {
     }
 
     /// A constant.
+    ///
+    /// - Parameters:
+    ///   - value: The constant's value.
+    ///   - type: The type of the value (for a constant of a comparison, the
+    ///     type of what it is compared with).
+    /// - Returns: An expression of kind `.constant` with that value and type.
     public static func constant(_ value: PredicateValue, type: ValueType) -> BoundExpression {
         BoundExpression(.constant(value), type: type)
     }

@@ -72,11 +72,18 @@ public final class FunctionRegistry: Sendable {
     }
 
     /// Adds (or replaces) a function.
+    ///
+    /// - Parameter function: The function to add; it replaces a registered
+    ///   function with the same name.
     public func register(_ function: CustomFunction) {
         functions.withLock { $0[function.name] = function }
     }
 
     /// The function called `name`.
+    ///
+    /// - Parameter name: The name predicates call the function by.
+    /// - Returns: The registered function of that name, or nil when there is
+    ///   none.
     public func function(named name: String) -> CustomFunction? {
         functions.withLock { $0[name] }
     }

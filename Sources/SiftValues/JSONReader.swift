@@ -30,6 +30,13 @@ public enum JSONReader {
     public static let maximumDepth = 512
 
     /// Reads a whole JSON text: one value, with only white space around it.
+    ///
+    /// - Parameter data: The JSON text, as UTF-8 bytes.
+    /// - Returns: The value, with Sift's conventions applied (`{"date": seconds}`
+    ///   a date, `{"object": {"entity": …, "id": …}}` an object reference).
+    /// - Throws: `JSONReadError`, with the line and column, when the text is not
+    ///   valid JSON (or not valid UTF-8), nests deeper than `maximumDepth`, or
+    ///   has anything but white space after the value.
     public static func value(from data: Data) throws(JSONReadError) -> PredicateValue {
         let bytes = [UInt8](data)
         return try bytes.withUnsafeBufferPointer { buffer throws(JSONReadError) in
@@ -42,6 +49,13 @@ public enum JSONReader {
     /// Reads a JSON text whose value is an object, member by member: each
     /// member's value and the bytes it was read from (for a member that
     /// another reader takes, such as a data set's model).
+    ///
+    /// - Parameter data: The JSON text, as UTF-8 bytes.
+    /// - Returns: Each member of the object, in the order written: its key, its
+    ///   value, and the byte offsets of the value's text in `data`.
+    /// - Throws: `JSONReadError`, with the line and column, when the text is not
+    ///   a valid JSON object, nests deeper than `maximumDepth`, or has anything
+    ///   but white space after it.
     public static func members(from data: Data) throws(JSONReadError) -> [(key: String, value: PredicateValue, range: Range<Int>)] {
         let bytes = [UInt8](data)
         return try bytes.withUnsafeBufferPointer { buffer throws(JSONReadError) in

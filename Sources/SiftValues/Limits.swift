@@ -46,6 +46,17 @@ public struct PredicateLimits: Hashable, Sendable {
 
     /// Limits with the given values; the defaults are those of ``standard``
     /// as shipped.
+    ///
+    /// - Parameters:
+    ///   - maximumLength: The longest predicate text, in UTF-8 bytes (1 MiB by
+    ///     default).
+    ///   - maximumNodes: The most tokens a predicate may have (262 144 by
+    ///     default).
+    ///   - maximumDepth: The deepest nesting (100 by default).
+    ///   - maximumChain: The most operands of one chain of arithmetic or set
+    ///     operators (1 000 by default).
+    ///   - regularExpressionSteps: The most steps one `MATCHES` or `LIKE` may
+    ///     take on one value (10 000 000 by default).
     public init(maximumLength: Int = 1 << 20, maximumNodes: Int = 1 << 18, maximumDepth: Int = 100,
                 maximumChain: Int = 1_000, regularExpressionSteps: Int = 10_000_000) {
         self.maximumLength = maximumLength

@@ -26,6 +26,14 @@ extension PredicateValue: Codable {
         init?(intValue: Int) { nil }
     }
 
+    /// Decodes a value from its JSON form: a number, string, boolean, null or
+    /// array is that value (an integer stays an integer); `{"date": seconds}`
+    /// is a date (seconds since 2001-01-01T00:00:00Z);
+    /// `{"object": {"entity": "Employee", "id": 101}}` is an object
+    /// reference; any other object is a dictionary.
+    ///
+    /// - Parameter decoder: The decoder to read from.
+    /// - Throws: `DecodingError` when the data is none of the value's forms.
     public init(from decoder: any Decoder) throws {
         if let container = try? decoder.container(keyedBy: AnyKey.self) {
             let keys = container.allKeys.map(\.stringValue)
@@ -66,6 +74,12 @@ extension PredicateValue: Codable {
         }
     }
 
+    /// Encodes the value in the JSON form `init(from:)` reads; a UUID as its
+    /// string, data as base64 text (both read back as strings).
+    ///
+    /// - Parameter encoder: The encoder to write to.
+    /// - Throws: What the encoder throws (`EncodingError` for a non-finite
+    ///   double in JSON).
     public func encode(to encoder: any Encoder) throws {
         switch self {
         case .null:
@@ -112,6 +126,9 @@ extension PredicateValue: Codable {
     /// PredicateValue(json: "[1, 2.5]")           // .array([.int(1), .double(2.5)])
     /// PredicateValue(json: #"{"date": 0}"#)      // .date(2001-01-01 00:00:00 +0000)
     /// ```
+    ///
+    /// - Parameter json: The JSON text, with Sift's conventions for dates and
+    ///   object references.
     public init?(json: String) {
         guard let value = try? JSONDecoder().decode(PredicateValue.self, from: Data(json.utf8)) else { return nil }
         self = value
@@ -119,6 +136,8 @@ extension PredicateValue: Codable {
 
     /// Reads a command-line argument: its JSON value when it is valid JSON,
     /// and the plain string otherwise (`Sales`, `department.name`).
+    ///
+    /// - Parameter text: The argument as typed.
     public init(commandLineArgument text: String) {
         self = PredicateValue(json: text) ?? .string(text)
     }

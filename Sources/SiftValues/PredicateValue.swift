@@ -13,6 +13,10 @@ public struct ObjectReference: Hashable, Sendable, CustomStringConvertible {
     public var id: Int64
 
     /// Creates a reference to the object `id` of `entity`.
+    ///
+    /// - Parameters:
+    ///   - entity: The entity's name, as the model spells it.
+    ///   - id: The object's primary key within its entity.
     public init(entity: String, id: Int64) {
         self.entity = entity
         self.id = id
@@ -59,6 +63,8 @@ public enum PredicateValue: Hashable, Sendable {
     indirect case object(ObjectReference)
 
     /// Converts any value that knows how.
+    ///
+    /// - Parameter value: The value to convert, such as a `Date` or a `UUID`.
     public init(_ value: some PredicateValueConvertible) {
         self = value.predicateValue
     }
@@ -82,12 +88,17 @@ public enum PredicateValue: Hashable, Sendable {
 
 extension PredicateValue {
     /// A UUID from its 16 bytes, as Core Data stores one; nil for other data.
+    ///
+    /// - Parameter data: The UUID's bytes; anything but 16 bytes gives nil.
     public init?(uuidBytes data: Data) {
         guard data.count == 16 else { return nil }
         self = .uuid(UUID(uuid: data.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
     }
 
     /// A UUID's 16 bytes, as Core Data stores one.
+    ///
+    /// - Parameter uuid: The UUID.
+    /// - Returns: Its 16 bytes, in order.
     public static func bytes(of uuid: UUID) -> Data { withUnsafeBytes(of: uuid.uuid) { Data($0) } }
 }
 

@@ -14,6 +14,13 @@ import SiftValues
 extension DataModel {
     /// Reads an archived `NSManagedObjectModel`: a compiled `.mom` file, or a
     /// store's inflated model cache.
+    ///
+    /// - Parameters:
+    ///   - data: The archive's bytes (a binary property list).
+    ///   - path: What to call the file in errors (`"model"` by default).
+    /// - Throws: `ModelError.unreadable` when the bytes are not a keyed archive
+    ///   of an `NSManagedObjectModel`; another `ModelError` when an entity in it
+    ///   is wrong or the model is not valid.
     public init(compiledModel data: Data, path: String = "model") throws(ModelError) {
         guard let archive = KeyedArchive(data), let root = archive.topObject("root") else {
             throw ModelError.unreadable(path: path, reason: "not a keyed archive of a model")
@@ -29,6 +36,13 @@ extension DataModel {
     }
 
     /// Reads Xcode 3's `elements` file (a `.xcdatamodel` folder without `contents`).
+    ///
+    /// - Parameters:
+    ///   - data: The archive's bytes.
+    ///   - path: What to call the file in errors (`"elements"` by default).
+    /// - Throws: `ModelError.unreadable` when the bytes are not an Xcode 3 model
+    ///   archive; another `ModelError` when an entity in it is wrong or the
+    ///   model is not valid.
     public init(xcode3Elements data: Data, path: String = "elements") throws(ModelError) {
         guard let archive = KeyedArchive(data), let root = archive.topObject("root"),
               archive.className(root) == "XDPMModel" else {

@@ -39,6 +39,10 @@ enum Inflate {
 extension DataModel {
     /// Reads a Core Data store's model cache (`Z_MODELCACHE.Z_CONTENT`): an
     /// archived model, raw-deflate compressed.
+    ///
+    /// - Parameter data: The compressed model cache, as the store keeps it.
+    /// - Throws: `ModelError.unreadable` when the data does not inflate as raw
+    ///   DEFLATE, or any `ModelError` from `init(compiledModel:path:)`.
     public init(modelCache data: Data) throws(ModelError) {
         guard let inflated = Inflate.raw(data) else {
             throw ModelError.unreadable(path: "the store's model cache", reason: "it does not inflate as raw DEFLATE")

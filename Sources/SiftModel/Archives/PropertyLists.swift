@@ -12,6 +12,9 @@ import Foundation
 public enum PropertyLists {
     /// `data` as a property list; nil when it is not one, or is a binary
     /// property list Foundation cannot read safely.
+    ///
+    /// - Parameter data: The bytes to read, XML or binary.
+    /// - Returns: The property list's top object, or nil.
     public static func read(_ data: Data) -> Any? {
         if data.starts(with: Array("bplist".utf8)) {
             guard isSafeBinary([UInt8](data)) else { return nil }

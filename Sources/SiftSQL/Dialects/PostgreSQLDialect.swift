@@ -38,6 +38,9 @@ public struct PostgreSQLDialect: SQLDialect {
     public func contains(_ text: String, _ pattern: String) -> String { "(strpos(\(text), \(pattern)) > 0)" }
 
     /// PostgreSQL's text cannot hold U+0000.
+    ///
+    /// - Parameter text: The text tested, rendered.
+    /// - Returns: `FALSE`.
     public func containsNUL(_ text: String) -> String { "FALSE" }
 
     public func byteLength(_ text: String) -> String { "octet_length(\(text))" }
@@ -48,6 +51,11 @@ public struct PostgreSQLDialect: SQLDialect {
 
     /// Sift's `*` and `?` as LIKE's `%` and `_`, LIKE's own metacharacters
     /// (and the escape character) escaped.
+    ///
+    /// - Parameter pattern: The pattern's text, with `*` and `?` as its
+    ///   wildcards.
+    /// - Returns: The LIKE pattern, read with a backslash as its escape
+    ///   character.
     public func wildcardPattern(_ pattern: String) -> String {
         var result = ""
         for character in pattern.unicodeScalars {
@@ -76,6 +84,10 @@ public struct PostgreSQLDialect: SQLDialect {
     /// One array parameter, its members of one type: integers, reals
     /// (integers among them made reals) or text. Nil for members PostgreSQL
     /// keeps in no such array (nil, data, text holding U+0000): memory runs those.
+    ///
+    /// - Parameter members: The values the array holds.
+    /// - Returns: An `.array` of the members, or nil when they are not all
+    ///   numbers or all text, or one is nil, data or text holding U+0000.
     public func arrayValue(_ members: [SQLValue]) -> SQLValue? {
         var integers = true, reals = true, texts = true
         for member in members {
@@ -117,6 +129,12 @@ public struct PostgreSQLDialect: SQLDialect {
     public var integerType: String { "BIGINT" }
 
     /// Division by zero is nil, as in memory (PostgreSQL would raise).
+    ///
+    /// - Parameters:
+    ///   - left: The dividend, rendered.
+    ///   - right: The divisor, rendered.
+    /// - Returns: A double-precision expression of the quotient, NULL where
+    ///   `right` is 0.
     public func divide(_ left: String, _ right: String) -> String {
         "(CAST(\(left) AS DOUBLE PRECISION) / NULLIF(\(right), 0))"
     }
@@ -127,6 +145,9 @@ public struct PostgreSQLDialect: SQLDialect {
     public func insertIgnoringDuplicates() -> (prefix: String, suffix: String) { ("", " ON CONFLICT DO NOTHING") }
 
     /// The statement that describes how PostgreSQL would run `sql`.
+    ///
+    /// - Parameter sql: The statement's text.
+    /// - Returns: `EXPLAIN` followed by `sql`; it takes the same bindings.
     public func explain(_ sql: String) -> String { "EXPLAIN " + sql }
 
     public var catalogQuery: String {

@@ -10,44 +10,129 @@ import Foundation
 /// How one database spells SQL.
 public protocol SQLDialect: Sendable {
     /// The placeholder of the `index`th bound parameter (1-based).
+    ///
+    /// - Parameter index: The parameter's position among the statement's
+    ///   bindings, from 1.
+    /// - Returns: The placeholder's text, such as `?1` (SQLite) or `$1`
+    ///   (PostgreSQL).
     func placeholder(_ index: Int) -> String
     /// An identifier, quoted.
+    ///
+    /// - Parameter identifier: The identifier (a table, column or alias name),
+    ///   unquoted.
+    /// - Returns: The identifier as SQL text.
     func quote(_ identifier: String) -> String
     /// Appends an identifier, quoted, to `text`.
+    ///
+    /// - Parameters:
+    ///   - identifier: The identifier (a table, column or alias name),
+    ///     unquoted.
+    ///   - text: The SQL text being written, which the quoted identifier is
+    ///     appended to.
     func appendQuoted(_ identifier: String, to text: inout String)
     /// A literal the lowering itself writes.
+    ///
+    /// - Parameter literal: The constant.
+    /// - Returns: The constant's SQL text.
     func literal(_ literal: SQLLiteral) -> String
     /// A condition that may be NULL, true only when it is TRUE.
+    ///
+    /// - Parameter condition: The condition, rendered; it may be NULL.
+    /// - Returns: A condition, never NULL, that holds where `condition` is
+    ///   FALSE or NULL: its negation under two-valued logic.
     func isNotTrue(_ condition: String) -> String
     /// Null-safe equality (`negated`: inequality).
+    ///
+    /// - Parameters:
+    ///   - left: The left operand, rendered.
+    ///   - right: The right operand, rendered.
+    ///   - negated: Whether to test inequality instead.
+    /// - Returns: A condition, never NULL, that holds where the operands are
+    ///   equal (two NULLs are equal), or with `negated` where they differ.
     func nullSafeEqual(_ left: String, _ right: String, negated: Bool) -> String
     /// Whether `pattern` occurs in `text`.
+    ///
+    /// - Parameters:
+    ///   - text: The text searched, rendered.
+    ///   - pattern: The text looked for, rendered.
+    /// - Returns: The condition.
     func contains(_ text: String, _ pattern: String) -> String
     /// Whether `text` holds U+0000.
+    ///
+    /// - Parameter text: The text tested, rendered.
+    /// - Returns: The condition.
     func containsNUL(_ text: String) -> String
     /// The length of `text` in bytes.
+    ///
+    /// - Parameter text: The text measured, rendered.
+    /// - Returns: An integer expression.
     func byteLength(_ text: String) -> String
     /// Whether `text` starts (or, with `suffix`, ends) with `part`, as bytes.
+    ///
+    /// - Parameters:
+    ///   - text: The text tested, rendered.
+    ///   - part: The prefix or suffix looked for, rendered.
+    ///   - suffix: Whether `part` must end `text` rather than start it.
+    /// - Returns: The condition.
     func hasAffix(_ text: String, _ part: String, suffix: Bool) -> String
     /// A constant LIKE pattern (`*`, `?`) as this dialect's wildcard pattern.
+    ///
+    /// - Parameter pattern: The pattern's text (not SQL), with `*` and `?` as
+    ///   its wildcards.
+    /// - Returns: The pattern `wildcardMatch(_:_:converted:)` reads when
+    ///   `converted` is true, to be bound as a value.
     func wildcardPattern(_ pattern: String) -> String
     /// `text` matched against a pattern: `converted` when the pattern is a
     /// constant already made by `wildcardPattern`, else a LIKE pattern to
     /// convert in SQL.
+    ///
+    /// - Parameters:
+    ///   - text: The text matched, rendered.
+    ///   - pattern: The pattern, rendered.
+    ///   - converted: Whether `pattern` was made by `wildcardPattern(_:)`;
+    ///     when false, it has `*` and `?` wildcards and is converted in SQL.
+    /// - Returns: The condition.
     func wildcardMatch(_ text: String, _ pattern: String, converted: Bool) -> String
     /// `element` is a member of the array `array` (a bound parameter or an array expression).
+    ///
+    /// - Parameters:
+    ///   - element: The value looked for, rendered.
+    ///   - array: The array, rendered: a bound parameter or an array
+    ///     expression.
+    /// - Returns: The condition.
     func inArray(_ element: String, _ array: String) -> String
     /// A FROM item listing an array's members in the column `value`.
+    ///
+    /// - Parameters:
+    ///   - array: The array, rendered.
+    ///   - alias: The name the FROM item goes by.
+    /// - Returns: The FROM item's text.
     func arrayTable(_ array: String, alias: String) -> String
     /// An array of the values.
+    ///
+    /// - Parameter members: The members, rendered.
+    /// - Returns: An array expression.
     func array(_ members: [String]) -> String
     /// A value bound as one array parameter.
+    ///
+    /// - Parameter members: The values the array holds.
+    /// - Returns: One value that binds them as an array, or nil when a member
+    ///   has no form in this dialect's arrays.
     func arrayValue(_ members: [SQLValue]) -> SQLValue?
     /// The name of one of Sift's registered functions.
+    ///
+    /// - Parameter function: The function.
+    /// - Returns: Its name in SQL.
     func functionName(_ function: SQLSiftFunction) -> String
     /// A column type.
+    ///
+    /// - Parameter type: The column's type.
+    /// - Returns: The type's name in a `CREATE TABLE`.
     func columnType(_ type: SQLColumnType) -> String
     /// The clause after a table with a composite primary key, if any.
+    ///
+    /// - Returns: The text written after the closing parenthesis of the
+    ///   `CREATE TABLE`; empty for none.
     func compositeKeyTableOptions() -> String
     /// A query listing the database's tables and other schema objects:
     /// rows of (type, name), the type `table` for tables.
@@ -64,11 +149,19 @@ public protocol SQLDialect: Sendable {
     /// expressible where it may not: no stored text holds it, memory decides).
     var textHoldsNUL: Bool { get }
     /// `left / right` as floating point; nil when `right` is 0.
+    ///
+    /// - Parameters:
+    ///   - left: The dividend, rendered.
+    ///   - right: The divisor, rendered.
+    /// - Returns: A floating-point expression of the quotient.
     func divide(_ left: String, _ right: String) -> String
     /// The value a LIMIT takes for "no limit".
     var unlimited: SQLValue { get }
     /// `INSERT` that skips rows whose key is already there: the words
     /// before `INTO`, and after the values.
+    ///
+    /// - Returns: `prefix`, written between `INSERT` and `INTO`, and `suffix`,
+    ///   written after the values; either may be empty.
     func insertIgnoringDuplicates() -> (prefix: String, suffix: String)
     /// The operator matching text against the database's own regular
     /// expressions, when MATCHES patterns in the subset both read alike
@@ -81,6 +174,9 @@ public protocol SQLDialect: Sendable {
 
 extension SQLDialect {
     /// Sift's functions as the store registers them: `sift_fold`, `sift_matches`, …
+    ///
+    /// - Parameter function: The function.
+    /// - Returns: Its name, as the store registers it with the database.
     public func functionName(_ function: SQLSiftFunction) -> String {
         switch function {
         case .fold: "sift_fold"
@@ -102,6 +198,9 @@ extension SQLDialect {
     public var sortsNullsFirst: Bool { true }
 
     /// Double quotes, a double quote inside written twice (standard SQL).
+    ///
+    /// - Parameter identifier: The identifier, unquoted.
+    /// - Returns: The identifier in double quotes.
     public func quote(_ identifier: String) -> String {
         var text = ""
         appendQuoted(identifier, to: &text)

@@ -35,6 +35,14 @@ public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
 
     /// The query with its parameters bound to `values`; nil when a value is
     /// missing, or is a collection with no array form in `dialect`.
+    ///
+    /// - Parameters:
+    ///   - values: The value of each variable, by name without `$`.
+    ///   - dialect: The dialect whose array form a collection bound for `IN`
+    ///     takes; SQLite's by default.
+    /// - Returns: A copy of the query with every parameter bound and none left
+    ///   to fill, or nil when a variable has no value or a collection has no
+    ///   array form in `dialect`.
     public func binding(_ values: [String: PredicateValue], dialect: any SQLDialect = .sqlite) -> SQLQuery? {
         var query = self
         for parameter in parameters {
@@ -84,6 +92,13 @@ public struct SQLRenderer {
     }
 
     /// A statement's text and bindings.
+    ///
+    /// - Parameters:
+    ///   - statement: The statement.
+    ///   - dialect: The dialect the text is written in.
+    /// - Returns: The text, with a binding per distinct constant and the
+    ///   template parameters to fill; for a statement of positional slots, a
+    ///   NULL binding per slot, to be replaced at each run.
     public static func render(_ statement: SQLStatement, in dialect: any SQLDialect) -> SQLQuery {
         var renderer = SQLRenderer(dialect: dialect)
         let text = renderer.statement(statement)

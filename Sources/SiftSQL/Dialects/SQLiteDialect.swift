@@ -44,6 +44,10 @@ public struct SQLiteDialect: SQLDialect {
     }
 
     /// GLOB's wildcards are LIKE's; its only other metacharacter, '[', is made literal.
+    ///
+    /// - Parameter pattern: The pattern's text, with `*` and `?` as its
+    ///   wildcards.
+    /// - Returns: The GLOB pattern, each '[' written `[[]`.
     public func wildcardPattern(_ pattern: String) -> String { pattern.replacingOccurrences(of: "[", with: "[[]") }
 
     public func wildcardMatch(_ text: String, _ pattern: String, converted: Bool) -> String {
@@ -61,6 +65,10 @@ public struct SQLiteDialect: SQLDialect {
     /// A JSON array; nil when a member has no JSON form SQLite reads back
     /// whole (binary data, a non-finite number, text holding U+0000, where
     /// SQLite 3.40's JSON stops).
+    ///
+    /// - Parameter members: The values the array holds.
+    /// - Returns: The JSON array as `.text`, or nil when a member has no JSON
+    ///   form SQLite reads back whole.
     public func arrayValue(_ members: [SQLValue]) -> SQLValue? {
         var parts: [String] = []
         for member in members {
@@ -96,6 +104,10 @@ public struct SQLiteDialect: SQLDialect {
 
     /// The statement that describes how SQLite would run `sql`: rows whose
     /// fourth column is a step of the plan.
+    ///
+    /// - Parameter sql: The statement's text.
+    /// - Returns: `EXPLAIN QUERY PLAN` followed by `sql`; it takes the same
+    ///   bindings.
     public func explainQueryPlan(_ sql: String) -> String { "EXPLAIN QUERY PLAN " + sql }
 
     public var catalogQuery: String { #"SELECT "type", "name" FROM "sqlite_master""# }

@@ -43,6 +43,19 @@ extension SQLLowering {
 
     /// The statements setting `assignments` on the objects of `entityName`
     /// that satisfy `predicate`, and incrementing their version.
+    ///
+    /// - Parameters:
+    ///   - entityName: The name of the entity whose objects are updated.
+    ///   - assignments: The attributes set, each with the expression of its
+    ///     new value, computed from the row as it was before the update.
+    ///   - predicate: The predicate the objects updated satisfy, or nil for
+    ///     every object.
+    /// - Returns: The UPDATE, which assignments' new values it returns, and
+    ///   the query for rows a required attribute would make nil.
+    /// - Throws: `SQLLoweringError` when the entity or an assigned attribute
+    ///   is unknown; an assigned attribute is canonical, has external binary
+    ///   storage or a value transformer; or SQL (in the schema's dialect)
+    ///   cannot express the predicate or a new value.
     public func updateRows(_ entityName: String, setting assignments: [BoundAssignment],
                            where predicate: BoundPredicate?) throws(SQLLoweringError) -> SQLBatchUpdate {
         var (writer, e, root, context, conditions) = try objects(of: entityName, where: predicate)

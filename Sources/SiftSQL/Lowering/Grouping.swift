@@ -20,6 +20,26 @@ extension SQLLowering {
 
     /// One SELECT returning `fetch`'s results for the objects of its entity
     /// that satisfy `predicate`, sorted by result columns, offset and limited.
+    ///
+    /// - Parameters:
+    ///   - fetch: The dictionary fetch: its entity, result columns, grouping,
+    ///     `having` predicate and distinctness.
+    ///   - predicate: The predicate the objects read must satisfy, or nil for
+    ///     every object.
+    ///   - sort: The sort keys on result columns, in order; none by default.
+    ///     Results with equal keys come in the order of every column (for
+    ///     groups and distinct results) or of the objects' primary keys.
+    ///   - limit: The most results returned, or nil (the default) for no
+    ///     limit; a negative limit counts as 0.
+    ///   - offset: How many results are skipped first, or nil (the default)
+    ///     for none; a negative offset counts as 0.
+    /// - Returns: The SELECT's text and bindings; its columns are the result
+    ///   columns, in order.
+    /// - Throws: `SQLLoweringError` when the model has no entity named as the
+    ///   fetch's; SQL (in the schema's dialect) cannot express the predicate,
+    ///   a result column, a group key or the `having` predicate; an aggregate
+    ///   other than a count has no argument; a sort key's column is past the
+    ///   results; or a sort key compares strings case-insensitively.
     public func selectResults(
         _ fetch: BoundDictionaryFetch, where predicate: BoundPredicate?, sortedBy sort: [ResultSortKey] = [],
         limit: Int? = nil, offset: Int? = nil

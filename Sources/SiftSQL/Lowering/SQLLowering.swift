@@ -137,6 +137,21 @@ public struct SQLLowering: Sendable {
 
     /// A SELECT of `entity`'s rows that satisfy `predicate`, sorted, limited
     /// and offset. LIMIT and OFFSET are bound parameters too.
+    ///
+    /// - Parameters:
+    ///   - entity: The name of the entity whose objects are fetched.
+    ///   - predicate: The predicate rows must satisfy, or nil for every row.
+    ///   - sort: The sort keys, in order; none by default. Rows with equal
+    ///     keys come in primary-key order.
+    ///   - limit: The most rows returned, or nil (the default) for no limit;
+    ///     not used when `columns` is `.count`.
+    ///   - offset: How many rows are skipped first, or nil (the default) for
+    ///     none; not used when `columns` is `.count`.
+    ///   - columns: What each row returns; the row's columns by default.
+    /// - Returns: The statement's text and bindings.
+    /// - Throws: `SQLLoweringError` when the model has no entity named
+    ///   `entity`, or SQL (in the schema's dialect) cannot express the
+    ///   predicate or a sort key.
     public func select(
         _ entity: String, where predicate: BoundPredicate?, sortedBy sort: [SQLSortKey] = [],
         limit: Int? = nil, offset: Int? = nil, columns: SQLColumns = .rows
@@ -150,6 +165,19 @@ public struct SQLLowering: Sendable {
     /// AND operand when `splitting`, else the whole predicate as one term),
     /// each with its SQL or the reason SQL cannot run it, and the sort keys
     /// (which SQL must be able to run).
+    ///
+    /// - Parameters:
+    ///   - entity: The name of the entity whose objects are fetched.
+    ///   - predicate: The predicate, or nil for none (no terms).
+    ///   - splitting: Whether each top-level AND operand is a term of its
+    ///     own; true by default.
+    ///   - sort: The sort keys, in order; none by default.
+    /// - Returns: The lowered fetch, whose terms each hold their SQL or the
+    ///   error that says why SQL cannot run them.
+    /// - Throws: `SQLLoweringError` when the model has no entity named
+    ///   `entity`, or SQL (in the schema's dialect) cannot express a sort key.
+    ///   A term SQL cannot express is not thrown: its error is in
+    ///   `SQLFetch.terms`.
     public func lower(_ entity: String, where predicate: BoundPredicate?, splitting: Bool = true,
                       sortedBy sort: [SQLSortKey] = []) throws(SQLLoweringError) -> SQLFetch {
         guard let e = schema.model.entity(named: entity) else { throw SQLLoweringError("the unknown entity '\(entity)'") }
@@ -185,8 +213,6 @@ public struct SQLLowering: Sendable {
         return SQLFetch(entity: e, schema: schema, source: root.source, joins: root.joins, terms: terms, ordering: ordering)
     }
 
-    /// Throws when `sql` needs what the database lacks: Sift's functions,
-    /// or text holding U+0000 where text cannot hold it.
     /// The start of a statement over the objects of `entityName` that
     /// satisfy `predicate` (whole, not term by term): its writer, the
     /// entity, the scope of its table (alias `t0`), SELF's context, and the
@@ -209,6 +235,8 @@ public struct SQLLowering: Sendable {
         return (writer, e, root, context, conditions)
     }
 
+    /// Throws when `sql` needs what the database lacks: Sift's functions,
+    /// or text holding U+0000 where text cannot hold it.
     func checkDialect(_ sql: SQLExpression) throws(SQLLoweringError) {
         if !schema.dialect.hasSiftFunctions, let function = sql.siftFunctionUsed {
             switch function {
@@ -230,6 +258,11 @@ public struct SQLLowering: Sendable {
     /// The SQL value of a bound constant (dates as seconds since 2001,
     /// booleans as 0 and 1, objects as their primary keys, collections as
     /// SQLite's JSON arrays).
+    ///
+    /// - Parameter value: The constant.
+    /// - Returns: Its SQL value; a collection SQLite's JSON cannot hold whole
+    ///   (a dictionary; an array holding a collection, data, a UUID, a
+    ///   non-finite number or text with U+0000) becomes the text `[]`.
     public static func sqlValue(_ value: PredicateValue) -> SQLValue {
         switch value {
         case .null: .null
@@ -248,6 +281,12 @@ public struct SQLLowering: Sendable {
     /// A collection as one bound array value of `dialect`; nil when it is not
     /// an array of plain values, or a member has no form the database reads
     /// back whole.
+    ///
+    /// - Parameters:
+    ///   - value: The collection.
+    ///   - dialect: The dialect whose array form it takes.
+    /// - Returns: The array value, or nil when `value` is not an array, a
+    ///   member is a collection, or `dialect` has no array form for a member.
     public static func arrayValue(_ value: PredicateValue, dialect: any SQLDialect) -> SQLValue? {
         guard case .array(let members) = value else { return nil }
         var values: [SQLValue] = []
@@ -311,6 +350,16 @@ public struct SQLFetch: Sendable {
     /// The SELECT of the rows that satisfy the chosen terms (each must have
     /// SQL), sorted, then by primary key so the order is total and every
     /// backend agrees; LIMIT and OFFSET bound.
+    ///
+    /// - Parameters:
+    ///   - chosen: The indices, in `terms`, of the terms SQL runs (a term
+    ///     without SQL is left out).
+    ///   - columns: What each row returns.
+    ///   - limit: The most rows returned, or nil (the default) for no limit;
+    ///     not used when `columns` is `.count`.
+    ///   - offset: How many rows are skipped first, or nil (the default) for
+    ///     none; not used when `columns` is `.count`.
+    /// - Returns: The SELECT, without the LEFT JOINs it does not read.
     public func statement(terms chosen: some Sequence<Int>, columns: SQLColumns, limit: Int? = nil,
                           offset: Int? = nil) -> SQLSelect {
         let alias = source.alias
@@ -339,11 +388,25 @@ public struct SQLFetch: Sendable {
 
     /// The sizes of the statement for the chosen terms, worked out without
     /// writing it: whether a database might refuse it for its size.
+    ///
+    /// - Parameter chosen: The indices, in `terms`, of the terms SQL would
+    ///   run.
+    /// - Returns: The statement's sizes.
     public func metrics(terms chosen: some Sequence<Int>) -> SQLMetrics {
         SQLMetrics(conditions: chosen.compactMap { terms[$0].sql }, joins: joins, orderBy: ordering)
     }
 
     /// `statement(terms:columns:limit:offset:)`, rendered.
+    ///
+    /// - Parameters:
+    ///   - chosen: The indices, in `terms`, of the terms SQL runs (a term
+    ///     without SQL is left out).
+    ///   - columns: What each row returns.
+    ///   - limit: The most rows returned, or nil (the default) for no limit;
+    ///     not used when `columns` is `.count`.
+    ///   - offset: How many rows are skipped first, or nil (the default) for
+    ///     none; not used when `columns` is `.count`.
+    /// - Returns: The statement's text and bindings, in the schema's dialect.
     public func query(terms chosen: some Sequence<Int>, columns: SQLColumns, limit: Int? = nil, offset: Int? = nil) -> SQLQuery {
         schema.render(.select(statement(terms: chosen, columns: columns, limit: limit, offset: offset)))
     }

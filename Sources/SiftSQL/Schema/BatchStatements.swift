@@ -15,6 +15,12 @@ extension SQLSchema {
     /// The destination keys of a to-one relationship of the rows of
     /// `entity` with these keys: rows of (key, destination key), for rows
     /// that have one.
+    ///
+    /// - Parameters:
+    ///   - relationship: The to-one relationship.
+    ///   - entity: The entity whose objects have it.
+    ///   - keys: The rows' primary keys, bound as one array.
+    /// - Returns: The SELECT, ordered by key.
     public func selectToOneKeys(_ relationship: Relationship, of entity: Entity, keys: [Int64]) -> SQLQuery {
         let key = SQLExpression.column("t0", primaryKey(entity), nullable: false)
         let target = SQLExpression.column("t0", foreignKey(relationship, of: entity), nullable: true)
@@ -24,6 +30,11 @@ extension SQLSchema {
 
     /// The entity number of each row of `entity`'s table with these keys:
     /// rows of (key, number).
+    ///
+    /// - Parameters:
+    ///   - entity: An entity stored in the table.
+    ///   - keys: The rows' primary keys, bound as one array.
+    /// - Returns: The SELECT.
     public func selectEntityNumbers(_ entity: Entity, keys: [Int64]) -> SQLQuery {
         let key = SQLExpression.column("t0", primaryKey(entity), nullable: false)
         return render(.select(SQLSelect([key, .column("t0", entityColumn(entity), nullable: false)],
@@ -32,6 +43,11 @@ extension SQLSchema {
 
     /// Deletes the rows of `entity`'s table with these keys; returns each
     /// deleted row's key.
+    ///
+    /// - Parameters:
+    ///   - entity: An entity stored in the table.
+    ///   - keys: The primary keys of the rows deleted, bound as one array.
+    /// - Returns: The DELETE.
     public func deleteRows(_ entity: Entity, keys: [Int64]) -> SQLQuery {
         let key = SQLExpression.column("", primaryKey(entity), nullable: false)
         return render(.delete(SQLDelete(table: table(entity), conditions: [.in(key, array: keyArray(keys))], returning: [key])))
@@ -39,6 +55,12 @@ extension SQLSchema {
 
     /// Deletes every link of the owners with these keys from the join
     /// table of a relationship; nil when it has none.
+    ///
+    /// - Parameters:
+    ///   - relationship: The to-many relationship.
+    ///   - entity: The entity whose objects have it.
+    ///   - owners: The owners' primary keys, bound as one array.
+    /// - Returns: The DELETE, or nil when the relationship has no join table.
     public func deleteLinks(_ relationship: Relationship, in entity: Entity, owners: [Int64]) -> SQLQuery? {
         guard case .joinTable(let table, let source, _) = storage(of: relationship, in: entity) else { return nil }
         return render(.delete(SQLDelete(table: table, conditions: [
@@ -50,6 +72,14 @@ extension SQLSchema {
     /// that point at one of `targets` (its key, the destination's entity
     /// number and its place in an ordered inverse), incrementing each row's
     /// version; returns the key of each row changed.
+    ///
+    /// - Parameters:
+    ///   - relationship: The to-one relationship cleared.
+    ///   - entity: The entity whose objects have it.
+    ///   - keys: The primary keys of the rows that may be changed.
+    ///   - targets: The primary keys of the rows it must point at to be
+    ///     cleared.
+    /// - Returns: The UPDATE.
     public func clearToOne(_ relationship: Relationship, of entity: Entity, keys: [Int64], pointingAt targets: [Int64]) -> SQLQuery {
         let foreignKey = foreignKey(relationship, of: entity)
         let cleared = [foreignKey] + [entityKey(relationship, of: entity), orderKey(relationship, of: entity)].compactMap { $0 }

@@ -24,6 +24,9 @@ public enum CoreDataCatalog {
     public static let historyTables = ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"]
 
     /// The metadata: one row, the property list then the store's UUID.
+    ///
+    /// - Parameter dialect: The dialect the statement is written in.
+    /// - Returns: The SELECT.
     public static func selectMetadata(in dialect: any SQLDialect) -> SQLQuery {
         SQLRenderer.render(.select(SQLSelect([.column("m", "Z_PLIST", nullable: true), .column("m", "Z_UUID", nullable: true)],
                                              from: .table("Z_METADATA", alias: "m"))),
@@ -31,6 +34,9 @@ public enum CoreDataCatalog {
     }
 
     /// The model cache: one row, one column.
+    ///
+    /// - Parameter dialect: The dialect the statement is written in.
+    /// - Returns: The SELECT.
     public static func selectModelCache(in dialect: any SQLDialect) -> SQLQuery {
         SQLRenderer.render(.select(SQLSelect([.column("c", "Z_CONTENT", nullable: true)],
                                              from: .table(modelCacheTable, alias: "c"))), in: dialect)
@@ -38,6 +44,9 @@ public enum CoreDataCatalog {
 
     /// Every entity of the store: its number, name, parent's number (0 for
     /// a root) and the largest key handed out (on roots), by number.
+    ///
+    /// - Parameter dialect: The dialect the statement is written in.
+    /// - Returns: The SELECT.
     public static func selectEntities(in dialect: any SQLDialect) -> SQLQuery {
         let columns = ["Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX"].map { SQLExpression.column("k", $0, nullable: true) }
         return SQLRenderer.render(.select(SQLSelect(columns, from: .table("Z_PRIMARYKEY", alias: "k"),
@@ -45,9 +54,18 @@ public enum CoreDataCatalog {
     }
 
     /// The table of a root entity's rows (and its subentities').
+    ///
+    /// - Parameter entityName: The root entity's name.
+    /// - Returns: `Z` and the name, upper-cased.
     public static func table(ofRoot entityName: String) -> String { "Z" + entityName.uppercased() }
 
-    /// How many rows of the root table are objects of entity number `entity` itself.
+    /// How many rows of the root table are objects of entity number `entityNumber` itself.
+    ///
+    /// - Parameters:
+    ///   - entityName: The root entity's name.
+    ///   - entityNumber: The number of the entity whose rows are counted.
+    ///   - dialect: The dialect the statement is written in.
+    /// - Returns: A SELECT of one row, the count.
     public static func countRows(ofRoot entityName: String, entityNumber: Int, in dialect: any SQLDialect) -> SQLQuery {
         SQLRenderer.render(.select(SQLSelect(
             [.aggregate(.count)], from: .table(table(ofRoot: entityName), alias: "t"),

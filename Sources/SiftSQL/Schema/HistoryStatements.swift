@@ -13,12 +13,18 @@ public enum HistoryStatements {
     }
 
     /// The tombstone columns among `columns`, in their order (`ZTOMBSTONE0`, `ZTOMBSTONE1`, …).
+    ///
+    /// - Parameter columns: The change table's column names (`changeColumns`).
+    /// - Returns: Those that start with `ZTOMBSTONE`, by their number.
     public static func tombstoneColumns(_ columns: [String]) -> [String] {
         columns.filter { $0.hasPrefix("ZTOMBSTONE") }
             .sorted { Int($0.dropFirst("ZTOMBSTONE".count)) ?? 0 < Int($1.dropFirst("ZTOMBSTONE".count)) ?? 0 }
     }
 
     /// Every interned string: key, then text.
+    ///
+    /// - Parameter dialect: The dialect the statement is written in.
+    /// - Returns: The SELECT.
     public static func selectStrings(in dialect: any SQLDialect) -> SQLQuery {
         SQLRenderer.render(.select(SQLSelect([.column("s", "Z_PK", nullable: false), .column("s", "ZNAME", nullable: true)],
                                              from: .table("ATRANSACTIONSTRING", alias: "s"))), in: dialect)
@@ -28,6 +34,14 @@ public enum HistoryStatements {
     /// `since` (seconds since 2001), in order: number, timestamp, then the
     /// interned keys and inline texts of author, bundle ID, context name and
     /// process ID.
+    ///
+    /// - Parameters:
+    ///   - after: The number of the last transaction already read; those
+    ///     after it are selected.
+    ///   - since: The earliest timestamp, in seconds since 2001, or nil for
+    ///     any.
+    ///   - dialect: The dialect the statement is written in.
+    /// - Returns: The SELECT.
     public static func selectTransactions(after: Int64, since: Double?, in dialect: any SQLDialect) -> SQLQuery {
         let t = { (name: String) in SQLExpression.column("t", name, nullable: true) }
         var conditions: [SQLExpression] = [.compare(.greater, t("Z_PK"), .value(.integer(after)))]
@@ -39,6 +53,10 @@ public enum HistoryStatements {
     }
 
     /// The largest transaction number, or nothing when there is none.
+    ///
+    /// - Parameter dialect: The dialect the statement is written in.
+    /// - Returns: A SELECT of one row and one column, NULL when there is no
+    ///   transaction.
     public static func selectLastTransaction(in dialect: any SQLDialect) -> SQLQuery {
         SQLRenderer.render(.select(SQLSelect([.aggregate(.maximum, .column("t", "Z_PK", nullable: false))],
                                              from: .table("ATRANSACTION", alias: "t"))), in: dialect)
@@ -47,6 +65,12 @@ public enum HistoryStatements {
     /// The changes of the transactions numbered `transactions`, by
     /// transaction then change: key, transaction, type, entity number, row
     /// key, updated-properties bitmap, then the tombstone columns.
+    ///
+    /// - Parameters:
+    ///   - transactions: The transaction numbers, bound as one array.
+    ///   - tombstones: The tombstone columns to read (`tombstoneColumns(_:)`).
+    ///   - dialect: The dialect the statement is written in.
+    /// - Returns: The SELECT.
     public static func selectChanges(transactions: [Int64], tombstones: [String], in dialect: any SQLDialect) -> SQLQuery {
         let c = { (name: String) in SQLExpression.column("c", name, nullable: true) }
         return SQLRenderer.render(.select(SQLSelect(

@@ -61,6 +61,9 @@ public struct RowLayout: Sendable {
     public let members: [Member]
 
     /// The member whose entity number is `number`.
+    ///
+    /// - Parameter number: The entity number read from a row.
+    /// - Returns: The member, or nil when none has that number.
     public func member(number: Int64) -> Member? {
         members.first { $0.number == number }
     }
@@ -78,6 +81,11 @@ extension SQLSchema {
     }
 
     /// The rows of `entity` with these keys, in key order.
+    ///
+    /// - Parameters:
+    ///   - entity: The entity; rows of its subentities are included.
+    ///   - keys: The rows' primary keys, bound as one array.
+    /// - Returns: A SELECT of the rows' columns (`rowColumns`).
     public func selectRows(_ entity: Entity, keys: [Int64]) -> SQLQuery {
         let key = SQLExpression.column("t0", primaryKey(entity), nullable: false)
         let array = dialect.arrayValue(keys.map(SQLValue.integer)) ?? .null
@@ -90,6 +98,15 @@ extension SQLSchema {
     /// rows of (owner, member) ordered by member; with `withRows`, each
     /// member's whole row follows the owner instead (`rowColumns`). Nil for a
     /// to-one relationship.
+    ///
+    /// - Parameters:
+    ///   - relationship: The to-many relationship.
+    ///   - entity: The entity whose objects have it.
+    ///   - owners: The owners' primary keys, bound as one array.
+    ///   - withRows: Whether each link brings the member's whole row rather
+    ///     than its key.
+    /// - Returns: The SELECT, or nil for a to-one relationship or one whose
+    ///   destination the model does not have.
     public func selectLinks(_ relationship: Relationship, in entity: Entity, owners: [Int64], withRows: Bool) -> SQLQuery? {
         guard let destination = model.entity(named: relationship.destination) else { return nil }
         let owners = SQLExpression.value(dialect.arrayValue(owners.map(SQLValue.integer)) ?? .null)
@@ -124,6 +141,9 @@ extension SQLSchema {
     }
 
     /// The largest primary key of an entity's table (0 when it is empty).
+    ///
+    /// - Parameter entity: An entity stored in the table.
+    /// - Returns: A SELECT of one row and one column.
     public func selectLargestKey(_ entity: Entity) -> SQLQuery {
         render(.select(SQLSelect([.coalesce(.aggregate(.maximum, .column("t0", primaryKey(entity), nullable: false)), .literal(0))],
                                  from: .table(table(entity), alias: "t0"))))
@@ -131,6 +151,9 @@ extension SQLSchema {
 
     /// One row as the store has it now, by primary key (slot 0): the row's
     /// columns (`rowColumns`).
+    ///
+    /// - Parameter entity: The entity of the row.
+    /// - Returns: A SELECT whose one slot is the primary key.
     public func selectRow(_ entity: Entity) -> SQLQuery {
         render(.select(SQLSelect(rowColumns(entity, alias: "t0"), from: .table(table(entity), alias: "t0"),
                                  where: [.compare(.equal, .column("t0", primaryKey(entity), nullable: false), .slot(0))])))
@@ -138,6 +161,9 @@ extension SQLSchema {
 
     /// The entity number of the row whose primary key is in slot 0, in an
     /// entity's table.
+    ///
+    /// - Parameter entity: An entity stored in the table.
+    /// - Returns: A SELECT whose one slot is the primary key.
     public func selectEntityNumber(_ entity: Entity) -> SQLQuery {
         render(.select(SQLSelect([.column("t0", entityColumn(entity), nullable: false)], from: .table(table(entity), alias: "t0"),
                                  where: [.compare(.equal, .column("t0", primaryKey(entity), nullable: false), .slot(0))])))
@@ -146,19 +172,40 @@ extension SQLSchema {
     // MARK: Writing rows
 
     /// The statement that inserts a row of `entity`, and the values for it.
+    ///
+    /// - Parameter entity: The entity of the rows inserted.
+    /// - Returns: The INSERT, whose
+    ///   `RowInsert.bindings(key:version:values:toOne:targetEntity:)` gives
+    ///   the values of a row.
     public func insertRow(_ entity: Entity) -> RowInsert {
         RowInsert(schema: self, entity: entity)
     }
 
     /// The statement that updates these attributes and to-one keys of a row
-    /// of `entity` if its version is still the expected one (or, when
-    /// `checkingVersion` is false, whatever it is), incrementing the version.
+    /// of `entity` if its version is still the expected one, incrementing
+    /// the version.
+    ///
+    /// - Parameters:
+    ///   - entity: The entity of the rows updated.
+    ///   - attributes: The attributes written; those without a column are
+    ///     left out.
+    ///   - toOne: The to-one relationships written; transient ones are left
+    ///     out.
+    /// - Returns: The UPDATE, whose
+    ///   `RowUpdate.bindings(values:toOne:key:expectedVersion:targetEntity:)`
+    ///   gives the values for a row.
     public func updateRow(_ entity: Entity, attributes: [Attribute], toOne: [Relationship]) -> RowUpdate {
         RowUpdate(schema: self, entity: entity, attributes: attributes, toOne: toOne)
     }
 
     /// Deletes a row by primary key (slot 0) and, with `checkingVersion`,
     /// only at the version in slot 1.
+    ///
+    /// - Parameters:
+    ///   - entity: The entity of the row.
+    ///   - checkingVersion: Whether the row is deleted only at the version in
+    ///     slot 1.
+    /// - Returns: The DELETE.
     public func deleteRow(_ entity: Entity, checkingVersion: Bool) -> SQLQuery {
         var conditions = [SQLExpression.compare(.equal, .column("", primaryKey(entity), nullable: false), .slot(0))]
         if checkingVersion { conditions.append(.compare(.equal, .column("", version(entity), nullable: false), .slot(1))) }
@@ -167,6 +214,12 @@ extension SQLSchema {
 
     /// Adds a link (source key in slot 0, target in slot 1) to the join table
     /// of a relationship; nil when it has none.
+    ///
+    /// - Parameters:
+    ///   - relationship: The to-many relationship.
+    ///   - entity: The entity whose objects have it.
+    /// - Returns: An INSERT that skips a link already there, or nil when the
+    ///   relationship has no join table.
     public func insertLink(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
         guard case .joinTable(let table, let source, let target) = storage(of: relationship, in: entity) else { return nil }
         return render(.insert(SQLInsert(table: table, columns: [source, target], values: [.slot(0), .slot(1)],
@@ -175,6 +228,11 @@ extension SQLSchema {
 
     /// Removes a link (source key in slot 0, target in slot 1) from the join
     /// table of a relationship; nil when it has none.
+    ///
+    /// - Parameters:
+    ///   - relationship: The to-many relationship.
+    ///   - entity: The entity whose objects have it.
+    /// - Returns: The DELETE, or nil when the relationship has no join table.
     public func deleteLink(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
         guard case .joinTable(let table, let source, let target) = storage(of: relationship, in: entity) else { return nil }
         return render(.delete(SQLDelete(table: table, conditions: [
@@ -185,6 +243,11 @@ extension SQLSchema {
 
     /// Removes every link of the object in slot 0 from the join table of a
     /// relationship; nil when it has none.
+    ///
+    /// - Parameters:
+    ///   - relationship: The to-many relationship.
+    ///   - entity: The entity whose objects have it.
+    /// - Returns: The DELETE, or nil when the relationship has no join table.
     public func deleteLinks(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
         guard case .joinTable(let table, let source, _) = storage(of: relationship, in: entity) else { return nil }
         return render(.delete(SQLDelete(table: table, conditions: [
@@ -209,6 +272,9 @@ extension SQLSchema {
 
     /// The order key Core Data gives the member at `index` of an ordered
     /// relationship: 2048, then 1024 apart.
+    ///
+    /// - Parameter index: The member's position in the order, from 0.
+    /// - Returns: 2048 plus 1024 times `index`.
     public static func orderKeyValue(at index: Int) -> Int64 {
         2048 &+ 1024 &* Int64(clamping: index)
     }
@@ -216,6 +282,12 @@ extension SQLSchema {
     /// Sets the order key (slot 0) of one member (slot 1) of an ordered
     /// to-many relationship of one owner (slot 2): in the member's row, or
     /// in the join table's link. Nil when the relationship is not ordered.
+    ///
+    /// - Parameters:
+    ///   - relationship: The ordered to-many relationship.
+    ///   - entity: The entity whose objects have it.
+    /// - Returns: The UPDATE, or nil when the relationship is not an ordered
+    ///   to-many relationship (or has no order-key column).
     public func updateOrderKey(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
         guard relationship.isToMany, relationship.isOrdered, let destination = model.entity(named: relationship.destination) else {
             return nil
@@ -252,6 +324,14 @@ extension SQLSchema {
     /// column: after the byte 1, the data itself; after the byte 2, the name
     /// of the file in `folder` (`externalData`) that holds it. Nil when the
     /// column holds neither, or the file cannot be read.
+    ///
+    /// - Parameters:
+    ///   - column: The column's bytes.
+    ///   - folder: The folder of the store's external data
+    ///     (`externalData(ofStoreAt:)`), or nil when there is none.
+    /// - Returns: The data; nil when the column holds neither form, or when
+    ///   it names a file and `folder` is nil, the name is not a plain file
+    ///   name, or the file cannot be read.
     public static func externalStorageValue(_ column: Data, in folder: URL?) -> Data? {
         guard let marker = column.first else { return nil }
         let rest = column.dropFirst()
@@ -269,6 +349,9 @@ extension SQLSchema {
 
     /// The folder of the files Core Data keeps external binary data in, for
     /// the store at `url`: `.<name>_SUPPORT/_EXTERNAL_DATA` beside it.
+    ///
+    /// - Parameter url: The store's file.
+    /// - Returns: The folder's URL; the folder may not exist.
     public static func externalData(ofStoreAt url: URL) -> URL {
         let name = url.deletingPathExtension().lastPathComponent
         return url.deletingLastPathComponent().appendingPathComponent(".\(name)_SUPPORT").appendingPathComponent("_EXTERNAL_DATA")
@@ -318,6 +401,18 @@ public struct RowInsert: Sendable {
     /// The values for a row: its key, entity number, version, attribute
     /// values by slot, to-one keys by slot, and the entity numbers of the
     /// rows they point at (by slot; asked only for destinations with subentities).
+    ///
+    /// - Parameters:
+    ///   - key: The row's primary key.
+    ///   - version: The row's version.
+    ///   - values: The object's attribute values, by slot.
+    ///   - toOne: The object's to-one keys, by slot (nil where it points at
+    ///     nothing).
+    ///   - targetEntity: Given a to-one relationship's slot and the key it
+    ///     points at, the entity number of that row; asked only for
+    ///     destinations with subentities.
+    /// - Returns: The statement's bindings, in order, companion columns'
+    ///   folded values and external storage forms included.
     public func bindings(key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?],
                          targetEntity: (_ slot: Int, _ key: Int64) -> Int64?) -> [SQLValue] {
         var result: [SQLValue] = [.integer(key), .integer(entityNumber), .integer(version)]
@@ -361,6 +456,18 @@ public struct RowUpdate: Sendable {
     /// The values for a row: the new attribute values and to-one keys (by
     /// slot), the entity numbers of the rows those point at (as for
     /// `RowInsert`), the row's key and the version it must still have.
+    ///
+    /// - Parameters:
+    ///   - values: The object's attribute values, by slot.
+    ///   - keys: The object's to-one keys, by slot (nil where it points at
+    ///     nothing).
+    ///   - key: The row's primary key.
+    ///   - expectedVersion: The version the row must still have.
+    ///   - targetEntity: Given a to-one relationship's slot and the key it
+    ///     points at, the entity number of that row; asked only for
+    ///     destinations with subentities.
+    /// - Returns: The statement's bindings, in order, companion columns'
+    ///   folded values and external storage forms included.
     public func bindings(values: [PredicateValue], toOne keys: [Int64?], key: Int64, expectedVersion: Int64,
                          targetEntity: (_ slot: Int, _ key: Int64) -> Int64?) -> [SQLValue] {
         var result: [SQLValue] = []

@@ -27,12 +27,25 @@ import SiftTree
 /// Where a relationship's links are stored.
 public enum RelationshipStorage: Hashable, Sendable {
     /// A to-one relationship: a column of the entity's own table.
+    ///
+    /// - Parameter column: The column holding the primary key of the row the
+    ///   relationship points at.
     case foreignKey(column: String)
     /// A to-many relationship read through its to-one inverse: the
     /// destination table's column that points back.
+    ///
+    /// - Parameters:
+    ///   - table: The destination's table.
+    ///   - column: Its column (the inverse's foreign key) holding the key of
+    ///     the row that owns the link.
     case inverseForeignKey(table: String, column: String)
     /// A join table: `sourceColumn` holds this side's key, `targetColumn`
     /// the destination's.
+    ///
+    /// - Parameters:
+    ///   - table: The join table's name.
+    ///   - sourceColumn: The column holding this side's keys.
+    ///   - targetColumn: The column holding the destination's keys.
     case joinTable(table: String, sourceColumn: String, targetColumn: String)
 }
 
@@ -66,6 +79,14 @@ public struct SQLSchema: Sendable {
 
     /// The mapping of `model`, with Core Data's entity numbers (or those a
     /// store already has, by entity name).
+    ///
+    /// - Parameters:
+    ///   - model: The model laid out.
+    ///   - dialect: The dialect its statements are written in; SQLite's by
+    ///     default.
+    ///   - entityNumbers: The number of each entity, by name, as a store
+    ///     already has them; nil (the default) for Core Data's numbering
+    ///     (`entityNumbers(of:)`).
     public init(model: DataModel, dialect: any SQLDialect = .sqlite, entityNumbers: [String: Int]? = nil) {
         self.model = model
         self.dialect = dialect
@@ -169,12 +190,20 @@ public struct SQLSchema: Sendable {
     }
 
     /// How the row columns of `entity` (`rowColumns`) are read into nodes.
+    ///
+    /// - Parameter entity: An entity of the model.
+    /// - Returns: Its layout; one with no members for an entity the model does
+    ///   not have.
     public func rowLayout(_ entity: Entity) -> RowLayout {
         layouts.indices.contains(entity.index) ? layouts[entity.index]
             : RowLayout(entityColumn: nil, members: [])
     }
 
     /// The entity whose number is `number`, if the model has it.
+    ///
+    /// - Parameter number: The entity number (`Z_ENT`).
+    /// - Returns: The entity, or nil when no entity of the model has that
+    ///   number.
     public func entity(number: Int64) -> Entity? {
         Int(exactly: number).flatMap { entitiesByNumber[$0] }.map { model.entities[$0] }
     }
@@ -182,6 +211,12 @@ public struct SQLSchema: Sendable {
     /// The condition that keeps, of an entity's table, the rows of the
     /// entity and its subentities: nil when that is every row (the entity
     /// is a root).
+    ///
+    /// - Parameters:
+    ///   - entity: The entity.
+    ///   - alias: The alias of its table in the statement.
+    /// - Returns: A condition on the entity column (equality for one entity
+    ///   number, IN for several), or nil for a root entity.
     public func entityFilter(_ entity: Entity, alias: String) -> SQLExpression? {
         guard entity.superentity != nil else { return nil }
         // Numbers of the schema, not of the user: written in the statement.
@@ -192,6 +227,13 @@ public struct SQLSchema: Sendable {
 
     /// The column holding the entity number of the row a to-one
     /// relationship of `entity` points at, when its destination has subentities.
+    ///
+    /// - Parameters:
+    ///   - relationship: A to-one relationship of `entity`.
+    ///   - entity: The entity.
+    /// - Returns: The column's name, or nil when the destination has no
+    ///   subentities (or `relationship` is not a stored to-one relationship of
+    ///   `entity`).
     public func entityKey(_ relationship: Relationship, of entity: Entity) -> String? {
         entityKeys[entity.name]?[relationship.name]
     }
@@ -203,6 +245,9 @@ public struct SQLSchema: Sendable {
 
     /// Core Data's entity numbers: a pre-order walk of the inheritance tree,
     /// roots and each entity's subentities sorted by name, case ignored.
+    ///
+    /// - Parameter model: The model.
+    /// - Returns: The number of each entity, by name, counting from 1.
     public static func entityNumbers(of model: DataModel) -> [String: Int] {
         func sorted(_ entities: [Entity]) -> [Entity] {
             entities.sorted { ($0.name.lowercased(), $0.name) < ($1.name.lowercased(), $1.name) }
@@ -217,6 +262,9 @@ public struct SQLSchema: Sendable {
     }
 
     /// An entity's number (`Z_ENT`).
+    ///
+    /// - Parameter entity: The entity.
+    /// - Returns: Its number; 0 when the schema has none for it.
     public func entityNumber(_ entity: Entity) -> Int { entityNumbers[entity.name] ?? 0 }
 
     /// The names of a row's columns and whether each may be NULL, in the
@@ -233,31 +281,59 @@ public struct SQLSchema: Sendable {
     /// The attributes of an entity a row holds, in slot order: those with a
     /// column (not transient; not a composite itself, an object ID or
     /// undefined).
+    ///
+    /// - Parameter entity: The entity.
+    /// - Returns: The attributes that have a column, in slot order.
     public func storedAttributes(_ entity: Entity) -> [Attribute] { entity.attributes.filter(\.isStored) }
 
     /// The table of an entity: its root entity's.
+    ///
+    /// - Parameter entity: The entity.
+    /// - Returns: `Z` and the root entity's name, upper-cased.
     public func table(_ entity: Entity) -> String { "Z" + model.root(of: entity).name.uppercased() }
 
     /// The primary key column of an entity's table.
+    ///
+    /// - Parameter entity: The entity (every table's is the same).
+    /// - Returns: `Z_PK`.
     public func primaryKey(_ entity: Entity) -> String { "Z_PK" }
 
     /// The column holding each row's entity number.
+    ///
+    /// - Parameter entity: The entity (every table's is the same).
+    /// - Returns: `Z_ENT`.
     public func entityColumn(_ entity: Entity) -> String { "Z_ENT" }
 
     /// The version column of an entity's table.
+    ///
+    /// - Parameter entity: The entity (every table's is the same).
+    /// - Returns: `Z_OPT`.
     public func version(_ entity: Entity) -> String { "Z_OPT" }
 
     /// The column of an attribute a bound tree names.
+    ///
+    /// - Parameter attribute: The attribute, as the binder resolved it.
+    /// - Returns: The column's name; `Z` and the attribute's name, upper-cased,
+    ///   when the schema does not know the attribute.
     public func column(_ attribute: AttributeReference) -> String {
         columns[attribute.entity]?[attribute.name] ?? "Z" + attribute.name.uppercased()
     }
 
     /// The column of a to-one relationship a bound tree names.
+    ///
+    /// - Parameter relationship: The relationship, as the binder resolved it.
+    /// - Returns: The column's name; `Z` and the relationship's name,
+    ///   upper-cased, when the schema does not know the relationship.
     public func foreignKey(_ relationship: RelationshipReference) -> String {
         columns[relationship.entity]?[relationship.name] ?? "Z" + relationship.name.uppercased()
     }
 
     /// The companion column of an attribute a bound tree names.
+    ///
+    /// - Parameters:
+    ///   - attribute: The canonical attribute, as the binder resolved it.
+    ///   - flags: The folding: 1 for `[c]`, 3 for `[cd]` (`companionFlags`).
+    /// - Returns: `Z_FOLD`, the flags, `_` and the attribute's column.
     public func companionColumn(_ attribute: AttributeReference, flags: Int) -> String {
         "Z_FOLD\(flags)_" + column(attribute)
     }
@@ -266,31 +342,67 @@ public struct SQLSchema: Sendable {
     public static let companionFlags = [1, 3]
 
     /// The column of an attribute of `entity` (declared or inherited).
+    ///
+    /// - Parameters:
+    ///   - attribute: The attribute.
+    ///   - entity: The entity whose objects have it.
+    /// - Returns: The column's name; `Z` and the attribute's name, upper-cased,
+    ///   when the schema does not know the attribute.
     public func column(_ attribute: Attribute, of entity: Entity) -> String {
         columns[entity.name]?[attribute.name] ?? "Z" + attribute.name.uppercased()
     }
 
     /// The column of a to-one relationship of `entity`.
+    ///
+    /// - Parameters:
+    ///   - relationship: The to-one relationship.
+    ///   - entity: The entity whose objects have it.
+    /// - Returns: The column's name; `Z` and the relationship's name,
+    ///   upper-cased, when the schema does not know the relationship.
     public func foreignKey(_ relationship: Relationship, of entity: Entity) -> String {
         columns[entity.name]?[relationship.name] ?? "Z" + relationship.name.uppercased()
     }
 
     /// The order-key column of a to-one relationship of `entity` whose
     /// inverse is an ordered to-many: where a member's place in the order is kept.
+    ///
+    /// - Parameters:
+    ///   - relationship: The to-one relationship.
+    ///   - entity: The entity whose objects have it.
+    /// - Returns: The column's name, or nil when the relationship's inverse is
+    ///   not an ordered to-many relationship.
     public func orderKey(_ relationship: Relationship, of entity: Entity) -> String? {
         orderKeys[entity.name]?[relationship.name]
     }
 
     /// The order-key column of a join table, for the side whose members an
     /// ordered relationship orders (`Z_FOK_` and the members' column).
+    ///
+    /// - Parameter column: The join table's column holding the ordered
+    ///   members' keys (`Z_<n><NAME>`).
+    /// - Returns: `Z_FOK_` and the column's name after its first two
+    ///   characters.
     public func orderKey(ofJoinColumn column: String) -> String { "Z_FOK_" + column.dropFirst(2) }
 
     /// The companion columns of an attribute of `entity` (none unless it is canonical).
+    ///
+    /// - Parameters:
+    ///   - attribute: The attribute.
+    ///   - entity: The entity whose objects have it.
+    /// - Returns: The `[c]` and `[cd]` companion columns of a canonical
+    ///   attribute; empty for any other.
     public func companionColumns(_ attribute: Attribute, of entity: Entity) -> [String] {
         attribute.isCanonical ? Self.companionFlags.map { "Z_FOLD\($0)_" + column(attribute, of: entity) } : []
     }
 
     /// Where a relationship of `entity` is stored.
+    ///
+    /// - Parameters:
+    ///   - relationship: The relationship.
+    ///   - entity: The entity whose objects have it.
+    /// - Returns: A foreign key for a to-one relationship; the inverse's
+    ///   foreign key for a to-many relationship whose inverse is to-one; else
+    ///   a join table.
     public func storage(of relationship: Relationship, in entity: Entity) -> RelationshipStorage {
         if !relationship.isToMany { return .foreignKey(column: foreignKey(relationship, of: entity)) }
         // A join table belongs to the entities that declare the two sides.
@@ -341,6 +453,12 @@ public struct SQLSchema: Sendable {
     }
 
     /// Whether a join table is written from this side (each link once).
+    ///
+    /// - Parameters:
+    ///   - relationship: The relationship.
+    ///   - entity: The entity whose objects have it.
+    /// - Returns: True for a to-many relationship stored in a join table when
+    ///   it has no inverse or its side names the table; false otherwise.
     public func writesLinks(of relationship: Relationship, in entity: Entity) -> Bool {
         let entity = model.declaringEntity(of: relationship.name, from: entity)
         guard relationship.isToMany, var destination = model.entity(named: relationship.destination),
@@ -352,6 +470,10 @@ public struct SQLSchema: Sendable {
 
     /// The to-one relationships of an entity in slot order: the order their
     /// columns come in a row.
+    ///
+    /// - Parameter entity: The entity.
+    /// - Returns: Its to-one relationships that are not transient, inherited
+    ///   ones included, in slot order.
     public func toOneRelationships(_ entity: Entity) -> [Relationship] {
         entity.relationships.filter { !$0.isToMany && !$0.isTransient }.sorted { $0.slot < $1.slot }
     }
@@ -460,6 +582,9 @@ public struct SQLSchema: Sendable {
     }
 
     /// Renders a statement in the schema's dialect.
+    ///
+    /// - Parameter statement: The statement.
+    /// - Returns: Its text and bindings.
     public func render(_ statement: SQLStatement) -> SQLQuery {
         SQLRenderer.render(statement, in: dialect)
     }
@@ -467,6 +592,11 @@ public struct SQLSchema: Sendable {
     // MARK: Metadata and keys
 
     /// Stores the metadata property list, and the store's identifier.
+    ///
+    /// - Parameters:
+    ///   - plist: The bytes of the metadata property list.
+    ///   - uuid: The store's identifier.
+    /// - Returns: The INSERT of `Z_METADATA`'s one row.
     public func insertMetadata(plist: [UInt8], uuid: String) -> SQLQuery {
         render(.insert(SQLInsert(table: "Z_METADATA", columns: ["Z_VERSION", "Z_UUID", "Z_PLIST"],
                                  values: [.value(.integer(1)), .value(.text(uuid)), .value(.blob(Data(plist)))],
@@ -475,6 +605,9 @@ public struct SQLSchema: Sendable {
 
     /// Stores the model cache: the compiled model, raw-deflate compressed
     /// (`DataModel.modelCacheData`).
+    ///
+    /// - Parameter content: The compressed model.
+    /// - Returns: The INSERT of `Z_MODELCACHE`'s one row.
     public func insertModelCache(_ content: Data) -> SQLQuery {
         render(.insert(SQLInsert(table: CoreDataCatalog.modelCacheTable, columns: ["Z_CONTENT"],
                                  values: [.value(.blob(content))], ignoringDuplicates: false)))
@@ -482,6 +615,9 @@ public struct SQLSchema: Sendable {
 
     /// The largest key handed out for an entity's table (`Z_MAX` of its
     /// root, 0 when none).
+    ///
+    /// - Parameter entity: An entity stored in the table.
+    /// - Returns: A SELECT of one row and one column.
     public func selectKeyMaximum(_ entity: Entity) -> SQLQuery {
         let root = model.root(of: entity)
         return render(.select(SQLSelect([.coalesce(.column("k", "Z_MAX", nullable: true), .literal(0))],
@@ -491,6 +627,11 @@ public struct SQLSchema: Sendable {
     }
 
     /// Records `largest` as the largest key handed out for an entity's table.
+    ///
+    /// - Parameters:
+    ///   - entity: An entity stored in the table.
+    ///   - largest: The largest key handed out.
+    /// - Returns: The UPDATE of the root entity's row of `Z_PRIMARYKEY`.
     public func updateKeyMaximum(_ entity: Entity, to largest: Int64) -> SQLQuery {
         let root = model.root(of: entity)
         return render(.update(SQLUpdate(table: "Z_PRIMARYKEY", assignments: [(column: "Z_MAX", value: .value(.integer(largest)))],
@@ -503,6 +644,12 @@ public struct SQLSchema: Sendable {
     /// transaction ends): the largest key handed out moves up by `count`,
     /// past the largest key in the table, and comes back. The reserved keys
     /// are the `count` keys up to and including it.
+    ///
+    /// - Parameters:
+    ///   - entity: An entity stored in the table.
+    ///   - count: How many keys to reserve.
+    /// - Returns: The UPDATE of the root entity's row of `Z_PRIMARYKEY`,
+    ///   returning the largest key reserved.
     public func reserveKeys(_ entity: Entity, count: Int64) -> SQLQuery {
         let root = model.root(of: entity)
         let largestInTable = SQLExpression.scalar(

@@ -162,23 +162,45 @@ public struct SQLExpression: Hashable, Sendable {
 
     /// A column of the table (or subquery) with alias `table`; an empty
     /// alias for the one table of an UPDATE or DELETE.
+    ///
+    /// - Parameters:
+    ///   - table: The alias of the table or subquery the column belongs to;
+    ///     empty for the one table of an UPDATE or DELETE.
+    ///   - name: The column's name.
+    ///   - nullable: Whether the column may hold NULL.
+    /// - Returns: The column, NULL-able as `nullable` says.
     public static func column(_ table: String, _ name: String, nullable: Bool) -> SQLExpression {
         SQLExpression(.column(table: table, name: name), nullable: nullable)
     }
 
     /// A constant, always a bound parameter; `.null` is the NULL literal.
+    ///
+    /// - Parameter value: The constant.
+    /// - Returns: A bound parameter holding `value`, never NULL; for `.null`, the
+    ///   NULL literal.
     public static func value(_ value: SQLValue) -> SQLExpression {
         value == .null ? .null : SQLExpression(.value(value), nullable: false)
     }
 
     /// A template's `$variable`, bound each time the query runs; `asArray`
     /// for a collection (bound as one array parameter).
+    ///
+    /// - Parameters:
+    ///   - name: The variable's name, without `$`.
+    ///   - asArray: Whether the value is a collection bound as one array
+    ///     parameter; false by default.
+    /// - Returns: A parameter, which may be NULL, that
+    ///   `SQLQuery.binding(_:dialect:)` fills.
     public static func parameter(_ name: String, asArray: Bool = false) -> SQLExpression {
         SQLExpression(.parameter(name: name, asArray: asArray), nullable: true)
     }
 
     /// The `index`th positional parameter of a statement run many times with
     /// different values (a row insert): never shared with another.
+    ///
+    /// - Parameter index: The slot's position among the statement's bindings,
+    ///   from 0.
+    /// - Returns: A positional parameter, which may be NULL.
     public static func slot(_ index: Int) -> SQLExpression {
         SQLExpression(.slot(index), nullable: true)
     }
@@ -193,8 +215,14 @@ public struct SQLExpression: Hashable, Sendable {
     public static let emptyText = SQLExpression(.literal(.emptyText), nullable: false)
 
     /// An integer written into the SQL text (a flag, a zero): never a user's value.
+    ///
+    /// - Parameter value: The integer.
+    /// - Returns: The integer as a literal, never NULL.
     public static func literal(_ value: Int) -> SQLExpression { SQLExpression(.literal(.integer(value)), nullable: false) }
     /// A real number written into the SQL text.
+    ///
+    /// - Parameter value: The real number.
+    /// - Returns: The number as a literal, never NULL.
     public static func literal(_ value: Double) -> SQLExpression { SQLExpression(.literal(.real(value)), nullable: false) }
 
     /// Whether this is the NULL literal.
@@ -208,11 +236,19 @@ public struct SQLExpression: Hashable, Sendable {
     // MARK: Logic
 
     /// The terms joined by AND: nested ANDs flattened, TRUE dropped, FALSE absorbing.
+    ///
+    /// - Parameter terms: The conditions joined.
+    /// - Returns: FALSE when a term is FALSE; TRUE when no term is left; the one
+    ///   term left, alone; else their AND, which may be NULL when a term may be.
     public static func and(_ terms: [SQLExpression]) -> SQLExpression {
         connective(terms, and: true)
     }
 
     /// The terms joined by OR: nested ORs flattened, FALSE dropped, TRUE absorbing.
+    ///
+    /// - Parameter terms: The conditions joined.
+    /// - Returns: TRUE when a term is TRUE; FALSE when no term is left; the one
+    ///   term left, alone; else their OR, which may be NULL when a term may be.
     public static func or(_ terms: [SQLExpression]) -> SQLExpression {
         connective(terms, and: false)
     }
@@ -238,6 +274,11 @@ public struct SQLExpression: Hashable, Sendable {
 
     /// The negation under two-valued logic: a condition that may be NULL
     /// (false) becomes IS NOT TRUE, so its negation is true.
+    ///
+    /// - Parameter condition: The condition negated.
+    /// - Returns: A condition that is never NULL: the other constant for TRUE or
+    ///   FALSE, NOT EXISTS for EXISTS (and EXISTS for NOT EXISTS), IS NOT TRUE
+    ///   for a condition that may be NULL, else NOT.
     public static func not(_ condition: SQLExpression) -> SQLExpression {
         if let truth = condition.constantTruth { return truth ? .false : .true }
         if case .exists(let select, let negated) = condition.node {
@@ -249,6 +290,12 @@ public struct SQLExpression: Hashable, Sendable {
     // MARK: Comparisons
 
     /// `left op right`; NULL when either is.
+    ///
+    /// - Parameters:
+    ///   - op: The comparison operator.
+    ///   - left: The left operand.
+    ///   - right: The right operand.
+    /// - Returns: The comparison, which may be NULL when either operand may be.
     public static func compare(_ op: SQLComparison, _ left: SQLExpression, _ right: SQLExpression) -> SQLExpression {
         SQLExpression(.compare(op, left, right), nullable: left.isNullable || right.isNullable)
     }
@@ -256,6 +303,13 @@ public struct SQLExpression: Hashable, Sendable {
     /// Equality under two-valued logic: with NULL, IS NULL; between two
     /// values that may both be NULL, null-safe equality; else `=` (which an
     /// index can serve).
+    ///
+    /// - Parameters:
+    ///   - left: The left operand.
+    ///   - right: The right operand.
+    /// - Returns: IS NULL when one side is the NULL literal; null-safe equality
+    ///   (never NULL) when both sides may be NULL; else `left = right`, which
+    ///   may be NULL when one side may be.
     public static func equal(_ left: SQLExpression, _ right: SQLExpression) -> SQLExpression {
         if right.isNull { return isNull(left) }
         if left.isNull { return isNull(right) }
@@ -264,6 +318,13 @@ public struct SQLExpression: Hashable, Sendable {
     }
 
     /// Inequality under two-valued logic: true when exactly one side is NULL.
+    ///
+    /// - Parameters:
+    ///   - left: The left operand.
+    ///   - right: The right operand.
+    /// - Returns: IS NOT NULL when one side is the NULL literal; null-safe
+    ///   inequality when either side may be NULL; else `left <> right`. Never
+    ///   NULL.
     public static func notEqual(_ left: SQLExpression, _ right: SQLExpression) -> SQLExpression {
         if right.isNull { return isNotNull(left) }
         if left.isNull { return isNotNull(right) }
@@ -272,37 +333,71 @@ public struct SQLExpression: Hashable, Sendable {
     }
 
     /// Whether `e` is NULL: never NULL itself.
+    ///
+    /// - Parameter e: The expression tested.
+    /// - Returns: `e IS NULL`.
     public static func isNull(_ e: SQLExpression) -> SQLExpression {
         SQLExpression(.isNull(e, negated: false), nullable: false)
     }
 
     /// Whether `e` is not NULL: never NULL itself.
+    ///
+    /// - Parameter e: The expression tested.
+    /// - Returns: `e IS NOT NULL`.
     public static func isNotNull(_ e: SQLExpression) -> SQLExpression {
         SQLExpression(.isNull(e, negated: true), nullable: false)
     }
 
     /// `low <= e <= high`; NULL when any of them is.
+    ///
+    /// - Parameters:
+    ///   - e: The value tested.
+    ///   - low: The smallest value in the range.
+    ///   - high: The largest value in the range.
+    /// - Returns: `e BETWEEN low AND high`, which may be NULL when any of them
+    ///   may be.
     public static func between(_ e: SQLExpression, _ low: SQLExpression, _ high: SQLExpression) -> SQLExpression {
         SQLExpression(.between(e, low, high), nullable: e.isNullable || low.isNullable || high.isNullable)
     }
 
     /// `e IN (members…)`; FALSE for no members.
+    ///
+    /// - Parameters:
+    ///   - e: The value looked for.
+    ///   - members: The members of the list.
+    /// - Returns: FALSE when `members` is empty, else `e IN (members…)`, which
+    ///   may be NULL.
     public static func `in`(_ e: SQLExpression, _ members: [SQLExpression]) -> SQLExpression {
         members.isEmpty ? .false : SQLExpression(.inList(e, members), nullable: true)
     }
 
     /// `e` is a member of an array bound as one parameter (a JSON array for
     /// SQLite).
+    ///
+    /// - Parameters:
+    ///   - e: The value looked for.
+    ///   - array: The array: a bound array parameter, or an expression of an
+    ///     array.
+    /// - Returns: The membership condition, as the dialect writes it
+    ///   (`SQLDialect.inArray(_:_:)`); it may be NULL.
     public static func `in`(_ e: SQLExpression, array: SQLExpression) -> SQLExpression {
         SQLExpression(.inArray(e, array), nullable: true)
     }
 
     /// Whether the subquery returns a row.
+    ///
+    /// - Parameter select: The subquery.
+    /// - Returns: `EXISTS (select)`, never NULL.
     public static func exists(_ select: SQLSelect) -> SQLExpression {
         SQLExpression(.exists(select, negated: false), nullable: false)
     }
 
     /// The subquery's one value.
+    ///
+    /// - Parameters:
+    ///   - select: The subquery, which returns one column.
+    ///   - nullable: Whether its value may be NULL.
+    /// - Returns: The subquery as a value.
     public static func scalar(_ select: SQLSelect, nullable: Bool) -> SQLExpression {
         SQLExpression(.scalar(select), nullable: nullable)
     }
@@ -310,31 +405,61 @@ public struct SQLExpression: Hashable, Sendable {
     // MARK: Values
 
     /// `a op b`; NULL when either is.
+    ///
+    /// - Parameters:
+    ///   - op: The operator.
+    ///   - a: The left operand.
+    ///   - b: The right operand.
+    /// - Returns: `a op b`, which may be NULL when either operand may be.
     public static func arithmetic(_ op: SQLArithmetic, _ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
         SQLExpression(.arithmetic(op, a, b), nullable: a.isNullable || b.isNullable)
     }
 
     /// Division in real numbers (NULL on division by zero).
+    ///
+    /// - Parameters:
+    ///   - a: The dividend.
+    ///   - b: The divisor.
+    /// - Returns: The quotient as a real number, which may be NULL.
     public static func divide(_ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
         SQLExpression(.divide(a, b), nullable: true)
     }
 
     /// `-a`.
+    ///
+    /// - Parameter a: The number negated.
+    /// - Returns: `-a`, which may be NULL when `a` may be.
     public static func negate(_ a: SQLExpression) -> SQLExpression {
         SQLExpression(.negate(a), nullable: a.isNullable)
     }
 
     /// `a` as a real number.
+    ///
+    /// - Parameter a: The value converted.
+    /// - Returns: `a` cast to the dialect's real type (`SQLDialect.realType`),
+    ///   which may be NULL when `a` may be.
     public static func castToReal(_ a: SQLExpression) -> SQLExpression {
         SQLExpression(.castToReal(a), nullable: a.isNullable)
     }
 
     /// `CAST(a AS <64-bit integer>)`.
+    ///
+    /// - Parameter a: The value converted.
+    /// - Returns: `a` cast to the dialect's integer type
+    ///   (`SQLDialect.integerType`), which may be NULL when `a` may be.
     public static func castToInteger(_ a: SQLExpression) -> SQLExpression {
         SQLExpression(.castToInteger(a), nullable: a.isNullable)
     }
 
     /// `then` where `condition` is TRUE, else `otherwise`; a constant condition picks its branch here.
+    ///
+    /// - Parameters:
+    ///   - condition: The condition; where it is FALSE or NULL, `otherwise` is
+    ///     taken.
+    ///   - then: The value where `condition` is TRUE.
+    ///   - otherwise: The value elsewhere.
+    /// - Returns: `then` or `otherwise` itself when `condition` is a constant,
+    ///   else a CASE expression, which may be NULL when either branch may be.
     public static func caseWhen(_ condition: SQLExpression, then: SQLExpression, else otherwise: SQLExpression)
         -> SQLExpression
     {
@@ -343,11 +468,22 @@ public struct SQLExpression: Hashable, Sendable {
     }
 
     /// An aggregate of `argument` (nil: `COUNT(*)`).
+    ///
+    /// - Parameters:
+    ///   - function: The aggregate function.
+    ///   - argument: The value aggregated, or nil (the default) for
+    ///     `COUNT(*)`.
+    /// - Returns: The aggregate, which may be NULL unless it is a count.
     public static func aggregate(_ function: SQLAggregate, _ argument: SQLExpression? = nil) -> SQLExpression {
         SQLExpression(.aggregate(function, argument), nullable: function != .count)
     }
 
     /// `a`, or `b` where `a` is NULL.
+    ///
+    /// - Parameters:
+    ///   - a: The value taken where it is not NULL.
+    ///   - b: The value taken where `a` is NULL.
+    /// - Returns: `COALESCE(a, b)`, which may be NULL only when both may be.
     public static func coalesce(_ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
         SQLExpression(.coalesce(a, b), nullable: a.isNullable && b.isNullable)
     }
@@ -355,26 +491,48 @@ public struct SQLExpression: Hashable, Sendable {
     // MARK: Strings
 
     /// Whether `pattern` occurs in `text` (byte-wise).
+    ///
+    /// - Parameters:
+    ///   - text: The text searched.
+    ///   - pattern: The text looked for.
+    /// - Returns: The condition, as the dialect writes it; it may be NULL.
     public static func contains(_ text: SQLExpression, _ pattern: SQLExpression) -> SQLExpression {
         SQLExpression(.contains(text, pattern), nullable: true)
     }
 
     /// Whether `text` holds U+0000.
+    ///
+    /// - Parameter text: The text tested.
+    /// - Returns: The condition, as the dialect writes it (FALSE where text
+    ///   cannot hold U+0000); it may be NULL.
     public static func containsNUL(_ text: SQLExpression) -> SQLExpression {
         SQLExpression(.containsNUL(text), nullable: true)
     }
 
     /// The length of `text` in UTF-8 bytes.
+    ///
+    /// - Parameter text: The text measured.
+    /// - Returns: An integer, which may be NULL when `text` may be.
     public static func byteLength(_ text: SQLExpression) -> SQLExpression {
         SQLExpression(.byteLength(text), nullable: text.isNullable)
     }
 
     /// Whether `text` starts with `prefix`, compared as bytes.
+    ///
+    /// - Parameters:
+    ///   - text: The text tested.
+    ///   - prefix: The text it must start with.
+    /// - Returns: The condition, as the dialect writes it; it may be NULL.
     public static func hasPrefix(_ text: SQLExpression, _ prefix: SQLExpression) -> SQLExpression {
         SQLExpression(.hasPrefix(text, prefix), nullable: true)
     }
 
     /// Whether `text` ends with `suffix`, compared as bytes.
+    ///
+    /// - Parameters:
+    ///   - text: The text tested.
+    ///   - suffix: The text it must end with.
+    /// - Returns: The condition, as the dialect writes it; it may be NULL.
     public static func hasSuffix(_ text: SQLExpression, _ suffix: SQLExpression) -> SQLExpression {
         SQLExpression(.hasSuffix(text, suffix), nullable: true)
     }
@@ -382,12 +540,26 @@ public struct SQLExpression: Hashable, Sendable {
     /// Whether `text` matches `pattern`, written with LIKE's wildcards (`*`
     /// any run, `?` one character, nothing else special): the dialect makes
     /// its own pattern of it.
+    ///
+    /// - Parameters:
+    ///   - text: The text matched.
+    ///   - pattern: The pattern, with `*` and `?` as its only wildcards.
+    /// - Returns: The condition, as the dialect writes it
+    ///   (`SQLDialect.wildcardMatch(_:_:converted:)`); it may be NULL.
     public static func wildcardMatch(_ text: SQLExpression, _ pattern: SQLExpression) -> SQLExpression {
         SQLExpression(.wildcardMatch(text, pattern), nullable: true)
     }
 
     /// Whether `text` matches a regular expression in the database's own
     /// syntax (already anchored at both ends).
+    ///
+    /// - Parameters:
+    ///   - text: The text matched.
+    ///   - pattern: The regular expression, in the database's syntax and
+    ///     anchored at both ends.
+    /// - Returns: The condition, written with the dialect's
+    ///   `regularExpressionOperator` (`REGEXP` when it has none); it may be
+    ///   NULL.
     public static func regularExpressionMatch(_ text: SQLExpression, _ pattern: SQLExpression) -> SQLExpression {
         SQLExpression(.regularExpressionMatch(text, pattern), nullable: true)
     }
@@ -395,26 +567,55 @@ public struct SQLExpression: Hashable, Sendable {
     // MARK: Functions
 
     /// A call of one of Sift's registered functions.
+    ///
+    /// - Parameters:
+    ///   - function: The function called.
+    ///   - arguments: Its arguments, in order.
+    ///   - nullable: Whether the result may be NULL; true by default.
+    /// - Returns: The call, under the name the dialect gives the function
+    ///   (`SQLDialect.functionName(_:)`).
     public static func sift(_ function: SQLSiftFunction, _ arguments: [SQLExpression], nullable: Bool = true) -> SQLExpression {
         SQLExpression(.sift(function, arguments), nullable: nullable)
     }
 
     /// `text` folded as `[c]` (1), `[d]` (2) or `[cd]` (3) fold it.
+    ///
+    /// - Parameters:
+    ///   - text: The text folded.
+    ///   - flags: 1 for `[c]`, 2 for `[d]`, 3 for `[cd]`.
+    /// - Returns: A call of Sift's `fold` function, which may be NULL when
+    ///   `text` may be.
     public static func fold(_ text: SQLExpression, flags: Int) -> SQLExpression {
         sift(.fold, [text, .literal(flags)], nullable: text.isNullable)
     }
 
     /// A built-in function of the predicate language, computed by Sift.
+    ///
+    /// - Parameters:
+    ///   - name: The function's name in the predicate language.
+    ///   - arguments: Its arguments, in order.
+    /// - Returns: A call of Sift's `call` function with the name and the
+    ///   arguments; it may be NULL.
     public static func builtin(_ name: String, _ arguments: [SQLExpression]) -> SQLExpression {
         SQLExpression(.builtin(name, arguments), nullable: true)
     }
 
     /// An application's function, by its SQL name.
+    ///
+    /// - Parameters:
+    ///   - sqlName: The name the database knows the function by
+    ///     (`CustomFunction.sqlName`).
+    ///   - arguments: Its arguments, in order.
+    /// - Returns: The call, which may be NULL.
     public static func custom(_ sqlName: String, _ arguments: [SQLExpression]) -> SQLExpression {
         SQLExpression(.custom(sqlName, arguments), nullable: true)
     }
 
     /// A JSON array of the values (a source for `json_each`).
+    ///
+    /// - Parameter members: The array's members.
+    /// - Returns: An array of the members, as the dialect writes one
+    ///   (`SQLDialect.array(_:)`); never NULL.
     public static func jsonArray(_ members: [SQLExpression]) -> SQLExpression {
         SQLExpression(.jsonArray(members), nullable: false)
     }
@@ -468,6 +669,11 @@ public struct SQLExpression: Hashable, Sendable {
     /// The expression with each column `transform` gives a replacement for
     /// replaced (a `having` predicate written over result columns becomes
     /// one over the aggregates they are). Subqueries are kept as they are.
+    ///
+    /// - Parameter transform: Given a column's table alias and name, the
+    ///   expression that replaces the column, or nil to keep it.
+    /// - Returns: The expression with the columns replaced; whether it may be
+    ///   NULL is unchanged.
     public func replacingColumns(_ transform: (_ table: String, _ name: String) -> SQLExpression?) -> SQLExpression {
         func r(_ e: SQLExpression) -> SQLExpression { e.replacingColumns(transform) }
         let node: Node

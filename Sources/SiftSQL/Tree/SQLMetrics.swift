@@ -31,6 +31,11 @@ public struct SQLMetrics: Hashable, Sendable {
     }
 
     /// The sizes of a SELECT with these conditions over these joins.
+    ///
+    /// - Parameters:
+    ///   - conditions: The WHERE conditions.
+    ///   - joins: The joins, counted and their ON conditions measured.
+    ///   - orderBy: The sort keys.
     public init(conditions: [SQLExpression], joins: [SQLJoin], orderBy: [SQLOrdering]) {
         self.joins = joins.count
         for e in conditions { measure(e, depth: 1) }

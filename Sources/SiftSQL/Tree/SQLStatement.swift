@@ -7,9 +7,13 @@ import SiftModel
 /// What a FROM clause starts with.
 public enum SQLSource: Hashable, Sendable {
     /// A table under an alias.
+    ///
+    /// - Parameter alias: The name the statement calls the table by.
     case table(String, alias: String)
     /// The members of an array (a JSON array for SQLite), one row each, the
     /// member in the column `value`.
+    ///
+    /// - Parameter alias: The name the statement calls the array's rows by.
     case array(SQLExpression, alias: String)
 
     /// The alias the table or array goes by.
@@ -140,6 +144,9 @@ public struct SQLSelect: Hashable, Sendable {
 
     /// The select without the LEFT JOINs nothing reads (a LEFT JOIN on a
     /// primary key never changes which rows come back).
+    ///
+    /// - Returns: A copy without those joins; the select itself when every LEFT
+    ///   JOIN is read.
     public func prunedJoins() -> SQLSelect {
         // A LEFT JOIN is kept when something kept reads it: the columns, the
         // conditions, the order, or the condition of a later join kept.
@@ -280,6 +287,10 @@ public enum SQLColumnType: Hashable, Sendable {
     case decimal
 
     /// The column type that holds an attribute's values, as Core Data declares them.
+    ///
+    /// - Parameter type: The attribute's type. A type no column holds (an object
+    ///   ID, a composite, undefined) gives `.blob`, though the schema makes no
+    ///   column for it.
     public init(_ type: AttributeType) {
         switch type {
         case .integer16, .integer32, .integer64, .boolean: self = .integer

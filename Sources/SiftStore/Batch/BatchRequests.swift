@@ -39,6 +39,11 @@ public struct BatchUpdateRequest: Sendable {
 
     /// A request changing the objects of `entityName` that `predicate`
     /// selects (every one when nil), setting `propertiesToUpdate`.
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity whose objects (and subentities' objects) change.
+    ///   - predicate: Which objects change; nil for every one.
+    ///   - propertiesToUpdate: Each attribute to set (`name`) and the expression of its new value.
     public init(entityName: String, predicate: FetchPredicate? = nil, propertiesToUpdate: [ExpressionDescription] = []) {
         self.entityName = entityName
         self.predicate = predicate
@@ -47,6 +52,11 @@ public struct BatchUpdateRequest: Sendable {
 
     /// A request setting each attribute named to its expression (in the
     /// format language, without arguments): `["salary": "salary * 1.1"]`.
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity whose objects (and subentities' objects) change.
+    ///   - predicate: Which objects change; nil for every one.
+    ///   - properties: Each attribute's name, with the expression of its new value.
     public init(entityName: String, predicate: FetchPredicate? = nil, setting properties: [String: String]) {
         self.init(entityName: entityName, predicate: predicate,
                   propertiesToUpdate: properties.sorted { $0.key < $1.key }.map { ExpressionDescription(name: $0.key, expression: $0.value) })
@@ -80,6 +90,10 @@ public struct BatchDeleteRequest: Sendable {
 
     /// A request deleting the objects of `entityName` that `predicate`
     /// selects (every one when nil).
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity whose objects (and subentities' objects) are deleted.
+    ///   - predicate: Which objects are deleted; nil for every one.
     public init(entityName: String, predicate: FetchPredicate? = nil) {
         self.entityName = entityName
         self.predicate = predicate
@@ -88,6 +102,10 @@ public struct BatchDeleteRequest: Sendable {
     /// A request deleting the objects with these IDs, all objects of
     /// `entityName` or its subentities (those already gone are skipped; an
     /// ID of another entity is an error).
+    ///
+    /// - Parameters:
+    ///   - objectIDs: The objects to delete.
+    ///   - entityName: The entity they are all objects of (or of its subentities).
     public init(objectIDs: [ObjectID], entityName: String) {
         self.entityName = entityName
         self.objectIDs = objectIDs
@@ -184,6 +202,14 @@ extension ObjectContext {
     /// changes are merged into this context (its objects refreshed, under
     /// its merge policy) and announced to the store's observers, as a
     /// save's are. Unsaved changes of this context are not read.
+    ///
+    /// - Parameter request: The entity, the predicate selecting its objects, and the attributes to set.
+    /// - Returns: The objects changed, everything the update changed, and whether it ran in SQL.
+    /// - Throws: `StoreError`, nothing written: `.unknownEntity` when the model has no such entity;
+    ///   `.invalidFetch` when the request sets no property or one twice; `.invalidPredicate` when an expression
+    ///   or the predicate does not parse or fit the model; `.validation` when a new value is nil for a required
+    ///   attribute or an integer out of range; `.conflicts` when other saves kept changing the rows;
+    ///   `.cannotWrite` or the store's error (such as `.locked` or `.sqlite`) when writing fails.
     @discardableResult
     public func execute(_ request: BatchUpdateRequest) throws(StoreError) -> BatchResult {
         let update = try store.bindBatchUpdate(request)
@@ -198,6 +224,15 @@ extension ObjectContext {
     /// transaction, without being loaded. The changes are merged into this
     /// context (deleted objects dropped, unless they hold unsaved changes,
     /// which then conflict at save) and announced to the store's observers.
+    ///
+    /// - Parameter request: The entity and the predicate, or the IDs, selecting its objects.
+    /// - Returns: The objects deleted, everything the delete changed (cascades and nullified relationships
+    ///   included), and whether it ran in SQL.
+    /// - Throws: `StoreError`, nothing deleted: `.unknownEntity` when the model has no such entity;
+    ///   `.invalidFetch` when an ID is of another entity; `.invalidPredicate` when the predicate does not parse
+    ///   or fit the model; `.validation` when a deny rule protects an object; `.conflicts` when other saves
+    ///   kept changing the rows; `.cannotWrite` or the store's error (such as `.locked` or `.sqlite`) when
+    ///   writing fails.
     @discardableResult
     public func execute(_ request: BatchDeleteRequest) throws(StoreError) -> BatchResult {
         let entity = try store.entity(request.entityName)

@@ -14,6 +14,13 @@ extension ManagedObject {
     /// fetched property. `$FETCH_SOURCE` may be compared as an object
     /// (`owner == $FETCH_SOURCE`) or followed by a key path through to-one
     /// relationships (`name == $FETCH_SOURCE.name`).
+    ///
+    /// - Parameter key: The fetched property's name.
+    /// - Returns: The objects its fetch request selects, for this object.
+    /// - Throws: `StoreError`: `.unknownKey` when the entity has no fetched property `key`; `.invalidPredicate`
+    ///   when its predicate does not parse or fit the model; `.missingVariables` when it uses a `$variable`
+    ///   other than `$FETCH_SOURCE`; `.unknownRelationship` when a `$FETCH_SOURCE` key path is not one through
+    ///   to-one relationships; `.contextGone` when the object's context was released; any error of the fetch.
     public func fetchedObjects(forKey key: String) throws(StoreError) -> [ManagedObject] {
         var property = entity.fetchedProperties.first { $0.name == key }
         if property == nil, !entity.subentities.isEmpty, isFault {

@@ -122,6 +122,12 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     /// The current value of the attribute `key`, unsaved changes included.
+    ///
+    /// - Parameter key: The attribute's name.
+    /// - Returns: The attribute's value: the unsaved change, else the saved value; `.null` when it has none.
+    /// - Throws: `StoreError`: `.unknownKey` when the object has no attribute `key`; `.objectNotFound` when its
+    ///   fault fires and its row is gone; `.contextGone` when its context was released; the store's error when
+    ///   reading the row fails.
     public func value(forKey key: String) throws(StoreError) -> PredicateValue {
         // A few names are compared (short names compare as two words); many
         // are hashed once. A subentity's attribute, or none, the slow way.
@@ -136,11 +142,20 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// The value of an attribute, or nil when the key is unknown or the
     /// object cannot be fired.
+    ///
+    /// - Parameter key: The attribute's name.
+    /// - Returns: The attribute's value, as `value(forKey:)` gives it; nil when that throws.
     public subscript(key: String) -> PredicateValue? {
         try? value(forKey: key)
     }
 
     /// The value of an attribute, from its description.
+    ///
+    /// - Parameter attribute: An attribute of the object's entity (or of an ancestor of it).
+    /// - Returns: The attribute's value: the unsaved change, else the saved value.
+    /// - Throws: `StoreError`: `.unknownKey` when the object has no such attribute; `.objectNotFound` when its
+    ///   fault fires and its row is gone; `.contextGone` when its context was released; the store's error when
+    ///   reading the row fails.
     public func value(for attribute: Attribute) throws(StoreError) -> PredicateValue {
         let slot = attribute.slot
         let names = description_.attributeNames
@@ -150,6 +165,9 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// The value of an attribute, or nil when the object has no such
     /// attribute or cannot be fired.
+    ///
+    /// - Parameter attribute: An attribute of the object's entity (or of an ancestor of it).
+    /// - Returns: The attribute's value, as `value(for:)` gives it; nil when that throws.
     public subscript(attribute: Attribute) -> PredicateValue? {
         try? value(for: attribute)
     }
@@ -164,6 +182,12 @@ public final class ManagedObject: CustomStringConvertible {
     ///
     /// A handle made from another entity is looked up by its name (from an
     /// ancestor entity, its slot is the same).
+    ///
+    /// - Parameter handle: The attribute, resolved by the entity's `handle(forAttribute:)`.
+    /// - Returns: The attribute's value: the unsaved change, else the saved value.
+    /// - Throws: `StoreError`: `.unknownKey` when the object has no such attribute; `.objectNotFound` when its
+    ///   fault fires and its row is gone; `.contextGone` when its context was released; the store's error when
+    ///   reading the row fails.
     public func value(for handle: AttributeHandle) throws(StoreError) -> PredicateValue {
         if handle.entity == objectID.entity { return try value(atSlot: handle.slot) }
         let names = description_.attributeNames
@@ -175,6 +199,9 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// The value of a resolved attribute, or nil when the object has no
     /// such attribute or cannot be fired.
+    ///
+    /// - Parameter handle: The attribute, resolved by the entity's `handle(forAttribute:)`.
+    /// - Returns: The attribute's value, as `value(for:)` gives it; nil when that throws.
     @inlinable
     public subscript(handle: AttributeHandle) -> PredicateValue? {
         // Inlined where it is read: an unchanged, fired object of the
@@ -213,6 +240,12 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// The object of the to-one relationship `key` (a fault, unless the
     /// destination has subentities: then its row is read to know its entity), or nil.
+    ///
+    /// - Parameter key: The to-one relationship's name.
+    /// - Returns: The related object of this context, or nil when the relationship is empty.
+    /// - Throws: `StoreError`: `.unknownRelationship` when `key` is not a to-one relationship of the object;
+    ///   `.objectNotFound` when a fault fires and its row is gone; `.contextGone` when the object's context was
+    ///   released; the store's error when reading fails.
     public func object(forKey key: String) throws(StoreError) -> ManagedObject? {
         // The entity's own to-ones are found by a scan of a few names; a
         // subentity's, or a wrong key, the slow way.
@@ -245,6 +278,12 @@ public final class ManagedObject: CustomStringConvertible {
     /// The objects of the to-many relationship `key` (faults, unless the
     /// destination has subentities: then their rows are read, in one
     /// statement, to know their entities), loaded on first use with one statement.
+    ///
+    /// - Parameter key: The to-many relationship's name.
+    /// - Returns: The related objects of this context, unsaved changes included.
+    /// - Throws: `StoreError`: `.unknownRelationship` when `key` is not a to-many relationship of the object;
+    ///   `.objectNotFound` when a fault fires and its row is gone; `.contextGone` when the object's context was
+    ///   released; the store's error when reading fails.
     public func objects(forKey key: String) throws(StoreError) -> [ManagedObject] {
         let relationship = try relationship(key, toMany: true)
         let context = try context()
@@ -258,6 +297,13 @@ public final class ManagedObject: CustomStringConvertible {
     // MARK: Changing
 
     /// Sets an attribute. The change is saved with the context.
+    ///
+    /// - Parameters:
+    ///   - value: The new value.
+    ///   - key: The attribute's name.
+    /// - Throws: `StoreError`: `.unknownKey` when the object has no attribute `key`; `.readOnlyAttribute` when
+    ///   it is derived; `.objectDeleted` when the object was deleted in its context; `.contextGone` when its
+    ///   context was released; `.objectNotFound` or the store's error when its fault fires and fails.
     public func setValue(_ value: PredicateValue, forKey key: String) throws(StoreError) {
         let attribute = try attribute(key)
         guard !attribute.isReadOnly else { throw .readOnlyAttribute(key, entity: description_.entity.name) }
@@ -266,18 +312,39 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     /// Sets a to-one relationship, keeping the inverse on both sides in step.
+    ///
+    /// - Parameters:
+    ///   - object: The new related object, of the same context; nil to empty the relationship.
+    ///   - key: The to-one relationship's name.
+    /// - Throws: `StoreError`: `.unknownRelationship` when `key` is not a to-one relationship of the object;
+    ///   `.objectDeleted` when an object to change was deleted in the context; `.contextGone` when the context
+    ///   was released; `.objectNotFound` or the store's error when a fault fires and fails.
     public func setObject(_ object: ManagedObject?, forKey key: String) throws(StoreError) {
         let relationship = try relationship(key, toMany: false)
         try context().setToOne(self, relationship, object)
     }
 
     /// Adds an object to a to-many relationship, keeping the inverse in step.
+    ///
+    /// - Parameters:
+    ///   - object: The object to add, of the same context.
+    ///   - key: The to-many relationship's name.
+    /// - Throws: `StoreError`: `.unknownRelationship` when `key` is not a to-many relationship of the object;
+    ///   `.objectDeleted` when an object to change was deleted in the context; `.contextGone` when the context
+    ///   was released; `.objectNotFound` or the store's error when a fault fires and fails.
     public func addObject(_ object: ManagedObject, forKey key: String) throws(StoreError) {
         let relationship = try relationship(key, toMany: true)
         try context().link(self, relationship, object)
     }
 
     /// Removes an object from a to-many relationship, keeping the inverse in step.
+    ///
+    /// - Parameters:
+    ///   - object: The object to remove, of the same context.
+    ///   - key: The to-many relationship's name.
+    /// - Throws: `StoreError`: `.unknownRelationship` when `key` is not a to-many relationship of the object;
+    ///   `.objectDeleted` when an object to change was deleted in the context; `.contextGone` when the context
+    ///   was released; `.objectNotFound` or the store's error when a fault fires and fails.
     public func removeObject(_ object: ManagedObject, forKey key: String) throws(StoreError) {
         let relationship = try relationship(key, toMany: true)
         try context().unlink(self, relationship, object)

@@ -6,6 +6,10 @@ import Sift
 
 extension ObjectContext {
     /// A new object of `entityName`, with a temporary ID until it is saved.
+    ///
+    /// - Parameter entityName: The name of the new object's entity.
+    /// - Returns: The new object, registered in the context, its attributes at their default values.
+    /// - Throws: `StoreError.unknownEntity` when the model has no entity called `entityName`.
     public func insert(_ entityName: String) throws(StoreError) -> ManagedObject {
         let entity = try store.entity(entityName)
         nextTemporaryKey -= 1
@@ -135,6 +139,12 @@ extension ObjectContext {
     /// Deletes an object, applying its relationships' delete rules: nullify
     /// (the related objects forget it), cascade (they are deleted too), deny
     /// (the save fails while they exist), no action.
+    ///
+    /// - Parameter object: An object of this context; deleting one already deleted does nothing.
+    /// - Throws: `StoreError`: `.objectNotFound` when a fault it reads (the object, or a related object) has
+    ///   lost its row; `.objectDeleted` when a related object to change was deleted; `.contextGone` when an
+    ///   object's context was released; the store's error when reading fails. A deny rule does not throw here:
+    ///   the save fails.
     public func delete(_ object: ManagedObject) throws(StoreError) {
         guard !object.isDeleted else { return }
         if !object.isInserted { _ = try object.values() }
@@ -203,6 +213,11 @@ public struct SaveValidationFailure: Hashable, Sendable, CustomStringConvertible
     public var reason: String
 
     /// A failure of `property` of `object`, for `reason`.
+    ///
+    /// - Parameters:
+    ///   - object: The object, as described (`<Employee -1 (inserted)>`).
+    ///   - property: The property at fault.
+    ///   - reason: What is wrong.
     public init(object: String, property: String, reason: String) {
         self.object = object
         self.property = property

@@ -11,6 +11,10 @@ extension ObjectContext {
     /// to conflict at save, `.storeTrump` drops the edits to properties the
     /// other save changed, `.objectTrump` and `.overwrite` keep them over the
     /// new values, `.rollback` discards them.
+    ///
+    /// - Parameter changes: What another context's save changed, as the store's observers hear it.
+    /// - Throws: `StoreError`: `.objectNotFound` when an updated object's row is gone when it is read again;
+    ///   the store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func mergeChanges(from changes: StoreChanges) throws(StoreError) {
         for id in changes.updated {
             guard let object = objects[id], !object.isInserted else { continue }

@@ -18,6 +18,12 @@ extension ObjectContext {
     static let maximumSaveAttempts = 8
 
     /// Saves every change in one transaction, with optimistic locking.
+    ///
+    /// - Throws: `StoreError`, the context left as it was: `.validation` when a change breaks the model's rules
+    ///   (a required value missing, a value of the wrong type, a deny rule, …); `.objectNotFound` when a
+    ///   changed object's row is gone before its fault fires; `.conflicts` when other saves changed the same
+    ///   rows and the merge policy does not resolve them; `.cannotWrite` when the store refuses writes;
+    ///   `.keysExhausted`, `.locked`, `.readOnly`, `.full` or `.sqlite` when writing fails.
     public func save() throws(StoreError) {
         guard hasChanges else { return }
         let inserted = insertedObjects

@@ -59,11 +59,15 @@ public final class ObjectContext {
     private var resultsControllers: [WeakResultsController] = []
 
     /// A context on a SQLite store.
+    ///
+    /// - Parameter store: The store the context reads and saves to.
     public convenience init(store: SQLiteStore) {
         self.init(backend: store)
     }
 
     /// A context on an atomic (whole-file) store.
+    ///
+    /// - Parameter store: The store the context reads and saves to.
     public convenience init(store: AtomicStore) {
         self.init(backend: store)
     }
@@ -89,6 +93,9 @@ public final class ObjectContext {
     public var registeredObjectCount: Int { objects.count }
 
     /// The context's object for `id`: the one it holds, or a new fault.
+    ///
+    /// - Parameter id: The object's ID, of the context's store.
+    /// - Returns: The context's one object for `id`; a fault when the context did not hold it.
     public func object(for id: ObjectID) -> ManagedObject {
         if let object = objects[id] {
             if id.entity != object.objectID.entity { learnEntity(of: id, for: object) }
@@ -133,6 +140,15 @@ public final class ObjectContext {
     // MARK: Fetching
 
     /// Fetches the objects a request selects.
+    ///
+    /// - Parameter request: What to fetch: the entity, predicate, order, limit, offset, batching and
+    ///   prefetching.
+    /// - Returns: The context's objects for the matching rows, in the request's order, unsaved changes counted
+    ///   when `includesPendingChanges`.
+    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidPredicate` when the
+    ///   predicate or a sort key does not parse or fit the model; `.unknownRelationship` when a prefetching key
+    ///   path is not one of relationships; `.evaluation` when evaluating in memory runs out of a budget; the
+    ///   store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func fetch(_ request: FetchRequest) throws(StoreError) -> [ManagedObject] {
         let entity = try store.entity(request.entityName)
         if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity) }
@@ -178,6 +194,12 @@ public final class ObjectContext {
 
     /// The number of objects a request selects (one `COUNT(*)` statement
     /// when SQL can run the whole predicate).
+    ///
+    /// - Parameter request: What to count: the entity, predicate, limit and offset.
+    /// - Returns: How many objects the request selects.
+    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidPredicate` when the
+    ///   predicate does not parse or fit the model; `.evaluation` when evaluating in memory runs out of a
+    ///   budget; the store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func count(for request: FetchRequest) throws(StoreError) -> Int {
         let entity = try store.entity(request.entityName)
         if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity).count }
@@ -185,6 +207,12 @@ public final class ObjectContext {
     }
 
     /// The IDs of the objects a request selects.
+    ///
+    /// - Parameter request: What to fetch: the entity, predicate, order, limit and offset.
+    /// - Returns: The IDs of the matching objects, in the request's order, each of its object's own entity.
+    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidPredicate` when the
+    ///   predicate or a sort key does not parse or fit the model; `.evaluation` when evaluating in memory runs
+    ///   out of a budget; the store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func fetchObjectIDs(_ request: FetchRequest) throws(StoreError) -> [ObjectID] {
         let entity = try store.entity(request.entityName)
         if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity).map(\.objectID) }
@@ -193,6 +221,15 @@ public final class ObjectContext {
 
     /// The named properties of the objects a request selects, as dictionaries:
     /// attributes as values, to-one relationships as object references.
+    ///
+    /// - Parameters:
+    ///   - request: What to fetch: the entity, predicate, order, limit and offset.
+    ///   - properties: The names of the attributes and to-one relationships to return; to-many relationships
+    ///     are left out.
+    /// - Returns: One dictionary per matching row, in the request's order, its values by property name.
+    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.unknownKey` when a
+    ///   property is not one of the entity's; `.invalidPredicate` when the predicate or a sort key does not
+    ///   parse or fit the model; the store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func fetchDictionaries(_ request: FetchRequest, properties: [String]) throws(StoreError) -> [[String: PredicateValue]] {
         let entity = try store.entity(request.entityName)
         for name in properties where entity.property(named: name) == nil {
@@ -239,6 +276,10 @@ public final class ObjectContext {
 
     /// Fires many faults with at most one statement per entity: those whose
     /// rows the cache holds fresh need none.
+    ///
+    /// - Parameter faults: Objects of this context; those that are not faults are skipped.
+    /// - Throws: `StoreError`: `.objectNotFound` when an object's row is no longer in the store; the store's
+    ///   error (such as `.sqlite` or `.locked`) when reading fails.
     public func fireFaults(_ faults: [ManagedObject]) throws(StoreError) {
         var missing: [Int: [ManagedObject]] = [:]
         for object in faults where object.isFault {
@@ -264,6 +305,10 @@ public final class ObjectContext {
 
     /// Turns an object back into a fault, releasing its values (and its
     /// unsaved changes, unless `keepingChanges`).
+    ///
+    /// - Parameters:
+    ///   - object: An object of this context.
+    ///   - keepingChanges: Whether its unsaved changes are kept; an inserted object's always are.
     public func refresh(_ object: ManagedObject, keepingChanges: Bool = false) {
         if !keepingChanges, !object.isInserted {
             object.discardChanges()

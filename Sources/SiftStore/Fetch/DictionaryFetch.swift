@@ -44,16 +44,23 @@ public struct ExpressionDescription: Hashable, Sendable, ExpressibleByStringLite
     }
 
     /// A key path, named after itself.
+    ///
+    /// - Parameter keyPath: An attribute, or a key path through to-one relationships; also the result's name.
     public init(keyPath: String) {
         self.init(name: keyPath, expression: keyPath)
     }
 
     /// A key path, named after itself, written as a string literal.
+    ///
+    /// - Parameter keyPath: An attribute, or a key path through to-one relationships; also the result's name.
     public init(stringLiteral keyPath: String) {
         self.init(keyPath: keyPath)
     }
 
     /// Reads `EXPRESSION` or `EXPRESSION as NAME` (the command line's form).
+    ///
+    /// - Parameter text: An expression, optionally followed by ` as ` and a name of one word; without a name,
+    ///   the expression names itself.
     public init(parsing text: String) {
         if let range = text.range(of: " as ", options: [.backwards, .caseInsensitive]) {
             let name = text[range.upperBound...].trimmingCharacters(in: .whitespaces)
@@ -225,6 +232,15 @@ extension ObjectContext {
     ///
     /// Like Core Data's, a dictionary fetch reads what the store holds:
     /// the context's unsaved changes are not included.
+    ///
+    /// - Parameter request: The fetch, with its `propertiesToFetch` and, as needed, `propertiesToGroupBy`,
+    ///   `havingPredicate`, `returnsDistinctResults` and sort descriptors naming results.
+    /// - Returns: One dictionary per object or group, its values by result name in the order asked for.
+    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidFetch` when the
+    ///   request has no properties to fetch, a property is neither grouped nor aggregated, or a sort key names
+    ///   no result; `.invalidPredicate` when a property, grouping key or predicate does not parse or fit the
+    ///   model; `.evaluation` when evaluating in memory runs out of a budget; the store's error (such as
+    ///   `.sqlite` or `.locked`) when reading fails.
     public func fetchDictionaries(_ request: FetchRequest) throws(StoreError) -> [FetchedDictionary] {
         let (fetch, sort) = try store.bindDictionaryFetch(request)
         let rows = try store.results(fetch, request: request, sort: sort)

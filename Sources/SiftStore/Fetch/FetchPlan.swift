@@ -60,6 +60,11 @@ public struct FetchPlan: CustomStringConvertible {
 
     /// The SQL of the plan's SQL part for `request`, returning `columns`;
     /// when memory filters or sorts, without limit and offset (they apply after).
+    ///
+    /// - Parameters:
+    ///   - request: The request the plan was made for; its limit and offset are read.
+    ///   - columns: What each row returns: whole rows, identifiers or a count.
+    /// - Returns: The statement with its bindings.
     public func query(for request: FetchRequest, columns: SQLColumns) -> SQLQuery {
         let deferred = needsMemory
         // A negative limit is no limit, a negative offset skips nothing (as

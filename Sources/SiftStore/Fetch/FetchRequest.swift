@@ -34,6 +34,9 @@ public struct SortDescriptor: Hashable, Sendable {
     }
 
     /// Reads `key`, `key:desc`, `key:asc`, `key:ci`, `key:desc:ci`.
+    ///
+    /// - Parameter text: A key path, followed by `:desc` for a descending sort and `:ci` for case-insensitive
+    ///   strings (`:asc` is the default).
     public init(parsing text: String) {
         let parts = text.split(separator: ":").map(String.init)
         self.init(parts.first ?? text, ascending: !parts.contains("desc"), caseInsensitive: parts.contains("ci"))
@@ -101,6 +104,14 @@ public struct FetchRequest: Sendable {
     public var returnsDistinctResults: Bool
 
     /// A request for `entityName`'s objects matching `predicate`, if given.
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity whose objects (and subentities' objects) are fetched.
+    ///   - predicate: The predicate's format string; nil to fetch every object.
+    ///   - arguments: The values of the predicate's format specifiers, in order.
+    ///   - sortDescriptors: How to order the results, by each descriptor in turn.
+    ///   - fetchLimit: The most objects to return; nil for all.
+    ///   - fetchOffset: How many matching objects to skip first.
     public init(entityName: String, predicate: String? = nil, arguments: [PredicateValue] = [],
                 sortDescriptors: [SortDescriptor] = [], fetchLimit: Int? = nil, fetchOffset: Int = 0) {
         self.entityName = entityName

@@ -9,6 +9,15 @@ extension DataModel {
     /// replaced by `substitutionVariables`; every variable needs a value.
     ///
     /// Replaces `model.fetchRequestFromTemplate(withName: name, substitutionVariables: variables)`.
+    ///
+    /// - Parameters:
+    ///   - name: The template's name in the model.
+    ///   - substitutionVariables: The values of the predicate's `$variables`, by name without the `$`.
+    /// - Returns: A request for the template's entity, with its fetch limit and its predicate, the variables
+    ///   replaced.
+    /// - Throws: `StoreError`: `.unknownTemplate` when the model has no template called `name`;
+    ///   `.invalidPredicate` when the template's predicate does not parse; `.missingVariables` when a
+    ///   `$variable` has no value.
     public func fetchRequestFromTemplate(withName name: String,
                                          substitutionVariables: [String: PredicateValue] = [:]) throws(StoreError) -> FetchRequest {
         guard let template = fetchRequestTemplates[name] else {

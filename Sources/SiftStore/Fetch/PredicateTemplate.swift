@@ -31,6 +31,17 @@ public final class PredicateTemplate {
 
     /// Compiles a template. Only the predicate's unbound `$variables` wait
     /// for values; `arguments` fill its format specifiers now.
+    ///
+    /// - Parameters:
+    ///   - store: The store the template fetches from.
+    ///   - entityName: The entity whose objects (and subentities' objects) are fetched.
+    ///   - text: The predicate's format string, with `$variables` for the values each execution gives.
+    ///   - arguments: The values of its format specifiers, in order.
+    ///   - sortDescriptors: How to order the results.
+    ///   - fetchLimit: The most objects to return; nil for all.
+    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidPredicate` when the
+    ///   predicate or a sort key does not parse or fit the model; `.notExpressibleInSQL` when its plan cannot
+    ///   be lowered to SQL at all.
     public init(store: SQLiteStore, entityName: String, predicate text: String, arguments: [PredicateValue] = [],
                 sortDescriptors: [SortDescriptor] = [], fetchLimit: Int? = nil) throws(StoreError) {
         self.store = store
@@ -64,6 +75,12 @@ public final class PredicateTemplate {
     }
 
     /// The IDs of the objects that match with these values.
+    ///
+    /// - Parameter values: The values of the template's `$variables`, by name without the `$`.
+    /// - Returns: The IDs of the matching objects, in the request's order, its limit applied.
+    /// - Throws: `StoreError`: `.invalidPredicate` when a variable has no value in `values`; `.evaluation` when
+    ///   evaluating in memory runs out of a budget; the store's error (such as `.sqlite` or `.locked`) when
+    ///   reading fails.
     public func fetchObjectIDs(_ values: [String: PredicateValue]) throws(StoreError) -> [ObjectID] {
         for name in variables where values[name] == nil {
             throw .invalidPredicate(.validation(PredicateValidationError(.unboundVariable(name), range: .at(0))),
@@ -86,6 +103,14 @@ public final class PredicateTemplate {
     }
 
     /// The objects of `context` that match with these values.
+    ///
+    /// - Parameters:
+    ///   - context: The context whose objects are returned.
+    ///   - values: The values of the template's `$variables`, by name without the `$`.
+    /// - Returns: The matching objects of `context`, fired, in the request's order.
+    /// - Throws: `StoreError`: `.invalidPredicate` when a variable has no value in `values`; `.objectNotFound`
+    ///   when a matching row is deleted before its object fires; `.evaluation` when evaluating in memory runs
+    ///   out of a budget; the store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func fetch(in context: ObjectContext, _ values: [String: PredicateValue]) throws(StoreError) -> [ManagedObject] {
         let ids = try fetchObjectIDs(values)
         let objects = ids.map(context.object(for:))

@@ -15,6 +15,10 @@ public struct PersistentHistoryToken: Hashable, Sendable, Codable, CustomStringC
     public var transactionNumber: Int64
 
     /// A token for transaction `transactionNumber` of the store `storeUUID`.
+    ///
+    /// - Parameters:
+    ///   - storeUUID: The UUID of the store the token belongs to.
+    ///   - transactionNumber: The number of the last transaction read.
     public init(storeUUID: String, transactionNumber: Int64) {
         self.storeUUID = storeUUID
         self.transactionNumber = transactionNumber
@@ -96,6 +100,10 @@ extension SQLiteStore {
 
     /// The token of the last transaction in the store's history; nil when
     /// there is none.
+    ///
+    /// - Returns: A token for the store's last transaction; nil when its history holds none.
+    /// - Throws: `StoreError.invalidFetch` when the store keeps no persistent history; the store's error (such
+    ///   as `.sqlite` or `.locked`) when reading it fails.
     public func currentPersistentHistoryToken() throws(StoreError) -> PersistentHistoryToken? {
         try requireHistory()
         let rows = try historyQuery(HistoryStatements.selectLastTransaction(in: SQLiteDialect()))
@@ -106,6 +114,13 @@ extension SQLiteStore {
     /// The transactions after `token` (all of them when nil), and at or
     /// after `date` when given, oldest first, each with its changes.
     /// A token of another store, or a store without history, is an error.
+    ///
+    /// - Parameters:
+    ///   - token: The last transaction already read; nil to read from the first.
+    ///   - date: When given, only transactions at or after it are read.
+    /// - Returns: The transactions, oldest first, each with its changes; empty when there are none.
+    /// - Throws: `StoreError.invalidFetch` when the store keeps no persistent history or `token` is of another
+    ///   store; the store's error (such as `.sqlite` or `.locked`) when reading it fails.
     public func persistentHistory(after token: PersistentHistoryToken? = nil, since date: Date? = nil) throws(StoreError)
         -> [PersistentHistoryTransaction]
     {
@@ -197,6 +212,8 @@ extension SQLiteStore {
 
     /// The store's UUID, as Core Data records it (`NSPersistentStore.identifier`):
     /// it names the store in history tokens and object URIs.
+    ///
+    /// - Throws: `StoreError` when the store's metadata cannot be read.
     public var identifier: String {
         get throws(StoreError) {
             let row = try historyQuery(CoreDataCatalog.selectMetadata(in: SQLiteDialect())).first

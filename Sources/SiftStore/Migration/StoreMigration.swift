@@ -48,6 +48,15 @@ public struct StoreMigration: Sendable {
     /// the store's version cannot be found, or when the mapping cannot be
     /// inferred (the error lists every reason), or when a store that keeps
     /// persistent history would need migrating (Sift does not migrate history).
+    ///
+    /// - Parameters:
+    ///   - url: The store file to migrate.
+    ///   - bundle: The model bundle with the store's version and the destination.
+    ///   - version: The name of the destination version; nil for the bundle's current version.
+    /// - Throws: `StoreError.cannotMigrate` when `bundle` has no such version, the store's version is neither
+    ///   in the bundle nor kept by the store, the mapping cannot be inferred, or the store keeps persistent
+    ///   history; `.cannotWrite` when there is no file at `url`; `.noModel`, `.foreignDatabase`, `.damaged` or
+    ///   another store error when the file cannot be read as a store.
     public init(storeAt url: URL, bundle: ModelBundle, version: String? = nil) throws(StoreError) {
         let name = version ?? bundle.currentVersionName
         let destination: DataModel
@@ -61,6 +70,14 @@ public struct StoreMigration: Sendable {
 
     /// Plans the migration of the store at `url` to `model`, from the model
     /// the store keeps (Sift's, or Core Data's model cache).
+    ///
+    /// - Parameters:
+    ///   - url: The store file to migrate.
+    ///   - model: The model to migrate the store to.
+    /// - Throws: `StoreError.cannotMigrate` when the store keeps no model of its own, the mapping cannot be
+    ///   inferred, or the store keeps persistent history; `.cannotWrite` when there is no file at `url`;
+    ///   `.noModel`, `.foreignDatabase`, `.damaged` or another store error when the file cannot be read as a
+    ///   store.
     public init(storeAt url: URL, to model: DataModel) throws(StoreError) {
         try self.init(storeAt: url, to: model, named: "the model given", bundle: nil)
     }
@@ -130,6 +147,12 @@ public struct StoreMigration: Sendable {
     /// it, writes the destination version into a new file beside the store,
     /// checks it (`PRAGMA integrity_check`), and renames it over the store.
     /// Any failure leaves the store as it was and removes the new file.
+    ///
+    /// - Returns: What was migrated: objects written per entity, objects dropped, and the time taken.
+    /// - Throws: `StoreError`, the store left as it was: `.cannotMigrate` when objects would have no value for
+    ///   a new required attribute without a default; `.damaged` when the new file fails its integrity check;
+    ///   `.cannotWrite` when the new file cannot be synced or renamed over the store; any error of reading the
+    ///   store or writing the new file (such as `.locked` or `.full`).
     @discardableResult
     public func run() throws(StoreError) -> Report {
         let start = ContinuousClock.now
@@ -394,6 +417,18 @@ extension SQLiteStore {
     /// mapping); otherwise, or when the mapping cannot be inferred, it is
     /// an error, and the store is left as it was. A missing file becomes a
     /// new store of that version.
+    ///
+    /// - Parameters:
+    ///   - url: The store file; a missing or empty file becomes a new store.
+    ///   - bundle: The model bundle the store's model is a version of.
+    ///   - version: The name of the version to open the store with; nil for the bundle's current version.
+    ///   - migratesAutomatically: Whether a store of another version is migrated first; when false, it is an
+    ///     error.
+    ///   - readOnly: Whether the store only fetches; a read-only store is never migrated.
+    ///   - busyTimeout: How many seconds to wait for another connection's lock before failing.
+    /// - Throws: `StoreError`: `.unsupportedModel` when `bundle` has no such version or it does not load;
+    ///   `.cannotMigrate` when the store needs migrating and cannot be (turned off, read-only, or no inferred
+    ///   mapping); any error of `StoreMigration.run()` or of opening the store.
     public convenience init(url: URL, bundle: ModelBundle, version: String? = nil, migratesAutomatically: Bool = true,
                             readOnly: Bool = false, busyTimeout: Double = 5) throws(StoreError) {
         let model: DataModel

@@ -16,6 +16,10 @@ public struct FetchedIndexPath: Hashable, Sendable, Comparable, CustomStringConv
     public var item: Int
 
     /// The position of item `item` of section `section`.
+    ///
+    /// - Parameters:
+    ///   - item: The object's index inside its section.
+    ///   - section: The section's index.
     public init(item: Int, section: Int) {
         self.section = section
         self.item = item
@@ -53,6 +57,12 @@ public struct FetchedResultsChange: Hashable, Sendable, CustomStringConvertible 
     public var newIndexPath: FetchedIndexPath?
 
     /// A change of `objectID`.
+    ///
+    /// - Parameters:
+    ///   - kind: What happened to the object.
+    ///   - objectID: The object's ID.
+    ///   - indexPath: Where the object was before the change; nil for an insert.
+    ///   - newIndexPath: Where the object is after the change; nil for a delete.
     public init(kind: Kind, objectID: ObjectID, indexPath: FetchedIndexPath?, newIndexPath: FetchedIndexPath?) {
         self.kind = kind
         self.objectID = objectID
@@ -88,6 +98,11 @@ public struct FetchedSectionChange: Hashable, Sendable, CustomStringConvertible 
     public var name: String
 
     /// A change of the section called `name`.
+    ///
+    /// - Parameters:
+    ///   - kind: Whether the section appeared or disappeared.
+    ///   - sectionIndex: The section's index: before the change for a delete, after it for an insert.
+    ///   - name: The section's name.
     public init(kind: Kind, sectionIndex: Int, name: String) {
         self.kind = kind
         self.sectionIndex = sectionIndex
@@ -111,6 +126,10 @@ public struct FetchedResultsDifference: Hashable, Sendable {
     public var objectChanges: [FetchedResultsChange]
 
     /// A difference of these changes.
+    ///
+    /// - Parameters:
+    ///   - sectionChanges: The sections removed and added.
+    ///   - objectChanges: The objects inserted, deleted, moved and updated.
     public init(sectionChanges: [FetchedSectionChange] = [], objectChanges: [FetchedResultsChange] = []) {
         self.sectionChanges = sectionChanges
         self.objectChanges = objectChanges
@@ -136,15 +155,27 @@ public struct FetchedResultsSection {
 public protocol FetchedResultsControllerDelegate: AnyObject {
     /// The results changed, as `difference` describes; the controller's
     /// sections are already the new ones.
+    ///
+    /// - Parameters:
+    ///   - controller: The controller whose results changed.
+    ///   - difference: The sections and objects that changed, with their old and new positions.
     func controller(_ controller: FetchedResultsController, didChange difference: FetchedResultsDifference)
 
     /// The controller could not bring its results up to date after a
     /// change (a store error while reading the changed rows); its results
     /// are those of the last successful update, and the next change refetches.
+    ///
+    /// - Parameters:
+    ///   - controller: The controller that could not update its results.
+    ///   - error: The store error that stopped the update.
     func controller(_ controller: FetchedResultsController, didFailWith error: StoreError)
 }
 
 extension FetchedResultsControllerDelegate {
     /// Does nothing.
+    ///
+    /// - Parameters:
+    ///   - controller: The controller that could not update its results.
+    ///   - error: The store error that stopped the update.
     public func controller(_ controller: FetchedResultsController, didFailWith error: StoreError) {}
 }

@@ -70,6 +70,16 @@ public final class FetchedResultsController {
     /// and select objects (no limit or offset). With `sectionNameKeyPath`,
     /// the first sort key must be that key path, so that each section's
     /// objects come together.
+    ///
+    /// - Parameters:
+    ///   - fetchRequest: The fetch whose results the controller keeps: sorted, for objects, with no limit or
+    ///     offset.
+    ///   - context: The context whose objects the results are, and whose changes the controller follows.
+    ///   - sectionNameKeyPath: The key path whose value names each object's section; nil for one section.
+    /// - Throws: `StoreError.invalidFetch` when the request has no sort descriptor, fetches anything but
+    ///   objects, has a limit or offset, or does not sort first by `sectionNameKeyPath`; `.unknownEntity` when
+    ///   the model has no such entity; `.invalidPredicate` when the predicate or a sort key does not parse or
+    ///   fit the model.
     public init(fetchRequest: FetchRequest, context: ObjectContext, sectionNameKeyPath: String? = nil) throws(StoreError) {
         guard !fetchRequest.sortDescriptors.isEmpty else {
             throw .invalidFetch("a fetched results controller needs at least one sort descriptor")
@@ -107,6 +117,10 @@ public final class FetchedResultsController {
     // MARK: Results
 
     /// Fetches the results; the controller then follows its context's changes.
+    ///
+    /// - Throws: `StoreError` when the fetch fails: the store's error (such as `.sqlite` or `.locked`),
+    ///   `.objectNotFound` for a row deleted while its fault fired, `.evaluation` when computing a sort or
+    ///   section value ran out of a budget.
     public func performFetch() throws(StoreError) {
         let (ids, entries) = try fetchResults()
         self.ids = ids
@@ -136,6 +150,9 @@ public final class FetchedResultsController {
     }
 
     /// The object at `indexPath`, or nil when there is none.
+    ///
+    /// - Parameter indexPath: The section and the item inside it.
+    /// - Returns: The object at that position, or nil when the position is outside the sections.
     public func object(at indexPath: FetchedIndexPath) -> ManagedObject? {
         guard indexPath.section >= 0, indexPath.section < sectionCounts.count,
               indexPath.item >= 0, indexPath.item < sectionCounts[indexPath.section] else { return nil }
@@ -143,6 +160,9 @@ public final class FetchedResultsController {
     }
 
     /// Where `object` is in the results, or nil when it is not one of them.
+    ///
+    /// - Parameter object: An object of the controller's context.
+    /// - Returns: The object's section and item, or nil when it is not one of the results.
     public func indexPath(forObject object: ManagedObject) -> FetchedIndexPath? {
         position(of: object.objectID).map(indexPath(ofPosition:))
     }

@@ -28,6 +28,13 @@ public final class SQLiteConnection {
     /// creates or writes the file. While another connection or process holds
     /// a lock the connection needs, it waits up to `busyTimeout` seconds,
     /// then fails with `SQLITE_BUSY`.
+    ///
+    /// - Parameters:
+    ///   - path: The database file, or `":memory:"` for an in-memory database.
+    ///   - readOnly: Whether the connection only reads: it neither creates nor writes the file.
+    ///   - busyTimeout: How many seconds to wait for another connection's lock before failing.
+    /// - Throws: `SQLiteError` with SQLite's code and message when the database cannot be opened (a missing
+    ///   file opened read-only, a folder that cannot be written, …).
     public init(path: String = ":memory:", readOnly: Bool = false, busyTimeout: Double = 5) throws(SQLiteError) {
         var handle: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
@@ -58,6 +65,9 @@ public final class SQLiteConnection {
 
     /// Runs SQL that returns no rows and takes no values (several statements
     /// may be separated by `;`). For schema statements and pragmas.
+    ///
+    /// - Parameter sql: One or more SQL statements, separated by `;`, with no parameters.
+    /// - Throws: `SQLiteError`, with `sql`, when a statement fails.
     public func execute(_ sql: String) throws(SQLiteError) {
         statementCount += 1
         logger.debug("\(sql)")
@@ -71,6 +81,11 @@ public final class SQLiteConnection {
     }
 
     /// A prepared statement for `sql`, from the cache when it was prepared before.
+    ///
+    /// - Parameter sql: One SQL statement, with `?` parameters.
+    /// - Returns: The prepared statement, kept in the connection's cache.
+    /// - Throws: `SQLiteError`, with `sql`, when SQLite cannot prepare it (bad syntax, an unknown table or
+    ///   column, …).
     public func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         if let cached = statements[sql] { return cached }
         var statement: OpaquePointer?
@@ -84,6 +99,9 @@ public final class SQLiteConnection {
     }
 
     /// Prepares `sql` without keeping it, to learn whether SQLite accepts it.
+    ///
+    /// - Parameter sql: One SQL statement.
+    /// - Throws: `SQLiteError` (without the SQL) when SQLite cannot prepare it.
     public func check(_ sql: String) throws(SQLiteError) {
         var statement: OpaquePointer?
         let status = sqlite3_prepare_v2(handle, sql, Int32(clamping: sql.utf8.count), &statement, nil)
@@ -93,6 +111,13 @@ public final class SQLiteConnection {
 
     /// Runs a statement with its bindings and calls `row` for each row it
     /// returns; `row` returns false to stop early.
+    ///
+    /// - Parameters:
+    ///   - sql: One SQL statement, with `?` parameters.
+    ///   - bindings: The values of the parameters, in order.
+    ///   - row: Called with the statement positioned on each row; returns false to stop.
+    /// - Throws: `SQLiteError` when the statement cannot be prepared, a value cannot be bound or a step fails;
+    ///   `EvaluationError` when a Sift function SQLite called ran out of its budget; or whatever `row` throws.
     public func forEachRow(_ sql: String, _ bindings: [SQLValue] = [],
                            _ row: (SQLiteStatement) throws -> Bool = { _ in true }) throws {
         try forEachRow(self.statement(sql), bindings, row)
@@ -101,6 +126,13 @@ public final class SQLiteConnection {
     /// Runs a statement prepared before (by `statement(_:)`) with its
     /// bindings, as `forEachRow(_:_:_:)` does; saves the lookup by SQL text
     /// when one statement runs many times.
+    ///
+    /// - Parameters:
+    ///   - statement: A statement prepared by `statement(_:)`.
+    ///   - bindings: The values of its parameters, in order.
+    ///   - row: Called with the statement positioned on each row; returns false to stop.
+    /// - Throws: `SQLiteError` when a value cannot be bound or a step fails; `EvaluationError` when a Sift
+    ///   function SQLite called ran out of its budget; or whatever `row` throws.
     public func forEachRow(_ statement: SQLiteStatement, _ bindings: [SQLValue] = [],
                            _ row: (SQLiteStatement) throws -> Bool = { _ in true }) throws {
         let sql = statement.sql
@@ -130,16 +162,33 @@ public final class SQLiteConnection {
     }
 
     /// Runs a statement that returns no rows (or whose rows are not needed).
+    ///
+    /// - Parameter query: The statement's SQL and bindings.
+    /// - Throws: `SQLiteError` when the statement cannot be prepared or fails; `EvaluationError` when a Sift
+    ///   function SQLite called ran out of its budget.
     public func run(_ query: SQLQuery) throws {
         try forEachRow(query.sql, query.bindings)
     }
 
     /// Runs a prepared statement with `bindings`, for its effect.
+    ///
+    /// - Parameters:
+    ///   - statement: A statement prepared by `statement(_:)`.
+    ///   - bindings: The values of its parameters, in order.
+    /// - Throws: `SQLiteError` when a value cannot be bound or the statement fails; `EvaluationError` when a
+    ///   Sift function SQLite called ran out of its budget.
     public func run(_ statement: SQLiteStatement, _ bindings: [SQLValue]) throws {
         try forEachRow(statement, bindings)
     }
 
     /// Runs a statement and returns all its rows.
+    ///
+    /// - Parameters:
+    ///   - sql: One SQL statement, with `?` parameters.
+    ///   - bindings: The values of the parameters, in order.
+    /// - Returns: Every row, each the values of its columns in order.
+    /// - Throws: `SQLiteError` when the statement cannot be prepared or fails; `EvaluationError` when a Sift
+    ///   function SQLite called ran out of its budget.
     public func query(_ sql: String, _ bindings: [SQLValue] = []) throws -> [[SQLValue]] {
         var rows: [[SQLValue]] = []
         try forEachRow(sql, bindings) { statement in
@@ -150,12 +199,22 @@ public final class SQLiteConnection {
     }
 
     /// Runs a query, for its rows.
+    ///
+    /// - Parameter query: The statement's SQL and bindings.
+    /// - Returns: Every row, each the values of its columns in order.
+    /// - Throws: `SQLiteError` when the statement cannot be prepared or fails; `EvaluationError` when a Sift
+    ///   function SQLite called ran out of its budget.
     public func query(_ query: SQLQuery) throws -> [[SQLValue]] {
         try self.query(query.sql, query.bindings)
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back
     /// when it throws.
+    ///
+    /// - Parameter body: The work to run inside the transaction.
+    /// - Returns: What `body` returns.
+    /// - Throws: `SQLiteError` when the transaction cannot begin (`SQLITE_BUSY` after the busy timeout) or
+    ///   commit; otherwise whatever `body` throws, after the rollback.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
@@ -202,6 +261,14 @@ public final class SQLiteConnection {
 
     /// Registers a deterministic scalar function, computed by `body` from the
     /// arguments' values. A negative `arity` takes any number of arguments.
+    ///
+    /// - Parameters:
+    ///   - name: The name SQL calls the function by.
+    ///   - arity: How many arguments it takes; negative for any number.
+    ///   - deterministic: Whether it always gives the same result for the same arguments, so SQLite may reuse
+    ///     results.
+    ///   - body: Computes the result from the arguments' values.
+    /// - Throws: `SQLiteError` when SQLite refuses the function (an arity out of range, a name too long, …).
     public func registerFunction(_ name: String, arity: Int32, deterministic: Bool = true,
                                  _ body: @escaping ([SQLValue]) -> SQLValue) throws(SQLiteError) {
         try registerFunction(name, arity: arity, deterministic: deterministic) { context, arguments in

@@ -23,6 +23,9 @@ public final class SQLiteStatement {
     public var columnCount: Int { Int(sqlite3_column_count(handle)) }
 
     /// The value of column `index` of the current row.
+    ///
+    /// - Parameter index: The column's index, from 0.
+    /// - Returns: The value as SQLite holds it: an integer, real, text or blob, or `.null`.
     @inline(__always)
     public func column(_ index: Int) -> SQLValue {
         let i = Int32(index)
@@ -43,6 +46,11 @@ public final class SQLiteStatement {
 
     /// Column `index` as a value of an attribute of `type`, read without an
     /// intermediate `SQLValue`.
+    ///
+    /// - Parameters:
+    ///   - index: The column's index, from 0.
+    ///   - type: The type of the attribute the column stores.
+    /// - Returns: The column's value as a value of `type`; `.null` for NULL.
     @inline(__always)
     public func value(_ index: Int, as type: AttributeType) -> PredicateValue {
         let i = Int32(index)
@@ -71,10 +79,16 @@ public final class SQLiteStatement {
     }
 
     /// Column `index` as an integer (0 for NULL).
+    ///
+    /// - Parameter index: The column's index, from 0.
+    /// - Returns: The column's value as a 64-bit integer.
     @inline(__always)
     public func integer(_ index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
 
     /// Whether column `index` is NULL.
+    ///
+    /// - Parameter index: The column's index, from 0.
+    /// - Returns: `true` when the column's value is NULL.
     @inline(__always)
     public func isNull(_ index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
 }

@@ -14,6 +14,11 @@ public struct StoreChanges: Hashable, Sendable {
     public var deleted: Set<ObjectID>
 
     /// Changes of these rows.
+    ///
+    /// - Parameters:
+    ///   - inserted: Rows inserted, by their permanent IDs.
+    ///   - updated: Rows that got new values or links.
+    ///   - deleted: Rows deleted, or found deleted.
     public init(inserted: Set<ObjectID> = [], updated: Set<ObjectID> = [], deleted: Set<ObjectID> = []) {
         self.inserted = inserted
         self.updated = updated

@@ -17,6 +17,10 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// Functions the application registered.
     var functions: FunctionRegistry { get }
     /// Calls `observer` after every save, with what it changed.
+    ///
+    /// - Parameter observer: Called after each committed save with what it changed, on whatever thread the
+    ///   store announces it from.
+    /// - Returns: A token whose `cancel()` stops the observer.
     @discardableResult
     func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation
 }

@@ -49,6 +49,15 @@ public struct StoreInspection: Sendable {
     /// Reads the store at `url` (read-only: the file is not changed). A
     /// model file, when given, must be the store's model (or a bundle with
     /// a version that is).
+    ///
+    /// - Parameters:
+    ///   - url: The store file to read.
+    ///   - modelURL: A model file (JSON, `.xcdatamodel`, `.mom`) or bundle (`.xcdatamodeld`, `.momd`) to read
+    ///     the store with; nil for the model the store keeps.
+    /// - Throws: `StoreError`: `.cannotWrite` when there is no file at `url`; `.foreignDatabase`,
+    ///   `.notADatabase` or `.damaged` when the file is not a readable store; `.modelDoesNotMatchStore` or
+    ///   `.modelMismatch` when the given model is not the store's; `.invalidDataSet` when the model file does
+    ///   not load; `.locked` or `.sqlite` when SQLite fails.
     public init(url: URL, model modelURL: URL? = nil) throws(StoreError) {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else { throw .cannotWrite(path: path, reason: "no such file") }

@@ -48,11 +48,16 @@ public final class ValueTransformerRegistry: Sendable {
     public init() {}
 
     /// Adds (or replaces) a transformer.
+    ///
+    /// - Parameter transformer: The transformer, registered under its `name`.
     public func register(_ transformer: AttributeValueTransformer) {
         transformers.withLock { $0[transformer.name] = transformer }
     }
 
     /// The transformer called `name`.
+    ///
+    /// - Parameter name: The name the model's attributes give (`valueTransformerName`).
+    /// - Returns: The transformer registered under `name`, or nil when there is none.
     public func transformer(named name: String) -> AttributeValueTransformer? {
         transformers.withLock { $0[name] }
     }

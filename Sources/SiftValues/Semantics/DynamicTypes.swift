@@ -5,11 +5,23 @@
 /// The run-time type rules of predicates bound without a model.
 public enum DynamicTypes {
     /// A value's type, as messages name it ("a number", "a string").
+    ///
+    /// - Parameter value: The value.
+    /// - Returns: The name of its kind, as messages give it
+    ///   (`PredicateValue.kindDescription`).
     public static func name(of value: PredicateValue) -> String { value.kindDescription }
 
     /// The two types' names when `op` cannot work on `left` and `right`
     /// (Apple's operators raise); nil when it can. nil works with anything:
     /// a comparison with it is false (or, for `!=`, true).
+    ///
+    /// - Parameters:
+    ///   - op: The comparison operator.
+    ///   - left: The left operand's value.
+    ///   - right: The right operand's value.
+    /// - Returns: The names of the two types that conflict (for `BETWEEN`, the
+    ///   left value's and the offending bound's), or nil when the operator can
+    ///   work on the values.
     public static func conflict(_ op: ComparisonOperator, _ left: PredicateValue, _ right: PredicateValue)
         -> (left: String, right: String)?
     {

@@ -93,6 +93,8 @@ public enum EvaluationFailure {
 
     /// Records `error` for this thread, unless one is waiting already (the
     /// first error is the one reported).
+    ///
+    /// - Parameter error: The error that stops the evaluation.
     public static func record(_ error: EvaluationError) {
         guard pthread_getspecific(key) == nil else { return }
         pthread_setspecific(key, Unmanaged.passRetained(Box(error)).toOpaque())
@@ -107,6 +109,12 @@ public enum EvaluationFailure {
     /// what `body` recorded, and gives back what was waiting before it (an
     /// outer evaluation's error, when a custom function evaluates another
     /// predicate).
+    ///
+    /// - Parameter body: The evaluation, which records an error rather than
+    ///   throwing it.
+    /// - Returns: What `body` returned, when it recorded no error.
+    /// - Throws: `EvaluationError`: the first error `body` recorded on this
+    ///   thread.
     @inlinable
     public static func scoped<T>(_ body: () -> T) throws(EvaluationError) -> T {
         let outer = take()
@@ -119,6 +127,8 @@ public enum EvaluationFailure {
 
     /// The error recorded on this thread since the last call, if any; the
     /// slot is empty afterwards.
+    ///
+    /// - Returns: The error recorded, or nil when there is none.
     public static func take() -> EvaluationError? {
         guard let pointer = pthread_getspecific(key) else { return nil }
         pthread_setspecific(key, nil)

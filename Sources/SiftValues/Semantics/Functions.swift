@@ -71,6 +71,16 @@ public enum Arithmetic {
 /// Apart from counting, aggregates skip nil members.
 public enum Aggregates {
     /// `@sum`, `@avg`, `@min`, `@max` (`@count` is counted by the caller).
+    ///
+    /// - Parameters:
+    ///   - op: The collection operator.
+    ///   - members: The collection's members.
+    ///   - integer: Whether `@sum` sums as integers (as `sum(_:integer:)`
+    ///     does).
+    /// - Returns: For `@sum` the total as `sum(_:integer:)` gives it; for
+    ///   `@avg` the mean of the numbers as a double, or `null` when there are
+    ///   none; for `@min` and `@max` the member `extreme(_:wantLess:)` finds;
+    ///   for `@count` the number of members, nil ones included.
     public static func apply(_ op: AggregateOperator, _ members: [PredicateValue], integer: Bool) -> PredicateValue {
         switch op {
         case .count: return .int(Int64(members.count))
@@ -129,6 +139,16 @@ public enum Aggregates {
     }
 
     /// The built-in functions over a collection.
+    ///
+    /// - Parameters:
+    ///   - function: The function, such as `sum`, `average`, `median`, `mode`
+    ///     or `stddev`.
+    ///   - members: The collection's members.
+    ///   - integer: Whether `sum` sums as integers (as `sum(_:integer:)` does).
+    /// - Returns: The result (`count` counts every member; `average`, `median`
+    ///   and `stddev` are doubles over the numbers, `null` when there are none;
+    ///   `mode` is the most frequent non-nil member); `null` for a function
+    ///   that is not over a collection.
     public static func function(_ function: BuiltinFunction, _ members: [PredicateValue], integer: Bool) -> PredicateValue {
         let numbers = members.compactMap(ValueComparison.number)
         switch function {
@@ -159,6 +179,13 @@ public enum Aggregates {
 
     /// `base[index]`: lists and arrays by position (negative from the end),
     /// dictionaries by key.
+    ///
+    /// - Parameters:
+    ///   - base: The array or dictionary.
+    ///   - position: An integer (or a whole number) for an array; a string key
+    ///     for a dictionary.
+    /// - Returns: The member, or `null` when the position is out of range, the
+    ///   key is missing, or `base` is neither an array nor a dictionary.
     public static func index(_ base: PredicateValue, _ position: PredicateValue) -> PredicateValue {
         switch (base, position) {
         case (.array(let members), _):
@@ -266,6 +293,12 @@ public enum Functions {
 public enum BuiltinFunctions {
     /// Calls the function named `name` (a `BuiltinFunction` raw value, or
     /// "power" for `**`); nil for an unknown name.
+    ///
+    /// - Parameters:
+    ///   - name: The function's name.
+    ///   - arguments: Its arguments, in order.
+    /// - Returns: The result (`null` when the arguments give none), or nil when
+    ///   no built-in function has that name.
     public static func call(_ name: String, _ arguments: [PredicateValue]) -> PredicateValue? {
         if name == "power" {
             return Arithmetic.apply(.power, arguments.first ?? .null, arguments.dropFirst().first ?? .null)

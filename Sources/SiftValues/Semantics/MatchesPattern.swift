@@ -37,6 +37,12 @@ public struct MatchesPattern: @unchecked Sendable {
 
     /// Whether a match against a subject of `length` UTF-16 units surely ends
     /// within `stepLimit` steps, so it needs no budget.
+    ///
+    /// - Parameters:
+    ///   - length: The subject's length, in UTF-16 units.
+    ///   - stepLimit: The most steps the match may take.
+    /// - Returns: True when the pattern's shape bounds its steps on such a
+    ///   subject within `stepLimit`; false when it does not, or may not.
     public func isBounded(length: Int, stepLimit: Int) -> Bool {
         guard let shape, shape.alternations < 32, length < Int(Int32.max) else { return false }
         // Paths: (n + 1) choices per quantifier, two per `|` (a bound on the

@@ -158,6 +158,8 @@ public struct PreparedComparison {
 
     /// A test for a constant right operand, with fast paths for the common
     /// cases: numbers compared with a number, strings with a string.
+    ///
+    /// - Returns: A closure that gives what `test(_:)` gives for a left operand.
     public func makeTest() -> (PredicateValue) -> Bool {
         guard options.isEmpty else { return test }
         switch (op, right) {

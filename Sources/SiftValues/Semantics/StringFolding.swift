@@ -11,6 +11,11 @@ public enum StringFolding {
     /// The text as options compare it: `[d]` decomposes (NFD) and drops
     /// combining marks; with `[c]` or `[d]` the text is then composed (NFC);
     /// `[c]` then lower-cases. Without `[c]` or `[d]`, the text is unchanged.
+    ///
+    /// - Parameters:
+    ///   - text: The string to fold.
+    ///   - options: The comparison options; only `[c]` and `[d]` fold.
+    /// - Returns: The folded text.
     public static func fold(_ text: String, _ options: ComparisonOptions) -> String {
         let caseInsensitive = options.contains(.caseInsensitive)
         let diacriticInsensitive = options.contains(.diacriticInsensitive)
@@ -43,6 +48,9 @@ extension ComparisonOptions {
     }
 
     /// The options `foldingFlags` stands for.
+    ///
+    /// - Parameter foldingFlags: 1 for `[c]`, 2 for `[d]`, 3 for both; other
+    ///   bits are ignored.
     public init(foldingFlags: Int) {
         self = []
         if foldingFlags & 1 != 0 { insert(.caseInsensitive) }

@@ -14,6 +14,12 @@ public enum ValueComparison {
     /// The order of two values, or nil when they do not compare (either is
     /// nil, or their kinds differ). Numbers compare by value; booleans are 0
     /// and 1; strings compare by their UTF-8 bytes (Unicode scalar order).
+    ///
+    /// - Parameters:
+    ///   - a: The left value.
+    ///   - b: The right value.
+    /// - Returns: -1 when `a` comes first, 0 when they are equal, 1 when `b`
+    ///   comes first; nil when they do not compare.
     @inlinable
     public static func order(_ a: PredicateValue, _ b: PredicateValue) -> Int? {
         switch (a, b) {
@@ -39,6 +45,10 @@ public enum ValueComparison {
     }
 
     /// The value as a number, if it is one (booleans are 0 and 1).
+    ///
+    /// - Parameter value: The value to read.
+    /// - Returns: The number as a double, or nil for a value that is not a
+    ///   number or a boolean.
     @inlinable
     public static func number(_ value: PredicateValue) -> Double? {
         switch value {
@@ -51,6 +61,12 @@ public enum ValueComparison {
 
     /// Byte-wise order of two strings' UTF-8, which is the order of their
     /// Unicode scalars and SQLite's BINARY collation.
+    ///
+    /// - Parameters:
+    ///   - x: The left string.
+    ///   - y: The right string.
+    /// - Returns: -1 when `x` comes first, 0 when the strings have the same
+    ///   bytes, 1 when `y` comes first.
     @inlinable
     public static func compareUTF8(_ x: String, _ y: String) -> Int {
         var a = x
@@ -68,6 +84,12 @@ public enum ValueComparison {
     }
 
     /// `a == b` under two-valued logic: nil equals only nil.
+    ///
+    /// - Parameters:
+    ///   - a: The left value.
+    ///   - b: The right value.
+    /// - Returns: True when both are nil, or when they are the same value
+    ///   (numbers by value, strings by their bytes).
     @inlinable
     public static func equal(_ a: PredicateValue, _ b: PredicateValue) -> Bool {
         switch (a, b) {
@@ -80,6 +102,13 @@ public enum ValueComparison {
     }
 
     /// `a == b` with comparison options applied to strings.
+    ///
+    /// - Parameters:
+    ///   - a: The left value.
+    ///   - b: The right value.
+    ///   - options: The comparison options, such as `[cd]`.
+    /// - Returns: True when the values are equal, two strings once folded by
+    ///   `options`.
     public static func equal(_ a: PredicateValue, _ b: PredicateValue, _ options: ComparisonOptions) -> Bool {
         if case .string(let x) = a, case .string(let y) = b, !options.isEmpty {
             return compareUTF8(StringFolding.fold(x, options), StringFolding.fold(y, options)) == 0
@@ -88,6 +117,13 @@ public enum ValueComparison {
     }
 
     /// The order of `a` and `b` with comparison options applied to strings.
+    ///
+    /// - Parameters:
+    ///   - a: The left value.
+    ///   - b: The right value.
+    ///   - options: The comparison options, such as `[cd]`.
+    /// - Returns: -1, 0 or 1 as `order(_:_:)` gives it, two strings compared
+    ///   once folded by `options`; nil when the values do not compare.
     public static func order(_ a: PredicateValue, _ b: PredicateValue, _ options: ComparisonOptions) -> Int? {
         if case .string(let x) = a, case .string(let y) = b, !options.isEmpty {
             return compareUTF8(StringFolding.fold(x, options), StringFolding.fold(y, options))
@@ -99,11 +135,23 @@ public enum ValueComparison {
 /// The string operators, on strings already folded.
 public enum StringMatching {
     /// `BEGINSWITH`: never true for an empty pattern.
+    ///
+    /// - Parameters:
+    ///   - text: The string tested.
+    ///   - pattern: The prefix looked for.
+    /// - Returns: True when `text` starts with the bytes of a non-empty
+    ///   `pattern`.
     public static func hasPrefix(_ text: String, _ pattern: String) -> Bool {
         !pattern.isEmpty && text.utf8.starts(with: pattern.utf8)
     }
 
     /// `ENDSWITH`: never true for an empty pattern.
+    ///
+    /// - Parameters:
+    ///   - text: The string tested.
+    ///   - pattern: The suffix looked for.
+    /// - Returns: True when `text` ends with the bytes of a non-empty
+    ///   `pattern`.
     public static func hasSuffix(_ text: String, _ pattern: String) -> Bool {
         let t = text.utf8
         let p = pattern.utf8
@@ -114,6 +162,11 @@ public enum StringMatching {
     /// `CONTAINS` (and `IN` with a string on the right): never true for an
     /// empty pattern. UTF-8 is self-synchronizing, so a byte match is a
     /// match of whole scalars.
+    ///
+    /// - Parameters:
+    ///   - text: The string tested.
+    ///   - pattern: The substring looked for.
+    /// - Returns: True when `text` holds the bytes of a non-empty `pattern`.
     public static func contains(_ text: String, _ pattern: String) -> Bool {
         !pattern.isEmpty && text.utf8.firstRange(of: pattern.utf8) != nil
     }
@@ -128,6 +181,15 @@ public enum StringMatching {
     /// each place, and past `stepLimit` comparisons the match stops,
     /// ``EvaluationError/likeTooCostly(pattern:steps:)`` is recorded for the
     /// evaluation to throw, and the answer is false.
+    ///
+    /// - Parameters:
+    ///   - text: The string tested.
+    ///   - pattern: The `LIKE` pattern, as Unicode scalars.
+    ///   - stepLimit: The most comparisons the search for long pieces with `?`
+    ///     may take (the standard limits' `regularExpressionSteps` by
+    ///     default).
+    /// - Returns: True when the whole of `text` matches the pattern; false when
+    ///   it does not, or when the budget ran out.
     public static func like(_ text: String, _ pattern: [Unicode.Scalar],
                             stepLimit: Int = PredicateLimits.standard.regularExpressionSteps) -> Bool {
         let t = Array(text.unicodeScalars)
@@ -193,6 +255,14 @@ public enum StringMatching {
     /// ``EvaluationError/regularExpressionTooCostly(pattern:steps:)`` is
     /// recorded for the evaluation to throw (``EvaluationFailure``), and the
     /// answer is false.
+    ///
+    /// - Parameters:
+    ///   - text: The string tested.
+    ///   - pattern: The compiled pattern, from `regex(_:_:)`.
+    ///   - stepLimit: The most steps the engine may take (the standard limits'
+    ///     `regularExpressionSteps` by default).
+    /// - Returns: True when the pattern matches all of `text`; false when it
+    ///   does not, or when the budget ran out.
     public static func matches(_ text: String, _ pattern: MatchesPattern,
                                stepLimit: Int = PredicateLimits.standard.regularExpressionSteps) -> Bool {
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
@@ -233,6 +303,13 @@ public enum StringMatching {
     /// match ends where the string does: `'ab' MATCHES 'a|ab'` holds, as in
     /// ICU's `matches()`. A pattern the wrapping breaks (a `#` comment in
     /// `(?x)` mode) is compiled as written.
+    ///
+    /// - Parameters:
+    ///   - pattern: The regular expression, in ICU's syntax.
+    ///   - options: The comparison options: `[c]` makes the match
+    ///     case-insensitive, `[d]` folds diacritics out of the pattern.
+    /// - Returns: The compiled pattern, or nil when it is not a valid regular
+    ///   expression.
     public static func regex(_ pattern: String, _ options: ComparisonOptions) -> MatchesPattern? {
         let folded = options.contains(.diacriticInsensitive)
             ? StringFolding.fold(pattern, options.subtracting(.caseInsensitive)) : pattern

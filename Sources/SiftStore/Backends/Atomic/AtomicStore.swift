@@ -30,6 +30,14 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
 
     /// Opens the store at `url`: an existing data set file (made for `model`,
     /// when given), or a new, empty store for `model`.
+    ///
+    /// - Parameters:
+    ///   - url: The data set file; it need not exist yet.
+    ///   - model: The model the file must have been made for, or the model of a new store; nil to open an
+    ///     existing file with its own model.
+    ///   - functions: The application's functions predicates may call.
+    /// - Throws: `StoreError`: `.invalidDataSet` when the file does not read as a data set; `.modelMismatch`
+    ///   when it was made for another model; `.noModel` when there is no file and no model to make one.
     public init(url: URL, model: DataModel? = nil, functions: FunctionRegistry = FunctionRegistry()) throws(StoreError) {
         self.url = url
         self.functions = functions
@@ -67,6 +75,10 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
 
     /// Adds a data set's objects to the store and writes the file.
     /// Objects whose keys the store already holds are replaced.
+    ///
+    /// - Parameter dataSet: A data set of the store's model.
+    /// - Throws: `StoreError`: `.modelMismatch` when the data set's model is not the store's; `.cannotWrite`
+    ///   when the file cannot be written (the old file is kept).
     public func importDataSet(_ dataSet: DataSet) throws(StoreError) {
         guard dataSet.model.versionHash == model.versionHash else {
             throw .modelMismatch(path: url.path, storeHash: model.versionHash, modelHash: dataSet.model.versionHash)

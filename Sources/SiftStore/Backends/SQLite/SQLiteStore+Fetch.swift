@@ -107,11 +107,23 @@ extension SQLiteStore: SQLStoreBackend {
 
     /// Splits a request's predicate into what SQL runs and what memory runs,
     /// binding, optimizing and lowering it once.
+    ///
+    /// - Parameter request: The fetch to plan.
+    /// - Returns: The plan: the predicate's SQL part, the residual memory evaluates, the sort keys memory
+    ///   applies, and why.
+    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidPredicate` when the
+    ///   predicate or a sort key does not parse or fit the model; `.notExpressibleInSQL` when the fetch cannot
+    ///   be lowered to SQL at all.
     public func plan(_ request: FetchRequest) throws(StoreError) -> FetchPlan {
         try makePlan(request)
     }
 
     /// SQLite's query plan for a query, one line per step.
+    ///
+    /// - Parameter query: The statement, with its bindings.
+    /// - Returns: The steps of SQLite's `EXPLAIN QUERY PLAN`, one line each.
+    /// - Throws: `StoreError` when SQLite cannot prepare or run the statement (`.sqlite`, `.locked`, …, with
+    ///   the SQL).
     public func queryPlan(_ query: SQLQuery) throws(StoreError) -> [String] {
         do {
             return try withConnection { connection in

@@ -59,6 +59,19 @@ public final class SQLiteStore: @unchecked Sendable {
     /// fetches but does not save. While another connection or process holds
     /// a lock, the store waits up to `busyTimeout` seconds, then fails with
     /// `StoreError.locked`.
+    ///
+    /// - Parameters:
+    ///   - url: The store file; a missing or empty file becomes a new store.
+    ///   - model: The model of a new store, or the model an existing store must have been made for; nil to open
+    ///     an existing store with its own.
+    ///   - functions: The application's functions, callable in predicates, in memory and in SQL.
+    ///   - readOnly: Whether the store only fetches.
+    ///   - busyTimeout: How many seconds to wait for another connection's lock before failing.
+    /// - Throws: `StoreError`: `.noModel` when the file holds no store and no model was given (or the store
+    ///   keeps no model); `.readOnly` when a new store would be made read-only; `.modelMismatch` or
+    ///   `.modelDoesNotMatchStore` when the store was made for another model; `.notADatabase`,
+    ///   `.foreignDatabase` or `.damaged` when the file is not a readable store; `.locked` or `.sqlite` when
+    ///   SQLite fails.
     public convenience init(url: URL, model: DataModel? = nil, functions: FunctionRegistry = FunctionRegistry(),
                             readOnly: Bool = false, busyTimeout: Double = 5) throws(StoreError)
     {
@@ -106,6 +119,12 @@ public final class SQLiteStore: @unchecked Sendable {
     }
 
     /// An in-memory store for `model`, for tests and one-off work.
+    ///
+    /// - Parameters:
+    ///   - model: The store's model.
+    ///   - functions: The application's functions, callable in predicates, in memory and in SQL.
+    /// - Throws: `StoreError` (usually `.sqlite`) when SQLite cannot open the database or create the model's
+    ///   tables.
     public convenience init(inMemoryWith model: DataModel, functions: FunctionRegistry = FunctionRegistry())
         throws(StoreError)
     {
@@ -138,6 +157,10 @@ public final class SQLiteStore: @unchecked Sendable {
     }
 
     /// Registers a function for predicates, in memory and with SQLite.
+    ///
+    /// - Parameter function: The function, called by its name in predicates.
+    /// - Throws: `StoreError` (usually `.sqlite`) when SQLite refuses the function; it stays registered for
+    ///   memory evaluation.
     public func register(_ function: CustomFunction) throws(StoreError) {
         functions.register(function)
         do {
@@ -196,6 +219,10 @@ public final class SQLiteStore: @unchecked Sendable {
     var path: String { url?.path ?? ":memory:" }
 
     /// Runs `body` with the connection, one caller at a time.
+    ///
+    /// - Parameter body: The work to do with the store's connection.
+    /// - Returns: What `body` returns.
+    /// - Throws: Whatever `body` throws.
     public func withConnection<T>(_ body: (SQLiteConnection) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
