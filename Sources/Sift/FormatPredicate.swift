@@ -116,8 +116,8 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     /// Replaces `predicate.withSubstitutionVariables(variables)`.
     ///
     /// - Parameter values: The values of `$variables`, by name without the `$`.
-    /// - Returns: A new predicate with those variables replaced; variables not given still wait for each
-    ///   evaluation's values.
+    /// - Returns: A new predicate compiled again from `format` with only these values: variables not in
+    ///   `values`, including any given before (to `init` or an earlier call), wait for each evaluation's values.
     /// - Throws: `PredicateCompileError` when the format, compiled again with these values, does not bind.
     public func withSubstitutionVariables(_ values: [String: PredicateValue]) throws(PredicateCompileError) -> FormatPredicate {
         try FormatPredicate(format: format, argumentArray: arguments, functions: functions, variables: values)

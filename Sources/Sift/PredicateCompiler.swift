@@ -42,7 +42,8 @@ public enum PredicateCompileError: Error, Hashable, Sendable, CustomStringConver
     /// The error shown under the line of `text` it is about.
     ///
     /// - Parameters:
-    ///   - text: The predicate's text, the one that was compiled.
+    ///   - text: The predicate's text, the one that was compiled, for a validation error's line (a syntax
+    ///     error shows the line it kept).
     ///   - sourceName: The name the diagnostic gives the text.
     /// - Returns: The error as a diagnostic: the message, then the line of `text` with a caret under the place.
     public func rendered(in text: String, sourceName: String = "predicate") -> String {
@@ -166,8 +167,7 @@ extension RowCache {
     ///   - entity: The name of the entity whose cached nodes are tested.
     ///   - predicate: A predicate bound to that entity.
     /// - Returns: The matching nodes in primary-key order; empty when the model has no entity called `entity`.
-    /// - Throws: `EvaluationError` when evaluating the predicate fails (types an operator cannot work on, or a
-    ///   budget run out).
+    /// - Throws: `EvaluationError` when a `MATCHES` or `LIKE` pattern runs out of its budget on one node.
     public func nodes(of entity: String, matching predicate: BoundPredicate) throws(EvaluationError) -> [RowNode] {
         guard let index = model.entity(named: entity)?.index else { return [] }
         let domain = RowNodeDomain(cache: self)

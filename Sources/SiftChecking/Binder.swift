@@ -81,7 +81,7 @@ public struct Binder: Sendable {
     ///   and the range in the text of each bound expression.
     /// - Throws: `PredicateValidationError` when the predicate does not bind:
     ///   an operator given operands it never takes, a `$variable` without a
-    ///   value, an unknown function, and the like.
+    ///   value (unless `allowsParameters`), an unknown function, and the like.
     public func bindWithoutModel(_ predicate: PredicateSyntax) throws(PredicateValidationError)
         -> (BoundPredicate, [BoundExpression: SourceRange])
     {

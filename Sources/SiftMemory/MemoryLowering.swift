@@ -180,9 +180,12 @@ public struct EvaluationScope<Object> {
 /// let matches = try nodes.filter(filter.evaluate)
 /// ```
 ///
-/// Evaluation throws only when a budget runs out: a `MATCHES` or `LIKE`
-/// pattern that needs more than ``/SiftValues/PredicateLimits/regularExpressionSteps`` on
-/// one value (``/SiftValues/EvaluationError``). A predicate without them never throws.
+/// Evaluation throws (``/SiftValues/EvaluationError``) when a `MATCHES` or
+/// `LIKE` pattern needs more than ``/SiftValues/PredicateLimits/regularExpressionSteps``
+/// on one value; in a predicate bound without a model, when a key is looked
+/// up in a value that has no keys; and, compiled with `locations`, when an
+/// operator meets values it cannot work on. A predicate bound to a model,
+/// without `MATCHES` or `LIKE`, never throws.
 public struct MemoryPredicate<Domain: EvaluationDomain> {
     typealias Object = Domain.Object
     let test: (Object, inout EvaluationScope<Object>) -> Bool
@@ -236,8 +239,8 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     /// - Throws: `EvaluationError` when a `MATCHES` or `LIKE` pattern runs out
     ///   of budget on one value; in a predicate bound without a model, also
     ///   when a key is looked up in a value that has no keys
-    ///   (`notKeyValueCoding`) or an operator meets values it cannot work on
-    ///   (`incompatibleTypes`).
+    ///   (`notKeyValueCoding`) or, compiled with `locations`, an operator
+    ///   meets values it cannot work on (`incompatibleTypes`).
     @_specialize(exported: true, where Domain == RowNodeDomain)
     @_specialize(exported: true, where Domain == DynamicDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
@@ -256,9 +259,10 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     ///   - parameters: The value of each `$variable`, by name.
     /// - Returns: True when the object satisfies the predicate.
     /// - Throws: `EvaluationError` when a `MATCHES` or `LIKE` pattern runs out
-    ///   of budget on one value, a key is looked up in a value that has no keys
-    ///   (`notKeyValueCoding`), or an operator meets values it cannot work on
-    ///   (`incompatibleTypes`).
+    ///   of budget on one value; in a predicate bound without a model, also
+    ///   when a key is looked up in a value that has no keys
+    ///   (`notKeyValueCoding`) or, compiled with `locations`, an operator
+    ///   meets values it cannot work on (`incompatibleTypes`).
     @_specialize(exported: true, where Domain == DynamicDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
     @_specialize(exported: true, where Domain == ColumnDomain)
@@ -280,8 +284,9 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     /// - Returns: The indices of the objects that satisfy the predicate, in
     ///   increasing order.
     /// - Throws: `EvaluationError` from the first object whose evaluation fails:
-    ///   a `MATCHES` or `LIKE` pattern that runs out of budget, a key looked up
-    ///   in a value that has no keys (`notKeyValueCoding`), or an operator that
+    ///   a `MATCHES` or `LIKE` pattern that runs out of budget; in a predicate
+    ///   bound without a model, a key looked up in a value that has no keys
+    ///   (`notKeyValueCoding`) or, compiled with `locations`, an operator that
     ///   meets values it cannot work on (`incompatibleTypes`).
     @_specialize(exported: true, where Domain == ColumnDomain)
     @_specialize(exported: true, where Domain == ValueTreeDomain)
@@ -349,8 +354,7 @@ public struct MemoryExpression<Domain: EvaluationDomain> {
     /// - Throws: `EvaluationError` when a `MATCHES` or `LIKE` pattern inside the
     ///   expression runs out of budget on one value, or, in an expression bound
     ///   without a model, when a key is looked up in a value that has no keys
-    ///   (`notKeyValueCoding`) or an operator meets values it cannot work on
-    ///   (`incompatibleTypes`).
+    ///   (`notKeyValueCoding`).
     public func evaluate(_ object: Domain.Object) throws(EvaluationError) -> PredicateValue {
         var scope = EvaluationScope<Object>(slots: slotCount == 0 ? [] : Array(repeating: nil, count: slotCount))
         guard mayFail else { return value(object, &scope) }

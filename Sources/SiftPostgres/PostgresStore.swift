@@ -253,7 +253,8 @@ public final class PostgresStore: @unchecked Sendable {
     ///   - progress: Called with the rows written so far and the total, every 10,000 rows and at the end.
     /// - Throws: `StoreError`, nothing written: `.modelMismatch` when the data set's model is not the store's;
     ///   `.validation` when a string holds U+0000, which PostgreSQL's text cannot; `.server` when the server
-    ///   cannot be reached or refuses a statement (a key the store already holds, say).
+    ///   cannot be reached or refuses a statement (a key the store already holds, say). Only the `ANALYZE` run
+    ///   after the rows are committed can fail with the rows written.
     public func importDataSet(_ dataSet: DataSet, progress: ((Int, Int) -> Void)? = nil) throws(StoreError) {
         guard dataSet.model.versionHash == model.versionHash else {
             throw .modelMismatch(path: schemaName, storeHash: model.versionHash, modelHash: dataSet.model.versionHash)

@@ -30,7 +30,7 @@ extension SQLLowering {
     ///     Results with equal keys come in the order of every column (for
     ///     groups and distinct results) or of the objects' primary keys.
     ///   - limit: The most results returned, or nil (the default) for no
-    ///     limit; a negative limit counts as 0.
+    ///     limit; a negative limit is no limit, as in memory.
     ///   - offset: How many results are skipped first, or nil (the default)
     ///     for none; a negative offset counts as 0.
     /// - Returns: The SELECT's text and bindings; its columns are the result
@@ -96,7 +96,7 @@ extension SQLLowering {
             select.orderBy.append(SQLOrdering(.column(root.alias, schema.primaryKey(e), nullable: false)))
         }
         if limit != nil || offset != nil {
-            select.limit = .value(limit.map { .integer(Int64(max($0, 0))) } ?? schema.dialect.unlimited)
+            select.limit = .value(limit.flatMap { $0 < 0 ? nil : .integer(Int64($0)) } ?? schema.dialect.unlimited)
             if let offset { select.offset = .value(.integer(Int64(max(offset, 0)))) }
         }
         return schema.render(.select(select.prunedJoins()))

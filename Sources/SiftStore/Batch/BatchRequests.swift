@@ -209,13 +209,16 @@ extension ObjectContext {
     ///   `.invalidFetch` when the request sets no property or one twice; `.invalidPredicate` when an expression
     ///   or the predicate does not parse or fit the model; `.validation` when a new value is nil for a required
     ///   attribute or an integer out of range; `.conflicts` when other saves kept changing the rows;
-    ///   `.cannotWrite` or the store's error (such as `.locked` or `.sqlite`) when writing fails.
+    ///   `.cannotWrite` or the store's error (such as `.locked` or `.sqlite`) when writing fails. An error while
+    ///   merging the committed update into this context (`.objectNotFound`, or the store's error while reading)
+    ///   comes after the store has written it; observers are told of the update all the same.
     @discardableResult
     public func execute(_ request: BatchUpdateRequest) throws(StoreError) -> BatchResult {
         let update = try store.bindBatchUpdate(request)
         let result = try store.batchUpdate(update)
+        // Committed: observers hear of it even if merging it here fails.
+        defer { store.announce(result.changes) }
         try mergeChanges(from: result.changes)
-        store.announce(result.changes)
         return result
     }
 
@@ -232,13 +235,16 @@ extension ObjectContext {
     ///   `.invalidFetch` when an ID is of another entity; `.invalidPredicate` when the predicate does not parse
     ///   or fit the model; `.validation` when a deny rule protects an object; `.conflicts` when other saves
     ///   kept changing the rows; `.cannotWrite` or the store's error (such as `.locked` or `.sqlite`) when
-    ///   writing fails.
+    ///   writing fails. An error while merging the committed delete into this context (`.objectNotFound`, or
+    ///   the store's error while reading) comes after the store has written it; observers are told of the
+    ///   delete all the same.
     @discardableResult
     public func execute(_ request: BatchDeleteRequest) throws(StoreError) -> BatchResult {
         let entity = try store.entity(request.entityName)
         let result = try store.batchDelete(request, entity: entity)
+        // Committed: observers hear of it even if merging it here fails.
+        defer { store.announce(result.changes) }
         try mergeChanges(from: result.changes)
-        store.announce(result.changes)
         return result
     }
 }

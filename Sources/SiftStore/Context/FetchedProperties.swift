@@ -19,8 +19,9 @@ extension ManagedObject {
     /// - Returns: The objects its fetch request selects, for this object.
     /// - Throws: `StoreError`: `.unknownKey` when the entity has no fetched property `key`; `.invalidPredicate`
     ///   when its predicate does not parse or fit the model; `.missingVariables` when it uses a `$variable`
-    ///   other than `$FETCH_SOURCE`; `.unknownRelationship` when a `$FETCH_SOURCE` key path is not one through
-    ///   to-one relationships; `.contextGone` when the object's context was released; any error of the fetch.
+    ///   other than `$FETCH_SOURCE`; `.unknownRelationship` when a `$FETCH_SOURCE` key path goes through a
+    ///   key that is not a to-one relationship; `.unknownKey` when its last key is not an attribute or
+    ///   relationship; `.contextGone` when the object's context was released; any error of the fetch.
     public func fetchedObjects(forKey key: String) throws(StoreError) -> [ManagedObject] {
         var property = entity.fetchedProperties.first { $0.name == key }
         if property == nil, !entity.subentities.isEmpty, isFault {

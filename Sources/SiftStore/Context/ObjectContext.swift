@@ -142,12 +142,12 @@ public final class ObjectContext {
     /// Fetches the objects a request selects.
     ///
     /// - Parameter request: What to fetch: the entity, predicate, order, limit, offset, batching and
-    ///   prefetching.
+    ///   prefetching (with `fetchBatchSize` set, `relationshipKeyPathsForPrefetching` is not used).
     /// - Returns: The context's objects for the matching rows, in the request's order, unsaved changes counted
     ///   when `includesPendingChanges`.
     /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidPredicate` when the
     ///   predicate or a sort key does not parse or fit the model; `.unknownRelationship` when a prefetching key
-    ///   path is not one of relationships; `.evaluation` when evaluating in memory runs out of a budget; the
+    ///   path is not one of relationships (and no batch size is set); `.evaluation` when evaluating in memory runs out of a budget; the
     ///   store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func fetch(_ request: FetchRequest) throws(StoreError) -> [ManagedObject] {
         let entity = try store.entity(request.entityName)

@@ -55,7 +55,7 @@ public struct StoreMigration: Sendable {
     ///   - version: The name of the destination version; nil for the bundle's current version.
     /// - Throws: `StoreError.cannotMigrate` when `bundle` has no such version, the store's version is neither
     ///   in the bundle nor kept by the store, the mapping cannot be inferred, or the store keeps persistent
-    ///   history; `.cannotWrite` when there is no file at `url`; `.noModel`, `.foreignDatabase`, `.damaged` or
+    ///   history and would need migrating; `.cannotWrite` when there is no file at `url`; `.noModel`, `.foreignDatabase`, `.damaged` or
     ///   another store error when the file cannot be read as a store.
     public init(storeAt url: URL, bundle: ModelBundle, version: String? = nil) throws(StoreError) {
         let name = version ?? bundle.currentVersionName
@@ -75,7 +75,8 @@ public struct StoreMigration: Sendable {
     ///   - url: The store file to migrate.
     ///   - model: The model to migrate the store to.
     /// - Throws: `StoreError.cannotMigrate` when the store keeps no model of its own, the mapping cannot be
-    ///   inferred, or the store keeps persistent history; `.cannotWrite` when there is no file at `url`;
+    ///   inferred, or the store keeps persistent history and would need migrating; `.cannotWrite` when there
+    ///   is no file at `url`;
     ///   `.noModel`, `.foreignDatabase`, `.damaged` or another store error when the file cannot be read as a
     ///   store.
     public init(storeAt url: URL, to model: DataModel) throws(StoreError) {

@@ -130,6 +130,17 @@ struct SaveRegressionTests {
             #expect(try context.fetch(request).count == 1 + (try store.context().count(for: FetchRequest(entityName: "Department"))))
             context.rollback()
         }
+        // Dictionary fetches, plain and grouped: SQL and memory both read no limit.
+        for grouped in [false, true] {
+            var request = FetchRequest(entityName: "Employee")
+            request.propertiesToFetch = ["age"]
+            if grouped { request.propertiesToGroupBy = ["age"] }
+            let all = try context.fetchDictionaries(request).count
+            #expect(all > 1)
+            request.fetchLimit = -1
+            request.fetchOffset = -3
+            #expect(try context.fetchDictionaries(request).count == all)
+        }
     }
 }
 

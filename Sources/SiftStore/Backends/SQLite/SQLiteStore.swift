@@ -68,7 +68,8 @@ public final class SQLiteStore: @unchecked Sendable {
     ///   - readOnly: Whether the store only fetches.
     ///   - busyTimeout: How many seconds to wait for another connection's lock before failing.
     /// - Throws: `StoreError`: `.noModel` when the file holds no store and no model was given (or the store
-    ///   keeps no model); `.readOnly` when a new store would be made read-only; `.modelMismatch` or
+    ///   keeps no model); `.readOnly` when the file is empty and the store is read-only (a missing file then fails to open, as
+    ///   `.sqlite`); `.modelMismatch` or
     ///   `.modelDoesNotMatchStore` when the store was made for another model; `.notADatabase`,
     ///   `.foreignDatabase` or `.damaged` when the file is not a readable store; `.locked` or `.sqlite` when
     ///   SQLite fails.
