@@ -278,6 +278,10 @@ struct BindingState {
         case .contains where leftIsMembership:
             try checkComparable(leftType, .equalTo, right.type, range: range)
             right = convert(right, toMatch: leftType)
+        case .contains where isDynamic && leftType == .any && c.quantifier == .direct:
+            // An array on the left is membership, of a value of any type; a
+            // string, a string search. Each value decides when it runs.
+            break
         case .contains, .beginsWith, .endsWith, .like, .matches:
             try checkStrings(op, leftType, right.type, range: range)
             if op == .matches, case .constant(.string(let pattern)) = right.kind {

@@ -99,6 +99,18 @@ public enum ValidationErrorReason: Hashable, Sendable {
 
 /// An error in a predicate that parses but does not fit the model: an unknown
 /// key, types that cannot be compared, a to-many key path without `ANY`, …
+///
+/// ```swift
+/// let text = "department.nmae == 'Sales'"
+/// let syntax = try PredicateParser.parse(text)             // it parses: the error comes from binding
+/// do throws(PredicateValidationError) {
+///     _ = try Binder(model: model).bind(syntax, entity: "Employee")
+/// } catch {
+///     print(error.message)             // 'Department' has no attribute or relationship named 'nmae'
+///     print(error.hint ?? "")          // did you mean 'name'?
+///     print(error.rendered(in: text))  // the message, the line of text, carets under "department.nmae", the hint
+/// }
+/// ```
 public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What is wrong.
     public var reason: ValidationErrorReason

@@ -10,6 +10,18 @@ import SiftValues
 /// Dictionaries (value trees) laid out as columns: row `i` of the table is
 /// the `i`-th dictionary, and the column of a key holds each row's value
 /// for it (nil where a row has no such key).
+///
+/// ```swift
+/// let rows: [PredicateValue] = [["name": "Ann", "age": 41], ["name": "Bob", "age": 17]]
+/// let table = ColumnTable(rows)!                           // nil when a row is not a dictionary
+/// // `age >= 18`, bound without a model: each row's `age` is read from its column.
+/// let age = BoundExpression(.key(BoundExpression(.evaluatedObject, type: .any), "age"), type: .any)
+/// let adults = MemoryPredicate(.comparison(BoundComparison(age, .greaterThanOrEqualTo,
+///                                                          .constant(18, type: .integer))),
+///                              domain: ColumnDomain(table: table), locations: [:])
+/// let matching = try adults.matchingIndices(count: table.count) { .row($0) }
+/// print(matching, matching.map(table.dictionary(at:)))     // [0] [{"age": 41, "name": "Ann"}]
+/// ```
 public struct ColumnTable: Sendable {
     /// The number of rows.
     public let count: Int
@@ -22,7 +34,8 @@ public struct ColumnTable: Sendable {
 
     /// The dictionaries of `rows` as columns; nil when a row is not a
     /// dictionary, or when the rows share so few keys that columns would
-    /// mostly hold nothing (more cells than four times their members).
+    /// mostly hold nothing (more cells than four times their members, once
+    /// there are over 65 536 cells).
     ///
     /// - Parameter rows: The rows, each a dictionary value tree.
     public init?(_ rows: [PredicateValue]) {

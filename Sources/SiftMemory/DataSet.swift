@@ -26,6 +26,18 @@ public struct DataSetError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A model and its objects, as row-cache nodes.
+///
+/// ```swift
+/// let dataSet = try DataSet(model: model, objects: [
+///     "Department": [["id": 1, "name": "Sales"]],
+///     "Employee": [["id": 1, "name": "Ann", "age": 41, "department": 1],
+///                  ["id": 2, "name": "Bob", "age": 17, "department": 1]],
+/// ])
+/// print(dataSet.nodes.count)                   // 3
+/// print(dataSet.nodes[0].toMany[0] ?? [])      // [1, 2]: Sales's employees, from the inverse
+/// let cache = dataSet.makeRowCache()
+/// print(cache.count)                           // 3
+/// ```
 public struct DataSet: Sendable {
     /// The model.
     public let model: DataModel

@@ -14,6 +14,18 @@ import SiftValues
 /// Evaluates against row-cache nodes, following relationships through a
 /// snapshot of the cache. A to-many relationship a node has not loaded counts
 /// as empty: whoever evaluates store nodes in memory loads them first.
+///
+/// ```swift
+/// let cache = dataSet.makeRowCache()                       // employees 1 (age 41) and 2 (age 17)
+/// let employee = model.entity(named: "Employee")!
+/// let age = AttributeReference(entity: "Employee", attribute: employee.attribute(named: "age")!)
+/// let employeeAge = BoundExpression(.attribute(BoundExpression(.evaluatedObject, type: .object("Employee")), age),
+///                                   type: .integer)
+/// let over30 = MemoryPredicate(.comparison(BoundComparison(employeeAge, .greaterThan, .constant(30, type: .integer))),
+///                              domain: RowNodeDomain(cache: cache))      // age > 30, bound to Employee
+/// let employees = cache.snapshot().nodes(entity: employee.index)
+/// print(try over30.filter(employees).map(\.id.primaryKey))  // [1]
+/// ```
 public struct RowNodeDomain: EvaluationDomain, Sendable {
     public typealias Object = RowNode
 

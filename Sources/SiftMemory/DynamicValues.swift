@@ -44,6 +44,17 @@ public enum KeyLookup<Object> {
 
 /// Evaluates predicates bound without a model against plain values and
 /// key-value records.
+///
+/// ```swift
+/// // `age >= 18`, bound without a model: `age` is looked up in each object when the predicate runs.
+/// let age = BoundExpression(.key(BoundExpression(.evaluatedObject, type: .any), "age"), type: .any)
+/// let adults = MemoryPredicate(.comparison(BoundComparison(age, .greaterThanOrEqualTo,
+///                                                          .constant(18, type: .integer))),
+///                              domain: DynamicDomain(), locations: [:])
+/// let ann: [String: PredicateValue] = ["name": "Ann", "age": 41]     // a KeyValueRecord
+/// print(try adults.evaluate(.record(ann)))                 // true
+/// print(try adults.evaluate(.value(["age": 17])))          // false
+/// ```
 public struct DynamicDomain: EvaluationDomain, Sendable {
     public typealias Object = DynamicItem
 
@@ -216,6 +227,15 @@ public struct DynamicDomain: EvaluationDomain, Sendable {
 /// Evaluates predicates bound without a model against value trees alone
 /// (`PredicateValue`: dictionaries, arrays, scalars), with none of the
 /// wrapping records need: the fast path for values converted once.
+///
+/// ```swift
+/// // `name BEGINSWITH "A"`, bound without a model: `name` is looked up in each value.
+/// let name = BoundExpression(.key(BoundExpression(.evaluatedObject, type: .any), "name"), type: .any)
+/// let startsWithA = MemoryPredicate(.comparison(BoundComparison(name, .beginsWith, .constant("A", type: .string))),
+///                                   domain: ValueTreeDomain(), locations: [:])
+/// let people: [PredicateValue] = [["name": "Ann", "age": 41], ["name": "Bob", "age": 17]]
+/// print(try startsWithA.filter(people))                    // [{"age": 41, "name": "Ann"}]
+/// ```
 public struct ValueTreeDomain: EvaluationDomain, Sendable {
     public typealias Object = PredicateValue
 

@@ -156,6 +156,17 @@ public struct RowSnapshot: Sendable {
 }
 
 /// Nodes by object ID, with reference counts. Safe to use from several threads.
+///
+/// ```swift
+/// let employee = model.entity(named: "Employee")!          // name, age; a to-one department
+/// let cache = RowCache(model: model)
+/// let id = ObjectID(entity: employee, primaryKey: 1)
+/// cache.store([RowNode(id: id, values: ["Ann", 41], toOne: [nil])])   // values by slot; no department
+/// cache.register(id)                                       // a context uses the object
+/// print(cache.node(id)!.values[1])                         // 41
+/// cache.unregister(id)                                     // its last user is gone: the node is purged
+/// print(cache.node(id) == nil)                             // true
+/// ```
 public final class RowCache: Sendable {
     /// The model the nodes follow.
     public let model: DataModel
@@ -367,7 +378,8 @@ public final class RowCache: Sendable {
         }
     }
 
-    /// Removes every node.
+    /// Removes every node, and forgets every registration (`register`)
+    /// that kept one.
     public func removeAll() {
         state.withLock { state in
             state.tables = Array(repeating: [:], count: model.entities.count)

@@ -3,6 +3,17 @@
 
 /// An entity: a kind of object, with its attributes and relationships.
 ///
+/// ```swift
+/// let model = try DataModel([
+///     Entity("Employee", attributes: [Attribute("name", .string), Attribute("age", .integer64)]),
+///     Entity("Manager", superentity: "Employee", attributes: [Attribute("budget", .double)]),
+/// ])
+/// let manager = model.entity(named: "Manager")!
+/// print(manager.propertyNames)                     // ["name", "age", "budget"]
+/// print(manager.attribute(named: "budget")!.slot)  // 2: after the inherited attributes
+/// print(manager.rootIndex)                         // 0: Employee's, whose table it shares
+/// ```
+///
 /// In a model, an entity with a superentity has the superentity's properties
 /// first, in the same slots, then its own: a node of a subentity can be read
 /// as a node of any of its ancestors.

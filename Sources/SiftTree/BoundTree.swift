@@ -159,6 +159,19 @@ public struct RelationshipReference: Hashable, Sendable, CustomStringConvertible
 }
 
 /// A bound predicate.
+///
+/// ```swift
+/// let ageAttribute = model.entity(named: "Employee")!.attribute(named: "age")!
+/// let employee = BoundExpression(.evaluatedObject, type: .object("Employee"))
+/// let age = BoundExpression(.attribute(employee, AttributeReference(entity: "Employee", attribute: ageAttribute)),
+///                           type: .integer)
+/// let predicate = BoundPredicate.comparison(BoundComparison(age, .greaterThan, .constant(30, type: .integer)))
+/// print(predicate)              // `age > 30` for Employee, as the binder makes it: a type on every expression
+/// // >
+/// //   attribute Employee.age : integer
+/// //     SELF : Employee
+/// //   constant 30 : integer
+/// ```
 public indirect enum BoundPredicate: Hashable, Sendable {
     /// A predicate that always holds (`TRUEPREDICATE`) or never holds
     /// (`FALSEPREDICATE`).
