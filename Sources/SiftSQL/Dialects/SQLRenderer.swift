@@ -12,6 +12,16 @@ import Foundation
 import SiftValues
 
 /// SQL text with its bound parameters.
+///
+/// ```swift
+/// let template = try Binder(model: model, allowsParameters: true)
+///     .bind(PredicateParser.parse("age > $minimum"), entity: "Employee")
+/// let query = try SQLLowering(schema: SQLSchema(model: model)).select("Employee", where: template, columns: .identifiers)
+/// print(query.sql)                       // SELECT t0."Z_PK" FROM "ZEMPLOYEE" AS t0 WHERE t0."ZAGE" > ?1 ORDER BY t0."Z_PK"
+/// print(query.parameters.map(\.name))    // ["minimum"]: ?1 waits for its value
+/// let ready = query.binding(["minimum": 40])!
+/// print(ready.bindings == [.integer(40)])   // true
+/// ```
 public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
     /// The statement's text.
     public var sql: String
@@ -76,6 +86,15 @@ public struct SQLParameter: Hashable, Sendable {
 }
 
 /// Renders statement trees in a dialect.
+///
+/// ```swift
+/// let select = SQLSelect([.aggregate(.count)], from: .table("ZEMPLOYEE", alias: "t0"),
+///                        where: [.notEqual(.column("t0", "ZNICKNAME", nullable: true), .value(.text("Ace")))])
+/// print(SQLRenderer.render(.select(select), in: .sqlite).sql)
+/// // SELECT COUNT(*) FROM "ZEMPLOYEE" AS t0 WHERE t0."ZNICKNAME" IS NOT ?1
+/// print(SQLRenderer.render(.select(select), in: .postgreSQL).sql)
+/// // SELECT COUNT(*) FROM "ZEMPLOYEE" AS t0 WHERE t0."ZNICKNAME" IS DISTINCT FROM $1
+/// ```
 public struct SQLRenderer {
     /// The dialect the text is written in.
     public let dialect: any SQLDialect

@@ -88,6 +88,17 @@ public enum SQLColumns: Hashable, Sendable {
 }
 
 /// Lowers bound predicates to SQL for a schema.
+///
+/// ```swift
+/// let lowering = SQLLowering(schema: SQLSchema(model: model))
+/// let bound = try Binder(model: model).bind(PredicateParser.parse("department.name == %@", arguments: ["Sales"]),
+///                                           entity: "Employee")
+/// let query = try lowering.select("Employee", where: bound, limit: 10, columns: .identifiers)
+/// print(query.sql)
+/// // SELECT t0."Z_PK" FROM "ZEMPLOYEE" AS t0 LEFT JOIN "ZDEPARTMENT" AS t1 ON t1."Z_PK" = t0."ZDEPARTMENT"
+/// //   WHERE t1."ZNAME" = ?1 ORDER BY t0."Z_PK" LIMIT ?2
+/// print(query.bindings == [.text("Sales"), .integer(10)])   // true: no value is in the text
+/// ```
 public struct SQLLowering: Sendable {
     /// The mapping names come from, and the dialect queries are written in.
     public let schema: SQLSchema
@@ -318,6 +329,18 @@ public struct SQLLowering: Sendable {
 /// A fetch lowered once: each predicate term with its SQL (or why SQL cannot
 /// run it), the sort, and the FROM clause they share. The planner picks the
 /// terms SQL runs; `query` writes the statement for them.
+///
+/// ```swift
+/// let lowering = SQLLowering(schema: SQLSchema(model: model))
+/// let bound = try Binder(model: model).bind(PredicateParser.parse("age > 30 AND median(reports.age) > 30"),
+///                                           entity: "Employee")
+/// let fetch = try lowering.lower("Employee", where: bound)
+/// print(fetch.terms.map { $0.sql != nil })   // [true, false]: SQL has no median
+/// let inSQL = fetch.terms.indices.filter { fetch.terms[$0].sql != nil }
+/// let query = fetch.query(terms: inSQL, columns: .identifiers)
+/// print(query.sql)   // SELECT t0."Z_PK" FROM "ZEMPLOYEE" AS t0 WHERE t0."ZAGE" > ?1 ORDER BY t0."Z_PK"
+/// // The term left out is for memory to test on the rows the query returns.
+/// ```
 public struct SQLFetch: Sendable {
     /// One top-level term of the predicate.
     public struct Term: Sendable {

@@ -50,6 +50,16 @@ public enum RelationshipStorage: Hashable, Sendable {
 }
 
 /// How a model is laid out in tables, and the dialect its SQL is written in.
+///
+/// ```swift
+/// let schema = SQLSchema(model: model)   // SQLite's dialect; `dialect: .postgreSQL` for PostgreSQL's
+/// let employee = model.entity(named: "Employee")!
+/// print(schema.table(employee))                                           // ZEMPLOYEE
+/// print(schema.column(employee.attribute(named: "age")!, of: employee))   // ZAGE
+/// print(schema.storage(of: employee.relationship(named: "tags")!, in: employee))
+/// // joinTable(table: "Z_2TAGS", sourceColumn: "Z_2EMPLOYEES", targetColumn: "Z_3TAGS")
+/// for statement in schema.createStatements { print(statement.sql) }     // CREATE TABLE "ZDEPARTMENT" (…), …
+/// ```
 public struct SQLSchema: Sendable {
     /// The model laid out.
     public let model: DataModel

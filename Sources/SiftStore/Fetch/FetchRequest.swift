@@ -13,6 +13,15 @@ public enum FetchPredicate: Sendable {
 
 /// How to order results: a key path (through to-one relationships), its
 /// direction, and whether strings compare as `[c]` folds them.
+///
+/// ```swift
+/// let request = FetchRequest(entityName: "Employee", sortDescriptors: [
+///     SortDescriptor("department.name"),                  // by the department's name first
+///     SortDescriptor("age", ascending: false),            // then the oldest first
+/// ])
+/// print(try context.fetch(request).map { try $0.value(forKey: "name") })   // ["Cy", "Ann", "Bob"]
+/// let byName = SortDescriptor(parsing: "name:desc:ci")    // SortDescriptor("name", ascending: false, caseInsensitive: true)
+/// ```
 public struct SortDescriptor: Hashable, Sendable {
     /// The key path sorted by: an attribute, through to-one relationships.
     public var keyPath: String

@@ -28,6 +28,17 @@ public struct PersistentHistoryToken: Hashable, Sendable, Codable, CustomStringC
 }
 
 /// One save recorded in a store's history (Core Data's `NSPersistentHistoryTransaction`).
+///
+/// ```swift
+/// var token: PersistentHistoryToken?                     // kept between runs: it is Codable
+/// for transaction in try store.persistentHistory(after: token) {
+///     print(transaction.transactionNumber, transaction.author ?? "no author", transaction.changes.count, "changes")
+///     for change in transaction.changes where change.changeType == .update {
+///         print("  update \(change.entityName) \(change.primaryKey):", change.updatedProperties ?? [])
+///     }
+///     token = transaction.token                           // the next call reads only what came after
+/// }
+/// ```
 public struct PersistentHistoryTransaction: Hashable, Sendable {
     /// The transaction's number: increasing with each save.
     public let transactionNumber: Int64

@@ -114,6 +114,21 @@ public struct FetchedSectionChange: Hashable, Sendable, CustomStringConvertible 
 
 /// Everything one save or merge changed in a controller's results.
 ///
+/// ```swift
+/// var rows = controller.sections.map { $0.objects.map(\.objectID) }    // what a table shows, section by section
+/// func apply(_ difference: FetchedResultsDifference, to rows: inout [[ObjectID]]) {
+///     let removed = difference.objectChanges.filter { $0.kind == .delete || $0.kind == .move }.map { $0.indexPath! }
+///     for path in removed.sorted(by: >) { rows[path.section].remove(at: path.item) }
+///     let sections = difference.sectionChanges.sorted { $0.sectionIndex < $1.sectionIndex }
+///     for change in sections.reversed() where change.kind == .delete { rows.remove(at: change.sectionIndex) }
+///     for change in sections where change.kind == .insert { rows.insert([], at: change.sectionIndex) }
+///     let added = difference.objectChanges.filter { $0.kind == .insert || $0.kind == .move }
+///     for change in added.sorted(by: { $0.newIndexPath! < $1.newIndexPath! }) {
+///         rows[change.newIndexPath!.section].insert(change.objectID, at: change.newIndexPath!.item)
+///     }
+/// }   // in the delegate's controller(_:didChange:), apply(difference, to: &rows) gives the new sections' IDs
+/// ```
+///
 /// Apply it as a table view applies a batch of updates: remove the deleted
 /// sections and the objects at the `indexPath` of deletes and moves (old
 /// positions), then insert the new sections and the objects at the

@@ -7,6 +7,17 @@ import Foundation
 import Sift
 
 /// Why a store operation failed.
+///
+/// ```swift
+/// let hire = try context.insert("Employee")
+/// try hire.setValue(.string("Dee"), forKey: "name")     // no age, which the model requires
+/// do {
+///     try context.save()                                 // save() throws(StoreError): so `error` is one
+/// } catch {
+///     print(error)        // the save was refused: <Employee -1 (inserted)>.age: is required but has no value
+///     if case .validation(let failures) = error { print(failures.map(\.property)) }   // ["age"]
+/// }
+/// ```
 public enum StoreError: Error, CustomStringConvertible {
     /// SQLite reported an error.
     case sqlite(SQLiteError)

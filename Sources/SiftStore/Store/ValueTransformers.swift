@@ -41,6 +41,16 @@ public struct AttributeValueTransformer: Sendable {
 
 /// The value transformers of a store, by name. Attributes whose transformer
 /// is not registered hold their bytes as they are.
+///
+/// ```swift
+/// store.valueTransformers.register(AttributeValueTransformer(
+///     name: "JSONTransformer",                                    // the name the model's attributes give
+///     transformedValue: { data in try JSONDecoder().decode(PredicateValue.self, from: data) },
+///     reverseTransformedValue: { value in try JSONEncoder().encode(value) }))
+/// let context = ObjectContext(store: store)                       // registered before the store reads the rows
+/// let red = try context.fetch(FetchRequest(entityName: "Car", predicate: "color == 'red'"))   // values, not bytes
+/// print(store.valueTransformers.transformer(named: "JSONTransformer")?.name ?? "none")      // JSONTransformer
+/// ```
 public final class ValueTransformerRegistry: Sendable {
     private let transformers = Mutex<[String: AttributeValueTransformer]>([:])
 
