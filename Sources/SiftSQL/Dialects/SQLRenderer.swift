@@ -19,7 +19,7 @@ import SiftValues
 /// let query = try SQLLowering(schema: SQLSchema(model: model)).select("Employee", where: template, columns: .identifiers)
 /// print(query.sql)                       // SELECT t0."Z_PK" FROM "ZEMPLOYEE" AS t0 WHERE t0."ZAGE" > ?1 ORDER BY t0."Z_PK"
 /// print(query.parameters.map(\.name))    // ["minimum"]: ?1 waits for its value
-/// let ready = query.binding(["minimum": 40])!
+/// let ready = query.binding(["minimum": 40], dialect: .sqlite)!
 /// print(ready.bindings == [.integer(40)])   // true
 /// ```
 public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
@@ -48,12 +48,13 @@ public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Parameters:
     ///   - values: The value of each variable, by name without `$`.
-    ///   - dialect: The dialect whose array form a collection bound for `IN`
-    ///     takes; SQLite's by default.
+    ///   - dialect: The dialect the query was rendered in, whose array form a
+    ///     collection bound for `IN` takes (JSON text in SQLite, an array in
+    ///     PostgreSQL).
     /// - Returns: A copy of the query with every parameter bound and none left
     ///   to fill, or nil when a variable has no value or a collection has no
     ///   array form in `dialect`.
-    public func binding(_ values: [String: PredicateValue], dialect: any SQLDialect = .sqlite) -> SQLQuery? {
+    public func binding(_ values: [String: PredicateValue], dialect: any SQLDialect) -> SQLQuery? {
         var query = self
         for parameter in parameters {
             guard let value = values[parameter.name] else { return nil }
@@ -83,30 +84,41 @@ public struct SQLParameter: Hashable, Sendable {
     public var name: String
     /// Whether the value goes in as an array (for `IN`).
     public var asJSON: Bool
+
+    /// Creates a parameter.
+    ///
+    /// - Parameters:
+    ///   - index: The index of the binding it fills.
+    ///   - name: The variable's name, without `$`.
+    ///   - asJSON: Whether the value goes in as an array (for `IN`).
+    public init(index: Int, name: String, asJSON: Bool) {
+        self.index = index
+        self.name = name
+        self.asJSON = asJSON
+    }
 }
 
 /// Renders statement trees in a dialect.
 ///
 /// ```swift
-/// let select = SQLSelect([.aggregate(.count)], from: .table("ZEMPLOYEE", alias: "t0"),
-///                        where: [.notEqual(.column("t0", "ZNICKNAME", nullable: true), .value(.text("Ace")))])
-/// print(SQLRenderer.render(.select(select), in: .sqlite).sql)
+/// let nickname = SQLExpression.column("t0", "ZNICKNAME", nullable: true)
+/// let statement = SQLStatement.select(SQLSelect([.aggregate(.count)], from: .table("ZEMPLOYEE", alias: "t0"),
+///                                               where: [.notEqual(nickname, .value(.text("Ace")))]))
+/// print(SQLRenderer.render(statement, in: .sqlite).sql)
 /// // SELECT COUNT(*) FROM "ZEMPLOYEE" AS t0 WHERE t0."ZNICKNAME" IS NOT ?1
-/// print(SQLRenderer.render(.select(select), in: .postgreSQL).sql)
+/// print(SQLRenderer.render(statement, in: .postgreSQL).sql)
 /// // SELECT COUNT(*) FROM "ZEMPLOYEE" AS t0 WHERE t0."ZNICKNAME" IS DISTINCT FROM $1
 /// ```
 public struct SQLRenderer {
     /// The dialect the text is written in.
-    public let dialect: any SQLDialect
+    let dialect: any SQLDialect
     private var bindings: [SQLValue] = []
     private var parameters: [SQLParameter] = []
     private var bound: [BindingKey: Int] = [:]
     private var slots = 0
 
     /// Creates a renderer that writes SQL in a dialect, with no bindings yet.
-    ///
-    /// - Parameter dialect: The dialect the text is written in.
-    public init(dialect: any SQLDialect) {
+    init(dialect: any SQLDialect) {
         self.dialect = dialect
     }
 

@@ -115,8 +115,9 @@ public enum SQLSiftFunction: Hashable, Sendable {
 /// let nickname = SQLExpression.column("t0", "ZNICKNAME", nullable: true)
 /// // `notEqual` with a side that may be NULL is null-safe: `IS NOT` in SQLite.
 /// let condition = SQLExpression.and([.compare(.greater, age, .value(.integer(30))), .notEqual(nickname, .value(.text("Ace")))])
-/// let select = SQLSelect([.column("t0", "Z_PK", nullable: false)], from: .table("ZEMPLOYEE", alias: "t0"), where: [condition])
-/// print(SQLRenderer.render(.select(select), in: .sqlite).sql)
+/// let statement = SQLStatement.select(SQLSelect([.column("t0", "Z_PK", nullable: false)],
+///                                                from: .table("ZEMPLOYEE", alias: "t0"), where: [condition]))
+/// print(SQLRenderer.render(statement, in: .sqlite).sql)
 /// // SELECT t0."Z_PK" FROM "ZEMPLOYEE" AS t0 WHERE (t0."ZAGE" > ?1 AND t0."ZNICKNAME" IS NOT ?2)
 /// ```
 public struct SQLExpression: Hashable, Sendable {

@@ -86,7 +86,7 @@ public final class PredicateTemplate {
             throw .invalidPredicate(.validation(PredicateValidationError(.unboundVariable(name), range: .at(0))),
                                     text: "$" + name)
         }
-        guard let query, let bound = query.binding(values) else {
+        guard let query, let bound = query.binding(values, dialect: store.lowering.schema.dialect) else {
             // The template needs memory: evaluate every row with these values.
             let nodes = try store.fetchNodes(try store.lowering.selectAll(entity), entity: entity)
             let domain = RowNodeDomain(cache: store.rowCache)
