@@ -266,6 +266,18 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
 }
 
 /// Why evaluating a `FormatPredicate` stopped, and where in its text.
+///
+/// ```swift
+/// let person: [String: Any] = ["name": "Ann", "age": "forty"]
+/// do {
+///     _ = try FormatPredicate(format: "age > 3").evaluate(with: person)
+/// } catch let error as PredicateEvaluationError {
+///     print(error.message)        // > cannot compare a string with a number
+///     print(error)                // the message, then the format's line with carets under the place
+/// }
+/// let older = try FormatPredicate(format: "age > $minimum")
+/// do { _ = try older.evaluate(with: person) } catch { print(error.reason) }   // unboundVariable("minimum")
+/// ```
 public struct PredicateEvaluationError: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
     public enum Reason: Sendable, Hashable {
@@ -324,4 +336,10 @@ public struct PredicateEvaluationError: Error, Sendable, CustomStringConvertible
     }
 
     public var description: String { rendered() }
+}
+
+extension PredicateEvaluationError: LocalizedError {
+    /// The error's message, as `description` gives it, so that
+    /// `localizedDescription` says what went wrong.
+    public var errorDescription: String? { description }
 }

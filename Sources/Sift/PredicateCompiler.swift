@@ -1,5 +1,6 @@
 // Sift: the pipeline in one call — parse, bind, and compile for memory.
 
+import Foundation
 import SiftChecking
 import SiftMemory
 import SiftModel
@@ -9,6 +10,18 @@ import SiftTree
 import SiftValues
 
 /// An error in a predicate: in its text, or in how it fits the model.
+///
+/// ```swift
+/// let compiler = PredicateCompiler(model: model)
+/// let text = "agee > 40"
+/// do {
+///     _ = try compiler.bind(text, entity: "Employee")
+/// } catch {
+///     print(error.kind)                  // validation
+///     print(error.message)               // 'Employee' has no attribute or relationship named 'agee' (did you mean 'age'?)
+///     print(error.rendered(in: text))    // the message, the line of `text` with carets under `agee`, the hint
+/// }
+/// ```
 public enum PredicateCompileError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The text or its arguments cannot be parsed.
     case syntax(PredicateSyntaxError)
@@ -173,4 +186,10 @@ extension RowCache {
         let domain = RowNodeDomain(cache: self)
         return try MemoryPredicate(predicate, domain: domain).filter(domain.snapshot.nodes(entity: index))
     }
+}
+
+extension PredicateCompileError: LocalizedError {
+    /// The error's message, as `description` gives it, so that
+    /// `localizedDescription` says what went wrong.
+    public var errorDescription: String? { description }
 }

@@ -4,6 +4,7 @@
 // typed, carries the source range of the construct at fault, and says how to
 // fix the predicate. Every message is written here, once.
 
+import Foundation
 import SiftModel
 import SiftSyntax
 import SiftTree
@@ -268,4 +269,10 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
         default: "\(type) values"
         }
     }
+}
+
+extension PredicateValidationError: LocalizedError {
+    /// The error's message, as `description` gives it, so that
+    /// `localizedDescription` says what went wrong.
+    public var errorDescription: String? { description }
 }

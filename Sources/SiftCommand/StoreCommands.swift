@@ -220,7 +220,12 @@ struct FetchOptions: ParsableArguments {
         if let entity, template != nil, entity != request.entityName {
             throw ValidationError("the template '\(template!)' fetches '\(request.entityName)', not '\(entity)'")
         }
-        request.sortDescriptors = sort.map(SortDescriptor.init(parsing:))
+        request.sortDescriptors = try sort.map { text in
+            guard let descriptor = SortDescriptor(parsing: text) else {
+                throw ValidationError("--sort takes KEY, KEY:desc, KEY:asc, KEY:ci or KEY:desc:ci, not '\(text)'")
+            }
+            return descriptor
+        }
         if let limit { request.fetchLimit = limit }
         request.fetchOffset = offset ?? 0
         return request

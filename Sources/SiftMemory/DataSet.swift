@@ -296,3 +296,9 @@ struct Link: Hashable {
         self.target = target
     }
 }
+
+extension DataSetError: LocalizedError {
+    /// The error's message, as `description` gives it, so that
+    /// `localizedDescription` says what went wrong.
+    public var errorDescription: String? { description }
+}

@@ -365,3 +365,9 @@ public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension ModelError: LocalizedError {
+    /// The error's message, as `description` gives it, so that
+    /// `localizedDescription` says what went wrong.
+    public var errorDescription: String? { description }
+}

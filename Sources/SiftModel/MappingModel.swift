@@ -7,6 +7,7 @@
 // else (a type change, an entity moving to another table, a relationship
 // pointing elsewhere) cannot be inferred, and is listed in the error.
 
+import Foundation
 import SiftValues
 
 /// How an inferred mapping fills one attribute of the destination version.
@@ -265,4 +266,10 @@ public struct MappingError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         "the mapping between these model versions cannot be inferred: " + problems.joined(separator: "; ")
     }
+}
+
+extension MappingError: LocalizedError {
+    /// The error's message, as `description` gives it, so that
+    /// `localizedDescription` says what went wrong.
+    public var errorDescription: String? { description }
 }

@@ -172,3 +172,9 @@ public final class PostgresDatabase: Sendable {
         }
     }
 }
+
+extension PostgresDatabaseError: LocalizedError {
+    /// The error's message, as `description` gives it, so that
+    /// `localizedDescription` says what went wrong.
+    public var errorDescription: String? { description }
+}

@@ -11,11 +11,12 @@ import SiftStore
 extension PostgresStore: SQLStoreBackend {
     /// Calls `observer` with the changes of every committed save and batch
     /// change, on the thread that made it, until the returned observation is
-    /// cancelled or released.
+    /// cancelled (releasing it does not stop it: call
+    /// `cancel()`).
     ///
     /// - Parameter observer: Hears each `StoreChanges`; hand it to a context's
     ///   own thread before merging.
-    /// - Returns: The observation; keep it as long as you want to hear saves.
+    /// - Returns: The observation, whose `cancel()` stops it.
     @discardableResult
     public func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
         observers.add(observer)

@@ -288,6 +288,8 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
 }
 
 extension PredicateSyntaxError: LocalizedError {
+    /// The error's message, as `description` gives it, so that
+    /// `localizedDescription` says what went wrong.
     public var errorDescription: String? { description }
 }
 

@@ -422,3 +422,9 @@ private struct Reader {
         return .double(double)
     }
 }
+
+extension JSONReadError: LocalizedError {
+    /// The error's message, as `description` gives it, so that
+    /// `localizedDescription` says what went wrong.
+    public var errorDescription: String? { description }
+}

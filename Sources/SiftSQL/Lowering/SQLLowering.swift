@@ -434,3 +434,9 @@ public struct SQLFetch: Sendable {
         schema.render(.select(statement(terms: chosen, columns: columns, limit: limit, offset: offset)))
     }
 }
+
+extension SQLLoweringError: LocalizedError {
+    /// The error's message, as `description` gives it, so that
+    /// `localizedDescription` says what went wrong.
+    public var errorDescription: String? { description }
+}

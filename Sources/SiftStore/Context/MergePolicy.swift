@@ -26,6 +26,21 @@ public enum MergePolicy: Hashable, Sendable {
 }
 
 /// A row that changed in the store since the context read it.
+///
+/// ```swift
+/// try ann.setValue(.string("Annie"), forKey: "name")     // another context saved Ann since `context` read her
+/// do {
+///     try context.save()                                 // with the default merge policy, .error
+/// } catch {
+///     guard case .conflicts(let conflicts) = error else { throw error }
+///     for conflict in conflicts {                        // nothing was written
+///         print(conflict)                                // Employee 1: context read version 1, the store has version 2
+///         print(conflict.storeValues?["age"] ?? .null)   // 42, the other save's (storeValues is nil for a deleted row)
+///     }
+///     context.mergePolicy = .storeTrump                  // the store's changed values win, the rest is ours
+///     try context.save()
+/// }
+/// ```
 public struct SaveConflict: Hashable, Sendable, CustomStringConvertible {
     /// The object whose row changed.
     public var objectID: ObjectID

@@ -20,7 +20,7 @@ public enum FetchPredicate: Sendable {
 ///     SortDescriptor("age", ascending: false),            // then the oldest first
 /// ])
 /// print(try context.fetch(request).map { try $0.value(forKey: "name") })   // ["Cy", "Ann", "Bob"]
-/// let byName = SortDescriptor(parsing: "name:desc:ci")    // SortDescriptor("name", ascending: false, caseInsensitive: true)
+/// let byName = SortDescriptor(parsing: "name:desc:ci")!   // SortDescriptor("name", ascending: false, caseInsensitive: true)
 /// ```
 public struct SortDescriptor: Hashable, Sendable {
     /// The key path sorted by: an attribute, through to-one relationships.
@@ -42,13 +42,16 @@ public struct SortDescriptor: Hashable, Sendable {
         self.caseInsensitive = caseInsensitive
     }
 
-    /// Reads `key`, `key:desc`, `key:asc`, `key:ci`, `key:desc:ci`.
+    /// Reads `key`, `key:desc`, `key:asc`, `key:ci`, `key:desc:ci`; nil for anything else.
     ///
     /// - Parameter text: A key path, followed by `:desc` for a descending sort and `:ci` for case-insensitive
     ///   strings (`:asc` is the default).
-    public init(parsing text: String) {
-        let parts = text.split(separator: ":").map(String.init)
-        self.init(parts.first ?? text, ascending: !parts.contains("desc"), caseInsensitive: parts.contains("ci"))
+    public init?(parsing text: String) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let options = Set(parts.dropFirst())
+        guard let keyPath = parts.first, !keyPath.isEmpty, options.count == parts.count - 1,
+              options.isSubset(of: ["asc", "desc", "ci"]), !options.isSuperset(of: ["asc", "desc"]) else { return nil }
+        self.init(keyPath, ascending: !options.contains("desc"), caseInsensitive: options.contains("ci"))
     }
 }
 

@@ -115,7 +115,7 @@ public struct FetchedSectionChange: Hashable, Sendable, CustomStringConvertible 
 /// Everything one save or merge changed in a controller's results.
 ///
 /// ```swift
-/// var rows = controller.sections.map { $0.objects.map(\.objectID) }    // what a table shows, section by section
+/// var rows = controller.sections.map { $0.objects.map(\.objectID) }    // a table's rows; each difference: apply(difference, to: &rows)
 /// func apply(_ difference: FetchedResultsDifference, to rows: inout [[ObjectID]]) {
 ///     let removed = difference.objectChanges.filter { $0.kind == .delete || $0.kind == .move }.map { $0.indexPath! }
 ///     for path in removed.sorted(by: >) { rows[path.section].remove(at: path.item) }
@@ -126,7 +126,7 @@ public struct FetchedSectionChange: Hashable, Sendable, CustomStringConvertible 
 ///     for change in added.sorted(by: { $0.newIndexPath! < $1.newIndexPath! }) {
 ///         rows[change.newIndexPath!.section].insert(change.objectID, at: change.newIndexPath!.item)
 ///     }
-/// }   // in the delegate's controller(_:didChange:), apply(difference, to: &rows) gives the new sections' IDs
+/// }
 /// ```
 ///
 /// Apply it as a table view applies a batch of updates: remove the deleted

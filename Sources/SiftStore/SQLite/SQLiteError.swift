@@ -27,3 +27,9 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
                 .contains { message.contains($0) }
     }
 }
+
+extension SQLiteError: LocalizedError {
+    /// The error's message, as `description` gives it, so that
+    /// `localizedDescription` says what went wrong.
+    public var errorDescription: String? { description }
+}

@@ -42,7 +42,8 @@ package final class Observers: Sendable {
     }
 }
 
-/// An observer of a store; `cancel()` stops it.
+/// An observer of a store; `cancel()` stops it, and nothing else does while
+/// the store is open (releasing the observation does not).
 public final class StoreObservation: Sendable {
     package let id = UUID()
     weak let observers: Observers?

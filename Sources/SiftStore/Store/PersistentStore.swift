@@ -9,6 +9,18 @@ import Sift
 
 /// A store that contexts can work on: `SQLiteStore`, `AtomicStore`, or
 /// `PostgresStore` (in the `SiftPostgres` product).
+///
+/// ```swift
+/// func logSaves(of store: any PersistentStore) -> StoreObservation {
+///     store.addObserver { changes in print("saved: \(changes.inserted.count) inserted, \(changes.updated.count) updated") }
+/// }
+/// let observation = logSaves(of: context.persistentStore)    // whichever kind of store the context is on
+/// let hire = try context.insert("Employee")
+/// try hire.setValue(.string("Dee"), forKey: "name")
+/// try hire.setValue(.int(35), forKey: "age")
+/// try context.save()                                          // saved: 1 inserted, 0 updated
+/// observation.cancel()
+/// ```
 public protocol PersistentStore: AnyObject, Sendable {
     /// The model the store holds.
     var model: DataModel { get }

@@ -192,3 +192,9 @@ extension StoreError {
         }
     }
 }
+
+extension StoreError: LocalizedError {
+    /// The error's message, as `description` gives it, so that
+    /// `localizedDescription` says what went wrong.
+    public var errorDescription: String? { description }
+}

@@ -15,7 +15,9 @@ import Synchronization
 /// store.valueTransformers.register(AttributeValueTransformer(
 ///     name: "ColorTransformer",
 ///     transformedValue: { data in .string(String(decoding: data, as: UTF8.self)) },
-///     reverseTransformedValue: { value in Data(value.description.utf8) }))
+///     reverseTransformedValue: { value in
+///         if case .string(let name) = value { Data(name.utf8) } else { Data() }
+///     }))
 /// ```
 public struct AttributeValueTransformer: Sendable {
     /// The name the model's attributes give (`valueTransformerName`).
@@ -29,7 +31,8 @@ public struct AttributeValueTransformer: Sendable {
     ///
     /// - Parameters:
     ///   - name: The name the model's attributes give.
-    ///   - transformedValue: Makes a value of stored bytes; an error fails the read.
+    ///   - transformedValue: Makes a value of stored bytes; when it throws, the attribute's value is the
+    ///     stored bytes, as they are (nothing is lost).
     ///   - reverseTransformedValue: Makes the bytes to store for a value; an error fails the save.
     public init(name: String, transformedValue: @escaping @Sendable (Data) throws -> PredicateValue,
                 reverseTransformedValue: @escaping @Sendable (PredicateValue) throws -> Data) {
@@ -47,8 +50,8 @@ public struct AttributeValueTransformer: Sendable {
 ///     name: "JSONTransformer",                                    // the name the model's attributes give
 ///     transformedValue: { data in try JSONDecoder().decode(PredicateValue.self, from: data) },
 ///     reverseTransformedValue: { value in try JSONEncoder().encode(value) }))
-/// let context = ObjectContext(store: store)                       // registered before the store reads the rows
-/// let red = try context.fetch(FetchRequest(entityName: "Car", predicate: "color == 'red'"))   // values, not bytes
+/// let context = ObjectContext(store: store)
+/// let red = try context.fetch(FetchRequest(entityName: "Car", predicate: "color == 'red'"))   // compares values, not bytes
 /// print(store.valueTransformers.transformer(named: "JSONTransformer")?.name ?? "none")      // JSONTransformer
 /// ```
 public final class ValueTransformerRegistry: Sendable {

@@ -15,6 +15,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 
 /// Why an evaluation that had started was stopped.
 public enum EvaluationError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -134,4 +135,10 @@ public enum EvaluationFailure {
         pthread_setspecific(key, nil)
         return Unmanaged<Box>.fromOpaque(pointer).takeRetainedValue().error
     }
+}
+
+extension EvaluationError: LocalizedError {
+    /// The error's message, as `description` gives it, so that
+    /// `localizedDescription` says what went wrong.
+    public var errorDescription: String? { description }
 }

@@ -308,7 +308,7 @@ struct GeneratedMigrationTests {
     func notInferable() throws {
         let folder = try ScratchFolder()
         let url = try folder.companyStore()
-        let json = try Company.model.jsonData
+        let json = Company.model.jsonData
         var text = String(decoding: json, as: UTF8.self)
         text = text.replacingOccurrences(of: #"{"name":"age","type":"integer64"}"#, with: #"{"name":"age","type":"string"}"#)
         let changed = try DataModel(json: Data(text.utf8))

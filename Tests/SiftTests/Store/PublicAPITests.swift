@@ -1,0 +1,62 @@
+// Small promises of the public API that a user leans on: sort descriptors
+// read from text refuse what they do not understand, and every error type's
+// localizedDescription is its message (Foundation's generic text otherwise,
+// on Linux).
+
+import Foundation
+import Sift
+import SiftStore
+import Testing
+
+/// Sift's sort descriptor (Foundation has one of the same name).
+private typealias Sort = SiftStore.SortDescriptor
+
+@Suite("Public API")
+struct PublicAPITests {
+    @Test("A sort descriptor is read from its text form", arguments: [
+        ("name", "name", true, false),
+        ("name:asc", "name", true, false),
+        ("age:desc", "age", false, false),
+        ("name:ci", "name", true, true),
+        ("department.name:desc:ci", "department.name", false, true),
+        ("name:ci:desc", "name", false, true),
+    ])
+    func sortDescriptorText(_ text: String, keyPath: String, ascending: Bool, caseInsensitive: Bool) throws {
+        let descriptor = try #require(Sort(parsing: text))
+        #expect(descriptor.keyPath == keyPath)
+        #expect(descriptor.ascending == ascending)
+        #expect(descriptor.caseInsensitive == caseInsensitive)
+    }
+
+    @Test("A sort descriptor's text with an unknown or contradictory option is refused",
+          arguments: ["name:descending", "name:", "", ":desc", "name:asc:desc", "name:desc:desc", "name:DESC"])
+    func sortDescriptorRefusals(_ text: String) {
+        #expect(Sort(parsing: text) == nil)
+    }
+
+    @Test("Every error's localizedDescription is its message")
+    func localizedDescriptions() throws {
+        let store = try SQLiteStore(inMemoryWith: Company.model)
+        let context = ObjectContext(store: store)
+        do {
+            _ = try context.fetch(FetchRequest(entityName: "Nobody"))
+            Issue.record("a fetch of an unknown entity succeeded")
+        } catch {
+            #expect(error.localizedDescription == error.description)
+            #expect(error.localizedDescription.contains("Nobody"))
+        }
+        do {
+            _ = try FormatPredicate(format: "age >")
+            Issue.record("an unfinished predicate compiled")
+        } catch {
+            #expect(error.localizedDescription == error.description)
+        }
+        do {
+            _ = try FormatPredicate(format: "age > 3").evaluate(with: ["age": "forty"])
+            Issue.record("a string compared with a number")
+        } catch {
+            #expect(error.localizedDescription == "\(error)")
+            #expect(error.localizedDescription.contains("cannot compare"))
+        }
+    }
+}
