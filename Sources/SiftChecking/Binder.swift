@@ -278,7 +278,7 @@ struct BindingState {
         case .contains where leftIsMembership:
             try checkComparable(leftType, .equalTo, right.type, range: range)
             right = convert(right, toMatch: leftType)
-        case .contains where isDynamic && leftType == .any && c.quantifier == .direct:
+        case .contains where isDynamic && leftType == .any && c.quantifier == .direct && !Self.isConstant(left):
             // An array on the left is membership, of a value of any type; a
             // string, a string search. Each value decides when it runs.
             break
@@ -303,6 +303,13 @@ struct BindingState {
             }
         }
         return .comparison(BoundComparison(left, op, options: c.options, right, quantifier: c.quantifier))
+    }
+
+    /// Whether an expression is a constant (a `%@` argument or a given
+    /// `$variable`), whose value is known at binding.
+    static func isConstant(_ expression: BoundExpression) -> Bool {
+        if case .constant = expression.kind { return true }
+        return false
     }
 
     static func regexReason(_ error: any Error) -> String {

@@ -222,7 +222,7 @@ struct FetchOptions: ParsableArguments {
         }
         request.sortDescriptors = try sort.map { text in
             guard let descriptor = SortDescriptor(parsing: text) else {
-                throw ValidationError("--sort takes KEY, KEY:desc, KEY:asc, KEY:ci or KEY:desc:ci, not '\(text)'")
+                throw ValidationError("--sort takes a key path with :asc or :desc and :ci (name:desc:ci), not '\(text)'")
             }
             return descriptor
         }

@@ -42,7 +42,8 @@ public struct SortDescriptor: Hashable, Sendable {
         self.caseInsensitive = caseInsensitive
     }
 
-    /// Reads `key`, `key:desc`, `key:asc`, `key:ci`, `key:desc:ci`; nil for anything else.
+    /// Reads a key path followed by the options `:asc`, `:desc` and `:ci`, in any order, each at most once
+    /// and not both `:asc` and `:desc` (`name:desc:ci`); nil for anything else.
     ///
     /// - Parameter text: A key path, followed by `:desc` for a descending sort and `:ci` for case-insensitive
     ///   strings (`:asc` is the default).
