@@ -31,9 +31,11 @@ print(try inRange.evaluate(with: people[0], substitutionVariables: ["low": 40, "
 // snippet.end
 
 // snippet.errors
+let format = "age >> 3"
 do {
-    _ = try FormatPredicate(format: "age >> 3")
+    _ = try FormatPredicate(format: format)
 } catch {
-    print(error)      // 1:6: error: expected an expression after '>', found '>'
+    print(error)                        // 1:6: error: expected an expression after '>', found '>'
+    print(error.rendered(in: format))   // the message, then the line of text with a caret under the place
 }
 // snippet.end
