@@ -42,6 +42,11 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     public let variables: Set<String>
     /// The bound, optimized predicate.
     public let predicate: BoundPredicate
+    /// What the format says that Apple's Foundation accepts, and so does Sift,
+    /// but that is almost always a mistake: an unknown escape in a string
+    /// (`'\d+'` reads as `d+`), comparison options on a number. Each has its
+    /// place in ``format``; `warning.rendered(in: format)` shows it.
+    public let warnings: [PredicateWarning]
     let compiled: MemoryPredicate<DynamicDomain>
     /// The same predicate for value trees alone: no wrapping per value.
     let compiledForValues: MemoryPredicate<ValueTreeDomain>
@@ -86,8 +91,9 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     public init(format: String, argumentArray arguments: [PredicateValue], functions: FunctionRegistry? = nil,
                 variables values: [String: PredicateValue] = [:]) throws(PredicateCompileError) {
         let syntax: PredicateSyntax
+        var warnings: [PredicateWarning] = []
         do {
-            syntax = try PredicateParser.parse(format, arguments: arguments)
+            syntax = try PredicateParser.parse(format, arguments: arguments, warnings: &warnings)
         } catch {
             throw .syntax(error)
         }
@@ -95,10 +101,11 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
         let ranges: [BoundExpression: SourceRange]
         do {
             (bound, ranges) = try Binder.withoutModel(variables: values, functions: functions, allowsParameters: true)
-                .bindWithoutModel(syntax)
+                .bindWithoutModel(syntax, warnings: &warnings)
         } catch {
             throw .validation(error)
         }
+        self.warnings = warnings
         self.format = format
         self.arguments = arguments
         self.functions = functions

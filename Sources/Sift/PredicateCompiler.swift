@@ -121,13 +121,35 @@ public struct PredicateCompiler: Sendable {
     ///   …).
     public func bind(_ text: String, arguments: [PredicateValue] = [], entity: String,
                      variables: [String: PredicateValue] = [:]) throws(PredicateCompileError) -> BoundPredicate {
+        var warnings: [PredicateWarning] = []
+        return try bind(text, arguments: arguments, entity: entity, variables: variables, warnings: &warnings)
+    }
+
+    /// Parses, binds and optimizes a predicate as
+    /// `bind(_:arguments:entity:variables:)` does, and adds
+    /// to `warnings` what it says that Apple accepts but is almost always a
+    /// mistake: an unknown escape in a string (`'\d'` reads as `d`), options
+    /// on values that are not strings (`age ==[c] 41`).
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's format string.
+    ///   - arguments: The values of its format specifiers, in order.
+    ///   - entity: The name of the entity whose objects the predicate tests.
+    ///   - variables: The values of its `$variables`, by name without the `$`.
+    ///   - warnings: Where the predicate's warnings are added, in the order met.
+    /// - Returns: The bound predicate, optimized with `optimizer` when there is one.
+    /// - Throws: `PredicateCompileError`: `.syntax` when `text` or its arguments do not parse, `.validation`
+    ///   when the predicate does not fit the model.
+    public func bind(_ text: String, arguments: [PredicateValue] = [], entity: String,
+                     variables: [String: PredicateValue] = [:],
+                     warnings: inout [PredicateWarning]) throws(PredicateCompileError) -> BoundPredicate {
         let syntax: PredicateSyntax
         do {
-            syntax = try PredicateParser.parse(text, arguments: arguments)
+            syntax = try PredicateParser.parse(text, arguments: arguments, warnings: &warnings)
         } catch {
             throw .syntax(error)
         }
-        return try bind(syntax, entity: entity, variables: variables)
+        return try bind(syntax, entity: entity, variables: variables, warnings: &warnings)
     }
 
     /// Binds a parsed predicate to `entity`, giving `$variables` the values
@@ -142,11 +164,28 @@ public struct PredicateCompiler: Sendable {
     ///   entity or key, types an operator cannot compare, …).
     public func bind(_ syntax: PredicateSyntax, entity: String,
                      variables: [String: PredicateValue] = [:]) throws(PredicateCompileError) -> BoundPredicate {
+        var warnings: [PredicateWarning] = []
+        return try bind(syntax, entity: entity, variables: variables, warnings: &warnings)
+    }
+
+    /// Binds a parsed predicate as
+    /// `bind(_:entity:variables:)` does, and adds its
+    /// warnings to `warnings` (options on values that are not strings).
+    ///
+    /// - Parameters:
+    ///   - syntax: The parsed predicate.
+    ///   - entity: The name of the entity whose objects the predicate tests.
+    ///   - variables: The values of its `$variables`, by name without the `$`.
+    ///   - warnings: Where the predicate's warnings are added, in the order met.
+    /// - Returns: The bound predicate, optimized with `optimizer` when there is one.
+    /// - Throws: `PredicateCompileError.validation` when the predicate does not fit the model.
+    public func bind(_ syntax: PredicateSyntax, entity: String, variables: [String: PredicateValue] = [:],
+                     warnings: inout [PredicateWarning]) throws(PredicateCompileError) -> BoundPredicate {
         let bound: BoundPredicate
         do {
             var binder = Binder(model: model, variables: variables, functions: functions)
             binder.requiresStoredAttributes = requiresStoredAttributes
-            bound = try binder.bind(syntax, entity: entity)
+            bound = try binder.bind(syntax, entity: entity, warnings: &warnings)
         } catch {
             throw .validation(error)
         }

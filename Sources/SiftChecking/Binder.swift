@@ -6,8 +6,9 @@
 // converts constants, and rejects what does not fit with a typed error that
 // points at the construct and says how to fix it.
 //
-// Inside a SUBQUERY, the evaluated object is the member being tested: bare
-// keys and SELF refer to it, as `$variable` does.
+// Inside a SUBQUERY, only the variable names the member being tested: bare
+// keys and SELF still refer to the object the whole predicate is evaluated
+// with, as in Apple's SUBQUERY.
 
 import Foundation
 import SiftModel
@@ -85,9 +86,28 @@ public struct Binder: Sendable {
     public func bindWithoutModel(_ predicate: PredicateSyntax) throws(PredicateValidationError)
         -> (BoundPredicate, [BoundExpression: SourceRange])
     {
+        var warnings: [PredicateWarning] = []
+        return try bindWithoutModel(predicate, warnings: &warnings)
+    }
+
+    /// Binds a predicate evaluated against plain values, as
+    /// ``bindWithoutModel(_:)`` does, and adds its warnings to `warnings`
+    /// (comparison options on a number, which change nothing).
+    ///
+    /// - Parameters:
+    ///   - predicate: The parsed predicate.
+    ///   - warnings: Where the predicate's warnings are added, in the order met.
+    /// - Returns: The bound predicate, whose evaluated object has type `any`,
+    ///   and the range in the text of each bound expression.
+    /// - Throws: `PredicateValidationError` when the predicate does not bind,
+    ///   as ``bindWithoutModel(_:)`` throws.
+    public func bindWithoutModel(_ predicate: PredicateSyntax, warnings: inout [PredicateWarning])
+        throws(PredicateValidationError) -> (BoundPredicate, [BoundExpression: SourceRange])
+    {
         var state = makeState()
         state.isDynamic = true
         let bound = try state.predicate(predicate, self: BoundExpression(.evaluatedObject, type: .any))
+        warnings += state.warnings
         return (bound, state.ranges)
     }
 
@@ -101,11 +121,32 @@ public struct Binder: Sendable {
     ///   or the predicate does not fit it: an unknown key, types that cannot be
     ///   compared, a to-many key path without a quantifier, and so on.
     public func bind(_ predicate: PredicateSyntax, entity: String) throws(PredicateValidationError) -> BoundPredicate {
+        var warnings: [PredicateWarning] = []
+        return try bind(predicate, entity: entity, warnings: &warnings)
+    }
+
+    /// Binds a predicate whose evaluated objects are of `entity`, as
+    /// `bind(_:entity:)` does, and adds its warnings to `warnings`
+    /// (comparison options on values that are not strings, which change
+    /// nothing).
+    ///
+    /// - Parameters:
+    ///   - predicate: The parsed predicate.
+    ///   - entity: The name of the entity of the evaluated objects.
+    ///   - warnings: Where the predicate's warnings are added, in the order met.
+    /// - Returns: The bound predicate.
+    /// - Throws: `PredicateValidationError` when the model has no such entity
+    ///   or the predicate does not fit it, as `bind(_:entity:)` throws.
+    public func bind(_ predicate: PredicateSyntax, entity: String, warnings: inout [PredicateWarning])
+        throws(PredicateValidationError) -> BoundPredicate
+    {
         guard model.entity(named: entity) != nil else {
             throw PredicateValidationError(.unknownEntity(entity), range: predicate.range)
         }
         var state = makeState()
-        return try state.predicate(predicate, self: BoundExpression(.evaluatedObject, type: .object(entity)))
+        let bound = try state.predicate(predicate, self: BoundExpression(.evaluatedObject, type: .object(entity)))
+        warnings += state.warnings
+        return bound
     }
 
     func makeState() -> BindingState {
@@ -203,6 +244,9 @@ struct BindingState {
     var isDynamic = false
     /// SUBQUERY variables in scope that hold plain values (bound without a model).
     var valueScope: Set<String> = []
+    /// What the predicate says that Apple accepts but is almost always a
+    /// mistake (options on numbers), in the order met.
+    var warnings: [PredicateWarning] = []
 
     init(model: DataModel, values: [String: PredicateValue]) {
         self.model = model
@@ -240,12 +284,28 @@ struct BindingState {
             throw Failure(.unsupported("\(op.rawValue) (there are no uniform type identifiers on Linux)"), range: range)
         }
         var left = try expression(c.left, self: selfExpression)
-        var right = try expression(c.right, self: selfExpression)
+        var rightSyntax = c.right
+        if !isDynamic, op == .in, case .constant(.dictionary(let dictionary)) = c.right.kind {
+            // `x IN %@` with a dictionary tests its values (as Apple's IN does), in the order of their keys.
+            rightSyntax.kind = .constant(.array(dictionary.sorted { $0.key < $1.key }.map(\.value)))
+        }
+        var right = try expression(rightSyntax, self: selfExpression)
+
+        // Collections compare as collections: `{1, 2} == %@` element by
+        // element, as Apple's `isEqual:` compares arrays.
+        let equality = c.quantifier == .direct && (op == .equalTo || op == .notEqualTo)
+        if equality, let leftMembers = Self.members(left), let rightMembers = Self.members(right) {
+            let equal = try elementwiseEqual(leftMembers, rightMembers, options: c.options, range: range)
+            return op == .equalTo ? equal : .not(equal)
+        }
+        // Without a model, a value that is an array when it runs may equal one.
+        let comparesArrays = equality && isDynamic
+            && (left.type == .any && Self.members(right) != nil || right.type == .any && Self.members(left) != nil)
 
         // Collections: a quantifier needs one on the left; without one, only
         // membership tests (x IN collection, collection CONTAINS x) and
         // BETWEEN's bounds may be collections.
-        let leftIsMembership = c.quantifier == .direct && op == .contains && left.type.isCollection
+        let leftIsMembership = c.quantifier == .direct && (op == .contains || comparesArrays) && left.type.isCollection
         if c.quantifier != .direct {
             guard left.type.isCollection || left.type == .any else {
                 throw Failure(.quantifierNeedsCollection(c.quantifier), range: c.left.range)
@@ -253,8 +313,11 @@ struct BindingState {
         } else if left.type.isCollection && !leftIsMembership {
             throw Failure(.collectionNeedsQuantifier(c.left.description), range: c.left.range)
         }
-        if right.type.isCollection && op != .in && op != .between {
+        if right.type.isCollection && op != .in && op != .between && !comparesArrays {
             throw Failure(.collectionNeedsQuantifier(c.right.description), range: c.right.range)
+        }
+        if comparesArrays {
+            return .comparison(BoundComparison(left, op, options: c.options, right, quantifier: .direct))
         }
 
         let leftType = c.quantifier != .direct || leftIsMembership ? left.type.elementType : left.type
@@ -297,12 +360,59 @@ struct BindingState {
             right = convert(right, toMatch: leftType)
             left = convert(left, toMatch: right.type)
         }
-        if !c.options.isEmpty {
-            for type in [leftType, right.type.elementType] where !(type == .string || type == .null || type == .any) {
-                throw Failure(.optionsNeedStrings(c.options, found: type), range: range)
-            }
+        var options = c.options
+        let rightType = right.type.elementType
+        let notString: ValueType? = Self.takesOptions(leftType) ? (Self.takesOptions(rightType) ? nil : rightType) : leftType
+        if !options.isEmpty, op != .matches, let type = notString {
+            // Apple ignores options on values that are not strings; so does
+            // Sift, with a warning, when a type says they change nothing.
+            warnings.append(PredicateWarning(.optionsIgnored(options: options.description, type: PredicateValidationError.article(type)),
+                                             range: range))
+            if leftType != .any && rightType != .any { options = [] }
         }
-        return .comparison(BoundComparison(left, op, options: c.options, right, quantifier: c.quantifier))
+        return .comparison(BoundComparison(left, op, options: options, right, quantifier: c.quantifier))
+    }
+
+    /// Whether comparison options may change a comparison of values of this
+    /// type: strings, and values whose type is known only when they run.
+    static func takesOptions(_ type: ValueType) -> Bool {
+        type == .string || type == .null || type == .any
+    }
+
+    /// The members of a collection of values written out (`{a, b}`) or given
+    /// as an array argument; nil for any other expression.
+    static func members(_ e: BoundExpression) -> [BoundExpression]? {
+        switch e.kind {
+        case .list(let elements): return elements
+        case .constant(.array(let values)):
+            let element = e.type.elementType
+            return values.map { value in
+                let type: ValueType = switch value {
+                case .null: .null
+                case .int: element == .double ? .double : .integer
+                case .double: .double
+                case .bool: .boolean
+                default: element
+                }
+                return .constant(value, type: type)
+            }
+        default: return nil
+        }
+    }
+
+    /// Two collections of values equal member by member: the same count, and
+    /// each member equal to the one in its place (under the options).
+    mutating func elementwiseEqual(_ left: [BoundExpression], _ right: [BoundExpression], options: ComparisonOptions,
+                                   range: SourceRange) throws(Failure) -> BoundPredicate {
+        guard left.count == right.count else { return .constant(false) }
+        var terms: [BoundPredicate] = []
+        for (l, r) in zip(left, right) {
+            try checkComparable(l.type, .equalTo, r.type, range: range)
+            let stringOptions = l.type == .string || r.type == .string || l.type == .any || r.type == .any ? options : []
+            terms.append(.comparison(BoundComparison(convert(l, toMatch: r.type), .equalTo, options: stringOptions,
+                                                     convert(r, toMatch: l.type), quantifier: .direct)))
+        }
+        return terms.isEmpty ? .constant(true) : terms.count == 1 ? terms[0] : .and(terms)
     }
 
     /// Whether an expression is a constant (a `%@` argument or a given
@@ -464,7 +574,9 @@ struct BindingState {
                 scope[variable] = nil
                 valueScope.insert(variable)
                 defer { (scope, valueScope) = saved }
-                let bound = try predicate(p, self: BoundExpression(.variable(variable), type: .any))
+                // A key not starting with the variable reads the evaluated
+                // object, as Apple's SUBQUERY reads it.
+                let bound = try predicate(p, self: selfExpression)
                 return BoundExpression(.subquery(boundCollection, variable: variable, bound), type: .collection(.any))
             }
             guard case .collection(.object(let entity)) = boundCollection.type else {
@@ -473,8 +585,7 @@ struct BindingState {
             let saved = scope
             scope[variable] = entity
             defer { scope = saved }
-            let member = BoundExpression(.variable(variable), type: .object(entity))
-            let bound = try predicate(p, self: member)
+            let bound = try predicate(p, self: selfExpression)
             return BoundExpression(.subquery(boundCollection, variable: variable, bound), type: boundCollection.type)
         case .ternary(let condition, let then, let otherwise):
             let c = try predicate(condition, self: selfExpression)
@@ -516,7 +627,12 @@ struct BindingState {
         case .date: return .date
         case .data: return .data
         case .uuid: return .uuid
-        case .dictionary: return .any
+        case .dictionary where isDynamic: return .any
+        case .dictionary:
+            // No attribute holds a dictionary, and the backends would order it
+            // against one differently: only IN reads one (its values).
+            throw Failure(.unsupported("a dictionary value here (a model's attributes hold none; "
+                                       + "'x IN %@' tests a dictionary's values)"), range: range)
         case .object where isDynamic:
             // Without a model an object reference is a value like any other.
             return .any
@@ -584,6 +700,12 @@ struct BindingState {
         var i = 0
         while i < path.count {
             let key = path[i]
+            // The key `self` (written `#self`) is the value itself, as
+            // key-value coding reads it: `g.@max.#self` is `g.@max`.
+            if key == "self" {
+                i += 1
+                continue
+            }
             if key.hasPrefix("@") {
                 return try collectionOperator(key, current, rest: Array(path[(i + 1)...]), range: range)
             }
@@ -738,7 +860,7 @@ struct BindingState {
                 throw Failure(.arithmeticNeedsNumbers(op, l.type, r.type), range: range)
             }
             let integers = [l.type, r.type].allSatisfy { $0 == .integer || $0 == .boolean }
-            let type: ValueType = integers && op != .divide && op != .power ? .integer : .double
+            let type: ValueType = integers && op != .power ? .integer : .double
             return BoundExpression(.arithmetic(op, l, r), type: type)
         }
     }

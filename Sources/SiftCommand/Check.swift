@@ -29,9 +29,11 @@ struct Check: ParsableCommand {
     func run() throws {
         let model = try loadModel(model)
         do {
+            var warnings: [PredicateWarning] = []
             let bound = try PredicateCompiler(model: model).bind(
                 predicate, arguments: predicateArguments.values, entity: entity,
-                variables: predicateArguments.variableValues)
+                variables: predicateArguments.variableValues, warnings: &warnings)
+            for warning in warnings { printError(warning.rendered(in: predicate)) }
             print(bound.outline)
         } catch {
             printError(error.rendered(in: predicate))

@@ -294,8 +294,9 @@ public struct ValueTreeDomain: EvaluationDomain, Sendable {
     public func reference(to object: PredicateValue) -> PredicateValue { object }
 
     /// A dictionary's value for the key (nil when it has none); each member's
-    /// for an array, nested arrays flattened; nil for nil; for anything else,
-    /// the type that has no keys.
+    /// for an array, nested arrays flattened; nil for nil; a string's `length`
+    /// (its UTF-16 code units, as NSString's); for anything else, the type
+    /// that has no keys.
     ///
     /// - Parameters:
     ///   - key: The key to look up.
@@ -317,6 +318,9 @@ public struct ValueTreeDomain: EvaluationDomain, Sendable {
                 }
             }
             return .found(.array(result))
+        case .string(let string) where key == "length":
+            // NSString's one key: its length in UTF-16 code units.
+            return .found(.int(Int64(string.utf16.count)))
         default:
             return .notKeyed(DynamicTypes.name(of: object))
         }

@@ -677,8 +677,8 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
                 }
             }
         default:
-            guard e.type == .any else { return { _, _ in nil } }
-            // A value known only when it runs (`items[FIRST]`), as an object of the domain.
+            // A value (`items[FIRST]`, a string from TERNARY) as an object of
+            // the domain, whose keys are then looked up as any value's are.
             let (d, v) = (domain, value(e))
             return { o, s in d.object(from: v(o, &s)) }
         }

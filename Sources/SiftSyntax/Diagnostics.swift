@@ -88,6 +88,9 @@ public enum SyntaxErrorReason: Hashable, Sendable {
     case functionSelectorExpected
     /// The type argument of `CAST` must be a string.
     case castTypeExpected
+    /// A function written by its selector (`add:to:(…)`) with a number of
+    /// arguments other than the selector takes.
+    case selectorArgumentCount(selector: String, expected: Int, found: Int)
     /// Nesting deeper than ``/SiftValues/PredicateLimits/maximumDepth``.
     case nestingTooDeep(limit: Int)
     /// A chain of one operator longer than ``/SiftValues/PredicateLimits/maximumChain``.
@@ -252,6 +255,9 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
             return "the selector of FUNCTION must be a quoted string"
         case .castTypeExpected:
             return "the type of CAST must be a quoted string"
+        case .selectorArgumentCount(let selector, let expected, let found):
+            return "'\(selector)' takes \(expected) argument\(expected == 1 ? "" : "s"), but \(found) "
+                + (found == 1 ? "was" : "were") + " given"
         case .nestingTooDeep(let limit):
             return "predicate is nested too deeply (more than \(limit) levels)"
         case .chainTooLong(let limit):
@@ -308,6 +314,17 @@ public struct SourceDiagnostic: Hashable, Sendable {
     public var sourceLine: String
     /// A line of advice printed under the caret, if any.
     public var note: String?
+    /// Whether it is an error (the default) or a warning: the word its first
+    /// line starts with.
+    public var severity: Severity = .error
+
+    /// How serious a diagnostic is.
+    public enum Severity: String, Hashable, Sendable {
+        /// The text cannot be used as it is.
+        case error
+        /// The text is used, but probably does not say what was meant.
+        case warning
+    }
 
     /// Creates a diagnostic from a location already worked out.
     ///
@@ -372,7 +389,7 @@ public struct SourceDiagnostic: Hashable, Sendable {
         // Columns count characters; tabs are kept so the caret lines up.
         let pad = (lead.isEmpty ? "" : " ") + characters[start..<column].map { $0 == "\t" ? "\t" : " " }.joined()
         let carets = min(width, end - column)
-        var text = "error: \(message)\n"
+        var text = "\(severity.rawValue): \(message)\n"
         text += "\(gutter)--> \(sourceName):\(line):\(location.column)\n"
         text += "\(lineNumber) | \(lead)\(shown)\(trail)\n"
         text += "\(gutter) | \(pad)\(String(repeating: "^", count: max(1, carets)))"
@@ -396,4 +413,71 @@ public struct SourceDiagnostic: Hashable, Sendable {
         }
         return max(1, characters)
     }
+}
+
+/// Something a predicate's text says that Apple's Foundation accepts, and so
+/// does Sift, but that is almost always a mistake: an escape Apple reads by
+/// dropping its backslash, or comparison options on values that are not
+/// strings. Evaluation goes on as Apple's would; the warning says where.
+///
+/// ```swift
+/// var warnings: [PredicateWarning] = []
+/// _ = try PredicateParser.parse(#"name MATCHES '\d+'"#, warnings: &warnings)
+/// print(warnings[0].message)   // unknown escape '\d' reads as 'd' (as Apple's parser reads it) …
+/// ```
+public struct PredicateWarning: Hashable, Sendable, CustomStringConvertible {
+    /// What the warning is about.
+    public enum Reason: Hashable, Sendable {
+        /// A backslash escape inside a string literal that is not one of the
+        /// known ones, read as the character without its backslash (the
+        /// escape as written: `\d`).
+        case unknownEscape(String)
+        /// Comparison options (`[c]`, `[cd]`, as written) on a comparison of
+        /// values that are not strings (`type` names them): they change
+        /// nothing.
+        case optionsIgnored(options: String, type: String)
+    }
+
+    /// What the warning is about.
+    public var reason: Reason
+    /// Where, in UTF-8 offsets of the source text.
+    public var range: SourceRange
+
+    /// Creates a warning.
+    ///
+    /// - Parameters:
+    ///   - reason: What the warning is about.
+    ///   - range: Where, in UTF-8 offsets of the source text.
+    public init(_ reason: Reason, range: SourceRange) {
+        self.reason = reason
+        self.range = range
+    }
+
+    /// The warning's message, in one line.
+    public var message: String {
+        switch reason {
+        case .unknownEscape(let escape):
+            let character = String(escape.dropFirst())
+            return "unknown escape '\(escape)' reads as '\(character)' (as Apple's parser reads it): "
+                + "write '\\\\\(character)' for a backslash in the string"
+        case .optionsIgnored(let options, let type):
+            return "the options \(options) apply to strings; on \(type) they change nothing"
+        }
+    }
+
+    /// The warning as a compiler shows it, with the source line and a caret
+    /// under the place.
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's text the warning's range is in.
+    ///   - sourceName: The name shown for the source (`"predicate"` by default).
+    /// - Returns: `warning:` and the message, the source name, line and
+    ///   column, the source line and carets under the place.
+    public func rendered(in text: String, sourceName: String = "predicate") -> String {
+        var diagnostic = SourceDiagnostic(message: message, range: range, in: text)
+        diagnostic.severity = .warning
+        return diagnostic.rendered(sourceName: sourceName)
+    }
+
+    public var description: String { "warning: \(message)" }
 }

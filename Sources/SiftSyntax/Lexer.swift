@@ -119,6 +119,9 @@ struct Lexer {
     var position: Int = 0
     /// The value of the last string literal read that had escapes.
     var decodedString = ""
+    /// What the text holds that Apple's parser accepts but is almost always a
+    /// mistake (an unknown escape), in the order met.
+    var warnings: [PredicateWarning] = []
 
     init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -142,6 +145,26 @@ struct Lexer {
     func nextSignificantByte() -> UInt8? {
         let i = skippingSpace(from: position)
         return i < bytes.count ? bytes[i] : nil
+    }
+
+    /// Where a function's selector name ends, when the name just read is
+    /// followed by one, as NSExpression prints a function: `sum:(…)`,
+    /// `add:to:(…)`. The selector is the name, then `:`-terminated parts
+    /// written without spaces, then (spaces allowed) `(`. Nil when no
+    /// selector follows (`:=` is assignment).
+    func selectorEnd() -> Int? {
+        var i = position
+        guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return nil }
+        while true {
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return nil }
+            i += 1
+            if i < bytes.count, bytes[i] == UInt8(ascii: "=") { return nil }
+            let part = i
+            while i < bytes.count, bytes[i].isIdentifierBody { i += 1 }
+            if i == part { break }
+        }
+        let next = skippingSpace(from: i)
+        return next < bytes.count && bytes[next] == UInt8(ascii: "(") ? i : nil
     }
 
     /// Reads the next token.
@@ -550,9 +573,12 @@ struct Lexer {
             }
             append(scalar, to: &buffer)
         default:
-            // Report the whole escaped character, which may be several bytes.
+            // Apple's parser keeps the character and drops the backslash
+            // (`'a\?'` is `a?`, `'\d+'` is `d+`); so does Sift, with a warning,
+            // since a pattern meant for MATCHES or LIKE lost its backslash.
             if b >= 0x80 { position = start + 1 + decodeScalar(at: start + 1).1 }
-            throw SyntaxErrorAt(.invalidEscape(text(start, position)), SourceRange(start, position))
+            buffer.append(contentsOf: bytes[(start + 1)..<position])
+            warnings.append(PredicateWarning(.unknownEscape(text(start, position)), range: SourceRange(start, position)))
         }
     }
 

@@ -70,7 +70,29 @@ public enum PredicateParser {
     public static func parse(
         _ text: String, arguments: [PredicateValue] = [], limits: PredicateLimits
     ) throws(PredicateSyntaxError) -> PredicateSyntax {
-        try Parser.run(text, arguments, limits) { (parser: inout Parser) throws(SyntaxErrorAt) in
+        var warnings: [PredicateWarning] = []
+        return try parse(text, arguments: arguments, limits: limits, warnings: &warnings)
+    }
+
+    /// Parses a predicate as ``parse(_:arguments:limits:)`` does, and adds to
+    /// `warnings` what the text says that Apple's parser accepts but is almost
+    /// always a mistake (an unknown escape such as `'\d'`, read as `d`).
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's text, in the format language.
+    ///   - arguments: The values of its format specifiers, in order (none by
+    ///     default).
+    ///   - limits: The most length, tokens, nesting and chain length to accept
+    ///     (the standard limits by default).
+    ///   - warnings: Where the text's warnings are added, in the order met.
+    /// - Returns: The predicate's syntax tree, with the arguments in place.
+    /// - Throws: `PredicateSyntaxError` when the text is not a predicate, when
+    ///   the arguments do not match its specifiers, or when it passes `limits`.
+    public static func parse(
+        _ text: String, arguments: [PredicateValue] = [], limits: PredicateLimits = .standard,
+        warnings: inout [PredicateWarning]
+    ) throws(PredicateSyntaxError) -> PredicateSyntax {
+        try Parser.run(text, arguments, limits, warnings: &warnings) { (parser: inout Parser) throws(SyntaxErrorAt) in
             try parser.parsePredicate()
         }
     }
@@ -106,7 +128,29 @@ public enum PredicateParser {
     public static func parseExpression(
         _ text: String, arguments: [PredicateValue] = [], limits: PredicateLimits = .standard
     ) throws(PredicateSyntaxError) -> ExpressionSyntax {
-        try Parser.run(text, arguments, limits) { (parser: inout Parser) throws(SyntaxErrorAt) in
+        var warnings: [PredicateWarning] = []
+        return try parseExpression(text, arguments: arguments, limits: limits, warnings: &warnings)
+    }
+
+    /// Parses an expression as ``parseExpression(_:arguments:limits:)`` does,
+    /// and adds the text's warnings to `warnings`.
+    ///
+    /// - Parameters:
+    ///   - text: The expression's text, in the format language.
+    ///   - arguments: The values of its format specifiers, in order (none by
+    ///     default).
+    ///   - limits: The most length, tokens, nesting and chain length to accept
+    ///     (the standard limits by default).
+    ///   - warnings: Where the text's warnings are added, in the order met.
+    /// - Returns: The expression's syntax tree, with the arguments in place.
+    /// - Throws: `PredicateSyntaxError` when the text is not an expression,
+    ///   when the arguments do not match its specifiers, or when it passes
+    ///   `limits`.
+    public static func parseExpression(
+        _ text: String, arguments: [PredicateValue] = [], limits: PredicateLimits = .standard,
+        warnings: inout [PredicateWarning]
+    ) throws(PredicateSyntaxError) -> ExpressionSyntax {
+        try Parser.run(text, arguments, limits, warnings: &warnings) { (parser: inout Parser) throws(SyntaxErrorAt) in
             try parser.parseExpression()
         }
     }
@@ -162,7 +206,7 @@ struct Parser {
     /// Parses the whole of `text` with `rule`, then checks that nothing is left
     /// over and every argument was used.
     static func run<T>(
-        _ text: String, _ arguments: [PredicateValue], _ limits: PredicateLimits,
+        _ text: String, _ arguments: [PredicateValue], _ limits: PredicateLimits, warnings: inout [PredicateWarning],
         _ rule: (inout Parser) throws(SyntaxErrorAt) -> T
     ) throws(PredicateSyntaxError) -> T {
         let length = text.utf8.count
@@ -170,16 +214,19 @@ struct Parser {
             throw PredicateSyntaxError(.predicateTooLong(length: length, limit: limits.maximumLength),
                                        range: SourceRange(limits.maximumLength, length), in: text)
         }
-        let result = Lexer.withUTF8(of: text) { bytes -> Result<T, SyntaxErrorAt> in
+        let result = Lexer.withUTF8(of: text) { bytes -> Result<(T, [PredicateWarning]), SyntaxErrorAt> in
             var parser = Parser(text: text, bytes: bytes, arguments: arguments, limits: limits)
             do throws(SyntaxErrorAt) {
-                return .success(try parser.parseAll(rule))
+                let value = try parser.parseAll(rule)
+                return .success((value, parser.lexer.warnings))
             } catch {
                 return .failure(error)
             }
         }
         switch result {
-        case .success(let value): return value
+        case .success(let (value, found)):
+            warnings += found
+            return value
         case .failure(let error):
             throw PredicateSyntaxError(error.reason, range: error.range, in: text)
         }
@@ -708,6 +755,9 @@ struct Parser {
             try advance()
             return (ExpressionSyntax(.variable(text(of: t)), range: t.range), false)
         case .identifier:
+            if !t.escaped, let end = lexer.selectorEnd() {
+                return (try parseSelectorFunction(selectorEnd: end), false)
+            }
             if !t.escaped, lexer.nextSignificantByte() == UInt8(ascii: "(") {
                 return (try parseFunctionExpression(), false)
             }
@@ -791,6 +841,60 @@ struct Parser {
         try advance()
         return ExpressionSyntax(.function(name: text(of: name), arguments: arguments), range: name.range.union(close.range))
     }
+
+    /// selector-function = name ":" { name ":" } "(" [ expression { "," expression } ] ")"
+    ///
+    /// A function as NSExpression prints one, by its selector: `sum:(salary)`,
+    /// `count:(reports)`, `add:to:(a, b)`. Each selector is read as the
+    /// function or operator it names (`add:to:` is `+`, `castObject:toType:`
+    /// is CAST), so the tree is the one `sum(salary)` or `a + b` gives.
+    mutating func parseSelectorFunction(selectorEnd: Int) throws(SyntaxErrorAt) -> ExpressionSyntax {
+        let name = token
+        try nest()
+        defer { depth -= 1 }
+        let selector = lexer.text(name.start, selectorEnd)
+        lexer.position = selectorEnd
+        try advance()
+        let open = token
+        try advance()
+        let arguments = try parseExpressionList(closing: .rightParen, open: open, closeText: ")")
+        let close = token
+        try advance()
+        let range = name.range.union(close.range)
+        func expecting(_ count: Int) throws(SyntaxErrorAt) {
+            guard arguments.count == count else {
+                throw SyntaxErrorAt(.selectorArgumentCount(selector: selector, expected: count, found: arguments.count),
+                                    range)
+            }
+        }
+        if let op = Self.selectorOperators[selector] {
+            try expecting(2)
+            return ExpressionSyntax(.binary(op, arguments[0], arguments[1]), range: range)
+        }
+        switch selector {
+        case "castObject:toType:":
+            try expecting(2)
+            guard case .constant(.string(let type)) = arguments[1].kind else {
+                throw SyntaxErrorAt(.castTypeExpected, arguments[1].range)
+            }
+            return ExpressionSyntax(.cast(arguments[0], type: type), range: range)
+        case "objectFrom:withIndex:":
+            try expecting(2)
+            return ExpressionSyntax(.index(arguments[0], .expression(arguments[1])), range: range)
+        case "noindex:":
+            try expecting(1)
+            return arguments[0]
+        default:
+            let function = selector.prefix { $0 != ":" }
+            return ExpressionSyntax(.function(name: String(function), arguments: arguments), range: range)
+        }
+    }
+
+    /// The selectors NSExpression gives the arithmetic operators.
+    static let selectorOperators: [String: BinaryOperator] = [
+        "add:to:": .add, "from:subtract:": .subtract, "multiply:by:": .multiply, "divide:by:": .divide,
+        "raise:toPower:": .power,
+    ]
 
     /// Consumes `NAME (` of a special form and returns the name token.
     mutating func openSpecialForm() throws(SyntaxErrorAt) -> (Token, Token) {

@@ -103,8 +103,9 @@ public enum BinaryOperator: String, Hashable, Sendable, CaseIterable {
     /// `*`: the product of two numbers. Integers give an integer, or a
     /// floating-point number when the result overflows.
     case multiply = "*"
-    /// `/`: the quotient of two numbers, always a floating-point number; nil
-    /// when dividing by zero.
+    /// `/`: the quotient of two numbers: of two integers, an integer
+    /// truncated toward zero (as Apple's NSExpression divides them), else a
+    /// floating-point number; nil when dividing by zero.
     case divide = "/"
     /// `**`: the first number raised to the power of the second, as a
     /// floating-point number.
@@ -220,7 +221,8 @@ public enum BuiltinFunction: String, Hashable, Sendable, CaseIterable {
     /// (nil when they spell none); other values give nil.
     case castToNumber
     /// `CAST(x, 'NSString')`: the value as a string. Numbers give their
-    /// digits, booleans "1" or "0", UUIDs their standard text; nil for
+    /// digits, booleans "1" or "0", UUIDs their standard text, dates NSDate's
+    /// description (`2001-01-01 00:00:00 +0000`, UTC, whole seconds); nil for
     /// anything else.
     case castToString
     // Set operations between collections.

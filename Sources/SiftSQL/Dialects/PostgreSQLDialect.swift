@@ -58,14 +58,20 @@ public struct PostgreSQLDialect: SQLDialect {
     ///   character.
     public func wildcardPattern(_ pattern: String) -> String {
         var result = ""
+        var escaped = false
         for character in pattern.unicodeScalars {
-            switch character {
-            case "*": result += "%"
-            case "?": result += "_"
-            case "%", "_", "\\": result += "\\" + String(character)
+            switch (escaped, character) {
+            case (false, "\\"):
+                escaped = true
+                continue
+            case (false, "*"): result += "%"
+            case (false, "?"): result += "_"
+            case (_, "%"), (_, "_"), (_, "\\"): result += "\\" + String(character)
             default: result.unicodeScalars.append(character)
             }
+            escaped = false
         }
+        if escaped { result += "\\\\" }
         return result
     }
 
@@ -137,6 +143,17 @@ public struct PostgreSQLDialect: SQLDialect {
     ///   `right` is 0.
     public func divide(_ left: String, _ right: String) -> String {
         "(CAST(\(left) AS DOUBLE PRECISION) / NULLIF(\(right), 0))"
+    }
+
+    /// Integer division by zero is nil, as in memory (PostgreSQL would raise).
+    ///
+    /// - Parameters:
+    ///   - left: The dividend, rendered.
+    ///   - right: The divisor, rendered.
+    /// - Returns: A bigint expression of the quotient, truncated toward zero,
+    ///   NULL where `right` is 0.
+    public func integerDivide(_ left: String, _ right: String) -> String {
+        "(\(left) / NULLIF(\(right), 0))"
     }
 
     /// `LIMIT NULL` is no limit (a negative limit is an error).

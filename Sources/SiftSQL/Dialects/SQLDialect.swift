@@ -155,6 +155,13 @@ public protocol SQLDialect: Sendable {
     ///   - right: The divisor, rendered.
     /// - Returns: A floating-point expression of the quotient.
     func divide(_ left: String, _ right: String) -> String
+    /// Division of two integers, truncated toward zero, NULL when `right` is 0.
+    ///
+    /// - Parameters:
+    ///   - left: The dividend, rendered.
+    ///   - right: The divisor, rendered.
+    /// - Returns: The quotient.
+    func integerDivide(_ left: String, _ right: String) -> String
     /// The value a LIMIT takes for "no limit".
     var unlimited: SQLValue { get }
     /// `INSERT` that skips rows whose key is already there: the words
@@ -192,6 +199,7 @@ extension SQLDialect {
     public var integerType: String { "INTEGER" }
     public var textHoldsNUL: Bool { true }
     public func divide(_ left: String, _ right: String) -> String { "(CAST(\(left) AS \(realType)) / \(right))" }
+    public func integerDivide(_ left: String, _ right: String) -> String { "(\(left) / \(right))" }
     public var unlimited: SQLValue { .integer(-1) }
     public func insertIgnoringDuplicates() -> (prefix: String, suffix: String) { (" OR IGNORE", "") }
     public var regularExpressionOperator: String? { nil }

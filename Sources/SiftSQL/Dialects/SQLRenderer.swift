@@ -373,6 +373,8 @@ public struct SQLRenderer {
             out += ")"
         case .divide(let a, let b):
             out += dialect.divide(text(a), text(b))
+        case .integerDivide(let a, let b):
+            out += dialect.integerDivide(text(a), text(b))
         case .negate(let a):
             out += "(-"
             expression(a)

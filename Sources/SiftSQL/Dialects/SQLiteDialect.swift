@@ -43,12 +43,33 @@ public struct SQLiteDialect: SQLDialect {
         return "(substr(CAST(\(text) AS BLOB), \(start)) = CAST(\(part) AS BLOB))"
     }
 
-    /// GLOB's wildcards are LIKE's; its only other metacharacter, '[', is made literal.
+    /// GLOB's wildcards are LIKE's; its only other metacharacter, '[', is made
+    /// literal, and so is each character a backslash escapes (`\*` is `[*]`).
     ///
     /// - Parameter pattern: The pattern's text, with `*` and `?` as its
-    ///   wildcards.
-    /// - Returns: The GLOB pattern, each '[' written `[[]`.
-    public func wildcardPattern(_ pattern: String) -> String { pattern.replacingOccurrences(of: "[", with: "[[]") }
+    ///   wildcards and `\` making the character after it literal.
+    /// - Returns: The GLOB pattern, each literal '[', `*` and `?` written in
+    ///   brackets.
+    public func wildcardPattern(_ pattern: String) -> String {
+        var result = String.UnicodeScalarView()
+        var escaped = false
+        for scalar in pattern.unicodeScalars {
+            switch (escaped, scalar) {
+            case (false, "\\"):
+                escaped = true
+                continue
+            case (true, "*"), (true, "?"), (_, "["):
+                result.append("[")
+                result.append(scalar)
+                result.append("]")
+            default:
+                result.append(scalar)
+            }
+            escaped = false
+        }
+        if escaped { result.append("\\") }
+        return String(result)
+    }
 
     public func wildcardMatch(_ text: String, _ pattern: String, converted: Bool) -> String {
         converted ? "\(text) GLOB \(pattern)" : "\(text) GLOB replace(\(pattern), '[', '[[]')"

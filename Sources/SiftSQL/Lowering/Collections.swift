@@ -114,7 +114,11 @@ extension SQLWriter {
                 return members
             }
             if case .object = each.type {
-                members.element = .object(try row(each, context))
+                // A member whose to-one is empty contributes nothing, as in
+                // memory (NSSet's valueForKey: drops nil).
+                let row = try row(each, context)
+                if row.nullable { members.conditions.append(.isNotNull(key(row))) }
+                members.element = .object(row)
             } else {
                 members.element = .value(try value(each, context))
             }

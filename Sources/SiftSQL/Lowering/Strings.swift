@@ -4,7 +4,9 @@
 // Text may hold U+0000. Prefixes and suffixes are compared as bytes (UTF-8 is
 // self-synchronizing, so a byte match is a match of scalars), emptiness as
 // `<> ''`, and LIKE falls back to Sift's `like` function for text that holds
-// U+0000 or patterns the database's wildcard match would run slowly on.
+// U+0000, patterns the database's wildcard match would run slowly on, and
+// patterns known only when the query runs that hold a backslash escape (a
+// constant pattern's escapes are written into the database's own pattern).
 // Patterns too long for `instr` run through Sift's linear `contains`. A
 // database without Sift's functions (PostgreSQL, whose text never holds
 // U+0000 and whose LIKE and `strpos` stay linear) gets the plain forms.
@@ -59,8 +61,12 @@ extension SQLWriter {
         case .endsWith:
             return .and(nonEmpty + [.hasSuffix(l, r)])
         default:
-            if plain { return .wildcardMatch(l, r) }
-            let slow = SQLExpression.or([.containsNUL(l), .containsNUL(r),
+            // A pattern known only when the query runs may hold backslash
+            // escapes, which the database's wildcard match does not read:
+            // Sift's `like` reads them (a database without it runs the term
+            // in memory).
+            if plain { return .sift(.like, [l, r]) }
+            let slow = SQLExpression.or([.containsNUL(l), .containsNUL(r), .contains(r, .value(.text("\\"))),
                                          .compare(.greater, .byteLength(r), .literal(SQLLowering.longestGlobRun))])
             return .caseWhen(slow, then: .sift(.like, [l, r]), else: .wildcardMatch(l, r))
         }

@@ -47,7 +47,10 @@ extension SQLWriter {
             case .add: return .arithmetic(.add, a, b)
             case .subtract: return .arithmetic(.subtract, a, b)
             case .multiply: return .arithmetic(.multiply, a, b)
-            case .divide: return .divide(a, b)
+            case .divide:
+                // Integers divide as integers (truncating), as in memory.
+                let integers = [l.type, r.type].allSatisfy { $0 == .integer || $0 == .boolean }
+                return integers ? .integerDivide(a, b) : .divide(a, b)
             case .power: return .builtin("power", [a, b])
             case .union, .intersect, .minus: throw Failure("\(op.rawValue) of collections", expression: e)
             }
@@ -98,6 +101,9 @@ extension SQLWriter {
             throw Failure("the function \(function.rawValue)", expression: e)
         case .castToDate:
             return .castToReal(try value(arguments[0], c))
+        case .castToString where arguments[0].type == .date:
+            // A date column holds seconds: the text is NSDate's description.
+            return .builtin(BuiltinFunctions.dateToString, [try value(arguments[0], c)])
         default:
             var parts: [SQLExpression] = []
             for argument in arguments { parts.append(try value(argument, c)) }

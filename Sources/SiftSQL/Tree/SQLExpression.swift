@@ -141,6 +141,7 @@ public struct SQLExpression: Hashable, Sendable {
         case scalar(SQLSelect)
         case arithmetic(SQLArithmetic, SQLExpression, SQLExpression)
         case divide(SQLExpression, SQLExpression)
+        case integerDivide(SQLExpression, SQLExpression)
         case negate(SQLExpression)
         case castToReal(SQLExpression)
         case castToInteger(SQLExpression)
@@ -436,6 +437,17 @@ public struct SQLExpression: Hashable, Sendable {
         SQLExpression(.divide(a, b), nullable: true)
     }
 
+    /// Division of two integers, truncated toward zero (NULL on division by
+    /// zero), as Apple's NSExpression divides integers.
+    ///
+    /// - Parameters:
+    ///   - a: The dividend, an integer.
+    ///   - b: The divisor, an integer.
+    /// - Returns: The quotient as an integer, which may be NULL.
+    public static func integerDivide(_ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
+        SQLExpression(.integerDivide(a, b), nullable: true)
+    }
+
     /// `-a`.
     ///
     /// - Parameter a: The number negated.
@@ -661,7 +673,7 @@ public struct SQLExpression: Hashable, Sendable {
              .byteLength(let a):
             body(a)
         case .compare(_, let a, let b), .isDistinct(let a, let b, _), .inArray(let a, let b), .arithmetic(_, let a, let b),
-             .divide(let a, let b), .coalesce(let a, let b), .contains(let a, let b), .hasPrefix(let a, let b),
+             .divide(let a, let b), .integerDivide(let a, let b), .coalesce(let a, let b), .contains(let a, let b), .hasPrefix(let a, let b),
              .hasSuffix(let a, let b), .wildcardMatch(let a, let b), .regularExpressionMatch(let a, let b):
             body(a)
             body(b)
@@ -710,6 +722,7 @@ public struct SQLExpression: Hashable, Sendable {
         case .inArray(let a, let b): node = .inArray(r(a), r(b))
         case .arithmetic(let op, let a, let b): node = .arithmetic(op, r(a), r(b))
         case .divide(let a, let b): node = .divide(r(a), r(b))
+        case .integerDivide(let a, let b): node = .integerDivide(r(a), r(b))
         case .coalesce(let a, let b): node = .coalesce(r(a), r(b))
         case .contains(let a, let b): node = .contains(r(a), r(b))
         case .hasPrefix(let a, let b): node = .hasPrefix(r(a), r(b))

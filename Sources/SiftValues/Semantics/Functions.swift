@@ -2,8 +2,8 @@
 //
 // Nil in, nil out: arithmetic and functions on nil yield nil. Aggregates skip
 // nil members; @count and @sum of an empty collection are 0, @avg, @min and
-// @max are nil. Division always yields a double, and by zero yields nil, as
-// SQLite's does.
+// @max are nil. Division of two integers yields an integer (truncated toward
+// zero), of anything else a double, and by zero yields nil, as SQLite's does.
 
 import Foundation
 
@@ -26,9 +26,10 @@ public enum Arithmetic {
 
     /// Applies an arithmetic operator to two values.
     ///
-    /// Adding, subtracting or multiplying two integers gives an integer, or a
-    /// floating-point number when the result overflows; every other result is
-    /// a floating-point number.
+    /// Adding, subtracting, multiplying or dividing two integers gives an
+    /// integer (a quotient truncated toward zero), or a floating-point number
+    /// when the result overflows; every other result is a floating-point
+    /// number.
     ///
     /// - Parameters:
     ///   - op: The operator. The set operators (`UNION`, `INTERSECT`,
@@ -49,6 +50,12 @@ public enum Arithmetic {
             case .multiply:
                 let (r, o) = x.multipliedReportingOverflow(by: y)
                 return o ? .double(Double(x) * Double(y)) : .int(r)
+            case .divide:
+                // Integers divide as integers, truncating toward zero, as
+                // Apple's NSExpression, SQLite and PostgreSQL divide them.
+                guard y != 0 else { return .null }
+                let (r, o) = x.dividedReportingOverflow(by: y)
+                return o ? .double(Double(x) / Double(y)) : .int(r)
             default:
                 break
             }
@@ -279,11 +286,42 @@ public enum Functions {
             case .double(let d): return .string(String(d))
             case .bool(let b): return .string(b ? "1" : "0")
             case .uuid(let u): return .string(u.uuidString)
+            case .date(let d): return dateDescription(d.timeIntervalSinceReferenceDate).map(PredicateValue.string) ?? .null
             default: return .null
             }
         default:
             return .null
         }
+    }
+
+    /// A date as NSDate's `description` writes it, `2001-01-01 00:00:00 +0000`
+    /// (UTC, whole seconds, rounded down), from its seconds since 1 January
+    /// 2001; nil outside the years 1 to 9999 or for a value that is not finite.
+    ///
+    /// - Parameter seconds: The date's seconds since 2001-01-01T00:00:00Z.
+    /// - Returns: The text, or nil.
+    public static func dateDescription(_ seconds: Double) -> String? {
+        // 0001-01-01 and 10000-01-01, in seconds since 2001.
+        guard seconds.isFinite, seconds >= -63_113_904_000, seconds < 252_423_993_600 else { return nil }
+        let whole = Int64(seconds.rounded(.down)) + 978_307_200  // seconds since 1970
+        let days = whole >= 0 ? whole / 86_400 : (whole - 86_399) / 86_400
+        let secondOfDay = whole - days * 86_400
+        // Days to a civil date (proleptic Gregorian), after Howard Hinnant's algorithm.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shifted = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shifted + 2) / 5 + 1
+        let month = shifted < 10 ? shifted + 3 : shifted - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func pad(_ n: Int64, _ width: Int) -> String {
+            let digits = String(n)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2)) \(pad(secondOfDay / 3600, 2)):"
+            + "\(pad(secondOfDay % 3600 / 60, 2)):\(pad(secondOfDay % 60, 2)) +0000"
     }
 }
 
@@ -291,6 +329,10 @@ public enum Functions {
 /// lowering calls them directly, and the SQLite store registers them as
 /// `sift_call(name, arguments…)`.
 public enum BuiltinFunctions {
+    /// The name SQL calls `CAST(date, 'NSString')` by, on a date's seconds
+    /// since 2001 (a date column's value).
+    public static let dateToString = "dateToString"
+
     /// Calls the function named `name` (a `BuiltinFunction` raw value, or
     /// "power" for `**`); nil for an unknown name.
     ///
@@ -302,6 +344,11 @@ public enum BuiltinFunctions {
     public static func call(_ name: String, _ arguments: [PredicateValue]) -> PredicateValue? {
         if name == "power" {
             return Arithmetic.apply(.power, arguments.first ?? .null, arguments.dropFirst().first ?? .null)
+        }
+        if name == dateToString {
+            // A date column holds seconds since 2001: CAST(date, 'NSString').
+            return ValueComparison.number(arguments.first ?? .null).flatMap(Functions.dateDescription)
+                .map(PredicateValue.string) ?? .null
         }
         guard let function = BuiltinFunction(rawValue: name) else { return nil }
         switch function {

@@ -114,6 +114,10 @@ public struct PreparedComparison {
             switch right {
             case .array(let members):
                 if let numericMembers {
+                    // An integer past 2^53 has no exact double: compared one by one.
+                    if case .int(let i) = left, i.magnitude >= 1 << 53 {
+                        return members.contains { ValueComparison.equal(left, $0) }
+                    }
                     guard let n = ValueComparison.number(left) else { return false }
                     return numericMembers.contains(n)
                 }

@@ -29,6 +29,8 @@ public enum ValueComparison {
         case (.date(let x), .date(let y)):
             let (s, t) = (x.timeIntervalSinceReferenceDate, y.timeIntervalSinceReferenceDate)
             return s < t ? -1 : (s > t ? 1 : 0)
+        case (.int(let x), .double(let y)): return exactOrder(x, y)
+        case (.double(let x), .int(let y)): return exactOrder(y, x).map { -$0 }
         default:
             if let x = number(a), let y = number(b) { return x < y ? -1 : (x > y ? 1 : (x == y ? 0 : nil)) }
             switch (a, b) {
@@ -37,11 +39,37 @@ public enum ValueComparison {
             case (.string(let x), .uuid(let y)): return compareUTF8(x.uppercased(), y.uuidString)
             case (.data(let x), .data(let y)): return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
             case (.object(let x), .object(let y)): return x == y ? 0 : nil
-            case (.array(let x), .array(let y)): return x == y ? 0 : nil
-            case (.dictionary(let x), .dictionary(let y)): return x == y ? 0 : nil
+            // Collections are equal when their members are (numbers by value).
+            case (.array(let x), .array(let y)):
+                return x.count == y.count && zip(x, y).allSatisfy({ equal($0, $1) }) ? 0 : nil
+            case (.dictionary(let x), .dictionary(let y)):
+                return x.count == y.count && x.allSatisfy({ key, value in y[key].map { equal(value, $0) } ?? false })
+                    ? 0 : nil
             default: return nil
             }
         }
+    }
+
+    /// The order of an integer and a floating-point number by their exact
+    /// values, as SQLite compares them: 9223372036854775807 is less than
+    /// 9223372036854775808.0, though converting it to a double would make
+    /// them equal.
+    ///
+    /// - Parameters:
+    ///   - x: The integer.
+    ///   - y: The floating-point number.
+    /// - Returns: -1 when `x` is less, 0 when they are equal, 1 when `x` is
+    ///   greater; nil when `y` is not a number.
+    @inlinable
+    public static func exactOrder(_ x: Int64, _ y: Double) -> Int? {
+        if y.isNaN { return nil }
+        // 2^63 and beyond, or below -2^63: past every integer.
+        if y >= 9_223_372_036_854_775_808.0 { return -1 }
+        if y < -9_223_372_036_854_775_808.0 { return 1 }
+        let whole = Int64(y.rounded(.towardZero))
+        if x != whole { return x < whole ? -1 : 1 }
+        let fraction = y - Double(whole)
+        return fraction > 0 ? -1 : (fraction < 0 ? 1 : 0)
     }
 
     /// The value as a number, if it is one (booleans are 0 and 1).
@@ -171,8 +199,10 @@ public enum StringMatching {
         !pattern.isEmpty && text.utf8.firstRange(of: pattern.utf8) != nil
     }
 
-    /// `LIKE`: `*` matches any run of scalars, `?` exactly one; everything
-    /// else is literal.
+    /// `LIKE`: `*` matches any run of scalars, `?` exactly one; a backslash
+    /// makes the scalar after it literal (`\*`, `\?`, `\\`), as Apple's
+    /// LIKE reads it, and a backslash that ends the pattern is itself;
+    /// everything else is literal.
     ///
     /// The pattern is cut at its `*`s: the first piece must match at the
     /// start, the last at the end, and each one between at its leftmost place
@@ -192,20 +222,20 @@ public enum StringMatching {
     ///   it does not, or when the budget ran out.
     public static func like(_ text: String, _ pattern: [Unicode.Scalar],
                             stepLimit: Int = PredicateLimits.standard.regularExpressionSteps) -> Bool {
-        let t = Array(text.unicodeScalars)
-        let pieces = pattern.split(separator: "*", omittingEmptySubsequences: false)
-        guard pieces.count > 1 else { return t.count == pattern.count && matches(pattern[...], t, at: 0) }
+        let t = text.unicodeScalars.map(\.value)
+        let pieces = likePieces(pattern)
+        guard pieces.count > 1 else { return t.count == pieces[0].count && matches(pieces[0][...], t, at: 0) }
         let first = pieces[0]
         let last = pieces[pieces.count - 1]
-        guard t.count >= first.count + last.count, matches(first, t, at: 0),
-              matches(last, t, at: t.count - last.count) else { return false }
+        guard t.count >= first.count + last.count, matches(first[...], t, at: 0),
+              matches(last[...], t, at: t.count - last.count) else { return false }
         var position = first.count
         let end = t.count - last.count
         var steps = 0
         for piece in pieces.dropFirst().dropLast() where !piece.isEmpty {
             guard position + piece.count <= end else { return false }
             let found: Int?
-            if !piece.contains("?") {
+            if !piece.contains(anyScalar) {
                 found = t[position..<end].firstRange(of: piece)?.lowerBound
             } else {
                 // A short piece costs at most its length a place, as GLOB's
@@ -220,7 +250,7 @@ public enum StringMatching {
                         EvaluationFailure.record(.likeTooCostly(pattern: String(shown), steps: stepLimit))
                         return false
                     }
-                    if matches(piece, t, at: start) { place = start }
+                    if matches(piece[...], t, at: start) { place = start }
                     start += 1
                 }
                 found = place
@@ -231,17 +261,42 @@ public enum StringMatching {
         return true
     }
 
+    /// What a `?` of a LIKE pattern stands for in its pieces: a value no
+    /// Unicode scalar has.
+    static let anyScalar = UInt32.max
+
+    /// A LIKE pattern cut at its unescaped `*`s, each piece's scalars as
+    /// their values, an unescaped `?` as ``anyScalar``, escapes resolved.
+    static func likePieces(_ pattern: [Unicode.Scalar]) -> [[UInt32]] {
+        var pieces: [[UInt32]] = [[]]
+        var i = 0
+        while i < pattern.count {
+            let scalar = pattern[i]
+            i += 1
+            switch scalar {
+            case "*": pieces.append([])
+            case "?": pieces[pieces.count - 1].append(anyScalar)
+            case "\\" where i < pattern.count:
+                pieces[pieces.count - 1].append(pattern[i].value)
+                i += 1
+            default: pieces[pieces.count - 1].append(scalar.value)
+            }
+        }
+        return pieces
+    }
+
     /// The longest piece of a LIKE pattern searched without a budget: its
     /// work is linear in the text (the SQL lowering hands such patterns to
     /// GLOB, whose work is the same).
     static let shortPiece = 64
 
-    /// Whether `piece` (no `*`; `?` matches any one scalar) matches `text` at `offset`.
-    static func matches(_ piece: ArraySlice<Unicode.Scalar>, _ text: [Unicode.Scalar], at offset: Int) -> Bool {
+    /// Whether `piece` (no `*`; ``anyScalar`` matches any one scalar) matches
+    /// `text` at `offset`.
+    static func matches(_ piece: ArraySlice<UInt32>, _ text: [UInt32], at offset: Int) -> Bool {
         guard offset >= 0, offset + piece.count <= text.count else { return false }
         var i = offset
         for p in piece {
-            if p != "?" && p != text[i] { return false }
+            if p != anyScalar && p != text[i] { return false }
             i += 1
         }
         return true

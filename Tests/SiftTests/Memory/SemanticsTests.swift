@@ -102,9 +102,14 @@ struct SemanticsTests {
         ("parts.@min.weight < 2", [1]),
         ("ANY parts.weight == nil", [1, 4]),
         ("SUBQUERY(parts, $p, $p.weight == nil).@count == 1", [1, 4]),
-        ("SUBQUERY(parts, $p, weight > 1).@count > 0", [1, 2]),
-        // Arithmetic on nil is nil; division is real and by zero nil.
-        ("count / 2 == 2.5", [2]),
+        ("SUBQUERY(parts, $p, $p.weight > 1).@count > 0", [1, 2]),
+        // Inside SUBQUERY a bare key reads the evaluated object, not the member (as Apple's).
+        ("SUBQUERY(parts, $p, count > 4).@count > 0", [1, 2]),
+        ("SUBQUERY(parts, $p, SELF.count > 10 AND $p.weight > 1).@count > 0", [1]),
+        // Arithmetic on nil is nil; integers divide as integers, a real as reals; by zero nil.
+        ("count / 2 == 2", [2]),
+        ("count / 2.0 == 2.5", [2]),
+        ("(count / 2) * 2 != count", [2, 5, 6]),
         ("count / 0 == nil", [1, 2, 3, 4, 5, 6, 7]),
         ("count * 2 == 60", [1]),
         ("-count == -5", [2]),

@@ -8,7 +8,8 @@ import Testing
 @Suite("Conformance corpus (front end)")
 struct CorpusTests {
     @Test func corpusIsComplete() {
-        #expect(CorpusCase.all.count == 145)
+        #expect(CorpusCase.conformance.count == 145)
+        #expect(CorpusCase.parity.count == 34)
     }
 
     @Test("Parses", arguments: CorpusCase.all.filter {

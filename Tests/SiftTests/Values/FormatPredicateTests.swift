@@ -288,8 +288,13 @@ struct ModelFreeCorpusTests {
 
     /// The cases that hold without a model: those that expect rows. (Errors
     /// the model finds — a key it has not, types that do not mix — are the
-    /// model's to report.)
-    static let cases = CorpusCase.all.filter { if case .matches = $0.expect { true } else { false } }
+    /// model's to report.) A to-many relationship is a set, whose nil members
+    /// a key path drops, as NSSet's `valueForKey:` does; a plain array keeps
+    /// them, as NSArray's does: the nil-member cases differ by design.
+    static let cases = CorpusCase.all.filter {
+        guard case .matches = $0.expect else { return false }
+        return !$0.id.hasPrefix("parity-nil-members")
+    }
 
     @Test("Records and nested values select what the model selects", arguments: cases)
     func corpusCase(_ testCase: CorpusCase) throws {
