@@ -69,6 +69,8 @@ enum TokenKind: Equatable, Sendable {
     case comma, dot, assign
     case equal, notEqual, less, lessEqual, greater, greaterEqual
     case andAnd, orOr, bang
+    /// `&`, `|`, `^`: bitwise AND, OR and exclusive OR of integers.
+    case ampersand, bar, caret
     case plus, minus, star, slash, starStar
 }
 
@@ -210,11 +212,11 @@ struct Lexer {
         case UInt8(ascii: ">"):
             return token(followedBy(UInt8(ascii: "=")) ? .greaterEqual : .greater)
         case UInt8(ascii: "&"):
-            if followedBy(UInt8(ascii: "&")) { return token(.andAnd) }
-            throw SyntaxErrorAt(.unexpectedCharacter("&"), SourceRange(start, position))
+            return token(followedBy(UInt8(ascii: "&")) ? .andAnd : .ampersand)
         case UInt8(ascii: "|"):
-            if followedBy(UInt8(ascii: "|")) { return token(.orOr) }
-            throw SyntaxErrorAt(.unexpectedCharacter("|"), SourceRange(start, position))
+            return token(followedBy(UInt8(ascii: "|")) ? .orOr : .bar)
+        case UInt8(ascii: "^"):
+            return token(.caret)
         case UInt8(ascii: ":"):
             if followedBy(UInt8(ascii: "=")) { return token(.assign) }
             throw SyntaxErrorAt(.unexpectedCharacter(":"), SourceRange(start, position))

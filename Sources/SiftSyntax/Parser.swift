@@ -540,12 +540,12 @@ struct Parser {
         return try parseSetExpression()
     }
 
-    /// set-expression = additive-expression { ("UNION" | "INTERSECT" | "MINUS") additive-expression }
+    /// set-expression = bitwise-expression { ("UNION" | "INTERSECT" | "MINUS") bitwise-expression }
     ///
     /// The three words are operators only here, between two expressions; elsewhere
     /// they are ordinary names.
     mutating func parseSetExpression() throws(SyntaxErrorAt) -> ExpressionSyntax {
-        var left = try parseAdditiveExpression()
+        var left = try parseBitwiseExpression()
         var chain = 0
         while let op: BinaryOperator = isName("union") ? .union : isName("intersect") ? .intersect
             : isName("minus") ? .minus : nil
@@ -556,8 +556,30 @@ struct Parser {
             guard startsExpression else {
                 throw unexpected { .missingExpression(after: previousTokenText(opToken), found: $0) }
             }
-            let right = try parseAdditiveExpression()
+            let right = try parseBitwiseExpression()
             left = ExpressionSyntax(.binary(op, left, right), range: left.range.union(right.range))
+        }
+        return left
+    }
+
+    /// bitwise-expression = additive-expression { ("&" | "|" | "^") additive-expression }
+    ///
+    /// Bitwise AND, OR and exclusive OR of integers, as Apple's parser reads
+    /// `(mediaSubtypes & %d) != 0`: the same tree as `bitwiseAnd(a, b)`,
+    /// `bitwiseOr(a, b)` and `bitwiseXor(a, b)`.
+    mutating func parseBitwiseExpression() throws(SyntaxErrorAt) -> ExpressionSyntax {
+        var left = try parseAdditiveExpression()
+        var chain = 0
+        while token.kind == .ampersand || token.kind == .bar || token.kind == .caret {
+            let op = token
+            try advance()
+            try extendChain(&chain, at: op)
+            guard startsExpression else {
+                throw unexpected { .missingExpression(after: previousTokenText(op), found: $0) }
+            }
+            let right = try parseAdditiveExpression()
+            let name = op.kind == .ampersand ? "bitwiseAnd" : op.kind == .bar ? "bitwiseOr" : "bitwiseXor"
+            left = ExpressionSyntax(.function(name: name, arguments: [left, right]), range: left.range.union(right.range))
         }
         return left
     }
