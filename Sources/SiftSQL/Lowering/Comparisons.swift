@@ -13,12 +13,13 @@ extension SQLWriter {
             return value ? .true : .false
         case .not(let operand):
             return .not(try predicate(operand, c))
-        case .and(let operands), .or(let operands):
+        case .and(let operands):
             var parts: [SQLExpression] = []
             parts.reserveCapacity(operands.count)
             for operand in operands { parts.append(try predicate(operand, c)) }
-            if case .and = p { return .and(parts) }
-            return .or(parts)
+            return .and(parts)
+        case .or(let operands):
+            return try disjunction(operands, c)
         case .comparison(let comparison):
             return try self.comparison(comparison, c)
         case .exists(let collection):

@@ -698,11 +698,34 @@ public struct SQLExpression: Hashable, Sendable {
     /// - Returns: The expression with the columns replaced; whether it may be
     ///   NULL is unchanged.
     public func replacingColumns(_ transform: (_ table: String, _ name: String) -> SQLExpression?) -> SQLExpression {
-        func r(_ e: SQLExpression) -> SQLExpression { e.replacingColumns(transform) }
+        replacingLeaves { leaf in
+            if case .column(let table, let name) = leaf.node { return transform(table, name) }
+            return nil
+        }
+    }
+
+    /// The expression with each parameter `transform` gives a replacement
+    /// for replaced. Subqueries are kept as they are.
+    ///
+    /// - Parameter transform: Given a parameter's name, the expression that
+    ///   replaces it, or nil to keep it.
+    /// - Returns: The expression with the parameters replaced; whether it may
+    ///   be NULL is unchanged.
+    func replacingParameters(_ transform: (_ name: String) -> SQLExpression?) -> SQLExpression {
+        replacingLeaves { leaf in
+            if case .parameter(let name, _) = leaf.node { return transform(name) }
+            return nil
+        }
+    }
+
+    /// The expression with each column or parameter `transform` gives a
+    /// replacement for replaced, outside subqueries.
+    func replacingLeaves(_ transform: (SQLExpression) -> SQLExpression?) -> SQLExpression {
+        func r(_ e: SQLExpression) -> SQLExpression { e.replacingLeaves(transform) }
         let node: Node
         switch self.node {
-        case .column(let table, let name): return transform(table, name) ?? self
-        case .value, .parameter, .slot, .literal, .exists, .scalar: return self
+        case .column, .parameter: return transform(self) ?? self
+        case .value, .slot, .literal, .exists, .scalar: return self
         case .and(let es): node = .and(es.map(r))
         case .or(let es): node = .or(es.map(r))
         case .sift(let f, let es): node = .sift(f, es.map(r))
