@@ -146,10 +146,8 @@ public enum SyntaxErrorReason: Hashable, Sendable {
         case .unclosedBracket(let column, _): "']' to close the '[' at column \(column)"
         case .unclosedList(let open, let close, let column, _): "',' or '\(close)' to close the '\(open)' at column \(column)"
         case .argumentSeparatorExpected(let form, _): "',' between the arguments of \(form)"
-        // A lone `&`, `|` or `:` can only begin `&&`, `||` or `:=`, and `@`
-        // only a collection operator.
-        case .unexpectedCharacter("&"): "'&&'"
-        case .unexpectedCharacter("|"): "'||'"
+        // A lone `:` can only begin `:=` (or follow a selector's name), and
+        // `@` only a collection operator.
         case .unexpectedCharacter(":"): "':='"
         case .unexpectedCharacter("@"): "a collection operator such as @count"
         case .unterminatedString: "a closing quote"

@@ -72,7 +72,7 @@ struct DiagnosticsTests {
         #expect(try error("a == %d", [1.5]).reason == .wrongArgumentKind(specifier: "%d", expected: .integer, found: "a number"))
         #expect(try error("a == CAST(1, 2)").reason == .castTypeExpected)
         // The lexer's expectations are not in its messages, only in `expected`.
-        #expect(try error("a & b").expected == "'&&'")
+        #expect(try error("a : b").expected == "':='")
         #expect(try error("a == 1e").expected == "digits after the exponent")
         #expect(try error("a == 1e").message == "invalid number '1e'")
     }
