@@ -359,6 +359,7 @@ struct BindingState {
             try checkComparable(leftType, op, right.type, range: range)
             right = convert(right, toMatch: leftType)
             left = convert(left, toMatch: right.type)
+            if c.quantifier == .direct, let exact = Self.exactComparison(left, op, right) { return exact }
         }
         var options = c.options
         let rightType = right.type.elementType
@@ -377,6 +378,66 @@ struct BindingState {
     /// type: strings, and values whose type is known only when they run.
     static func takesOptions(_ type: ValueType) -> Bool {
         type == .string || type == .null || type == .any
+    }
+
+    /// A comparison of an integer with a double as its exact values, for a
+    /// constant no value of the other side's type equals exactly: a double
+    /// expression against an integer past 2^53 (9223372036854775807 has no
+    /// double), or an integer expression against a double past the 64-bit
+    /// integers. The comparison is rewritten against the nearest value of the
+    /// other side's type, which every backend compares exactly (PostgreSQL
+    /// compares a bigint with a float8 as floats); nil when no rewrite is
+    /// needed.
+    static func exactComparison(_ left: BoundExpression, _ op: ComparisonOperator, _ right: BoundExpression)
+        -> BoundPredicate?
+    {
+        let ordering: [ComparisonOperator] = [.lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo]
+        guard op == .equalTo || op == .notEqualTo || ordering.contains(op) else { return nil }
+        // The constant on the right: `x OP k`.
+        if case .constant = left.kind, !Self.isConstant(right) {
+            let mirrored: ComparisonOperator = switch op {
+            case .lessThan: .greaterThan
+            case .lessThanOrEqualTo: .greaterThanOrEqualTo
+            case .greaterThan: .lessThan
+            case .greaterThanOrEqualTo: .lessThanOrEqualTo
+            default: op
+            }
+            return exactComparison(right, mirrored, left)
+        }
+        guard case .constant(let constant) = right.kind else { return nil }
+        let isInteger = left.type == .integer || left.type == .boolean
+        // The constant's place among the values of the left side's type:
+        // `below` is the greatest one under it, `above` the least one over it.
+        let below: PredicateValue, above: PredicateValue
+        switch (left.type, constant) {
+        case (.double, .int(let k)):
+            let d = Double(k)
+            guard ValueComparison.exactOrder(k, d) != 0 else { return nil }
+            if ValueComparison.exactOrder(k, d) == -1 {  // k < d
+                (below, above) = (.double(d.nextDown), .double(d))
+            } else {
+                (below, above) = (.double(d), .double(d.nextUp))
+            }
+        case (_, .double(let d)) where isInteger && d.isFinite && Int64(exactly: d) == nil && abs(d) >= 0x1p63:
+            // Past every integer: each one is on the same side of it.
+            let holds = d > 0 ? [.lessThan, .lessThanOrEqualTo, .notEqualTo].contains(op)
+                              : [.greaterThan, .greaterThanOrEqualTo, .notEqualTo].contains(op)
+            guard holds else { return .constant(false) }
+            // True for every integer; nil holds only `!=`.
+            return op == .notEqualTo ? .constant(true)
+                : .comparison(BoundComparison(left, .notEqualTo, BoundExpression.constant(.null, type: .null)))
+        default:
+            return nil
+        }
+        let type = left.type
+        switch op {
+        case .equalTo: return .constant(false)
+        case .notEqualTo: return .constant(true)
+        case .lessThan, .lessThanOrEqualTo:
+            return .comparison(BoundComparison(left, .lessThanOrEqualTo, .constant(below, type: type)))
+        default:
+            return .comparison(BoundComparison(left, .greaterThanOrEqualTo, .constant(above, type: type)))
+        }
     }
 
     /// The members of a collection of values written out (`{a, b}`) or given

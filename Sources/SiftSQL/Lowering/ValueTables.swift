@@ -84,7 +84,7 @@ extension SQLWriter {
         }
         var shape: [BoundComparison] = []
         var values: [PredicateValue] = []
-        for case let operand in comparisons {
+        for operand in comparisons {
             guard case .comparison(var comparison) = operand, comparison.quantifier == .direct,
                   [.equalTo, .notEqualTo, .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo]
                     .contains(comparison.operator), comparison.options.isEmpty,

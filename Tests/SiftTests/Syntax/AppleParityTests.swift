@@ -103,6 +103,23 @@ struct AppleParityTests {
         #expect(Arithmetic.apply(.divide, .int(-7), .int(2)) == .int(-3))
     }
 
+    /// A constant no value of the other side's type equals is compared with
+    /// its nearest neighbours instead, so that PostgreSQL, which compares a
+    /// bigint with a float8 as floats, answers as memory and SQLite do.
+    @Test(arguments: [
+        ("(isManager + 9223372036854775808) == 9223372036854775807", "FALSEPREDICATE"),
+        ("(isManager + 9223372036854775808) != 9223372036854775807", "TRUEPREDICATE"),
+        ("age < 9223372036854775808.0", "age != nil"),
+        ("age > 9223372036854775808.0", "FALSEPREDICATE"),
+        ("age >= -1e19", "age != nil"),
+        ("salary < 9007199254740993", "salary <= 9007199254740992.0"),
+        ("9007199254740993 < salary", "salary >= 9007199254740994.0"),
+    ])
+    func integersAndDoublesCompareExactlyOnEveryBackend(_ written: String, _ meaning: String) throws {
+        let compiler = PredicateCompiler(model: Company.model, optimizer: nil)
+        #expect(try compiler.bind(written, entity: "Employee") == compiler.bind(meaning, entity: "Employee"))
+    }
+
     @Test func aDateAsAStringIsNSDatesDescription() {
         #expect(Functions.dateDescription(0) == "2001-01-01 00:00:00 +0000")
         #expect(Functions.dateDescription(-0.5) == "2000-12-31 23:59:59 +0000")

@@ -9,7 +9,7 @@ import Testing
 struct CorpusTests {
     @Test func corpusIsComplete() {
         #expect(CorpusCase.conformance.count == 145)
-        #expect(CorpusCase.parity.count == 34)
+        #expect(CorpusCase.parity.count == 38)
     }
 
     @Test("Parses", arguments: CorpusCase.all.filter {
