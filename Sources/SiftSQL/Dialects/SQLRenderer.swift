@@ -269,10 +269,10 @@ public struct SQLRenderer {
         for join in select.joins {
             out += join.kind == .left ? " LEFT JOIN " : " JOIN "
             source(join.source)
-            if let on = join.on {
-                out += " ON "
-                expression(on)
-            }
+            // A join whose condition is in the WHERE clause still says ON:
+            // PostgreSQL refuses a JOIN without one.
+            out += " ON "
+            expression(join.on ?? .true)
         }
         whereClause(select.conditions)
         if !select.groupBy.isEmpty {
@@ -308,6 +308,18 @@ public struct SQLRenderer {
         switch source {
         case .table(let name, let alias): out += dialect.quote(name) + " AS " + alias
         case .array(let array, let alias): out += dialect.arrayTable(text(array), alias: alias)
+        case .values(let members, let alias):
+            // `(SELECT a AS value UNION ALL SELECT b …) AS alias`: each member
+            // keeps its own value, with no JSON between (which would cut text
+            // at U+0000 and round doubles).
+            out += "("
+            if members.isEmpty { out += "SELECT NULL AS value WHERE 1 = 0" }
+            list(members, " UNION ALL ") { r, member in
+                r.out += "SELECT "
+                r.expression(member)
+                r.out += " AS value"
+            }
+            out += ") AS " + alias
         }
     }
 

@@ -21,6 +21,10 @@ extension SQLWriter {
         let flags = options.foldingFlags
         let l = folded ?? (flags != 0 ? .fold(left, flags: flags) : left)
         switch right.kind {
+        case .constant(.array(let values)) where values.isEmpty:
+            // Nothing is in an empty collection (PostgreSQL would need the
+            // empty array's type to say so).
+            return .false
         case .constant(.array(let values)):
             let members = flags != 0 ? values.map { v -> PredicateValue in
                 if case .string(let s) = v { return .string(StringFolding.fold(s, options)) }
@@ -145,7 +149,12 @@ extension SQLWriter {
                 if element.type.isCollection { throw Failure("a list inside a list", expression: element) }
                 parts.append(try value(element, c))
             }
-            return arrayMembers(.jsonArray(parts), c)
+            // One row per member, each value as it is (a JSON array would cut
+            // text at U+0000 and print doubles with 15 digits).
+            let alias = newAlias()
+            let scope = SQLScope(alias: alias, source: .values(parts, alias: alias))
+            return SQLCollection(scope: scope, conditions: [], element: .value(.column(alias, "value", nullable: true)),
+                                 context: SQLContext(scope: scope, selfRow: c.selfRow, variables: c.variables))
         default:
             throw Failure("this collection", expression: e)
         }

@@ -20,10 +20,12 @@ final class SQLScope {
         self.source = source
     }
 
-    /// Whether the scope reads an array's members rather than a table.
+    /// Whether the scope reads an array's or a list's members rather than a table.
     var isArray: Bool {
-        if case .array = source { return true }
-        return false
+        switch source {
+        case .array, .values: true
+        case .table: false
+        }
     }
 }
 

@@ -83,7 +83,9 @@ extension SQLWriter {
         let members = try source(collection, c)
         let member = element(members)
         let column: SQLExpression = switch function {
-        case .sum: .coalesce(.aggregate(.sum, member), type == .integer ? .literal(0) : .literal(0.0))
+        // An integer sum stays an integer (PostgreSQL's SUM of a bigint is a numeric).
+        case .sum where type == .integer: .coalesce(.castToInteger(.aggregate(.sum, member)), .literal(0))
+        case .sum: .coalesce(.aggregate(.sum, member), .literal(0.0))
         case .count: .aggregate(.count)
         case .min: .aggregate(.minimum, member)
         case .max: .aggregate(.maximum, member)

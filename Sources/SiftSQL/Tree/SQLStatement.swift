@@ -15,11 +15,28 @@ public enum SQLSource: Hashable, Sendable {
     ///
     /// - Parameter alias: The name the statement calls the array's rows by.
     case array(SQLExpression, alias: String)
+    /// The values of a list of expressions, one row each, the value in the
+    /// column `value` (a `UNION ALL` of one-row SELECTs).
+    ///
+    /// - Parameter alias: The name the statement calls the list's rows by.
+    ///
+    /// Indirect: stored inline, copying this case crashed in a debug build
+    /// (Swift 6.3.1), the array's buffer read at a wrong offset.
+    indirect case values([SQLExpression], alias: String)
+
+    /// Calls `body` on the expressions the source reads.
+    func forEachExpression(_ body: (SQLExpression) -> Void) {
+        switch self {
+        case .table: break
+        case .array(let e, _): body(e)
+        case .values(let members, _): members.forEach(body)
+        }
+    }
 
     /// The alias the table or array goes by.
     public var alias: String {
         switch self {
-        case .table(_, let alias), .array(_, let alias): alias
+        case .table(_, let alias), .array(_, let alias), .values(_, let alias): alias
         }
     }
 }
@@ -133,10 +150,10 @@ public struct SQLSelect: Hashable, Sendable {
         groupBy.forEach(body)
         having.forEach(body)
         for ordering in orderBy { body(ordering.expression) }
-        if case .array(let e, _) = from { body(e) }
+        from.forEachExpression(body)
         for join in joins {
             if let on = join.on { body(on) }
-            if case .array(let e, _) = join.source { body(e) }
+            join.source.forEachExpression(body)
         }
         if let limit { body(limit) }
         if let offset { body(offset) }

@@ -61,14 +61,17 @@ public enum Arithmetic {
             }
         }
         guard let x = ValueComparison.number(a), let y = ValueComparison.number(b) else { return .null }
+        let result: Double
         switch op {
-        case .add: return .double(x + y)
-        case .subtract: return .double(x - y)
-        case .multiply: return .double(x * y)
-        case .divide: return y == 0 ? .null : .double(x / y)
-        case .power: return .double(pow(x, y))
+        case .add: result = x + y
+        case .subtract: result = x - y
+        case .multiply: result = x * y
+        case .divide: guard y != 0 else { return .null }; result = x / y
+        case .power: result = pow(x, y)
         case .union, .intersect, .minus: return .null
         }
+        // Not a number is nil, as SQLite stores it (`(-2) ** 0.5`, `∞ - ∞`).
+        return result.isNaN ? .null : .double(result)
     }
 }
 
