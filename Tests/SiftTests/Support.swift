@@ -152,28 +152,52 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 }
 
+/// Runs a store's invariant checks one at a time, none after `stop()`.
+final class InvariantChecks: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stopped = false
+
+    func run(_ check: () -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        if !stopped { check() }
+    }
+
+    func stop() {
+        lock.lock()
+        stopped = true
+        lock.unlock()
+    }
+}
+
 /// A store made for one test; its file, if any, goes with it.
 final class TestStore: Sendable {
     let store: any PersistentStore
     let file: URL?
 
-    /// Checks Core Data's invariants after each save to an SQLite store.
+    /// Checks the store's invariants after each save and batch change
+    /// (`CoreDataInvariants`): Core Data's for an SQLite store, and for every
+    /// store no key pointing at a deleted row, and inverses in step.
     let observation: StoreObservation?
+    /// Keeps a check (which may run on PostgreSQL's listening thread, for a
+    /// save another store announced) from overlapping the store's end.
+    let checks = InvariantChecks()
 
     init(_ store: any PersistentStore, file: URL?) {
         self.store = store
         self.file = file
-        if let sqlite = store as? SQLiteStore {
-            observation = sqlite.addObserver { [weak sqlite] _ in
-                guard let sqlite else { return }
-                for problem in CoreDataInvariants.violations(of: sqlite) { Issue.record("after a save: \(problem)") }
+        let checks = self.checks
+        observation = store.addObserver { [weak store] _ in
+            checks.run {
+                guard let store else { return }
+                for problem in CoreDataInvariants.violations(of: store) { Issue.record("after a save: \(problem)") }
             }
-        } else {
-            observation = nil
         }
     }
 
     deinit {
+        checks.stop()
+        observation?.cancel()
         if let file { try? FileManager.default.removeItem(at: file) }
         if let postgres = store as? PostgresStore { try? postgres.destroy() }
     }

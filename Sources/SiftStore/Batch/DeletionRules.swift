@@ -10,6 +10,12 @@
 //   to-one inverse is cleared (its row's version incremented), a to-many
 //   inverse loses it (with the deleted row's links);
 // - no action: nothing.
+//
+// A save works its deletes out again the same way, inside its transaction
+// and after the merge policy has resolved its conflicts (`SaveRules`): the
+// rows the policy kept, and those the save writes, are never deleted by a
+// cascade — their link to the deleted row is cleared instead, as a nullify
+// rule would clear it.
 
 import Foundation
 import Sift
@@ -38,7 +44,23 @@ package struct DeletionPlan {
 
     /// Works out what deleting `start` reaches; throws a validation error
     /// when a deny rule refuses.
-    package static func make(deleting start: [ObjectID], model: DataModel, reader: some DeletionReader) throws -> DeletionPlan {
+    ///
+    /// - Parameters:
+    ///   - start: The rows deleted first.
+    ///   - kept: Rows that stay whatever the rules say (a save's written
+    ///     rows, and those its merge policy kept): a cascade that reaches one
+    ///     clears its link to the deleted row instead, and a deny rule that
+    ///     holds one refuses.
+    ///   - requiringLinks: Whether clearing a required to-one relationship
+    ///     is a validation failure (a save's rule; a batch delete, like Core
+    ///     Data's, checks no validation rules).
+    ///   - model: The store's model.
+    ///   - reader: How the relationships of rows are read.
+    /// - Returns: The rows deleted, and the links cleared.
+    /// - Throws: `StoreError.validation` when a deny rule refuses, or a link
+    ///   to clear is required; the reader's error when reading fails.
+    package static func make(deleting start: [ObjectID], keeping kept: Set<ObjectID> = [], requiringLinks: Bool = false,
+                             model: DataModel, reader: some DeletionReader) throws -> DeletionPlan {
         var plan = DeletionPlan()
         var deleted: Set<ObjectID> = []
         for id in start where deleted.insert(id).inserted { plan.deleted.append(id) }
@@ -65,10 +87,17 @@ package struct DeletionPlan {
                     let resolved = pairs.compactMap { pair in members[pair.member].map { (pair.owner, $0) } }
                     switch relationship.deleteRule {
                     case .cascade:
-                        for (_, member) in resolved where deleted.insert(member).inserted {
-                            plan.deleted.append(member)
-                            frontier.append(member)
+                        var spared: [(Int64, ObjectID)] = []
+                        for (owner, member) in resolved {
+                            if kept.contains(member) {
+                                spared.append((owner, member))
+                            } else if deleted.insert(member).inserted {
+                                plan.deleted.append(member)
+                                frontier.append(member)
+                            }
                         }
+                        // A row that stays loses its link, as a nullify rule would clear it.
+                        if let inverse, !spared.isEmpty { nullified.append((relationship, inverse, destination, spared)) }
                     case .deny:
                         for (owner, member) in resolved {
                             denials.append((ObjectID(entity: entity, primaryKey: owner), relationship, [member]))
@@ -90,16 +119,23 @@ package struct DeletionPlan {
             failures.append(SaveValidationFailure(object: object, property: denial.relationship.name,
                                                   reason: "cannot be deleted while '\(denial.relationship.name)' is not empty (deny rule)"))
         }
-        guard failures.isEmpty else { throw StoreError.validation(failures) }
         for (_, inverse, destination, pairs) in nullified {
             let staying = pairs.filter { !deleted.contains($0.1) }
             guard !staying.isEmpty else { continue }
             if inverse.isToMany {
                 plan.touched.formUnion(staying.map(\.1))
             } else {
+                if requiringLinks && !inverse.isOptional {
+                    for (owner, member) in staying where reported.insert("\(member)\(inverse.name)").inserted {
+                        failures.append(SaveValidationFailure(
+                            object: "<\(model.entities[member.entity].name) \(member.primaryKey)>", property: inverse.name,
+                            reason: "is required, but <\(inverse.destination) \(owner)>, which it points at, is deleted"))
+                    }
+                }
                 plan.cleared.append((destination, inverse, staying.map(\.1), Array(Set(staying.map(\.0))).sorted()))
             }
         }
+        guard failures.isEmpty else { throw StoreError.validation(failures) }
         return plan
     }
 

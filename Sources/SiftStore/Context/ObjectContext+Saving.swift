@@ -6,8 +6,11 @@
 // updated or deleted row only if its version is still the one the context
 // read; otherwise the store writes nothing and reports the conflicts, the
 // merge policy resolves them (or the save fails), and the request goes again
-// with the resolutions. Until the store commits, the context is not touched:
-// a save that fails for any reason leaves it exactly as it was.
+// with the resolutions. The store works the delete rules out again over its
+// rows, consistently with what the policy kept (SaveRules.swift), and says
+// what they changed beyond the request. Until the store commits, the
+// context is not touched: a save that fails for any reason leaves it
+// exactly as it was.
 
 import Foundation
 import Sift
@@ -112,6 +115,12 @@ extension ObjectContext {
             if case .gone = resolution { return id }
             return nil
         }.sorted { ($0.entity, $0.primaryKey) < ($1.entity, $1.primaryKey) }
+        // What the policy kept as the store has it: the store's delete rules
+        // leave these rows, clearing their links to rows this save deletes.
+        request.kept = Set(resolutions.compactMap { id, resolution in
+            if case .discard = resolution { return id }
+            return nil
+        })
         for object in deleted {
             switch resolutions[object.objectID] {
             case nil: request.deletes.append(SaveRequest.Delete(id: object.objectID, expectedVersion: object.node?.version ?? 0))
@@ -199,6 +208,20 @@ extension ObjectContext {
             default:
                 unregisterObject(object)
             }
+        }
+        // Rows the store's delete rules changed beyond the request (a
+        // cascade to rows this context did not know were related, links
+        // cleared): their objects here are dropped, or read afresh.
+        for id in result.ruleChanges.deleted {
+            store.rowCache.remove([id])
+            guard let object = objects[id] else { continue }
+            object.isDeleted = true
+            object.discardChanges()
+            unregisterObject(object)
+        }
+        for id in result.ruleChanges.updated {
+            if let object = objects[id] { makeFault(object) }
+            store.rowCache.remove([id])
         }
         changed = [:]
         denied = [:]

@@ -2,7 +2,9 @@
 // `SaveRequest`; a backend applies it in one transaction and answers with
 // the rows it wrote, or with the conflicts it found (and wrote nothing). The
 // merge policy is the context's business, applied above every backend: a
-// backend never calls back into a context.
+// backend never calls back into a context. What the policy keeps is part of
+// the request, so that the backend works the delete rules out again
+// consistently with it (SaveRules.swift).
 
 import Foundation
 import Sift
@@ -54,6 +56,10 @@ package struct SaveRequest {
     /// Rows the context learnt another save deleted (a conflict the merge
     /// policy let go): reported as deleted, and dropped from the row cache.
     package var gone: [ObjectID] = []
+    /// Rows the merge policy kept as the store has them (their changes, or
+    /// their delete, dropped): a cascade from a row this save deletes does
+    /// not delete them, it clears their link to it.
+    package var kept: Set<ObjectID> = []
 }
 
 /// What a backend answers a save request with.
@@ -74,6 +80,11 @@ package struct SaveResult {
     package var nodes: [ObjectID: RowNode] = [:]
     /// What the save changed, as observers hear it.
     package var changes = StoreChanges(inserted: [], updated: [], deleted: [])
+    /// What the delete rules changed beyond the request, worked out in the
+    /// store (SaveRules.swift): rows a cascade deleted, rows whose links
+    /// were cleared or lost members. In `changes` too; the context drops
+    /// or refreshes its objects of these rows, whose cached nodes are stale.
+    package var ruleChanges = StoreChanges(inserted: [], updated: [], deleted: [])
 }
 
 /// A row whose version moved since the context read it.

@@ -3,8 +3,13 @@
 // least each root table's largest key; every row's Z_ENT one of its table's
 // entities; every foreign key and join-table row pointing at an existing row
 // of an allowed entity, and the column beside a key that names the entity
-// of the row it points at (`Z<n>_…`) naming it. Every SQLite store the write-path tests make checks
-// them after each save (`TestStore`).
+// of the row it points at (`Z<n>_…`) naming it. And on every kind of store
+// (SQLite, atomic, PostgreSQL), over the rows as the store holds them: no
+// key or link points at a row that is not there, but through a relationship
+// whose inverse's delete rule is no action (which leaves it, by design), and
+// the two sides of every link agree (a member's inverse points back at its
+// owner). Every store the write-path tests make (`TestStore`) checks them
+// after each save and each batch change.
 
 import Foundation
 import Sift
@@ -12,7 +17,102 @@ import SiftStore
 import Testing
 
 enum CoreDataInvariants {
-    /// What is wrong with the store, if anything.
+    /// What is wrong with any kind of store, if anything: Core Data's
+    /// invariants for an SQLite store, and for every store its links.
+    static func violations(of store: any PersistentStore) -> [String] {
+        var problems: [String] = []
+        if let sqlite = store as? SQLiteStore { problems += violations(of: sqlite) }
+        do {
+            problems += linkViolations(try StoredRows(store), model: store.model)
+        } catch {
+            problems.append("the rows could not be read: \(error)")
+        }
+        return problems
+    }
+
+    /// The relationships of every row a store holds, read without going
+    /// through the row cache (so that checking changes nothing a test sees).
+    struct StoredRows {
+        /// Each row's own entity, by ID.
+        var entities: [ObjectID: Int] = [:]
+        /// Each row's to-one keys and to-many members, by relationship name.
+        var links: [ObjectID: [String: [Int64]]] = [:]
+
+        init(_ store: any PersistentStore) throws {
+            if let atomic = store as? AtomicStore {
+                // The file, as the store last wrote it.
+                let model = atomic.model
+                for node in try DataSet(contentsOf: atomic.url).nodes {
+                    entities[node.id] = node.id.entity
+                    for relationship in model.entities[node.id.entity].relationships {
+                        links[node.id, default: [:]][relationship.name] = relationship.isToMany
+                            ? node.toMany[relationship.slot] ?? []
+                            : node.toOne[relationship.slot].map { [$0] } ?? []
+                    }
+                }
+            } else if let sql = store as? any SQLStoreBackend {
+                try read(sql)
+            }
+        }
+
+        private mutating func read(_ store: some SQLStoreBackend) throws {
+            let model = store.model
+            for root in model.entities where root.superentity == nil {
+                for id in try store.keys(for: FetchRequest(entityName: root.name)) { entities[id] = id.entity }
+            }
+            for (index, ids) in Dictionary(grouping: entities.keys, by: { entities[$0]! }) {
+                let entity = model.entities[index]
+                let keys = ids.map(\.primaryKey).sorted()
+                let byKey = Dictionary(uniqueKeysWithValues: ids.map { ($0.primaryKey, $0) })
+                for relationship in entity.relationships where !relationship.isTransient {
+                    let query = relationship.isToMany
+                        ? store.schema.selectLinks(relationship, in: entity, owners: keys, withRows: false)
+                        : store.schema.selectToOneKeys(relationship, of: entity, keys: keys)
+                    for id in ids { links[id, default: [:]][relationship.name] = [] }
+                    guard let query else { continue }
+                    let pairs = try store.fetchIntegers(query, columns: 2)
+                    for i in stride(from: 0, to: pairs.count - 1, by: 2) {
+                        if let owner = byKey[pairs[i]] { links[owner, default: [:]][relationship.name, default: []].append(pairs[i + 1]) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// What is wrong with the links of the rows: keys and members that point
+    /// nowhere (but through a relationship whose inverse's rule is no action),
+    /// and links whose inverse does not point back.
+    static func linkViolations(_ rows: StoredRows, model: DataModel) -> [String] {
+        var problems: [String] = []
+        func row(_ key: Int64, of destination: Entity) -> ObjectID? {
+            let id = ObjectID(entity: destination, primaryKey: key)
+            guard let index = rows.entities[id], model.isEntity(at: index, kindOf: destination.index) else { return nil }
+            return ObjectID(entity: model.entities[index], primaryKey: key)
+        }
+        for (id, index) in rows.entities.sorted(by: { ($0.key.root, $0.key.primaryKey) < ($1.key.root, $1.key.primaryKey) }) {
+            let entity = model.entities[index]
+            for relationship in entity.relationships where !relationship.isTransient {
+                guard let destination = model.entity(named: relationship.destination) else { continue }
+                let inverse = relationship.inverse.flatMap { destination.relationship(named: $0) }
+                for key in rows.links[id]?[relationship.name] ?? [] {
+                    guard let target = row(key, of: destination) else {
+                        if inverse?.deleteRule != .noAction {
+                            problems.append("\(entity.name) \(id.primaryKey).\(relationship.name) points at \(destination.name) \(key), "
+                                            + "which is not there")
+                        }
+                        continue
+                    }
+                    if let inverse, !(rows.links[target]?[inverse.name] ?? []).contains(id.primaryKey) {
+                        problems.append("\(entity.name) \(id.primaryKey).\(relationship.name) holds \(destination.name) \(key), "
+                                        + "whose \(inverse.name) does not hold it back")
+                    }
+                }
+            }
+        }
+        return problems
+    }
+
+    /// What is wrong with an SQLite store, if anything.
     static func violations(of store: SQLiteStore) -> [String] {
         let schema = store.schema
         let model = store.model

@@ -3,7 +3,8 @@
 // The file is a JSON data set (a model and its objects). Opening reads every
 // object into row nodes; every fetch is answered by the memory lowering over
 // them; every save applies the changes (with the same optimistic locking and
-// merge policies as the SQLite store) and writes the whole file again,
+// merge policies as the SQLite store, and the delete rules worked out again
+// over its rows, SaveRules.swift) and writes the whole file again,
 // atomically: a temporary file beside it, then a rename over it.
 
 import Foundation
@@ -194,24 +195,59 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
                     toOne: update.toOne.map(resolve), toMany: current.toMany)
                 result.changes.updated.insert(update.id)
             }
+            for change in request.links {
+                let owner = ObjectID(entity: change.owner.entity, root: change.owner.root, primaryKey: resolve(change.owner.primaryKey)!)
+                guard tables[owner.root][owner.primaryKey] != nil else { continue }
+                let removed = change.removed.compactMap(resolve)
+                let added = change.added.compactMap(resolve)
+                Self.link(owner, change.relationship, adding: added, removing: removed, in: &tables)
+                // A many-to-many link is one link: its other side changes with it (as one join-table row does),
+                // even when the merge policy dropped the other side's own change.
+                if let destination = model.entity(named: change.relationship.destination),
+                   let inverse = change.relationship.inverse.flatMap({ destination.relationship(named: $0) }), inverse.isToMany {
+                    for member in added where tables[destination.rootIndex][member] != nil {
+                        Self.link(ObjectID(entity: destination, primaryKey: member), inverse, adding: [owner.primaryKey], removing: [],
+                                  in: &tables)
+                    }
+                    for member in removed where tables[destination.rootIndex][member] != nil {
+                        Self.link(ObjectID(entity: destination, primaryKey: member), inverse, adding: [], removing: [owner.primaryKey],
+                                  in: &tables)
+                    }
+                }
+            }
+            // The delete rules, worked out again over the rows as written so
+            // far (SaveRules.swift), then the deletes.
+            let plan: DeletionPlan?
+            do {
+                plan = try request.deletionPlan(keys: keys, model: model, reader: TableReader(tables: tables, model: model))
+            } catch {
+                throw StoreError(error)
+            }
             for delete in request.deletes {
                 // A row already gone is reported too: whoever caches it must drop it.
                 tables[delete.id.root][delete.id.primaryKey] = nil
                 result.changes.deleted.insert(delete.id)
             }
-            result.changes.deleted.formUnion(request.gone)
-            for change in request.links {
-                let owner = ObjectID(entity: change.owner.entity, root: change.owner.root, primaryKey: resolve(change.owner.primaryKey)!)
-                guard let node = tables[owner.root][owner.primaryKey] else { continue }
-                let removed = Set(change.removed.compactMap(resolve))
-                let added = change.added.compactMap(resolve)
-                var toMany = node.toMany
-                toMany[change.relationship.slot] = (toMany[change.relationship.slot] ?? []).filter {
-                    !removed.contains($0) && !added.contains($0)
-                } + added
-                tables[owner.root][owner.primaryKey] = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
-                                                                  values: node.values, toOne: node.toOne, toMany: toMany)
+            if let plan {
+                for id in plan.deleted where !result.changes.deleted.contains(id) {
+                    tables[id.root][id.primaryKey] = nil
+                    result.ruleChanges.deleted.insert(id)
+                }
+                result.ruleChanges.updated = clear(plan.cleared, in: &tables, now: now)
+                result.ruleChanges.updated.formUnion(plan.touched.filter { tables[$0.root][$0.primaryKey] != nil })
             }
+            // Links the request wrote to rows no longer there.
+            let dangling: [(entity: Entity, relationship: Relationship, rows: [ObjectID], targets: [Int64])]
+            do {
+                dangling = try request.danglingLinks(keys: keys, model: model, reader: TableReader(tables: tables, model: model))
+            } catch {
+                throw StoreError(error)
+            }
+            result.ruleChanges.updated.formUnion(clear(dangling, in: &tables, now: now))
+            result.changes.deleted.formUnion(result.ruleChanges.deleted)
+            result.changes.deleted.formUnion(request.gone)
+            result.changes.updated.formUnion(result.ruleChanges.updated.subtracting(result.changes.inserted))
+            listingWhatPointsBack(&tables)
             let all = withoutDanglingLinks(tables)
             try write(all)
             data.replaceAll(with: all)
@@ -240,6 +276,75 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
     static func unloaded(_ node: RowNode) -> RowNode {
         RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp, values: node.values,
                 toOne: node.toOne, toMany: Array(repeating: nil, count: node.toMany.count))
+    }
+
+    /// Adds members to one to-many relationship of a row (once each, last)
+    /// and removes others.
+    private static func link(_ owner: ObjectID, _ relationship: Relationship, adding added: [Int64], removing removed: [Int64],
+                             in tables: inout [[Int64: RowNode]]) {
+        guard let node = tables[owner.root][owner.primaryKey], relationship.slot < node.toMany.count else { return }
+        let gone = Set(removed).union(added)
+        var toMany = node.toMany
+        toMany[relationship.slot] = (toMany[relationship.slot] ?? []).filter { !gone.contains($0) } + added
+        guard toMany != node.toMany else { return }
+        tables[owner.root][owner.primaryKey] = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
+                                                       values: node.values, toOne: node.toOne, toMany: toMany)
+    }
+
+    /// Each to-many relationship whose inverse is to-one lists exactly the
+    /// rows whose key points back at its row: the key decides, as a SQL
+    /// store's foreign key does (a merge policy may keep one side of a link
+    /// and drop the other's change). Members stay in their order, new ones
+    /// last; versions do not change (the keys' rows were written).
+    private func listingWhatPointsBack(_ tables: inout [[Int64: RowNode]]) {
+        for entity in model.entities {
+            for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
+                guard let destination = model.entity(named: relationship.destination),
+                      let inverse = relationship.inverse.flatMap({ destination.relationship(named: $0) }), !inverse.isToMany
+                else { continue }
+                // Who points at whom, read from the keys.
+                var members: [Int64: [Int64]] = [:]
+                for node in tables[destination.rootIndex].values
+                where model.isEntity(at: node.id.entity, kindOf: destination.index) && inverse.slot < node.toOne.count {
+                    if let owner = node.toOne[inverse.slot] { members[owner, default: []].append(node.id.primaryKey) }
+                }
+                for (key, node) in tables[entity.rootIndex] where node.id.entity == entity.index {
+                    let pointing = members[key] ?? []
+                    let listed = node.toMany[relationship.slot] ?? []
+                    guard listed.count != pointing.count || Set(listed) != Set(pointing) else { continue }
+                    let wanted = Set(pointing)
+                    let kept = listed.filter(wanted.contains)
+                    let keptSet = Set(kept)
+                    var toMany = node.toMany
+                    toMany[relationship.slot] = kept + pointing.filter { !keptSet.contains($0) }.sorted()
+                    tables[entity.rootIndex][key] = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
+                                                            values: node.values, toOne: node.toOne, toMany: toMany)
+                }
+            }
+        }
+    }
+
+    /// Clears to-one keys, each row's version incremented once.
+    ///
+    /// - Returns: The rows changed.
+    private func clear(_ cleared: [(entity: Entity, relationship: Relationship, rows: [ObjectID], targets: [Int64])],
+                       in tables: inout [[Int64: RowNode]], now: Double) -> Set<ObjectID> {
+        var changed: Set<ObjectID> = []
+        for clear in cleared {
+            let targets = Set(clear.targets)
+            let slot = clear.relationship.slot
+            for id in clear.rows {
+                guard let node = tables[id.root][id.primaryKey], slot < node.toOne.count,
+                      let target = node.toOne[slot], targets.contains(target) else { continue }
+                var toOne = node.toOne
+                toOne[slot] = nil
+                let version = changed.contains(id) ? node.version : node.version &+ 1
+                tables[id.root][id.primaryKey] = RowNode(id: node.id, version: version, fetchTimestamp: now, values: node.values,
+                                                         toOne: toOne, toMany: node.toMany)
+                changed.insert(node.id)
+            }
+        }
+        return changed
     }
 
     /// Every row, with no link to a row that is gone.
@@ -310,5 +415,49 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
         } catch {
             throw .cannotWrite(path: url.path, reason: "\(error)")
         }
+    }
+}
+
+/// Reads relationships from the atomic store's rows as a save has written
+/// them so far. A to-many relationship's members are those its row lists
+/// and those whose inverse points back (a save may have changed one side
+/// of a link whose other side the merge policy kept).
+private struct TableReader: DeletionReader {
+    let tables: [[Int64: RowNode]]
+    let model: DataModel
+
+    func pairs(_ relationship: Relationship, of entity: Entity, owners: [Int64]) throws -> [(owner: Int64, member: Int64)] {
+        let table = tables[entity.rootIndex]
+        guard relationship.isToMany else {
+            return owners.compactMap { owner in
+                guard let node = table[owner], relationship.slot < node.toOne.count,
+                      let member = node.toOne[relationship.slot] else { return nil }
+                return (owner, member)
+            }
+        }
+        var members: [Int64: [Int64]] = [:]
+        for owner in owners {
+            members[owner] = table[owner].flatMap { $0.toMany[relationship.slot] } ?? []
+        }
+        if let destination = model.entity(named: relationship.destination),
+           let inverse = relationship.inverse.flatMap({ destination.relationship(named: $0) }) {
+            let wanted = Set(owners)
+            for node in tables[destination.rootIndex].values where model.isEntity(at: node.id.entity, kindOf: destination.index) {
+                let pointing: [Int64] = inverse.isToMany
+                    ? (inverse.slot < node.toMany.count ? node.toMany[inverse.slot] ?? [] : [])
+                    : (inverse.slot < node.toOne.count ? [node.toOne[inverse.slot]].compactMap { $0 } : [])
+                for owner in pointing where wanted.contains(owner) && members[owner]?.contains(node.id.primaryKey) == false {
+                    members[owner, default: []].append(node.id.primaryKey)
+                }
+            }
+        }
+        return owners.flatMap { owner in (members[owner] ?? []).map { (owner, $0) } }
+    }
+
+    func entities(of keys: [Int64], in entity: Entity) throws -> [Int64: Int] {
+        let table = tables[entity.rootIndex]
+        var result: [Int64: Int] = [:]
+        for key in keys { if let node = table[key] { result[key] = node.id.entity } }
+        return result
     }
 }

@@ -40,6 +40,53 @@ struct SQLDeletionReader: DeletionReader {
     }
 }
 
+extension DeletionPlan {
+    /// Runs the plan in SQL: each table's rows deleted by one statement
+    /// (but those in `done`, deleted already), with their join-table links,
+    /// then the to-one keys it clears.
+    ///
+    /// - Returns: What it changed: the rows deleted, those cleared and those
+    ///   whose to-many relationships lost members.
+    func run(_ executor: any SQLExecutor, schema: SQLSchema, model: DataModel, except done: Set<ObjectID> = []) throws
+        -> StoreChanges
+    {
+        let deleted = self.deleted.filter { !done.contains($0) }
+        var changes = StoreChanges(deleted: Set(deleted))
+        for (root, ids) in Dictionary(grouping: deleted, by: \.root).sorted(by: { $0.key < $1.key }) {
+            let query = schema.deleteRows(model.entities[root], keys: ids.map(\.primaryKey))
+            _ = try executor.rows(query.sql, query.bindings)
+        }
+        for (index, ids) in Dictionary(grouping: deleted, by: \.entity).sorted(by: { $0.key < $1.key }) {
+            let deletedEntity = model.entities[index]
+            for relationship in deletedEntity.relationships where relationship.isToMany {
+                if let query = schema.deleteLinks(relationship, in: deletedEntity, owners: ids.map(\.primaryKey)) {
+                    _ = try executor.rows(query.sql, query.bindings)
+                }
+            }
+        }
+        changes.updated = try Self.clear(cleared, executor, schema: schema)
+        changes.updated.formUnion(touched.filter { !self.deleted.contains($0) })
+        return changes
+    }
+
+    /// Clears to-one keys in SQL, each row's version incremented.
+    ///
+    /// - Returns: The rows changed.
+    static func clear(_ cleared: [(entity: Entity, relationship: Relationship, rows: [ObjectID], targets: [Int64])],
+                      _ executor: any SQLExecutor, schema: SQLSchema) throws -> Set<ObjectID> {
+        var changed: Set<ObjectID> = []
+        for clear in cleared {
+            let byKey = Dictionary(clear.rows.map { ($0.primaryKey, $0) }, uniquingKeysWith: { a, _ in a })
+            let query = schema.clearToOne(clear.relationship, of: clear.entity, keys: Array(byKey.keys).sorted(),
+                                          pointingAt: clear.targets)
+            for row in try executor.rows(query.sql, query.bindings) {
+                if case .integer(let key)? = row.first, let id = byKey[key] { changed.insert(id) }
+            }
+        }
+        return changed
+    }
+}
+
 extension SQLStoreBackend {
     /// A batch update as one UPDATE, when SQL can run its predicate and
     /// every value; in memory otherwise.
@@ -135,28 +182,7 @@ extension SQLStoreBackend {
                 }
             }
             let plan = try DeletionPlan.make(deleting: start, model: model, reader: reader)
-            var changes = StoreChanges(deleted: Set(plan.deleted))
-            for (root, ids) in Dictionary(grouping: plan.deleted, by: \.root).sorted(by: { $0.key < $1.key }) {
-                let query = schema.deleteRows(model.entities[root], keys: ids.map(\.primaryKey))
-                _ = try executor.rows(query.sql, query.bindings)
-            }
-            for (index, ids) in Dictionary(grouping: plan.deleted, by: \.entity).sorted(by: { $0.key < $1.key }) {
-                let deletedEntity = model.entities[index]
-                for relationship in deletedEntity.relationships where relationship.isToMany {
-                    if let query = schema.deleteLinks(relationship, in: deletedEntity, owners: ids.map(\.primaryKey)) {
-                        _ = try executor.rows(query.sql, query.bindings)
-                    }
-                }
-            }
-            for clear in plan.cleared {
-                let byKey = Dictionary(clear.rows.map { ($0.primaryKey, $0) }, uniquingKeysWith: { a, _ in a })
-                let query = schema.clearToOne(clear.relationship, of: clear.entity, keys: Array(byKey.keys).sorted(),
-                                              pointingAt: clear.targets)
-                for row in try executor.rows(query.sql, query.bindings) {
-                    if case .integer(let key)? = row.first, let id = byKey[key] { changes.updated.insert(id) }
-                }
-            }
-            changes.updated.formUnion(plan.touched)
+            let changes = try plan.run(executor, schema: schema, model: model)
             let selected = start.sorted { $0.primaryKey < $1.primaryKey }
             return (BatchResult(objectIDs: selected, changes: changes, ranInSQL: true), changes)
         }

@@ -3,7 +3,9 @@
 // DELETE checked against the version the context read (`WHERE key = ? AND
 // version = ?`). A row that moved is a conflict: the backend rolls the
 // transaction back, and the conflicts go back with the rows as the store
-// has them. The backend supplies a `SQLExecutor` inside its transaction.
+// has them. The delete rules are worked out again over the rows as the
+// transaction sees them (SaveRules.swift). The backend supplies a
+// `SQLExecutor` inside its transaction.
 
 import Foundation
 import Sift
@@ -179,6 +181,17 @@ package struct SQLSaveWriter {
             }
         }
 
+        // The delete rules, worked out again over the rows as this
+        // transaction sees them (SaveRules.swift); a refusal waits for the
+        // conflicts, which go first (the merge policy may change the request).
+        let reader = SQLDeletionReader(executor: executor, schema: schema)
+        var rules: Result<DeletionPlan?, any Error>
+        do {
+            rules = .success(try request.deletionPlan(keys: keys, model: model, reader: reader))
+        } catch {
+            rules = .failure(error)
+        }
+
         for delete in request.deletes {
             let entity = model.entities[delete.id.entity]
             let query = schema.deleteRow(entity, checkingVersion: delete.expectedVersion != nil)
@@ -199,6 +212,21 @@ package struct SQLSaveWriter {
             result.changes.deleted.insert(delete.id)
         }
         guard conflicts.isEmpty else { throw ConflictsFound(conflicts: conflicts) }
+        // What the rules reach beyond the request: rows deleted, links cleared.
+        if let plan = try rules.get() {
+            result.ruleChanges = try plan.run(executor, schema: schema, model: model, except: Set(request.deletes.map(\.id)))
+        }
+        // Links the request wrote to rows no longer there.
+        let dangling = try request.danglingLinks(keys: keys, model: model, reader: reader)
+        result.ruleChanges.updated.formUnion(try DeletionPlan.clear(dangling, executor, schema: schema))
+        result.ruleChanges.updated.subtract(result.changes.deleted)
+        // A row the rules changed has a new version: its node, if any, is stale.
+        for id in result.ruleChanges.updated { result.nodes[id] = nil }
+        for insert in request.inserts where result.ruleChanges.updated.contains(permanent(insert.id)) {
+            result.nodes[insert.id] = nil
+        }
+        result.changes.deleted.formUnion(result.ruleChanges.deleted)
+        result.changes.updated.formUnion(result.ruleChanges.updated.subtracting(result.changes.inserted))
         // Rows the request learnt are gone (deleted by another store): they go from the cache too.
         result.changes.deleted.formUnion(request.gone)
         return result
