@@ -71,11 +71,22 @@ public struct MemoryDictionaryFetch<Domain: EvaluationDomain> {
     /// - Throws: `EvaluationError` when evaluating a column, a grouping key or
     ///   the `having` predicate fails (as `MemoryExpression.evaluate(_:)`
     ///   throws, such as a `MATCHES` or `LIKE` pattern that runs out of
-    ///   budget), or `EvaluationError.integerOverflow` when an integer sum
-    ///   passes 64 bits.
+    ///   budget, on one value or over all of them: `EvaluationBudget`), or
+    ///   `EvaluationError.integerOverflow` when an integer sum passes 64 bits.
     @_specialize(exported: true, where Domain == RowNodeDomain)
     public func results(_ objects: [Domain.Object], sortedBy sort: [ResultSortKey] = [], offset: Int = 0,
                         limit: Int? = nil) throws(EvaluationError) -> [[PredicateValue]] {
+        // One fetch: its patterns share one budget over every object (the
+        // budget of the fetch it runs in, if any).
+        try EvaluationBudget.joining(orRunning: PredicateLimits.standard.regularExpressionStepsPerFetch) {
+            () throws(EvaluationError) in
+            try budgetedResults(objects, sortedBy: sort, offset: offset, limit: limit)
+        }
+    }
+
+    /// The results, under the fetch's budget.
+    func budgetedResults(_ objects: [Domain.Object], sortedBy sort: [ResultSortKey], offset: Int,
+                         limit: Int?) throws(EvaluationError) -> [[PredicateValue]] {
         var rows: [[PredicateValue]] = []
         if fetch.isGrouped {
             rows = try groupedRows(objects)

@@ -275,7 +275,10 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
 
     /// The indices in `0..<count` whose objects satisfy the predicate, in
     /// order: the objects made by `object`, with one evaluation scope for
-    /// them all. Stops at the first error.
+    /// them all, and one budget for their `MATCHES` and `LIKE` tests
+    /// (`EvaluationBudget`: the fetch's this runs in, or
+    /// `PredicateLimits.regularExpressionStepsPerFetch`). Stops at the first
+    /// error.
     ///
     /// - Parameters:
     ///   - count: How many objects there are.
@@ -300,26 +303,44 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
             for index in 0..<count where test(object(index), &scope) { matching.append(index) }
             return matching
         }
-        try EvaluationFailure.scoped {
-            for index in 0..<count {
-                // A recorded error ends the evaluation, whatever the test gave.
-                let result = test(object(index), &scope)
-                if EvaluationFailure.pending != nil { return }
-                if result { matching.append(index) }
+        // One fetch: its patterns share one budget over every object (the
+        // budget of the fetch it runs in, if any).
+        try EvaluationBudget.joining(orRunning: PredicateLimits.standard.regularExpressionStepsPerFetch) {
+            () throws(EvaluationError) in
+            try EvaluationFailure.scoped {
+                for index in 0..<count {
+                    // A recorded error ends the evaluation, whatever the test gave.
+                    let result = test(object(index), &scope)
+                    if EvaluationFailure.pending != nil { return }
+                    if result { matching.append(index) }
+                }
             }
         }
         return matching
     }
 
-    /// The objects of `objects` that satisfy the predicate, in their order.
+    /// The objects of `objects` that satisfy the predicate, in their order,
+    /// with one budget for their `MATCHES` and `LIKE` tests
+    /// (`EvaluationBudget`: the fetch's this runs in, or
+    /// `PredicateLimits.regularExpressionStepsPerFetch`).
     ///
     /// - Parameter objects: The objects to test.
     /// - Returns: The objects that satisfy the predicate.
     /// - Throws: `EvaluationError` from the first object whose evaluation fails,
-    ///   as `evaluate(_:)` throws it.
+    ///   as `evaluate(_:)` throws it, or `fetchTooCostly` when the patterns'
+    ///   work over all the objects passes the budget.
     public func filter(_ objects: some Sequence<Domain.Object>) throws(EvaluationError) -> [Domain.Object] {
         var matching: [Domain.Object] = []
-        for object in objects where try evaluate(object) { matching.append(object) }
+        guard mayFail else {
+            for object in objects where try evaluate(object) { matching.append(object) }
+            return matching
+        }
+        // One fetch: its patterns share one budget over every object (the
+        // budget of the fetch it runs in, if any).
+        try EvaluationBudget.joining(orRunning: PredicateLimits.standard.regularExpressionStepsPerFetch) {
+            () throws(EvaluationError) in
+            for object in objects where try evaluate(object) { matching.append(object) }
+        }
         return matching
     }
 }

@@ -11,7 +11,9 @@ import Synchronization
 /// The parser refuses text past ``maximumLength`` or ``maximumNodes`` and
 /// nesting past ``maximumDepth`` with a `PredicateSyntaxError`; a regular
 /// expression (`MATCHES`) that takes more than ``regularExpressionSteps`` on
-/// one value ends its evaluation with an error naming the pattern.
+/// one value, or the patterns of one fetch that take more than
+/// ``regularExpressionStepsPerFetch`` over all its rows, end its evaluation
+/// with an error naming the pattern.
 ///
 /// ```swift
 /// var limits = PredicateLimits.standard
@@ -43,6 +45,17 @@ public struct PredicateLimits: Hashable, Sendable {
     /// pattern without catastrophic backtracking reaches on a value of less
     /// than a megabyte.
     public var regularExpressionSteps: Int
+    /// The most work the `MATCHES` and `LIKE` tests of one fetch (a fetch,
+    /// count, dictionary fetch or batch change, or one filter of a
+    /// collection in memory) may do over all the values they test together,
+    /// in the same steps as ``regularExpressionSteps`` (which bounds one
+    /// value). Past it the fetch ends with
+    /// `EvaluationError.fetchTooCostly`, naming the pattern, on every
+    /// backend; a request may set its own (`regularExpressionStepLimit`).
+    /// Only work the engine reports is counted (a regular expression reports
+    /// every 10 000 steps on one value; LIKE counts the pieces it tries at
+    /// each place). Default: 100 000 000, a few seconds of backtracking at most.
+    public var regularExpressionStepsPerFetch: Int
 
     /// Limits with the given values; the defaults are those of ``standard``
     /// as shipped.
@@ -57,13 +70,18 @@ public struct PredicateLimits: Hashable, Sendable {
     ///     operators (1 000 by default).
     ///   - regularExpressionSteps: The most steps one `MATCHES` or `LIKE` may
     ///     take on one value (10 000 000 by default).
+    ///   - regularExpressionStepsPerFetch: The most steps the `MATCHES` and
+    ///     `LIKE` tests of one fetch may take over all its values together
+    ///     (100 000 000 by default).
     public init(maximumLength: Int = 1 << 20, maximumNodes: Int = 1 << 18, maximumDepth: Int = 100,
-                maximumChain: Int = 1_000, regularExpressionSteps: Int = 10_000_000) {
+                maximumChain: Int = 1_000, regularExpressionSteps: Int = 10_000_000,
+                regularExpressionStepsPerFetch: Int = 100_000_000) {
         self.maximumLength = maximumLength
         self.maximumNodes = maximumNodes
         self.maximumDepth = maximumDepth
         self.maximumChain = maximumChain
         self.regularExpressionSteps = regularExpressionSteps
+        self.regularExpressionStepsPerFetch = regularExpressionStepsPerFetch
     }
 
     private static let current = Mutex(PredicateLimits())

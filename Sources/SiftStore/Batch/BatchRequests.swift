@@ -36,6 +36,10 @@ public struct BatchUpdateRequest: Sendable {
     /// current values its new value is (`expression`, with `arguments`
     /// for its `%@`).
     public var propertiesToUpdate: [ExpressionDescription]
+    /// The most steps the `MATCHES` and `LIKE` tests of the predicate and
+    /// the expressions may take over all the rows together, as
+    /// `FetchRequest.regularExpressionStepLimit` (nil: the standard limit).
+    public var regularExpressionStepLimit: Int?
 
     /// A request changing the objects of `entityName` that `predicate`
     /// selects (every one when nil), setting `propertiesToUpdate`.
@@ -87,6 +91,10 @@ public struct BatchDeleteRequest: Sendable {
     /// The objects to delete, when the request names them rather than
     /// selecting them with a predicate.
     public var objectIDs: [ObjectID]?
+    /// The most steps the `MATCHES` and `LIKE` tests of the predicate may
+    /// take over all the rows together, as
+    /// `FetchRequest.regularExpressionStepLimit` (nil: the standard limit).
+    public var regularExpressionStepLimit: Int?
 
     /// A request deleting the objects of `entityName` that `predicate`
     /// selects (every one when nil).
@@ -208,14 +216,18 @@ extension ObjectContext {
     /// - Throws: `StoreError`, nothing written: `.unknownEntity` when the model has no such entity;
     ///   `.invalidFetch` when the request sets no property or one twice; `.invalidPredicate` when an expression
     ///   or the predicate does not parse or fit the model; `.validation` when a new value is nil for a required
-    ///   attribute or an integer out of range; `.conflicts` when other saves kept changing the rows;
+    ///   attribute or an integer out of range; `.evaluation` when a `MATCHES` or `LIKE` runs out of its budget,
+    ///   on one value or over all the rows (`regularExpressionStepLimit`: `.fetchTooCostly`); `.conflicts`
+    ///   when other saves kept changing the rows;
     ///   `.cannotWrite` or the store's error (such as `.locked` or `.sqlite`) when writing fails. An error while
     ///   merging the committed update into this context (`.objectNotFound`, or the store's error while reading)
     ///   comes after the store has written it; observers are told of the update all the same.
     @discardableResult
     public func execute(_ request: BatchUpdateRequest) throws(StoreError) -> BatchResult {
         let update = try store.bindBatchUpdate(request)
-        let result = try store.batchUpdate(update)
+        let result = try EvaluationBudget.run(
+            steps: request.regularExpressionStepLimit ?? PredicateLimits.standard.regularExpressionStepsPerFetch
+        ) { () throws(StoreError) in try store.batchUpdate(update) }
         // Committed: observers hear of it even if merging it here fails.
         defer { store.announce(result.changes) }
         try mergeChanges(from: result.changes)
@@ -233,7 +245,9 @@ extension ObjectContext {
     ///   included), and whether it ran in SQL.
     /// - Throws: `StoreError`, nothing deleted: `.unknownEntity` when the model has no such entity;
     ///   `.invalidFetch` when an ID is of another entity; `.invalidPredicate` when the predicate does not parse
-    ///   or fit the model; `.validation` when a deny rule protects an object; `.conflicts` when other saves
+    ///   or fit the model; `.validation` when a deny rule protects an object; `.evaluation` when a `MATCHES`
+    ///   or `LIKE` runs out of its budget, on one value or over all the rows (`regularExpressionStepLimit`:
+    ///   `.fetchTooCostly`); `.conflicts` when other saves
     ///   kept changing the rows; `.cannotWrite` or the store's error (such as `.locked` or `.sqlite`) when
     ///   writing fails. An error while merging the committed delete into this context (`.objectNotFound`, or
     ///   the store's error while reading) comes after the store has written it; observers are told of the
@@ -241,7 +255,9 @@ extension ObjectContext {
     @discardableResult
     public func execute(_ request: BatchDeleteRequest) throws(StoreError) -> BatchResult {
         let entity = try store.entity(request.entityName)
-        let result = try store.batchDelete(request, entity: entity)
+        let result = try EvaluationBudget.run(
+            steps: request.regularExpressionStepLimit ?? PredicateLimits.standard.regularExpressionStepsPerFetch
+        ) { () throws(StoreError) in try store.batchDelete(request, entity: entity) }
         // Committed: observers hear of it even if merging it here fails.
         defer { store.announce(result.changes) }
         try mergeChanges(from: result.changes)

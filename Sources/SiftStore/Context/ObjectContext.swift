@@ -147,9 +147,15 @@ public final class ObjectContext {
     ///   when `includesPendingChanges`.
     /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidPredicate` when the
     ///   predicate or a sort key does not parse or fit the model; `.unknownRelationship` when a prefetching key
-    ///   path is not one of relationships (and no batch size is set); `.evaluation` when evaluating in memory runs out of a budget; the
-    ///   store's error (such as `.sqlite` or `.locked`) when reading fails.
+    ///   path is not one of relationships (and no batch size is set); `.evaluation` when a `MATCHES` or `LIKE`
+    ///   runs out of its budget, on one value or over the whole fetch (`regularExpressionStepLimit`:
+    ///   `.fetchTooCostly`); the store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func fetch(_ request: FetchRequest) throws(StoreError) -> [ManagedObject] {
+        // One budget for the patterns of the whole fetch: SQL, residual and unsaved changes.
+        try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in try fetchUnderBudget(request) }
+    }
+
+    func fetchUnderBudget(_ request: FetchRequest) throws(StoreError) -> [ManagedObject] {
         let entity = try store.entity(request.entityName)
         if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity) }
         if request.fetchBatchSize > 0 {
@@ -198,12 +204,15 @@ public final class ObjectContext {
     /// - Parameter request: What to count: the entity, predicate, limit and offset.
     /// - Returns: How many objects the request selects.
     /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidPredicate` when the
-    ///   predicate does not parse or fit the model; `.evaluation` when evaluating in memory runs out of a
-    ///   budget; the store's error (such as `.sqlite` or `.locked`) when reading fails.
+    ///   predicate does not parse or fit the model; `.evaluation` when a `MATCHES` or `LIKE` runs out of its
+    ///   budget, on one value or over the whole count (`regularExpressionStepLimit`: `.fetchTooCostly`); the
+    ///   store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func count(for request: FetchRequest) throws(StoreError) -> Int {
-        let entity = try store.entity(request.entityName)
-        if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity).count }
-        return try store.count(for: request)
+        try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
+            let entity = try store.entity(request.entityName)
+            if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity).count }
+            return try store.count(for: request)
+        }
     }
 
     /// The IDs of the objects a request selects.
@@ -211,12 +220,15 @@ public final class ObjectContext {
     /// - Parameter request: What to fetch: the entity, predicate, order, limit and offset.
     /// - Returns: The IDs of the matching objects, in the request's order, each of its object's own entity.
     /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidPredicate` when the
-    ///   predicate or a sort key does not parse or fit the model; `.evaluation` when evaluating in memory runs
-    ///   out of a budget; the store's error (such as `.sqlite` or `.locked`) when reading fails.
+    ///   predicate or a sort key does not parse or fit the model; `.evaluation` when a `MATCHES` or `LIKE` runs
+    ///   out of its budget, on one value or over the whole fetch (`regularExpressionStepLimit`:
+    ///   `.fetchTooCostly`); the store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func fetchObjectIDs(_ request: FetchRequest) throws(StoreError) -> [ObjectID] {
-        let entity = try store.entity(request.entityName)
-        if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity).map(\.objectID) }
-        return try store.keys(for: request)
+        try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
+            let entity = try store.entity(request.entityName)
+            if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity).map(\.objectID) }
+            return try store.keys(for: request)
+        }
     }
 
     /// The named properties of the objects a request selects, as dictionaries:
@@ -229,13 +241,17 @@ public final class ObjectContext {
     /// - Returns: One dictionary per matching row, in the request's order, its values by property name.
     /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.unknownKey` when a
     ///   property is not one of the entity's; `.invalidPredicate` when the predicate or a sort key does not
-    ///   parse or fit the model; the store's error (such as `.sqlite` or `.locked`) when reading fails.
+    ///   parse or fit the model; `.evaluation` when a `MATCHES` or `LIKE` runs out of its budget, on one value
+    ///   or over the whole fetch (`regularExpressionStepLimit`: `.fetchTooCostly`); the store's error (such as
+    ///   `.sqlite` or `.locked`) when reading fails.
     public func fetchDictionaries(_ request: FetchRequest, properties: [String]) throws(StoreError) -> [[String: PredicateValue]] {
         let entity = try store.entity(request.entityName)
         for name in properties where entity.property(named: name) == nil {
             throw .unknownKey(name, entity: entity.name)
         }
-        let nodes = try store.rows(for: request)
+        let nodes = try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
+            try store.rows(for: request)
+        }
         return nodes.map { node in
             var dictionary: [String: PredicateValue] = [:]
             for name in properties {

@@ -239,11 +239,14 @@ extension ObjectContext {
     /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidFetch` when the
     ///   request has no properties to fetch, a property is neither grouped nor aggregated, or a sort key names
     ///   no result; `.invalidPredicate` when a property, grouping key or predicate does not parse or fit the
-    ///   model; `.evaluation` when evaluating in memory runs out of a budget; the store's error (such as
+    ///   model; `.evaluation` when a `MATCHES` or `LIKE` runs out of its budget, on one value or over the whole
+    ///   fetch (`regularExpressionStepLimit`: `.fetchTooCostly`); the store's error (such as
     ///   `.sqlite` or `.locked`) when reading fails.
     public func fetchDictionaries(_ request: FetchRequest) throws(StoreError) -> [FetchedDictionary] {
         let (fetch, sort) = try store.bindDictionaryFetch(request)
-        let rows = try store.results(fetch, request: request, sort: sort)
+        let rows = try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
+            try store.results(fetch, request: request, sort: sort)
+        }
         let names = fetch.columns.map(\.name)
         return rows.map { row in
             var result = FetchedDictionary(minimumCapacity: names.count)

@@ -115,6 +115,14 @@ public struct FetchRequest: Sendable {
     public var havingPredicate: FetchPredicate?
     /// Whether a dictionary fetch returns equal results once.
     public var returnsDistinctResults: Bool
+    /// The most steps the fetch's `MATCHES` and `LIKE` tests may take over
+    /// all the rows it tests together, wherever they run (memory, SQLite's
+    /// functions, a residual after SQL); past it the fetch ends with
+    /// `StoreError.evaluation(.fetchTooCostly)`, naming the pattern. Nil
+    /// (the default) for `PredicateLimits.standard.regularExpressionStepsPerFetch`.
+    /// Each value is also bounded on its own by
+    /// `PredicateLimits.regularExpressionSteps`.
+    public var regularExpressionStepLimit: Int?
 
     /// A request for `entityName`'s objects matching `predicate`, if given.
     ///
@@ -141,6 +149,7 @@ public struct FetchRequest: Sendable {
         self.propertiesToGroupBy = []
         self.havingPredicate = nil
         self.returnsDistinctResults = false
+        self.regularExpressionStepLimit = nil
     }
 }
 
@@ -152,6 +161,12 @@ extension FetchRequest {
         if fetchOffset > 0 { result = Array(result.dropFirst(fetchOffset)) }
         if let limit = fetchLimit, limit >= 0 { result = Array(result.prefix(limit)) }
         return result
+    }
+
+    /// The steps the fetch's patterns may take over all its rows: its own
+    /// limit, or the standard one.
+    var patternStepBudget: Int {
+        regularExpressionStepLimit ?? PredicateLimits.standard.regularExpressionStepsPerFetch
     }
 
     /// The predicate's text, when it was given as text.

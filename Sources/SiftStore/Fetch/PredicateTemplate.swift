@@ -79,9 +79,17 @@ public final class PredicateTemplate {
     /// - Parameter values: The values of the template's `$variables`, by name without the `$`.
     /// - Returns: The IDs of the matching objects, in the request's order, its limit applied.
     /// - Throws: `StoreError`: `.invalidPredicate` when a variable has no value in `values`; `.evaluation` when
-    ///   evaluating in memory runs out of a budget; the store's error (such as `.sqlite` or `.locked`) when
-    ///   reading fails.
+    ///   a `MATCHES` or `LIKE` runs out of its budget, on one value or over the whole fetch
+    ///   (`regularExpressionStepLimit`: `.fetchTooCostly`); the store's error (such as `.sqlite` or `.locked`)
+    ///   when reading fails.
     public func fetchObjectIDs(_ values: [String: PredicateValue]) throws(StoreError) -> [ObjectID] {
+        // One budget for the patterns of the whole fetch (the request's `regularExpressionStepLimit`).
+        try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
+            try fetchObjectIDsUnderBudget(values)
+        }
+    }
+
+    func fetchObjectIDsUnderBudget(_ values: [String: PredicateValue]) throws(StoreError) -> [ObjectID] {
         for name in variables where values[name] == nil {
             throw .invalidPredicate(.validation(PredicateValidationError(.unboundVariable(name), range: .at(0))),
                                     text: "$" + name)

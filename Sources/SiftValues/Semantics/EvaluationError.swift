@@ -37,12 +37,18 @@ public enum EvaluationError: Error, Hashable, Sendable, CustomStringConvertible 
     case incompatibleTypes(operation: String, left: String, right: String, location: Range<Int>?)
     /// A sum of integers beyond 64 bits (SQL databases refuse it too).
     case integerOverflow(operation: String)
+    /// The `MATCHES` and `LIKE` tests of one fetch, over all its rows
+    /// together, needed more than `steps` steps
+    /// (``PredicateLimits/regularExpressionStepsPerFetch``, or the request's
+    /// own limit; see ``EvaluationBudget``). `term` is the test that passed
+    /// the budget, as `MATCHES '(.*)*x'` or `LIKE '*a?b*'`.
+    case fetchTooCostly(term: String, steps: Int)
 
     /// Where in the predicate's text the error arose, as UTF-8 offsets.
     public var location: Range<Int>? {
         switch self {
         case .notKeyValueCoding(_, _, let location), .incompatibleTypes(_, _, _, let location): location
-        case .regularExpressionTooCostly, .likeTooCostly, .integerOverflow: nil
+        case .regularExpressionTooCostly, .likeTooCostly, .integerOverflow, .fetchTooCostly: nil
         }
     }
 
@@ -59,6 +65,11 @@ public enum EvaluationError: Error, Hashable, Sendable, CustomStringConvertible 
             return "the LIKE pattern '\(Self.shortened(pattern))' needed more than \(steps) steps on one value "
                 + "(PredicateLimits.regularExpressionSteps): shorten the pieces that hold '?' between its '*'s, "
                 + "or raise the limit"
+        case .fetchTooCostly(let term, let steps):
+            return "the fetch's pattern matching needed more than \(steps) steps over all its rows "
+                + "(PredicateLimits.regularExpressionStepsPerFetch, or the request's regularExpressionStepLimit), "
+                + "and \(Self.shortened(term)) passed it: it costs many steps on each value; rewrite the pattern "
+                + "so that it tries less (no nested repetition), select fewer rows, or raise the limit"
         case .regularExpressionTooCostly(let pattern, let steps):
             return "the regular expression '\(Self.shortened(pattern))' needed more than \(steps) steps on one value "
                 + "(PredicateLimits.regularExpressionSteps): it backtracks too much; "

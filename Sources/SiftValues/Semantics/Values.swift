@@ -210,7 +210,10 @@ public enum StringMatching {
     /// without `?` is found in linear time; one with `?` is looked for at
     /// each place, and past `stepLimit` comparisons the match stops,
     /// ``EvaluationError/likeTooCostly(pattern:steps:)`` is recorded for the
-    /// evaluation to throw, and the answer is false.
+    /// evaluation to throw, and the answer is false. Inside a fetch
+    /// (``EvaluationBudget``), the comparisons are charged to its budget too,
+    /// and past what is left of it the match stops the same way, with
+    /// ``EvaluationError/fetchTooCostly(term:steps:)``.
     ///
     /// - Parameters:
     ///   - text: The string tested.
@@ -232,6 +235,10 @@ public enum StringMatching {
         var position = first.count
         let end = t.count - last.count
         var steps = 0
+        // The fetch's budget, looked up when the first step is charged.
+        var budget: EvaluationBudget.Budget?
+        var fetchLimit = Int.max
+        defer { budget?.used += steps }
         for piece in pieces.dropFirst().dropLast() where !piece.isEmpty {
             guard position + piece.count <= end else { return false }
             let found: Int?
@@ -243,11 +250,21 @@ public enum StringMatching {
                 var place: Int?
                 var start = position
                 while place == nil, start + piece.count <= end {
-                    if piece.count > shortPiece { steps &+= piece.count }
-                    if steps > stepLimit {
+                    if piece.count > shortPiece {
+                        if steps == 0, budget == nil, let current = EvaluationBudget.current {
+                            budget = current
+                            fetchLimit = current.remaining
+                        }
+                        steps &+= piece.count
+                    }
+                    if steps > stepLimit || steps > fetchLimit {
                         var shown = String.UnicodeScalarView()
                         shown.append(contentsOf: pattern)
-                        EvaluationFailure.record(.likeTooCostly(pattern: String(shown), steps: stepLimit))
+                        if steps > stepLimit {
+                            EvaluationFailure.record(.likeTooCostly(pattern: String(shown), steps: stepLimit))
+                        } else {
+                            EvaluationFailure.record(.fetchTooCostly(term: "LIKE '\(String(shown))'", steps: budget?.limit ?? 0))
+                        }
                         return false
                     }
                     if matches(piece[...], t, at: start) { place = start }
@@ -309,7 +326,11 @@ public enum StringMatching {
     /// every 10 000 steps; past `stepLimit` steps the match stops,
     /// ``EvaluationError/regularExpressionTooCostly(pattern:steps:)`` is
     /// recorded for the evaluation to throw (``EvaluationFailure``), and the
-    /// answer is false.
+    /// answer is false. Inside a fetch (``EvaluationBudget``), the steps
+    /// reported are charged to its budget too, and past what is left of it
+    /// the match stops the same way, with
+    /// ``EvaluationError/fetchTooCostly(term:steps:)``. (A pattern whose shape
+    /// bounds its work runs without reports, and charges nothing.)
     ///
     /// - Parameters:
     ///   - text: The string tested.
@@ -325,9 +346,14 @@ public enum StringMatching {
             return pattern.regex.firstMatch(in: text, options: .anchored, range: range)?.range == range
         }
         let reports = max(1, stepLimit / stepsPerReport)
+        // The fetch's budget, shared by every value it tests: charged as
+        // the engine reports its steps.
+        let budget = EvaluationBudget.current
+        let fetchReports = budget.map { $0.remaining / stepsPerReport } ?? Int.max
         var matched = false
         var reported = 0
         var exceeded = false
+        var fetchExceeded = false
         pattern.regex.enumerateMatches(in: text, options: [.anchored, .reportProgress], range: range) { match, flags, stop in
             if let match {
                 matched = match.range == range
@@ -337,11 +363,19 @@ public enum StringMatching {
                 if reported >= reports {
                     exceeded = true
                     stop.pointee = true
+                } else if reported > fetchReports {
+                    fetchExceeded = true
+                    stop.pointee = true
                 }
             }
         }
+        budget?.used += reported * stepsPerReport
         if exceeded {
             EvaluationFailure.record(.regularExpressionTooCostly(pattern: pattern.pattern, steps: stepLimit))
+            return false
+        }
+        if fetchExceeded, let budget {
+            EvaluationFailure.record(.fetchTooCostly(term: "MATCHES '\(pattern.pattern)'", steps: budget.limit))
             return false
         }
         return matched
