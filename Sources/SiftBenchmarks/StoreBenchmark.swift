@@ -28,6 +28,37 @@ func benchmarkStore(employees: Int) throws -> SQLiteStore {
     return try SQLiteStore(url: url, model: CompanyGenerator.model)
 }
 
+/// An employee's row as a hand-written record: what a raw `sqlite3_step`
+/// loop reads, the baseline of the fetch benchmarks.
+struct EmployeeRecord {
+    var key: Int64, version: Int64, name: String, nickname: String?, age: Int64, salary: Double, rating: Double?
+    var isManager: Bool, startDate: Date, department: Int64?, manager: Int64?
+
+    /// The SELECT of every column the record reads, from the employees' table.
+    static let columns = #"SELECT "Z_PK", "Z_OPT", "ZNAME", "ZNICKNAME", "ZAGE", "ZSALARY", "ZRATING", "ZISMANAGER", "ZSTARTDATE", "ZDEPARTMENT", "ZMANAGER" FROM "ZEMPLOYEE""#
+
+    /// The record of the statement's current row (selected by `columns`).
+    init(_ statement: OpaquePointer) {
+        func text(_ i: Int32) -> String? {
+            sqlite3_column_type(statement, i) == SQLITE_NULL ? nil : String(cString: sqlite3_column_text(statement, i))
+        }
+        func integer(_ i: Int32) -> Int64? { sqlite3_column_type(statement, i) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, i) }
+        self.init(key: sqlite3_column_int64(statement, 0), version: sqlite3_column_int64(statement, 1), name: text(2) ?? "",
+                  nickname: text(3), age: sqlite3_column_int64(statement, 4), salary: sqlite3_column_double(statement, 5),
+                  rating: sqlite3_column_type(statement, 6) == SQLITE_NULL ? nil : sqlite3_column_double(statement, 6),
+                  isManager: sqlite3_column_int64(statement, 7) != 0,
+                  startDate: Date(timeIntervalSinceReferenceDate: sqlite3_column_double(statement, 8)),
+                  department: integer(9), manager: integer(10))
+    }
+
+    init(key: Int64, version: Int64, name: String, nickname: String?, age: Int64, salary: Double, rating: Double?,
+         isManager: Bool, startDate: Date, department: Int64?, manager: Int64?) {
+        (self.key, self.version, self.name, self.nickname, self.age, self.salary, self.rating) =
+            (key, version, name, nickname, age, salary, rating)
+        (self.isManager, self.startDate, self.department, self.manager) = (isManager, startDate, department, manager)
+    }
+}
+
 /// SQLite copies transient bindings.
 let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
@@ -102,30 +133,14 @@ func storeBenchmark() {
     //    attribute; and the memory the fetched objects hold.
     let count = 200_000
     if part == nil || part == "fetch" {
-    struct Record {
-        var key: Int64, version: Int64, name: String, nickname: String?, age: Int64, salary: Double, rating: Double?
-        var isManager: Bool, startDate: Date, department: Int64?, manager: Int64?
-    }
-    let rawSQL = #"SELECT "Z_PK", "Z_OPT", "ZNAME", "ZNICKNAME", "ZAGE", "ZSALARY", "ZRATING", "ZISMANAGER", "ZSTARTDATE", "ZDEPARTMENT", "ZMANAGER" FROM "ZEMPLOYEE" ORDER BY "Z_PK" LIMIT ?1"#
-    func rawRecords() -> [Record] {
+    let rawSQL = EmployeeRecord.columns + #" ORDER BY "Z_PK" LIMIT ?1"#
+    func rawRecords() -> [EmployeeRecord] {
         var statement: OpaquePointer?
         sqlite3_prepare_v2(db, rawSQL, -1, &statement, nil)
         sqlite3_bind_int64(statement, 1, Int64(count))
-        var rows: [Record] = []
+        var rows: [EmployeeRecord] = []
         rows.reserveCapacity(count)
-        func text(_ i: Int32) -> String? {
-            sqlite3_column_type(statement, i) == SQLITE_NULL ? nil : String(cString: sqlite3_column_text(statement, i))
-        }
-        func integer(_ i: Int32) -> Int64? { sqlite3_column_type(statement, i) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, i) }
-        while sqlite3_step(statement) == SQLITE_ROW {
-            rows.append(Record(
-                key: sqlite3_column_int64(statement, 0), version: sqlite3_column_int64(statement, 1), name: text(2) ?? "",
-                nickname: text(3), age: sqlite3_column_int64(statement, 4), salary: sqlite3_column_double(statement, 5),
-                rating: sqlite3_column_type(statement, 6) == SQLITE_NULL ? nil : sqlite3_column_double(statement, 6),
-                isManager: sqlite3_column_int64(statement, 7) != 0,
-                startDate: Date(timeIntervalSinceReferenceDate: sqlite3_column_double(statement, 8)),
-                department: integer(9), manager: integer(10)))
-        }
+        while sqlite3_step(statement) == SQLITE_ROW { rows.append(EmployeeRecord(statement!)) }
         sqlite3_finalize(statement)
         return rows
     }
@@ -136,7 +151,7 @@ func storeBenchmark() {
     let entity = store.model.entity(named: "Employee")!
     let handles = names.map { entity.handle(forAttribute: $0)! }
     var kept: (ObjectContext, [ManagedObject])?
-    var keptRows: [Record] = []
+    var keptRows: [EmployeeRecord] = []
     func clear() {
         kept = nil
         keptRows = []
