@@ -359,19 +359,27 @@ struct BindingState {
             try checkComparable(leftType, op, right.type, range: range)
             right = convert(right, toMatch: leftType)
             left = convert(left, toMatch: right.type)
-            if c.quantifier == .direct, let exact = Self.exactComparison(left, op, right) { return exact }
         }
         var options = c.options
-        let rightType = right.type.elementType
-        let notString: ValueType? = Self.takesOptions(leftType) ? (Self.takesOptions(rightType) ? nil : rightType) : leftType
-        if !options.isEmpty, op != .matches, let type = notString {
-            // Apple ignores options on values that are not strings; so does
-            // Sift, with a warning, when a type says they change nothing.
-            warnings.append(PredicateWarning(.optionsIgnored(options: options.description, type: PredicateValidationError.article(type)),
-                                             range: range))
-            if leftType != .any && rightType != .any { options = [] }
+        if !options.isEmpty, op != .matches, !warnIfOptionsIgnored(options, leftType, right.type.elementType, range: range) {
+            options = []
         }
+        if c.quantifier == .direct, let exact = Self.exactComparison(left, op, right) { return exact }
         return .comparison(BoundComparison(left, op, options: options, right, quantifier: c.quantifier))
+    }
+
+    /// Apple ignores comparison options on values that are not strings; so
+    /// does Sift, with a warning, when a type says they change nothing.
+    ///
+    /// - Returns: Whether the options may still change the comparison (a
+    ///   string, or a value whose type is known only when it runs).
+    mutating func warnIfOptionsIgnored(_ options: ComparisonOptions, _ leftType: ValueType, _ rightType: ValueType,
+                                       range: SourceRange) -> Bool {
+        let notString: ValueType? = Self.takesOptions(leftType) ? (Self.takesOptions(rightType) ? nil : rightType) : leftType
+        guard let type = notString else { return true }
+        warnings.append(PredicateWarning(.optionsIgnored(options: options.description, type: PredicateValidationError.article(type)),
+                                         range: range))
+        return leftType == .any || rightType == .any
     }
 
     /// Whether comparison options may change a comparison of values of this
@@ -418,7 +426,8 @@ struct BindingState {
             } else {
                 (below, above) = (.double(d), .double(d.nextUp))
             }
-        case (_, .double(let d)) where isInteger && d.isFinite && Int64(exactly: d) == nil && abs(d) >= 0x1p63:
+        case (_, .double(let d)) where isInteger && Self.holdsIntegersOnly(left) && d.isFinite && Int64(exactly: d) == nil
+                                        && abs(d) >= 0x1p63:
             // Past every integer: each one is on the same side of it.
             let holds = d > 0 ? [.lessThan, .lessThanOrEqualTo, .notEqualTo].contains(op)
                               : [.greaterThan, .greaterThanOrEqualTo, .notEqualTo].contains(op)
@@ -437,6 +446,15 @@ struct BindingState {
             return .comparison(BoundComparison(left, .lessThanOrEqualTo, .constant(below, type: type)))
         default:
             return .comparison(BoundComparison(left, .greaterThanOrEqualTo, .constant(above, type: type)))
+        }
+    }
+
+    /// Whether an integer-typed expression holds integers whatever the rows:
+    /// an attribute or a count (arithmetic past 64 bits becomes a double).
+    static func holdsIntegersOnly(_ e: BoundExpression) -> Bool {
+        switch e.kind {
+        case .attribute, .aggregate(.count, _), .size: true
+        default: false
         }
     }
 
@@ -467,9 +485,14 @@ struct BindingState {
                                    range: SourceRange) throws(Failure) -> BoundPredicate {
         guard left.count == right.count else { return .constant(false) }
         var terms: [BoundPredicate] = []
+        var warned = options.isEmpty
         for (l, r) in zip(left, right) {
             try checkComparable(l.type, .equalTo, r.type, range: range)
             let stringOptions = l.type == .string || r.type == .string || l.type == .any || r.type == .any ? options : []
+            if !warned, stringOptions.isEmpty, l.type != .null, r.type != .null {
+                _ = warnIfOptionsIgnored(options, l.type, r.type, range: range)
+                warned = true
+            }
             terms.append(.comparison(BoundComparison(convert(l, toMatch: r.type), .equalTo, options: stringOptions,
                                                      convert(r, toMatch: l.type), quantifier: .direct)))
         }
@@ -530,7 +553,8 @@ struct BindingState {
         case (.constant(.double(let d)), .integer):
             if let i = Int64(exactly: d) { return .constant(.int(i), type: .integer) }
             return expression
-        case (.constant(.array(let values)), .double) where values.allSatisfy({ if case .int = $0 { true } else { false } }):
+        case (.constant(.array(let values)), .double)
+            where values.allSatisfy({ if case .int(let i) = $0 { i.magnitude < 1 << 53 } else { false } }):
             return .constant(.array(values.map { if case .int(let i) = $0 { .double(Double(i)) } else { $0 } }),
                              type: .collection(.double))
         default:
@@ -762,8 +786,10 @@ struct BindingState {
         while i < path.count {
             let key = path[i]
             // The key `self` (written `#self`) is the value itself, as
-            // key-value coding reads it: `g.@max.#self` is `g.@max`.
-            if key == "self" {
+            // key-value coding reads it: `g.@max.#self` is `g.@max`. Without a
+            // model it is looked up when the predicate runs (a dictionary's
+            // value for "self", as NSDictionary's valueForKey: reads it).
+            if key == "self", !(isDynamic && (current.type == .any || current.type == .null || current.type.isCollection)) {
                 i += 1
                 continue
             }

@@ -37,6 +37,9 @@ public enum ValidationErrorReason: Hashable, Sendable {
     case incomparableTypes(ValueType, ComparisonOperator, ValueType)
     /// Comparison options (`[c]`, `[d]`, …), which apply to strings only, on
     /// a comparison of values of another type.
+    ///
+    /// No longer thrown: options on values that are not strings change
+    /// nothing, as with Apple, and the checker reports a warning instead.
     case optionsNeedStrings(ComparisonOptions, found: ValueType)
     /// A string operator (such as `BEGINSWITH`, `LIKE` or `MATCHES`) with an
     /// operand that is not a string.

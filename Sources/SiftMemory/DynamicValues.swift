@@ -322,6 +322,8 @@ public struct ValueTreeDomain: EvaluationDomain, Sendable {
             // NSString's one key: its length in UTF-16 code units.
             return .found(.int(Int64(string.utf16.count)))
         default:
+            // Every object answers `self` with itself, as key-value coding does.
+            if key == "self" { return .found(object) }
             return .notKeyed(DynamicTypes.name(of: object))
         }
     }

@@ -907,10 +907,21 @@ struct Parser {
             try expecting(1)
             return arguments[0]
         default:
-            let function = selector.prefix { $0 != ":" }
-            return ExpressionSyntax(.function(name: String(function), arguments: arguments), range: range)
+            // `name:` is the function `name`, and so are the two-argument
+            // selectors NSExpression gives its built-in functions
+            // (`modulus:by:`); any other selector names a function by itself
+            // (`mgl_join:with:`), which the checker may not know.
+            let parts = selector.split(separator: ":")
+            let name = parts.count == 1 ? String(parts[0]) : Self.selectorFunctions[selector] ?? selector
+            return ExpressionSyntax(.function(name: name, arguments: arguments), range: range)
         }
     }
+
+    /// The built-in functions NSExpression names with a selector of several parts.
+    static let selectorFunctions: [String: String] = [
+        "modulus:by:": "modulus", "bitwiseAnd:with:": "bitwiseAnd", "bitwiseOr:with:": "bitwiseOr",
+        "bitwiseXor:with:": "bitwiseXor", "leftshift:by:": "leftshift", "rightshift:by:": "rightshift",
+    ]
 
     /// The selectors NSExpression gives the arithmetic operators.
     static let selectorOperators: [String: BinaryOperator] = [

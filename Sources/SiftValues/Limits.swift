@@ -50,11 +50,13 @@ public struct PredicateLimits: Hashable, Sendable {
     /// collection in memory) may do over all the values they test together,
     /// in the same steps as ``regularExpressionSteps`` (which bounds one
     /// value). Past it the fetch ends with
-    /// `EvaluationError.fetchTooCostly`, naming the pattern, on every
-    /// backend; a request may set its own (`regularExpressionStepLimit`).
-    /// Only work the engine reports is counted (a regular expression reports
-    /// every 10 000 steps on one value; LIKE counts the pieces it tries at
-    /// each place). Default: 100 000 000, a few seconds of backtracking at most.
+    /// `EvaluationError.fetchTooCostly`, naming the pattern, wherever Sift
+    /// evaluates it (in memory, and in SQLite through Sift's functions; what
+    /// PostgreSQL runs itself is outside it); a request may set its own
+    /// (`regularExpressionStepLimit`). Only work the engine reports is
+    /// counted (a regular expression reports every 10 000 steps on one value;
+    /// LIKE counts the places it tries pieces longer than 64 characters that
+    /// hold a `?`). Default: 100 000 000, a few seconds of backtracking at most.
     public var regularExpressionStepsPerFetch: Int
 
     /// Limits with the given values; the defaults are those of ``standard``

@@ -309,15 +309,27 @@ public struct SQLRenderer {
         case .table(let name, let alias): out += dialect.quote(name) + " AS " + alias
         case .array(let array, let alias): out += dialect.arrayTable(text(array), alias: alias)
         case .values(let members, let alias):
-            // `(SELECT a AS value UNION ALL SELECT b …) AS alias`: each member
-            // keeps its own value, with no JSON between (which would cut text
-            // at U+0000 and round doubles).
+            // `(SELECT a AS value UNION ALL VALUES (b), (c), …) AS alias`: each
+            // member keeps its own value, with no JSON between (which would cut
+            // text at U+0000 and round doubles); the first row names the column
+            // (SQLite's own names for VALUES columns fail when a row reads the
+            // outer query), and the rest are one VALUES, which SQLite does not
+            // count against its limit of compound SELECTs.
             out += "("
-            if members.isEmpty { out += "SELECT NULL AS value WHERE 1 = 0" }
-            list(members, " UNION ALL ") { r, member in
-                r.out += "SELECT "
-                r.expression(member)
-                r.out += " AS value"
+            if let first = members.first {
+                out += "SELECT "
+                expression(first)
+                out += " AS value"
+                if members.count > 1 {
+                    out += " UNION ALL VALUES "
+                    list(Array(members.dropFirst()), ", ") { r, member in
+                        r.out += "("
+                        r.expression(member)
+                        r.out += ")"
+                    }
+                }
+            } else {
+                out += "SELECT NULL AS value WHERE 1 = 0"
             }
             out += ") AS " + alias
         }

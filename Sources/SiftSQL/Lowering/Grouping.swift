@@ -107,8 +107,11 @@ extension SQLLowering {
     private func resultCondition(_ having: BoundPredicate, fetch: BoundDictionaryFetch,
                                  columns: [SQLExpression]) throws(SQLLoweringError) -> SQLExpression {
         let resultSchema = SQLSchema(model: fetch.resultModel, dialect: schema.dialect)
-        let lowered = try SQLLowering(schema: resultSchema, usesCompanionColumns: false)
-            .lower(BoundDictionaryFetch.resultEntityName, where: having, splitting: false)
+        // The result columns are replaced below, outside subqueries only: no
+        // table of values (an EXISTS) may hold one.
+        var lowering = SQLLowering(schema: resultSchema, usesCompanionColumns: false)
+        lowering.usesValueTables = false
+        let lowered = try lowering.lower(BoundDictionaryFetch.resultEntityName, where: having, splitting: false)
         guard let term = lowered.terms.first else { return .true }
         guard let sql = term.sql else { throw term.error ?? SQLLoweringError("this having predicate") }
         guard let entity = fetch.resultModel.entity(named: BoundDictionaryFetch.resultEntityName) else {

@@ -105,6 +105,11 @@ public struct SQLLowering: Sendable {
     /// Whether `[c]` and `[cd]` comparisons on canonical attributes read their
     /// folded companion columns (index-usable) rather than folding each row.
     public var usesCompanionColumns: Bool
+    /// Whether a long OR of terms of one shape may become one EXISTS over a
+    /// table of their constants (`ValueTables.swift`); off where the lowered
+    /// SQL is rewritten column by column afterwards (a dictionary fetch's
+    /// having), which does not look into subqueries.
+    var usesValueTables = true
 
     /// Creates a lowering for a schema.
     ///
@@ -192,7 +197,7 @@ public struct SQLLowering: Sendable {
     public func lower(_ entity: String, where predicate: BoundPredicate?, splitting: Bool = true,
                       sortedBy sort: [SQLSortKey] = []) throws(SQLLoweringError) -> SQLFetch {
         guard let e = schema.model.entity(named: entity) else { throw SQLLoweringError("the unknown entity '\(entity)'") }
-        var writer = SQLWriter(schema: schema, usesCompanionColumns: usesCompanionColumns)
+        var writer = SQLWriter(schema: schema, usesCompanionColumns: usesCompanionColumns, usesValueTables: usesValueTables)
         let root = writer.newScope(e)
         let context = SQLContext(scope: root, selfRow: ObjectRow(alias: root.alias, entity: e, nullable: false), variables: [:])
         var terms: [SQLFetch.Term] = []
@@ -233,7 +238,7 @@ public struct SQLLowering: Sendable {
     func objects(of entityName: String, where predicate: BoundPredicate?) throws(SQLLoweringError)
         -> (writer: SQLWriter, entity: Entity, root: SQLScope, context: SQLContext, conditions: [SQLExpression])
     {
-        var writer = SQLWriter(schema: schema, usesCompanionColumns: usesCompanionColumns)
+        var writer = SQLWriter(schema: schema, usesCompanionColumns: usesCompanionColumns, usesValueTables: usesValueTables)
         let e = try writer.entity(entityName)
         let root = writer.newScope(e)
         let context = SQLContext(scope: root, selfRow: ObjectRow(alias: root.alias, entity: e, nullable: false), variables: [:])

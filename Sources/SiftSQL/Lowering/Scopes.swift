@@ -76,6 +76,8 @@ struct SQLWriter {
 
     let schema: SQLSchema
     let usesCompanionColumns: Bool
+    /// Whether long OR chains of one shape may become a table of values.
+    var usesValueTables = true
     var aliasCount = 0
 
     mutating func newAlias() -> String {

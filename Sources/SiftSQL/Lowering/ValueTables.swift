@@ -25,7 +25,7 @@ extension SQLWriter {
     mutating func disjunction(_ operands: [BoundPredicate], _ c: SQLContext) throws(Failure) -> SQLExpression {
         var parts: [SQLExpression] = []
         parts.reserveCapacity(operands.count)
-        guard operands.count >= Self.shortestValueTable, schema.dialect.hasSiftFunctions else {
+        guard usesValueTables, operands.count >= Self.shortestValueTable, schema.dialect.hasSiftFunctions else {
             for operand in operands { parts.append(try predicate(operand, c)) }
             return .or(parts)
         }

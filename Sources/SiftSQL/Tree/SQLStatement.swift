@@ -16,13 +16,10 @@ public enum SQLSource: Hashable, Sendable {
     /// - Parameter alias: The name the statement calls the array's rows by.
     case array(SQLExpression, alias: String)
     /// The values of a list of expressions, one row each, the value in the
-    /// column `value` (a `UNION ALL` of one-row SELECTs).
+    /// column `value` (one VALUES of one-column rows).
     ///
     /// - Parameter alias: The name the statement calls the list's rows by.
-    ///
-    /// Indirect: stored inline, copying this case crashed in a debug build
-    /// (Swift 6.3.1), the array's buffer read at a wrong offset.
-    indirect case values([SQLExpression], alias: String)
+    case values([SQLExpression], alias: String)
 
     /// Calls `body` on the expressions the source reads.
     func forEachExpression(_ body: (SQLExpression) -> Void) {

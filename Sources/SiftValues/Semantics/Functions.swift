@@ -24,6 +24,18 @@ public enum Arithmetic {
         }
     }
 
+    /// The value, or nil for a floating-point result that is not a number:
+    /// SQLite stores NaN as NULL, so every result of arithmetic, a function
+    /// or an aggregate that is NaN (`(-2) ** 0.5`, `∞ - ∞`, the average of
+    /// ∞ and -∞) is nil on every backend.
+    ///
+    /// - Parameter value: A result.
+    /// - Returns: `value`, or `null` when it is a NaN.
+    public static func numberOrNil(_ value: PredicateValue) -> PredicateValue {
+        if case .double(let d) = value, d.isNaN { return .null }
+        return value
+    }
+
     /// Applies an arithmetic operator to two values.
     ///
     /// Adding, subtracting, multiplying or dividing two integers gives an
@@ -70,8 +82,7 @@ public enum Arithmetic {
         case .power: result = pow(x, y)
         case .union, .intersect, .minus: return .null
         }
-        // Not a number is nil, as SQLite stores it (`(-2) ** 0.5`, `∞ - ∞`).
-        return result.isNaN ? .null : .double(result)
+        return numberOrNil(.double(result))
     }
 }
 
@@ -92,6 +103,10 @@ public enum Aggregates {
     ///   none; for `@min` and `@max` the member `extreme(_:wantLess:)` finds;
     ///   for `@count` the number of members, nil ones included.
     public static func apply(_ op: AggregateOperator, _ members: [PredicateValue], integer: Bool) -> PredicateValue {
+        Arithmetic.numberOrNil(aggregate(op, members, integer: integer))
+    }
+
+    static func aggregate(_ op: AggregateOperator, _ members: [PredicateValue], integer: Bool) -> PredicateValue {
         switch op {
         case .count: return .int(Int64(members.count))
         case .sum: return sum(members, integer: integer)
@@ -113,6 +128,10 @@ public enum Aggregates {
     /// - Returns: An integer total when `integer` is true and the sum fits,
     ///   otherwise a floating-point total; 0 for an empty collection.
     public static func sum(_ members: [PredicateValue], integer: Bool) -> PredicateValue {
+        Arithmetic.numberOrNil(total(members, integer: integer))
+    }
+
+    static func total(_ members: [PredicateValue], integer: Bool) -> PredicateValue {
         if integer {
             var total: Int64 = 0
             for m in members {
@@ -160,6 +179,10 @@ public enum Aggregates {
     ///   `mode` is the most frequent non-nil member); `null` for a function
     ///   that is not over a collection.
     public static func function(_ function: BuiltinFunction, _ members: [PredicateValue], integer: Bool) -> PredicateValue {
+        Arithmetic.numberOrNil(self.function(of: function, members, integer: integer))
+    }
+
+    static func function(of function: BuiltinFunction, _ members: [PredicateValue], integer: Bool) -> PredicateValue {
         let numbers = members.compactMap(ValueComparison.number)
         switch function {
         case .sum: return sum(members, integer: integer)
@@ -227,6 +250,10 @@ public enum Functions {
     ///   wrong kind, or the function has no result for it (such as the square
     ///   root of a negative number).
     public static func apply(_ function: BuiltinFunction, _ arguments: [PredicateValue]) -> PredicateValue {
+        Arithmetic.numberOrNil(value(of: function, arguments))
+    }
+
+    static func value(of function: BuiltinFunction, _ arguments: [PredicateValue]) -> PredicateValue {
         let first = arguments.first ?? .null
         let number = ValueComparison.number(first)
         switch function {

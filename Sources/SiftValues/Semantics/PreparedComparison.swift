@@ -72,7 +72,7 @@ public struct PreparedComparison {
 
     func equal(_ left: PredicateValue) -> Bool {
         if let folded = foldedRight, let l = fold(left) { return ValueComparison.compareUTF8(l, folded) == 0 }
-        return ValueComparison.equal(left, right)
+        return options.isEmpty ? ValueComparison.equal(left, right) : ValueComparison.equal(left, right, options)
     }
 
     func order(_ left: PredicateValue, _ right: PredicateValue) -> Int? {

@@ -141,6 +141,10 @@ public enum ValueComparison {
         if case .string(let x) = a, case .string(let y) = b, !options.isEmpty {
             return compareUTF8(StringFolding.fold(x, options), StringFolding.fold(y, options)) == 0
         }
+        // Arrays member by member, under the same options (`SELF ==[c] {'A'}`).
+        if !options.isEmpty, case .array(let x) = a, case .array(let y) = b {
+            return x.count == y.count && zip(x, y).allSatisfy { equal($0, $1, options) }
+        }
         return equal(a, b)
     }
 

@@ -52,6 +52,53 @@ struct ValueTableTests {
         #expect(try !SQLLowering(schema: SQLSchema(model: Company.model)).select("Employee", where: short).sql.contains("json_each"))
     }
 
+    /// Constants whose text a JSON reader could read back as another double.
+    @Test func doublesKeepTheirValueThroughTheTable() throws {
+        let constants = ["0.30000000000000004", "5e-324", "9007199254740993.0", "1.7976931348623157e308", "-0.0", "2.5"]
+        let predicate = (0..<120).map { "salary > \(constants[$0 % constants.count]) AND age != \($0)" }
+            .joined(separator: " OR ")
+        try sameAnswersAsMemory(predicate)
+        let bound = try PredicateCompiler(model: Company.model).bind(predicate, entity: "Employee")
+        #expect(try SQLLowering(schema: SQLSchema(model: Company.model)).select("Employee", where: bound).sql.contains("json_each"))
+    }
+
+    /// A dictionary fetch's having is lowered over result columns and then
+    /// rewritten column by column: a long OR there stays terms, as they are.
+    @Test func aLongHavingStaysTerms() throws {
+        var request = FetchRequest(entityName: "Employee")
+        request.propertiesToFetch = ["department.name", ExpressionDescription(name: "salary", expression: "max:(salary)")]
+        request.propertiesToGroupBy = ["department.name"]
+        request.havingPredicate = .format((1...70).map { "salary == \($0)" }.joined(separator: " OR ") + " OR salary > 150000", [])
+        let store = CompanyStore.store
+        let (fetch, sort) = try store.bindDictionaryFetch(request)
+        let query = try #require(try store.resultQuery(fetch, request: request, sort: sort))
+        #expect(!query.sql.contains("json_each"))
+        let sql = try store.results(fetch, request: request, sort: sort)
+        #expect(sql.count > 0)
+        #expect(sql.map { $0.map(\.description) } == (try store.resultsInMemory(fetch, request: request, sort: sort)).map { $0.map(\.description) })
+    }
+
+    /// A list written out with more members than SQLite's compound SELECTs
+    /// may have (500): one VALUES of rows.
+    @Test func aLongListIsOneValues() throws {
+        let members = (0..<700).map { String($0 % 80) }.joined(separator: ", ")
+        try sameAnswersAsMemory("ANY {\(members)} == age")
+        try sameAnswersAsMemory("{\(members), age}.@count == 701 AND {age, \(members)}.@max == 79")
+    }
+
+    /// Not-a-number is nil whatever computes it, in memory as in SQLite.
+    @Test(arguments: [
+        "modulus(salary * 1e308 * 10, 2) == nil",
+        "{salary * 1e308 * 10, salary * -1e308 * 10}.@avg == nil",
+        "(-salary) ** 0.5 == nil",
+        "sqrt(-salary) == nil",
+    ])
+    func notANumberIsNil(_ predicate: String) throws {
+        try sameAnswersAsMemory(predicate)
+        let bound = try PredicateCompiler(model: Company.model).bind(predicate, entity: "Employee")
+        #expect(try Company.cache.nodes(of: "Employee", matching: bound).count == 60)
+    }
+
     /// The size that took SQLite more than 20 s term by term.
     @Test func twentyThousandTermsRunAsOneStatement() throws {
         let predicate = Self.chain(20_000)
