@@ -60,9 +60,9 @@ let package = Package(
         .target(name: "SiftChecking", dependencies: ["SiftValues", "SiftSyntax", "SiftModel", "SiftTree"]),
         // Stage 5: the optimizer.
         .target(name: "SiftOptimizer", dependencies: ["SiftValues", "SiftTree"]),
-        // Memory lowering: row cache, compiled filters.
+        // Stage 6a: memory lowering — row cache, compiled filters (beside 6b, not after it).
         .target(name: "SiftMemory", dependencies: ["SiftValues", "SiftModel", "SiftTree"]),
-        // SQL lowering and the schema mapping (trees and text only: the compiler never links SQLite).
+        // Stage 6b: SQL lowering and the schema mapping (trees and text only: the compiler never links SQLite).
         .target(name: "SiftSQL", dependencies: ["SiftValues", "SiftModel", "SiftTree"]),
         // The compiler library users import.
         .target(name: "Sift", dependencies: [

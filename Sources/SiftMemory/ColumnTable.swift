@@ -1,4 +1,4 @@
-// Memory lowering: dictionaries laid out as columns, one per key — the form
+// Stage 6a (memory lowering): dictionaries laid out as columns, one per key — the form
 // of plain values a predicate bound without a model reads fastest. A key of
 // the predicate is resolved to its column once, when the predicate is
 // compiled for the table, instead of being hashed and looked up per value;

@@ -1,4 +1,4 @@
-// Memory lowering: loading a JSON data set (a model and its objects) into
+// Stage 6a (memory lowering): loading a JSON data set (a model and its objects) into
 // row-cache nodes.
 //
 // Objects are listed by entity; each has an integer "id", its attributes by

@@ -1,4 +1,4 @@
-// Memory lowering: the objects a model's predicates evaluate against.
+// Stage 6a (memory lowering): the objects a model's predicates evaluate against.
 //
 // `RowNodeDomain` reads row-cache nodes: attributes by slot, relationships by
 // primary key through a snapshot of the cache. `KeyValueDomain` reads any

@@ -1,4 +1,4 @@
-// Memory lowering: plain values as the objects of an evaluation — what
+// Stage 6a (memory lowering): plain values as the objects of an evaluation — what
 // predicates bound without a model run against. A value is a `PredicateValue`
 // tree (dictionaries, arrays, scalars) or a `KeyValueRecord` read key by key;
 // `SELF` is the value itself, and each key of a key path is looked up when

@@ -1,4 +1,4 @@
-// Memory lowering: state shared between threads, behind a lock.
+// Stage 6a (memory lowering): state shared between threads, behind a lock.
 //
 // A pthread mutex (through NSLock) rather than the standard library's
 // `Mutex`: both are correct, but the thread sanitizer sees the ordering a

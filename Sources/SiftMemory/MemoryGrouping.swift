@@ -1,4 +1,4 @@
-// Stage 5b (memory): dictionary fetches over objects in memory — the same
+// Stage 6a (memory lowering): dictionary fetches over objects in memory — the same
 // answers as the SQL lowering's SELECT … GROUP BY … HAVING …, for the
 // atomic store, for fetches whose predicate needs memory, and for tests.
 //

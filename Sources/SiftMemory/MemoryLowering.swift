@@ -1,4 +1,4 @@
-// Memory lowering: compiles a bound tree once into closures that evaluate it
+// Stage 6a (memory lowering): compiles a bound tree once into closures that evaluate it
 // against objects, with no tree walk per object.
 //
 // The compiler is generic over an evaluation domain, which says how to read

@@ -1,4 +1,4 @@
-// Memory lowering: the row cache.
+// Stage 6a (memory lowering): the row cache.
 //
 // A node holds one object's values as the store delivers them: attribute
 // values in slots by attribute index, to-one relationships as primary keys,

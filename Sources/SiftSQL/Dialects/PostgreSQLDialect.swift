@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): PostgreSQL's spelling of SQL.
+// Stage 6b (SQL lowering): PostgreSQL's spelling of SQL.
 //
 // `$n` placeholders; text columns `COLLATE "C"`, so text compares by code
 // point as in memory, whatever the database's locale; two-valued nil logic

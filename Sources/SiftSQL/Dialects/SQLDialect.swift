@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): what a dialect decides. The renderer
+// Stage 6b (SQL lowering): what a dialect decides. The renderer
 // (`SQLRenderer`) walks a statement tree and asks its dialect for every
 // piece whose spelling differs between databases: placeholders, identifier
 // quoting, literals, null-safe comparison, string primitives, arrays bound as

@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): statement trees to text and bindings, in a
+// Stage 6b (SQL lowering): statement trees to text and bindings, in a
 // dialect. The one place SQL text is written.
 //
 // AND and OR chains of any length are written as balanced trees of short

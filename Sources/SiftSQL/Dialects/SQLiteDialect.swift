@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): SQLite's spelling of SQL.
+// Stage 6b (SQL lowering): SQLite's spelling of SQL.
 //
 // `?N` placeholders; booleans as 1 and 0; `IS` / `IS NOT` for null-safe
 // comparison; byte-wise string work through BLOB casts (SQLite's `length`,

@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): batch updates — one UPDATE that sets each
+// Stage 6b (SQL lowering): batch updates — one UPDATE that sets each
 // assigned column to its expression of the row's current values and
 // increments the row's version, for the rows of an entity a predicate
 // selects; it returns each changed row's key and entity number (what the

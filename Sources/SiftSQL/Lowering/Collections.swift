@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): collections — to-many key paths, SUBQUERY and
+// Stage 6b (SQL lowering): collections — to-many key paths, SUBQUERY and
 // key paths through collections as correlated subqueries, lists and bound
 // arrays as the dialect's array tables, and IN.
 

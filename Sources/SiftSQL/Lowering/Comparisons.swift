@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): predicates and comparisons — connectives,
+// Stage 6b (SQL lowering): predicates and comparisons — connectives,
 // quantifiers, equality and order under two-valued nil logic, BETWEEN, and
 // the dispatch to strings (Strings.swift) and membership (Collections.swift).
 

@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): dictionary fetches — one SELECT of named result
+// Stage 6b (SQL lowering): dictionary fetches — one SELECT of named result
 // columns, GROUP BY the group keys, HAVING the predicate over the results
 // (written over result names, lowered, then each result column replaced
 // by the expression or aggregate it is), DISTINCT, ORDER BY result names

@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): MATCHES patterns a database's own regular
+// Stage 6b (SQL lowering): MATCHES patterns a database's own regular
 // expressions answer as memory does.
 //
 // Memory runs MATCHES through ICU (NSRegularExpression), anchored at both

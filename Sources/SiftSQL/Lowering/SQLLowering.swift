@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): bound trees to SQL trees.
+// Stage 6b (SQL lowering): bound trees to SQL trees.
 //
 // The rules the lowering keeps (the files of this folder split it by concern:
 // scopes and joins, comparisons, strings, collections):

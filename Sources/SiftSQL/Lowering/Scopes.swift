@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): scopes and joins — the SELECT an expression lands
+// Stage 6b (SQL lowering): scopes and joins — the SELECT an expression lands
 // in, the rows SELF and variables stand for, and to-one key paths as LEFT
 // JOINs shared by every term of a scope.
 

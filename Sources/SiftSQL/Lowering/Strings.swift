@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): the string operators — CONTAINS, BEGINSWITH,
+// Stage 6b (SQL lowering): the string operators — CONTAINS, BEGINSWITH,
 // ENDSWITH, LIKE and MATCHES.
 //
 // Text may hold U+0000. Prefixes and suffixes are compared as bytes (UTF-8 is

@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): a long OR of terms that differ only in their
+// Stage 6b (SQL lowering): a long OR of terms that differ only in their
 // constants, as one EXISTS over a table of those constants.
 //
 // `(age == 1 AND name != "x1") OR (age == 2 AND name != "x2") OR …` with

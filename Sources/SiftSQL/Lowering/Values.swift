@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): values — constants, key paths, aggregates,
+// Stage 6b (SQL lowering): values — constants, key paths, aggregates,
 // arithmetic, functions and TERNARY.
 
 import SiftModel

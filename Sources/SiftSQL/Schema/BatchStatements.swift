@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): the statements of a batch delete — reading which
+// Stage 6b (SQL lowering): the statements of a batch delete — reading which
 // rows a delete reaches through relationships (to-one keys, entity
 // numbers; to-many links are `selectLinks`), then deleting rows and their
 // join-table links and clearing the to-one keys that pointed at them. Each

@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): the tables every store Core Data writes has —
+// Stage 6b (SQL lowering): the tables every store Core Data writes has —
 // `Z_METADATA` (a binary property list), `Z_PRIMARYKEY` (the entities, their
 // numbers and the keys handed out) and `Z_MODELCACHE` (the compiled model,
 // compressed) — and the statements that read them, for opening and

@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): the statements that read Core Data's persistent
+// Stage 6b (SQL lowering): the statements that read Core Data's persistent
 // history — `ATRANSACTION` (one row per save: its number, time and who
 // made it, the names interned in `ATRANSACTIONSTRING`) and `ACHANGE` (one
 // row per object a save inserted, updated or deleted: the entity's number,

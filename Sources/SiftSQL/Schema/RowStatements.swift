@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): the statements the store runs on rows — reading
+// Stage 6b (SQL lowering): the statements the store runs on rows — reading
 // rows by key, reading links, the largest key, inserting, updating with the
 // version check, deleting, and writing join-table links — all built from the
 // schema mapping. A row statement run many times has positional slots, and

@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): the schema mapping — where each part of a model
+// Stage 6b (SQL lowering): the schema mapping — where each part of a model
 // lives in tables. Every table and column name the store uses comes from
 // here; swapping the mapping swaps the layout.
 //

@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): SQL expressions as a tree.
+// Stage 6b (SQL lowering): SQL expressions as a tree.
 //
 // The lowering builds these; a dialect renders them (`SQLRenderer`). An
 // expression knows whether it may be NULL, and its smart constructors

@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): how large a statement tree is, in the measures a
+// Stage 6b (SQL lowering): how large a statement tree is, in the measures a
 // database limits — nesting, parameters, joined tables, arguments of one
 // call — read from the tree, so the planner can tell which statements are
 // worth trying before it hands them to the database.

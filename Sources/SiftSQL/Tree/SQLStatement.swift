@@ -1,4 +1,4 @@
-// Stage 5 (SQL lowering): SQL statements as trees — SELECT with its joins,
+// Stage 6b (SQL lowering): SQL statements as trees — SELECT with its joins,
 // INSERT, UPDATE, DELETE, CREATE TABLE and CREATE INDEX. A dialect renders
 // them (`SQLRenderer`); nothing outside this stage writes SQL text.
 

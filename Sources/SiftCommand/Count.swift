@@ -1,0 +1,24 @@
+// `sift count`: the number of objects a fetch matches.
+
+import ArgumentParser
+import Foundation
+import Sift
+import SiftStore
+
+struct Count: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Count the objects a fetch matches.")
+
+    @OptionGroup var options: FetchOptions
+
+    func run() throws {
+        let store = try options.open()
+        defer { store.closeConnections() }
+        let request = try storeFailure { try options.request(in: store.model) }
+        do {
+            print(try store.makeContext().count(for: request))
+        } catch {
+            printError("\(error)")
+            throw ExitStatus.dataError
+        }
+    }
+}

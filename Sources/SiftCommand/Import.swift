@@ -1,0 +1,42 @@
+// `sift import`: a JSON data set into a new store, in a SQLite file or on a PostgreSQL server.
+
+import ArgumentParser
+import Foundation
+import Sift
+import SiftStore
+
+struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load a JSON data set into a new store (a SQLite file, or a PostgreSQL schema), in one transaction.")
+
+    @Option(help: ArgumentHelp("The JSON data set.", valueName: "dataset"))
+    var data: String
+
+    @OptionGroup var location: StoreLocation
+
+    func run() throws {
+        let dataSet = try loadDataSet(data)
+        let progress = Progress("importing")
+        defer { progress.finish() }
+        do {
+            let target: any CommandStore
+            if let store = location.store {
+                target = try SQLiteStore(url: URL(fileURLWithPath: store), model: dataSet.model)
+            } else {
+                target = try location.open(creatingWith: dataSet.model)
+            }
+            defer { target.closeConnections() }
+            guard target.model.versionHash == dataSet.model.versionHash else {
+                throw StoreError.modelMismatch(path: location.description, storeHash: target.model.versionHash,
+                                               modelHash: dataSet.model.versionHash)
+            }
+            try target.importNodes(dataSet.nodes) { progress.report($0, of: $1) }
+        } catch let status as ExitCode {
+            throw status
+        } catch {
+            printError("error: \(error)")
+            throw ExitStatus.dataError
+        }
+        print("imported \(dataSet.nodes.count) objects into \(location.description)")
+    }
+}
