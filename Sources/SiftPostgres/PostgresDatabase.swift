@@ -34,6 +34,12 @@ public struct PostgresDatabaseError: Error, CustomStringConvertible, Sendable {
 
     /// The server's SQLSTATE code, when it sent one (`40001`: a serialization failure).
     public var code: String?
+
+    /// The SQLSTATE codes Sift reads, named once.
+    public enum SQLState {
+        /// `22003`, numeric value out of range: an integer past 64 bits.
+        public static let numericValueOutOfRange = "22003"
+    }
 }
 
 /// A connection to a PostgreSQL server.
@@ -131,44 +137,6 @@ public final class PostgresDatabase: Sendable {
             return result
         } catch let error as PSQLError {
             throw PostgresDatabaseError(error, sql: sql)
-        }
-    }
-
-    /// A statement with Sift's values bound as its parameters.
-    static func query(_ sql: String, _ bindings: [SQLValue]) throws -> PostgresQuery {
-        var binds = PostgresBindings(capacity: bindings.count)
-        for value in bindings {
-            switch value {
-            case .null: binds.appendNull()
-            case .integer(let i): binds.append(i)
-            case .real(let d): binds.append(d)
-            case .text(let s): binds.append(s)
-            case .blob(let data): binds.append(ByteBuffer(bytes: data))
-            case .array(let members):
-                // One PostgreSQL array of the members' type (the dialect makes only such arrays).
-                if members.allSatisfy({ if case .integer = $0 { true } else { false } }) {
-                    binds.append(members.compactMap { if case .integer(let i) = $0 { i } else { nil } })
-                } else if members.allSatisfy({ if case .real = $0 { true } else { false } }) {
-                    binds.append(members.compactMap { if case .real(let d) = $0 { d } else { nil } })
-                } else if members.allSatisfy({ if case .text = $0 { true } else { false } }) {
-                    binds.append(members.compactMap { if case .text(let s) = $0 { s } else { nil } })
-                } else {
-                    throw PostgresDatabaseError(message: "an array of mixed members cannot be bound: \(value)", sql: sql)
-                }
-            }
-        }
-        return PostgresQuery(unsafeSQL: sql, binds: binds)
-    }
-
-    /// A cell as one of Sift's SQL values.
-    static func value(_ cell: PostgresCell) throws -> SQLValue {
-        guard cell.bytes != nil else { return .null }
-        switch cell.dataType {
-        case .int2, .int4, .int8: return .integer(try cell.decode(Int64.self))
-        case .float4, .float8, .numeric: return .real(try cell.decode(Double.self))
-        case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
-        case .bytea: return .blob(Data(try cell.decode(ByteBuffer.self).readableBytesView))
-        default: return .text(try cell.decode(String.self))
         }
     }
 }

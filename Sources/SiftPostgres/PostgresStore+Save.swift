@@ -51,7 +51,7 @@ struct PostgresExecutor: SQLExecutor {
                 throw StoreError.damaged(path: schema.model.root(of: root).name, reason: "Z_PRIMARYKEY has no row for it")
             }
             return largest
-        } catch let error as PostgresDatabaseError where error.code == "22003" {
+        } catch let error as PostgresDatabaseError where error.code == PostgresDatabaseError.SQLState.numericValueOutOfRange {
             // numeric_value_out_of_range: the table's keys are used up.
             throw StoreError.keysExhausted(entity: root.name)
         }
@@ -131,7 +131,7 @@ extension PostgresStore {
                 }
                 return result
             }
-        } catch let error as PostgresDatabaseError where error.code == "22003" {
+        } catch let error as PostgresDatabaseError where error.code == PostgresDatabaseError.SQLState.numericValueOutOfRange {
             // numeric_value_out_of_range: an integer expression passed 64 bits.
             throw .validation([SaveValidationFailure(object: "<batch update>", property: "",
                                                      reason: "an integer expression passed the 64-bit integers (an integer overflow)")])
