@@ -17,9 +17,10 @@ enum Fixtures {
         return try Data(contentsOf: url)
     }
 
-    /// The repository's top folder, found from this file's path.
+    /// The repository's top folder, found from this file's path
+    /// (Tests/SiftTests/Support/Fixtures.swift).
     static let repositoryRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// A file of the repository, such as `Grammar/Corpus/valid.txt`.
     static func repositoryFile(_ path: String) throws -> String {
