@@ -186,6 +186,16 @@ struct StoreCommandTests {
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["n"] as? Int
         }
         #expect(counts.count == lines.count && counts == counts.sorted(by: >) && counts.allSatisfy { $0 >= 10 })
+        // NSExpression's printed form of an aggregate, as Core Data code writes it (issue 29): the same results,
+        // and the same form in a batch update's value.
+        let bySelector = try runSift(["query", "--store", store, "--entity", "Employee", "--select", "department.name",
+                                      "--select", "sum:(salary) as payroll", "--select", "count:(name) as n",
+                                      "--group-by", "department.name", "--having", "n >= 10", "--sort", "n:desc", "--format", "json"])
+        #expect(bySelector.status == 0, "\(bySelector.error)")
+        #expect(bySelector.output == grouped.output)
+        let selectorUpdate = try runSift(["update", "--store", store, "--entity", "Employee",
+                                          "--set", "age=add:to:(divide:by:(age, 1), 0)", "age > 1000"])
+        #expect(selectorUpdate.status == 0, "\(selectorUpdate.error)")
         let ungrouped = try runSift(["query", "--store", store, "--entity", "Employee", "--select", "name", "--group-by", "isManager"])
         #expect(ungrouped.status == 65)
         #expect(ungrouped.error.contains("neither grouped by nor an aggregate"))
