@@ -871,7 +871,13 @@ struct CompanyDifferentialTests {
             // About half of the dictionary-argument shapes bind (the IN
             // ones); with some 55 draws a run may land near a third, so the
             // bar sits four standard deviations below the mean, not two.
-            let bindsAtLeast = shape == .dictionaryArgument ? 0.2 : 0.6
+            // Collection equality binds about two times in three (CI drew 33
+            // of 49), so its bar sits lower than the rest's too.
+            let bindsAtLeast = switch shape {
+            case .dictionaryArgument: 0.2
+            case .collectionEquality: 0.4
+            default: 0.6
+            }
             #expect(Double(c.bound) >= bindsAtLeast * Double(c.written), "\(shape): \(c.bound) of \(c.written) bound")
             #expect(Double(c.inSQLite) >= 0.8 * Double(c.bound), "\(shape): \(c.inSQLite) of \(c.bound) ran wholly in SQLite")
             #expect(c.excusedSQLite * 2 <= c.bound, "\(shape): \(c.excusedSQLite) of \(c.bound) not compared on SQLite")
