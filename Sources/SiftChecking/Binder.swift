@@ -36,6 +36,10 @@ public struct Binder: Sendable {
     /// set for predicates that stores run, where a transient attribute has
     /// no value to compare.
     public var requiresStoredAttributes = false
+    /// The types of parameters known before their values (a compiled fetch's
+    /// argument slots): such a parameter is bound with its type, not `any`,
+    /// so it is checked as a constant of that type would be.
+    package var parameterTypes: [String: ValueType] = [:]
 
     /// Creates a binder for `model`, with values for `$variables` and the
     /// application's functions.
@@ -153,6 +157,7 @@ public struct Binder: Sendable {
         var state = BindingState(model: model, values: variables)
         state.functions = functions
         state.allowsParameters = allowsParameters
+        state.parameterTypes = parameterTypes
         state.requiresStoredAttributes = requiresStoredAttributes
         return state
     }
@@ -237,6 +242,7 @@ struct BindingState {
     var ranges: [BoundExpression: SourceRange] = [:]
     var functions: FunctionRegistry?
     var allowsParameters = false
+    var parameterTypes: [String: ValueType] = [:]
     /// Whether attributes the store does not hold are errors.
     var requiresStoredAttributes = false
     /// Whether the predicate is bound without a model: keys are looked up
@@ -597,6 +603,7 @@ struct BindingState {
             if valueScope.contains(name) { return BoundExpression(.variable(name), type: .any) }
             if let entity = scope[name] { return BoundExpression(.variable(name), type: .object(entity)) }
             if let value = values[name] { return try constant(value, range: e.range) }
+            if let type = parameterTypes[name] { return BoundExpression(.parameter(name), type: type) }
             if allowsParameters { return BoundExpression(.parameter(name), type: .any) }
             throw Failure(.unboundVariable(name), range: e.range)
         case .assignment:

@@ -29,11 +29,11 @@ struct BatchChangeOptions: ParsableArguments {
     /// Opens the store for writing, runs `body` on a context, and reports.
     func run(_ verb: String, _ body: (ObjectContext) throws(StoreError) -> BatchResult) throws {
         let store = try location.open(model: model, readOnly: false)
-        defer { store.closeConnections() }
+        defer { store.close() }
         let progress = Progress(verb)
         let result: BatchResult
         do {
-            result = try body(store.makeContext())
+            result = try body(ObjectContext(store: store))
         } catch {
             progress.finish()
             printError("\(error)")

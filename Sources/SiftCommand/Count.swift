@@ -12,10 +12,10 @@ struct Count: ParsableCommand {
 
     func run() throws {
         let store = try options.open()
-        defer { store.closeConnections() }
+        defer { store.close() }
         let request = try storeFailure { try options.request(in: store.model) }
         do {
-            print(try store.makeContext().count(for: request))
+            print(try ObjectContext(store: store).count(for: request))
         } catch {
             printError("\(error)")
             throw ExitStatus.dataError

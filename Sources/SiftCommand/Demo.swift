@@ -41,7 +41,7 @@ struct Demo: ParsableCommand {
     ]
 
     func run() throws {
-        let store: any CommandStore
+        let store: any SQLPersistentStore
         let location: String
         do {
             if let postgres {
@@ -55,7 +55,7 @@ struct Demo: ParsableCommand {
             printError("error: \(error)")
             throw ExitStatus.noInput
         }
-        defer { store.closeConnections() }
+        defer { store.close() }
         let engine = postgres == nil
             ? "SQLite \(SQLiteConnection.libraryVersion)" : "PostgreSQL"
         print("Sift on \(engine) — demo store \(location)\n")
@@ -65,7 +65,7 @@ struct Demo: ParsableCommand {
                 let plan = try store.plan(request)
                 let query = plan.query(for: request, columns: .identifiers)
                 let databasePlan = try store.queryPlan(query)
-                let context = store.makeContext()
+                let context = ObjectContext(store: store)
                 let start = Date()
                 let count = try context.fetchObjectIDs(request).count
                 let elapsed = Date().timeIntervalSince(start) * 1000
@@ -73,7 +73,7 @@ struct Demo: ParsableCommand {
                 print("  (\(note))")
                 print("  sql:  \(query.sql)")
                 if !query.bindings.isEmpty {
-                    print("  bind: " + query.bindings.enumerated().map { "\(store.placeholder($0 + 1))=\($1)" }.joined(separator: " "))
+                    print("  bind: " + query.bindings.enumerated().map { "\(store.schema.dialect.placeholder($0 + 1))=\($1)" }.joined(separator: " "))
                 }
                 if plan.needsMemory { print("  memory: \(plan.reasons.joined(separator: "; "))") }
                 for line in databasePlan { print("  plan: \(line)") }
@@ -97,7 +97,7 @@ struct Demo: ParsableCommand {
     }
 
     /// The demo store's file, made on first use.
-    func openFile() throws -> (any CommandStore, String) {
+    func openFile() throws -> (any SQLPersistentStore, String) {
         let folder = cache.map { URL(fileURLWithPath: $0) } ?? Self.defaultFolder
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let url = folder.appendingPathComponent("demo-\(employees)-\(CompanyGenerator.model.versionHash)-coredata.sqlite")
@@ -123,7 +123,7 @@ struct Demo: ParsableCommand {
     static func schemaName(_ employees: Int) -> String { "sift_demo_\(employees)" }
 
     /// The demo store on a server, in a schema of its own, filled on first use.
-    func openOnServer(_ url: String) throws -> (any CommandStore, String) {
+    func openOnServer(_ url: String) throws -> (any SQLPersistentStore, String) {
         let schemaName = Self.schemaName(employees)
         let store = try PostgresStore(url: url, model: CompanyGenerator.model, schemaName: schemaName,
                                       observesOtherProcesses: false)
@@ -142,7 +142,7 @@ struct Demo: ParsableCommand {
     /// unsaved changes in fetches, a conflicting save, a merge policy, an
     /// announcement merged into the other context.
     func writePathTour() throws {
-        let store: any CommandStore
+        let store: any SQLPersistentStore
         if let postgres {
             print("■ Write path (on a scratch schema holding 1 000 employees, removed afterwards)")
             let scratch = try PostgresStore(url: postgres, model: CompanyGenerator.model,
@@ -157,12 +157,12 @@ struct Demo: ParsableCommand {
             store = scratch
         }
         defer { try? (store as? PostgresStore)?.destroy() }
-        let mine = store.makeContext()
-        let theirs = store.makeContext()
+        let mine = ObjectContext(store: store)
+        let theirs = ObjectContext(store: store)
         let id = ObjectID(entity: 1, primaryKey: 1)
         let employee = mine.object(for: id)
         guard case .string(let name) = try employee.value(forKey: "name") else { return }
-        let observer = store.makeContext()  // reads now, merges later
+        let observer = ObjectContext(store: store)  // reads now, merges later
         let observed = observer.object(for: id)
         let originalAge = try observed.value(forKey: "age")
         let seniors = FetchRequest(entityName: "Employee", predicate: "age > 60")

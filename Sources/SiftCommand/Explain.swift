@@ -15,7 +15,7 @@ struct Explain: ParsableCommand {
 
     func run() throws {
         let store = try options.open()
-        defer { store.closeConnections() }
+        defer { store.close() }
         if results.asksForResults {
             try explainResults(store)
             return
@@ -40,7 +40,7 @@ struct Explain: ParsableCommand {
             let query = plan.query(for: request, columns: .rows)
             print("sql:\n  \(query.sql)")
             print("bindings:\n" + (query.bindings.isEmpty ? "  (none)"
-                : query.bindings.enumerated().map { "  \(store.placeholder($0 + 1)) = \($1)" }.joined(separator: "\n")))
+                : query.bindings.enumerated().map { "  \(store.schema.dialect.placeholder($0 + 1)) = \($1)" }.joined(separator: "\n")))
             print("\(store.databaseName.lowercased()) plan:\n" + (try store.queryPlan(query)).map { "  " + $0 }.joined(separator: "\n"))
         } catch let error as PredicateSyntaxError {
             printError(error.rendered())
@@ -56,7 +56,7 @@ struct Explain: ParsableCommand {
 
 extension Explain {
     /// Shows the one statement a dictionary fetch runs, or that it runs in memory, and why.
-    func explainResults(_ store: any CommandStore) throws {
+    func explainResults(_ store: any SQLPersistentStore) throws {
         do {
             let request = try results.request(from: try storeFailure { try options.request(in: store.model) })
             // The objects read: result names are not key paths of the entity.
@@ -74,7 +74,7 @@ extension Explain {
             }
             print("sql:\n  \(query.sql)")
             print("bindings:\n" + (query.bindings.isEmpty ? "  (none)"
-                : query.bindings.enumerated().map { "  \(store.placeholder($0 + 1)) = \($1)" }.joined(separator: "\n")))
+                : query.bindings.enumerated().map { "  \(store.schema.dialect.placeholder($0 + 1)) = \($1)" }.joined(separator: "\n")))
             print("\(store.databaseName.lowercased()) plan:\n" + (try store.queryPlan(query)).map { "  " + $0 }.joined(separator: "\n"))
         } catch let status as ExitCode {
             throw status

@@ -19,13 +19,13 @@ struct Import: ParsableCommand {
         let progress = Progress("importing")
         defer { progress.finish() }
         do {
-            let target: any CommandStore
+            let target: any SQLPersistentStore
             if let store = location.store {
                 target = try SQLiteStore(url: URL(fileURLWithPath: store), model: dataSet.model)
             } else {
                 target = try location.open(creatingWith: dataSet.model)
             }
-            defer { target.closeConnections() }
+            defer { target.close() }
             guard target.model.versionHash == dataSet.model.versionHash else {
                 throw StoreError.modelMismatch(path: location.description, storeHash: target.model.versionHash,
                                                modelHash: dataSet.model.versionHash)

@@ -24,7 +24,7 @@ struct Query: ParsableCommand {
 
     func run() throws {
         let store = try options.open()
-        defer { store.closeConnections() }
+        defer { store.close() }
         var request = try storeFailure { try options.request(in: store.model) }
         if results.asksForResults {
             try runDictionaryFetch(request, store: store)
@@ -32,7 +32,7 @@ struct Query: ParsableCommand {
         }
         request.relationshipKeyPathsForPrefetching = prefetch
         request.returnsObjectsAsFaults = false
-        let context = store.makeContext()
+        let context = ObjectContext(store: store)
         let progress = Progress("querying")
         let objects: [ManagedObject]
         do {
@@ -83,12 +83,12 @@ struct Query: ParsableCommand {
 
     /// Prints the results of a dictionary fetch: a table, or one JSON
     /// object per result, its keys in the order selected.
-    func runDictionaryFetch(_ base: FetchRequest, store: any CommandStore) throws {
+    func runDictionaryFetch(_ base: FetchRequest, store: any SQLPersistentStore) throws {
         let request = try results.request(from: base)
         let progress = Progress("querying")
         let rows: [FetchedDictionary]
         do {
-            rows = try store.makeContext().fetchDictionaries(request)
+            rows = try ObjectContext(store: store).fetchDictionaries(request)
         } catch {
             progress.finish()
             printError("\(error)")

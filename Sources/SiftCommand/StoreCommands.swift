@@ -112,7 +112,7 @@ struct FetchOptions: ParsableArguments {
     var predicateText: String?
 
     /// Opens the store, or exits with status 66 and the reason.
-    func open() throws -> any CommandStore { try location.open(model: model) }
+    func open() throws -> any SQLPersistentStore { try location.open(model: model) }
 
     func validate() throws {
         if entity == nil, template == nil { throw ValidationError("give the entity to fetch (--entity) or a template (--template)") }

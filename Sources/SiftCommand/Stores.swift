@@ -8,37 +8,6 @@ import Sift
 import SiftPostgres
 import SiftStore
 
-/// What the commands need of a SQL store.
-protocol CommandStore: PersistentStore {
-    /// "SQLite" or "PostgreSQL", for plans and messages.
-    var databaseName: String { get }
-    /// How the dialect writes the n-th parameter (`?1`, `$1`).
-    func placeholder(_ number: Int) -> String
-    func plan(_ request: FetchRequest) throws(StoreError) -> FetchPlan
-    func sqlQuery(for request: FetchRequest, columns: SQLColumns) throws(StoreError) -> SQLQuery
-    /// The one statement a dictionary fetch runs; nil when it runs in memory.
-    func resultQuery(for request: FetchRequest) throws(StoreError) -> SQLQuery?
-    func queryPlan(_ query: SQLQuery) throws(StoreError) -> [String]
-    func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)?) throws(StoreError)
-    func makeContext() -> ObjectContext
-    /// Releases connections (a server store's).
-    func closeConnections()
-}
-
-extension SQLiteStore: CommandStore {
-    var databaseName: String { "SQLite" }
-    func placeholder(_ number: Int) -> String { "?\(number)" }
-    func makeContext() -> ObjectContext { ObjectContext(store: self) }
-    func closeConnections() {}
-}
-
-extension PostgresStore: CommandStore {
-    var databaseName: String { "PostgreSQL" }
-    func placeholder(_ number: Int) -> String { "$\(number)" }
-    func makeContext() -> ObjectContext { ObjectContext(store: self) }
-    func closeConnections() { close() }
-}
-
 /// Where a command's store is: a file, or a server.
 struct StoreLocation: ParsableArguments {
     @Option(help: ArgumentHelp("The store file (Sift's, or one Core Data wrote).", valueName: "path"))
@@ -60,7 +29,7 @@ struct StoreLocation: ParsableArguments {
 
     /// Opens the store, or exits with status 66 and the reason. `model` is
     /// the model of a Core Data store file (or of a new server store).
-    func open(model: String? = nil, readOnly: Bool = true, creatingWith newModel: DataModel? = nil) throws -> any CommandStore {
+    func open(model: String? = nil, readOnly: Bool = true, creatingWith newModel: DataModel? = nil) throws -> any SQLPersistentStore {
         if let store { return try openStore(store, model: model, readOnly: readOnly) }
         do {
             return try PostgresStore(url: postgres!, model: newModel, schemaName: schema, observesOtherProcesses: false)

@@ -9,20 +9,11 @@ import Sift
 import SiftStore
 
 extension PostgresStore: SQLStoreBackend {
-    /// Calls `observer` with the changes of every committed save and batch
-    /// change, on the thread that made it, until the returned observation is
-    /// cancelled (releasing it does not stop it: call
-    /// `cancel()`).
-    ///
-    /// - Parameter observer: Hears each `StoreChanges`; hand it to a context's
-    ///   own thread before merging.
-    /// - Returns: The observation, whose `cancel()` stops it.
-    @discardableResult
-    public func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
-        observers.add(observer)
-    }
+    public var databaseName: String { "PostgreSQL" }
+    package var location: String { schemaName }
 
-    package var transformers: ValueTransformerRegistry? { valueTransformers }
+    /// The value transformers of the store's transformable attributes.
+    public var transformers: ValueTransformerRegistry? { valueTransformers }
 
     package func fetchNodes(_ query: SQLQuery, entity: Entity, ownerColumn: Bool,
                             owner: ((Int64) -> Void)?) throws(StoreError) -> [RowNode] {
@@ -87,56 +78,6 @@ extension PostgresStore: SQLStoreBackend {
         }
     }
 
-    /// Splits a request's predicate into what PostgreSQL runs and what memory
-    /// runs, binding, optimizing and lowering it once.
-    ///
-    /// - Parameter request: The fetch to plan.
-    /// - Returns: The plan: the predicate's SQL part, the residual memory evaluates, the sort keys memory
-    ///   applies, and why.
-    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidPredicate` when the
-    ///   predicate or a sort key does not parse or fit the model; `.notExpressibleInSQL` when the fetch cannot
-    ///   be lowered to SQL at all.
-    public func plan(_ request: FetchRequest) throws(StoreError) -> FetchPlan {
-        try makePlan(request)
-    }
-
-    /// A request's predicate, bound to the store's model and optimized.
-    ///
-    /// - Parameter request: The fetch whose predicate is bound.
-    /// - Returns: The bound, optimized predicate; nil when the request has none.
-    /// - Throws: `StoreError.invalidPredicate` when the predicate does not parse or fit the model.
-    public func bind(_ request: FetchRequest) throws(StoreError) -> BoundPredicate? {
-        try boundPredicate(request)
-    }
-
-    /// The SQL a request runs when PostgreSQL runs all of its predicate; an
-    /// error naming the first construct it cannot express otherwise.
-    ///
-    /// - Parameters:
-    ///   - request: The fetch.
-    ///   - columns: What each row returns: whole rows, identifiers or a count.
-    /// - Returns: The statement with its bindings, in PostgreSQL's dialect.
-    /// - Throws: `StoreError`: `.notExpressibleInSQL` when part of the fetch needs memory (with where in the
-    ///   predicate's text, when known); `.unknownEntity` or `.invalidPredicate` when the request does not fit
-    ///   the model.
-    public func sqlQuery(for request: FetchRequest, columns: SQLColumns = .rows) throws(StoreError) -> SQLQuery {
-        try makeSQLQuery(for: request, columns: columns)
-    }
-
-    /// The one statement a dictionary fetch runs (its properties to fetch,
-    /// grouping, having and distinctness); nil when part of it runs in memory.
-    ///
-    /// - Parameter request: The dictionary fetch, with its `propertiesToFetch`.
-    /// - Returns: The statement with its bindings; nil when part of the fetch runs in memory.
-    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidFetch` when the
-    ///   request has no properties to fetch, a property is neither grouped nor aggregated, or a sort key names
-    ///   no result; `.invalidPredicate` when a property, grouping key or predicate does not parse or fit the
-    ///   model.
-    public func resultQuery(for request: FetchRequest) throws(StoreError) -> SQLQuery? {
-        let (fetch, sort) = try bindDictionaryFetch(request)
-        return try resultQuery(fetch, request: request, sort: sort)
-    }
-
     /// PostgreSQL's plan for a query (`EXPLAIN`), one line per step.
     ///
     /// - Parameter query: The statement, with its bindings.
@@ -147,15 +88,6 @@ extension PostgresStore: SQLStoreBackend {
             if case .text(let line)? = row.first { return line }
             return row.map(\.description).joined(separator: " ")
         }
-    }
-}
-
-extension ObjectContext {
-    /// A context on a PostgreSQL store.
-    ///
-    /// - Parameter store: The store the context reads and saves to.
-    public convenience init(store: PostgresStore) {
-        self.init(backend: store)
     }
 }
 

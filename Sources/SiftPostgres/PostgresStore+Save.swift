@@ -59,18 +59,39 @@ struct PostgresExecutor: SQLExecutor {
 }
 
 extension PostgresStore {
-    var writer: SQLSaveWriter {
+    package var writer: SQLSaveWriter {
         SQLSaveWriter(model: model, schema: schema, rowCache: rowCache, externalData: nil, transformers: valueTransformers)
     }
 
-    /// Runs `body` in a transaction on one connection: committed when it
-    /// returns, rolled back when it throws (its error rethrown as it is).
-    func transaction<T>(reservedKeys: [Int: Int64], _ body: (PostgresExecutor) throws -> T) throws -> T {
-        try pool.withConnection { connection in
-            let executor = PostgresExecutor(connection: connection, logger: logger, reserved: reservedKeys, store: self)
+    /// Runs `body` in a transaction on one connection, the one way this
+    /// store writes: keys reserved first, outside the transaction (one
+    /// `UPDATE … RETURNING` per table, so no writer waits on another's save
+    /// for them); the changes `body` gives sent to other processes as
+    /// notifications inside the transaction (delivered at commit, never for
+    /// a rollback); committed when it returns, rolled back when it throws
+    /// (its error rethrown as it is).
+    package func inWriteTransaction<T>(reservingKeys counts: [Int: Int64],
+                                       _ body: (any SQLExecutor) throws -> (T, StoreChanges)) throws -> T {
+        let notifications = { (changes: StoreChanges) in self.notifications(for: changes) }
+        let channel = self.channel
+        var reserved: [Int: Int64] = [:]
+        if !counts.isEmpty {
+            try pool.withConnection { connection in
+                for (root, count) in counts.sorted(by: { $0.key < $1.key }) {
+                    reserved[root] = try PostgresExecutor.reserve(count, root: model.entities[root], schema: schema,
+                                                                  on: connection, logger: logger)
+                }
+            }
+        }
+        return try pool.withConnection { connection in
+            let executor = PostgresExecutor(connection: connection, logger: logger, reserved: reserved, store: self)
             try executor.run("BEGIN", [])
             do {
-                let result = try body(executor)
+                let (result, changes) = try body(executor)
+                for payload in notifications(changes) {
+                    let notify = ServerCatalog.notify(channel, payload)
+                    try executor.run(notify.sql, notify.bindings)
+                }
                 try executor.run("COMMIT", [])
                 return result
             } catch {
@@ -80,63 +101,17 @@ extension PostgresStore {
         }
     }
 
-    package func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
-        var counts: [Int: Int64] = [:]
-        for insert in request.inserts where insert.id.primaryKey < 0 { counts[insert.id.root, default: 0] += 1 }
-        let writer = self.writer
-        let notifications = { (changes: StoreChanges) in self.notifications(for: changes) }
-        let channel = self.channel
-        let result: SaveResult
-        do {
-            // Keys first, outside the transaction: no writer waits on another's save for them.
-            var reserved: [Int: Int64] = [:]
-            if !counts.isEmpty {
-                try pool.withConnection { connection in
-                    for (root, count) in counts.sorted(by: { $0.key < $1.key }) {
-                        reserved[root] = try PostgresExecutor.reserve(count, root: model.entities[root], schema: schema,
-                                                                      on: connection, logger: logger)
-                    }
-                }
-            }
-            result = try transaction(reservedKeys: reserved) { executor in
-                let result = try writer.write(request, executor)
-                for payload in notifications(result.changes) {
-                    let notify = ServerCatalog.notify(channel, payload)
-                    try executor.run(notify.sql, notify.bindings)
-                }
-                return result
-            }
-        } catch let found as ConflictsFound {
-            return .conflicts(found.conflicts)
-        } catch {
-            throw Self.storeError(error)
-        }
-        // Committed: the row cache holds what was written.
-        rowCache.store(result.nodes.values)
-        rowCache.remove(result.changes.deleted)
-        return .committed(result)
-    }
-}
-
-extension PostgresStore {
-    package func writeTransaction<T>(_ body: (any SQLExecutor) throws -> (T, StoreChanges)) throws(StoreError) -> T {
-        let notifications = { (changes: StoreChanges) in self.notifications(for: changes) }
-        let channel = self.channel
-        do {
-            return try transaction(reservedKeys: [:]) { executor in
-                let (result, changes) = try body(executor)
-                for payload in notifications(changes) {
-                    let notify = ServerCatalog.notify(channel, payload)
-                    try executor.run(notify.sql, notify.bindings)
-                }
-                return result
-            }
-        } catch let error as PostgresDatabaseError where error.code == PostgresDatabaseError.SQLState.numericValueOutOfRange {
+    package func storeError(_ error: any Error) -> StoreError {
+        if let error = error as? PostgresDatabaseError, error.code == PostgresDatabaseError.SQLState.numericValueOutOfRange {
             // numeric_value_out_of_range: an integer expression passed 64 bits.
-            throw .validation([SaveValidationFailure(object: "<batch update>", property: "",
-                                                     reason: "an integer expression passed the 64-bit integers (an integer overflow)")])
-        } catch {
-            throw Self.storeError(error)
+            return .validation([SaveValidationFailure(object: "<batch update>", property: "",
+                                                      reason: "an integer expression passed the 64-bit integers (an integer overflow)")])
         }
+        return Self.storeError(error)
+    }
+
+    package func didImport() throws(StoreError) {
+        // The planner's statistics, for the rows just loaded.
+        _ = try run(ServerCatalog.analyze(schema.tableNames))
     }
 }

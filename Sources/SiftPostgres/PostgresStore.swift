@@ -43,7 +43,10 @@ public final class PostgresStore: @unchecked Sendable {
     public let valueTransformers = ValueTransformerRegistry()
     /// The database schema the store's tables are in.
     public let schemaName: String
-    package let observers = Observers()
+    /// Who hears about the store's saves.
+    public let observers = StoreObservers()
+    /// The requests compiled so far, by shape.
+    public let compiledFetches = CompiledFetchCache()
     let pool: PostgresConnectionPool
     let logger: Logger
     /// This store's name in change notifications, to know its own.
@@ -244,43 +247,5 @@ public final class PostgresStore: @unchecked Sendable {
     /// - Parameter function: The function, called by its name in predicates.
     public func register(_ function: CustomFunction) {
         functions.register(function)
-    }
-
-    /// Loads every object of a data set, in one transaction.
-    ///
-    /// - Parameters:
-    ///   - dataSet: A data set of the store's model.
-    ///   - progress: Called with the rows written so far and the total, every 10,000 rows and at the end.
-    /// - Throws: `StoreError`, nothing written: `.modelMismatch` when the data set's model is not the store's;
-    ///   `.validation` when a string holds U+0000, which PostgreSQL's text cannot; `.server` when the server
-    ///   cannot be reached or refuses a statement (a key the store already holds, say). Only the `ANALYZE` run
-    ///   after the rows are committed can fail with the rows written.
-    public func importDataSet(_ dataSet: DataSet, progress: ((Int, Int) -> Void)? = nil) throws(StoreError) {
-        guard dataSet.model.versionHash == model.versionHash else {
-            throw .modelMismatch(path: schemaName, storeHash: model.versionHash, modelHash: dataSet.model.versionHash)
-        }
-        try importNodes(dataSet.nodes, progress: progress)
-    }
-
-    /// Inserts nodes of this store's model as new rows, with their
-    /// relationships, in one transaction.
-    ///
-    /// - Parameters:
-    ///   - nodes: Rows of the store's model, with keys the store does not hold yet.
-    ///   - progress: Called with the rows written so far and the total, every 10,000 rows and at the end.
-    /// - Throws: `StoreError`: `.validation` when a string holds U+0000, which PostgreSQL's text cannot
-    ///   (nothing written); `.server` when the server cannot be reached or refuses a statement (a key the store
-    ///   already holds, say).
-    public func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)? = nil) throws(StoreError) {
-        let writer = self.writer
-        do {
-            try transaction(reservedKeys: [:]) { executor in
-                try writer.importNodes(nodes, executor, progress: progress)
-            }
-        } catch {
-            throw Self.storeError(error)
-        }
-        // The planner's statistics, for the rows just loaded.
-        _ = try run(ServerCatalog.analyze(schema.tableNames))
     }
 }

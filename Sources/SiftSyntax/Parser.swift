@@ -97,6 +97,26 @@ public enum PredicateParser {
         }
     }
 
+    /// Parses a predicate as ``parse(_:arguments:limits:warnings:)`` does,
+    /// except that the arguments at `slots` (by index) are not put in place:
+    /// each `%@` (or `%d`, `%i`, `%s`) they fill becomes the variable
+    /// ``argumentSlotName(_:)`` of its index, so that the tree serves every
+    /// value of that argument (a compiled fetch, cached per shape). An
+    /// argument whose specifier is another (`%K`, `%c`, `%f`…) is put in
+    /// place as usual, and is not among the tree's variables.
+    package static func parse(
+        _ text: String, arguments: [PredicateValue], slots: Set<Int>
+    ) throws(PredicateSyntaxError) -> PredicateSyntax {
+        var warnings: [PredicateWarning] = []
+        return try Parser.run(text, arguments, .standard, slots: slots, warnings: &warnings) {
+            (parser: inout Parser) throws(SyntaxErrorAt) in try parser.parsePredicate()
+        }
+    }
+
+    /// The name of the variable that stands for the argument at `index` in a
+    /// tree parsed with slots: `%` and the index, which no `$variable` can be.
+    package static func argumentSlotName(_ index: Int) -> String { "%\(index)" }
+
     /// Parses a predicate, converting each argument with ``/SiftValues/PredicateValueConvertible``.
     ///
     /// - Parameters:
@@ -178,6 +198,8 @@ struct Parser {
     /// The end of the token before the current one.
     var previousEnd = 0
     let arguments: [PredicateValue]
+    /// The indices of the arguments that become variables instead of values.
+    var slots: Set<Int> = []
     var argumentIndex = 0
     var depth = 0
     /// The tokens read so far.
@@ -206,8 +228,8 @@ struct Parser {
     /// Parses the whole of `text` with `rule`, then checks that nothing is left
     /// over and every argument was used.
     static func run<T>(
-        _ text: String, _ arguments: [PredicateValue], _ limits: PredicateLimits, warnings: inout [PredicateWarning],
-        _ rule: (inout Parser) throws(SyntaxErrorAt) -> T
+        _ text: String, _ arguments: [PredicateValue], _ limits: PredicateLimits, slots: Set<Int> = [],
+        warnings: inout [PredicateWarning], _ rule: (inout Parser) throws(SyntaxErrorAt) -> T
     ) throws(PredicateSyntaxError) -> T {
         let length = text.utf8.count
         guard length <= limits.maximumLength else {
@@ -216,6 +238,7 @@ struct Parser {
         }
         let result = Lexer.withUTF8(of: text) { bytes -> Result<(T, [PredicateWarning]), SyntaxErrorAt> in
             var parser = Parser(text: text, bytes: bytes, arguments: arguments, limits: limits)
+            parser.slots = slots
             do throws(SyntaxErrorAt) {
                 let value = try parser.parseAll(rule)
                 return .success((value, parser.lexer.warnings))
@@ -1040,6 +1063,14 @@ struct Parser {
         func wrongKind(_ expected: SyntaxErrorReason.ArgumentKind) -> SyntaxErrorAt {
             SyntaxErrorAt(.wrongArgumentKind(specifier: specifier, expected: expected,
                                              found: argument.kindDescription), t.range)
+        }
+        if slots.contains(argumentIndex - 1) {
+            switch (conversion, argument) {
+            case (UInt8(ascii: "@"), _), (UInt8(ascii: "d"), .int), (UInt8(ascii: "i"), .int), (UInt8(ascii: "s"), .string):
+                return (ExpressionSyntax(.variable(PredicateParser.argumentSlotName(argumentIndex - 1)), range: t.range), false)
+            default:
+                break
+            }
         }
         switch conversion {
         case UInt8(ascii: "@"):

@@ -62,6 +62,7 @@ public struct CustomFunction: Hashable, Sendable {
 /// The custom functions an application has registered. Safe to share.
 public final class FunctionRegistry: Sendable {
     private let functions = Mutex<[String: CustomFunction]>([:])
+    private let registrations = Atomic<Int>(0)
 
     /// Creates a registry holding the given functions.
     ///
@@ -77,7 +78,12 @@ public final class FunctionRegistry: Sendable {
     ///   function with the same name.
     public func register(_ function: CustomFunction) {
         functions.withLock { $0[function.name] = function }
+        registrations.add(1, ordering: .releasing)
     }
+
+    /// How many functions were registered so far: what was compiled with
+    /// fewer may bind differently now.
+    package var generation: Int { registrations.load(ordering: .acquiring) }
 
     /// The function called `name`.
     ///

@@ -365,6 +365,8 @@ public struct SQLFetch: Sendable {
     /// The predicate's top-level terms (one, when it was not split).
     public let terms: [Term]
     let ordering: [SQLOrdering]
+    /// The dialect its statements are written in.
+    public var dialect: any SQLDialect { schema.dialect }
 
     init(entity: Entity, schema: SQLSchema, source: SQLSource, joins: [SQLJoin], terms: [Term], ordering: [SQLOrdering]) {
         self.entity = entity

@@ -10,7 +10,7 @@ import Foundation
 import Sift
 
 /// Reads relationships through the store's own row reads.
-struct StoreDeletionReader<Store: StoreBackend>: DeletionReader {
+struct StoreDeletionReader<Store: PersistentStore>: DeletionReader {
     let store: Store
 
     func pairs(_ relationship: Relationship, of entity: Entity, owners: [Int64]) throws -> [(owner: Int64, member: Int64)] {
@@ -28,17 +28,7 @@ struct StoreDeletionReader<Store: StoreBackend>: DeletionReader {
     }
 }
 
-extension StoreBackend {
-    /// A batch update runs in memory, unless the store runs it itself.
-    package func batchUpdate(_ update: BoundBatchUpdate) throws(StoreError) -> BatchResult {
-        try batchUpdateInMemory(update)
-    }
-
-    /// A batch delete runs in memory, unless the store runs it itself.
-    package func batchDelete(_ request: BatchDeleteRequest, entity: Entity) throws(StoreError) -> BatchResult {
-        try batchDeleteInMemory(request, entity: entity)
-    }
-
+extension PersistentStore {
     /// The new values of a batch update's attributes, computed in memory
     /// on the row as it is; an integer becomes a double for a double
     /// attribute, as SQL's CAST makes it.
@@ -57,7 +47,7 @@ extension StoreBackend {
     package func batchUpdateInMemory(_ update: BoundBatchUpdate) throws(StoreError) -> BatchResult {
         var conflicts: [RowConflict] = []
         for _ in 0..<ObjectContext.maximumSaveAttempts {
-            let nodes = try rows(for: update.request)
+            let nodes = try rows(for: update.fetch)
             var paths: Set<String> = []
             for assignment in update.assignments { paths.formUnion(RelationshipPaths.of(assignment.value, [:])) }
             for path in paths.sorted() { try loadPath(path, from: nodes, entity: update.entity) }
@@ -96,7 +86,7 @@ extension StoreBackend {
             } else {
                 var fetch = FetchRequest(entityName: entity.name)
                 fetch.predicate = request.predicate
-                start = try keys(for: fetch)
+                start = try keys(for: try compile(fetch))
             }
             let plan: DeletionPlan
             do {

@@ -136,16 +136,20 @@ public struct BatchResult: Sendable {
     public var count: Int { objectIDs.count }
 }
 
-/// A batch update, parsed and bound.
-package struct BoundBatchUpdate {
-    package var request: FetchRequest
-    package var entity: Entity
-    package var assignments: [BoundAssignment]
+/// A batch update, parsed and bound: the objects it changes and the value
+/// each attribute gets.
+public struct BoundBatchUpdate: Sendable {
+    /// The objects the update changes, compiled.
+    public var fetch: CompiledFetch
+    /// The entity of those objects.
+    public var entity: Entity { fetch.entity }
+    /// Each attribute set, with its new value's expression.
+    public var assignments: [BoundAssignment]
     /// The expression texts, by assignment, for messages.
-    package var texts: [String]
+    public var texts: [String]
 }
 
-extension StoreBackend {
+extension PersistentStore {
     /// Parses and binds a batch update's assignments.
     package func bindBatchUpdate(_ request: BatchUpdateRequest) throws(StoreError) -> BoundBatchUpdate {
         let entity = try self.entity(request.entityName)
@@ -170,7 +174,7 @@ extension StoreBackend {
         }
         var fetch = FetchRequest(entityName: entity.name)
         fetch.predicate = request.predicate
-        return BoundBatchUpdate(request: fetch, entity: entity, assignments: assignments,
+        return BoundBatchUpdate(fetch: try compile(fetch), assignments: assignments,
                                 texts: request.propertiesToUpdate.map(\.expression))
     }
 

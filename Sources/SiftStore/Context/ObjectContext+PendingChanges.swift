@@ -40,20 +40,21 @@ extension ObjectContext {
         request.includesPendingChanges && changed.values.contains { $0.objectID.entity == entity.index && $0.hasChanges }
     }
 
-    /// The objects a request selects, unsaved changes included.
-    func fetchIncludingChanges(_ request: FetchRequest, _ entity: Entity) throws(StoreError) -> [ManagedObject] {
-        // Bound once: the store's fetch and the test of unsaved objects share it.
-        let predicate = try store.boundPredicate(request)
+    /// The objects a compiled request selects, unsaved changes included.
+    func fetchIncludingChanges(_ fetch: CompiledFetch) throws(StoreError) -> [ManagedObject] {
+        let request = fetch.request
+        let entity = fetch.entity
+        // Compiled once: the store's fetch and the test of unsaved objects share it.
         // What the store has, before offset and limit.
-        var unlimited = request
-        unlimited.predicate = predicate.map(FetchPredicate.bound)
-        unlimited.fetchLimit = nil
-        unlimited.fetchOffset = 0
-        unlimited.fetchBatchSize = 0
-        unlimited.includesPendingChanges = false
-        unlimited.relationshipKeyPathsForPrefetching = []
-        var result = try fetch(unlimited)
-        let filter = predicate.map { MemoryPredicate($0, domain: ContextDomain(context: self)) }
+        let unlimited = fetch.with {
+            $0.fetchLimit = nil
+            $0.fetchOffset = 0
+            $0.fetchBatchSize = 0
+            $0.includesPendingChanges = false
+            $0.relationshipKeyPathsForPrefetching = []
+        }
+        var result = try fetchSaved(unlimited)
+        let filter = fetch.predicate.map { MemoryPredicate($0, domain: ContextDomain(context: self)) }
         let pending = changed.values.filter { $0.objectID.entity == entity.index && $0.hasChanges }
         let pendingIDs = Set(pending.map(\.objectID))
         result.removeAll { pendingIDs.contains($0.objectID) || $0.isDeleted }
@@ -62,7 +63,7 @@ extension ObjectContext {
                 result.append(object)
             }
         }
-        result = try sorted(result, by: request)
+        result = try sorted(result, by: fetch.sortKeys)
         result = request.page(result)
         for keyPath in request.relationshipKeyPathsForPrefetching {
             try prefetch(keyPath, from: result.compactMap(\.node), entity: entity)
@@ -72,8 +73,8 @@ extension ObjectContext {
 
     /// Sorts objects as the store would: by each sort key (nil first, `[c]`
     /// folding when asked), then by primary key (unsaved objects last).
-    func sorted(_ objects: [ManagedObject], by request: FetchRequest) throws(StoreError) -> [ManagedObject] {
-        try sortedInMemory(objects, by: try store.sortKeys(request), domain: ContextDomain(context: self)) { a, b in
+    func sorted(_ objects: [ManagedObject], by keys: [SQLSortKey]) throws(StoreError) -> [ManagedObject] {
+        try sortedInMemory(objects, by: keys, domain: ContextDomain(context: self)) { a, b in
             let (p, q) = (a.objectID.primaryKey, b.objectID.primaryKey)
             if (p < 0) != (q < 0) { return q < 0 }
             return p.magnitude < q.magnitude

@@ -38,7 +38,7 @@ struct WeakResultsController {
 /// A context is confined to one thread or task at a time.
 public final class ObjectContext {
     /// The store the context reads and saves to.
-    let store: any StoreBackend
+    let store: any PersistentStore
     /// How old, in seconds, a cached row may be and still fire a fault without
     /// SQL. The default, infinity, always trusts the row cache.
     public var stalenessInterval: Double = .infinity
@@ -58,25 +58,12 @@ public final class ObjectContext {
     /// The fetched results controllers following this context, held weakly.
     private var resultsControllers: [WeakResultsController] = []
 
-    /// A context on a SQLite store.
+    /// A context on a store: SQLite, atomic, PostgreSQL, or one of your own.
     ///
     /// - Parameter store: The store the context reads and saves to.
-    public convenience init(store: SQLiteStore) {
-        self.init(backend: store)
-    }
-
-    /// A context on an atomic (whole-file) store.
-    ///
-    /// - Parameter store: The store the context reads and saves to.
-    public convenience init(store: AtomicStore) {
-        self.init(backend: store)
-    }
-
-    /// A context on any backend of the package (the PostgreSQL store's
-    /// initializer, in `SiftPostgres`, calls it).
-    package init(backend: any StoreBackend) {
-        self.store = backend
-        self.descriptions = EntityDescription.all(in: backend.model)
+    public init(store: any PersistentStore) {
+        self.store = store
+        self.descriptions = EntityDescription.all(in: store.model)
     }
 
     /// The store the context reads and saves to.
@@ -156,10 +143,25 @@ public final class ObjectContext {
     }
 
     func fetchUnderBudget(_ request: FetchRequest) throws(StoreError) -> [ManagedObject] {
-        let entity = try store.entity(request.entityName)
-        if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity) }
+        let fetch = try store.compile(request)
+        if needsPendingChanges(request, fetch.entity) { return try fetchIncludingChanges(fetch) }
+        return try fetchSaved(fetch)
+    }
+
+    /// Fetches the objects a request compiled before selects (a fetched
+    /// results controller's, a template's), as `fetch(_:)` does.
+    func fetch(_ fetch: CompiledFetch) throws(StoreError) -> [ManagedObject] {
+        try EvaluationBudget.run(steps: fetch.request.patternStepBudget) { () throws(StoreError) in
+            if needsPendingChanges(fetch.request, fetch.entity) { return try fetchIncludingChanges(fetch) }
+            return try fetchSaved(fetch)
+        }
+    }
+
+    /// The objects a compiled request selects from what the store holds.
+    func fetchSaved(_ fetch: CompiledFetch) throws(StoreError) -> [ManagedObject] {
+        let request = fetch.request
         if request.fetchBatchSize > 0 {
-            let ids = try store.keys(for: request)
+            let ids = try store.keys(for: fetch)
             var result: [ManagedObject] = []
             result.reserveCapacity(ids.count)
             for start in stride(from: 0, to: ids.count, by: request.fetchBatchSize) {
@@ -172,7 +174,7 @@ public final class ObjectContext {
             }
             return result
         }
-        return try realize(try store.rows(for: request), request, entity)
+        return try realize(try store.rows(for: fetch), request, fetch.entity)
     }
 
     /// The context's objects for fetched nodes: faults backed by the row
@@ -209,9 +211,11 @@ public final class ObjectContext {
     ///   store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func count(for request: FetchRequest) throws(StoreError) -> Int {
         try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
-            let entity = try store.entity(request.entityName)
-            if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity).count }
-            return try store.count(for: request)
+            var counted = request
+            counted.sortDescriptors = []
+            let fetch = try store.compile(counted)
+            if needsPendingChanges(request, fetch.entity) { return try fetchIncludingChanges(fetch).count }
+            return try store.count(for: fetch)
         }
     }
 
@@ -225,9 +229,9 @@ public final class ObjectContext {
     ///   `.fetchTooCostly`); the store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func fetchObjectIDs(_ request: FetchRequest) throws(StoreError) -> [ObjectID] {
         try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
-            let entity = try store.entity(request.entityName)
-            if needsPendingChanges(request, entity) { return try fetchIncludingChanges(request, entity).map(\.objectID) }
-            return try store.keys(for: request)
+            let fetch = try store.compile(request)
+            if needsPendingChanges(request, fetch.entity) { return try fetchIncludingChanges(fetch).map(\.objectID) }
+            return try store.keys(for: fetch)
         }
     }
 
@@ -249,8 +253,9 @@ public final class ObjectContext {
         for name in properties where entity.property(named: name) == nil {
             throw .unknownKey(name, entity: entity.name)
         }
+        let fetch = try store.compile(request)
         let nodes = try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
-            try store.rows(for: request)
+            try store.rows(for: fetch)
         }
         return nodes.map { node in
             var dictionary: [String: PredicateValue] = [:]

@@ -79,13 +79,14 @@ public struct ExpressionDescription: Hashable, Sendable, ExpressibleByStringLite
 /// properties were asked for.
 public typealias FetchedDictionary = OrderedDictionary<String, PredicateValue>
 
-extension StoreBackend {
+extension PersistentStore {
     /// Parses and binds a dictionary fetch: its properties, grouping,
     /// having predicate and sort keys (which name results).
     package func bindDictionaryFetch(_ request: FetchRequest) throws(StoreError) -> (BoundDictionaryFetch, [ResultSortKey]) {
         let entity = try self.entity(request.entityName)
         guard !request.propertiesToFetch.isEmpty else { throw .invalidFetch("a dictionary fetch needs properties to fetch") }
-        let binder = Binder(model: model, functions: functions)
+        // Transient attributes are refused here as in every fetch: the store holds no value of one.
+        let binder = self.binder
         func syntax(_ text: String, _ arguments: [PredicateValue]) throws(StoreError) -> ExpressionSyntax {
             do {
                 return try PredicateParser.parseExpression(text, arguments: arguments)
@@ -183,12 +184,23 @@ extension StoreBackend {
         return objects
     }
 
+    /// The objects a dictionary fetch reads, compiled: unsorted (its sort
+    /// keys name results), with the request's limit and offset, which apply
+    /// to the results.
+    package func compileObjects(of request: FetchRequest) throws(StoreError) -> CompiledFetch {
+        try compile(objectRequest(request)).with {
+            $0.fetchLimit = request.fetchLimit
+            $0.fetchOffset = request.fetchOffset
+        }
+    }
+
     /// A dictionary fetch run in memory over the request's rows (the
     /// relationships its properties follow loaded first).
-    package func resultsInMemory(_ fetch: BoundDictionaryFetch, request: FetchRequest,
+    package func resultsInMemory(_ fetch: BoundDictionaryFetch, of objects: CompiledFetch,
                                  sort: [ResultSortKey]) throws(StoreError) -> [[PredicateValue]] {
-        let entity = try self.entity(request.entityName)
-        let nodes = try rows(for: objectRequest(request))
+        let entity = objects.entity
+        let request = objects.request
+        let nodes = try rows(for: objects.with { $0.sortDescriptors = []; $0.fetchLimit = nil; $0.fetchOffset = 0 })
         var paths: Set<String> = []
         for column in fetch.columns {
             switch column.value {
@@ -243,9 +255,11 @@ extension ObjectContext {
     ///   fetch (`regularExpressionStepLimit`: `.fetchTooCostly`); the store's error (such as
     ///   `.sqlite` or `.locked`) when reading fails.
     public func fetchDictionaries(_ request: FetchRequest) throws(StoreError) -> [FetchedDictionary] {
-        let (fetch, sort) = try store.bindDictionaryFetch(request)
+        let results = try store.compileResults(request)
+        let fetch = results.fetch
+        let objects = try store.compileObjects(of: request)
         let rows = try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
-            try store.results(fetch, request: request, sort: sort)
+            try store.results(fetch, of: objects, sort: results.sort)
         }
         let names = fetch.columns.map(\.name)
         return rows.map { row in

@@ -23,7 +23,7 @@ import Foundation
 import Sift
 
 /// How a fetch runs: what SQL does, what memory does, and why.
-public struct FetchPlan: CustomStringConvertible {
+public struct FetchPlan: CustomStringConvertible, Sendable {
     /// The whole predicate, bound and optimized (nil: every row).
     public var predicate: BoundPredicate?
     /// The part the database runs (nil: every row of the entity).
@@ -40,6 +40,21 @@ public struct FetchPlan: CustomStringConvertible {
     /// The fetch as the SQL stage lowered it, once; and the terms SQL runs.
     package let fetch: SQLFetch
     package let sqlTerms: [Int]
+    /// The values of the plan's parameters (a compiled request's arguments),
+    /// bound into every statement `query(for:columns:)` writes.
+    package var arguments: [String: PredicateValue] = [:]
+
+    /// The plan with the values of its parameters in place: what it runs
+    /// for one request of its shape.
+    package func fillingParameters(_ values: [String: PredicateValue]) -> FetchPlan {
+        guard !values.isEmpty else { return self }
+        var plan = self
+        plan.predicate = predicate?.fillingParameters(values)
+        plan.sql = sql?.fillingParameters(values)
+        plan.residual = residual?.fillingParameters(values)
+        plan.arguments = values
+        return plan
+    }
 
     public var description: String {
         var lines: [String] = []
@@ -70,7 +85,9 @@ public struct FetchPlan: CustomStringConvertible {
         // A negative limit is no limit, a negative offset skips nothing (as
         // SQLite reads them; PostgreSQL refuses them).
         let limit = request.fetchLimit.flatMap { $0 < 0 ? nil : $0 }
-        return fetch.query(terms: sqlTerms, columns: columns, limit: deferred ? nil : limit,
-                           offset: deferred || request.fetchOffset <= 0 ? nil : request.fetchOffset)
+        let query = fetch.query(terms: sqlTerms, columns: columns, limit: deferred ? nil : limit,
+                                offset: deferred || request.fetchOffset <= 0 ? nil : request.fetchOffset)
+        guard !query.parameters.isEmpty, !arguments.isEmpty else { return query }
+        return query.binding(arguments, dialect: fetch.dialect) ?? query
     }
 }

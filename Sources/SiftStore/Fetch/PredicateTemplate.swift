@@ -28,6 +28,8 @@ public final class PredicateTemplate {
     /// when the predicate needs memory evaluation).
     public let query: SQLQuery?
     let entity: Entity
+    /// The request, compiled once.
+    let compiled: CompiledFetch
 
     /// Compiles a template. Only the predicate's unbound `$variables` wait
     /// for values; `arguments` fill its format specifiers now.
@@ -66,7 +68,9 @@ public final class PredicateTemplate {
         self.variables = syntax.variables
         request.predicate = .bound(optimized)
         self.request = request
-        let plan = try store.plan(request)
+        let compiled = try store.compile(request)
+        self.compiled = compiled
+        let plan = try store.plan(for: compiled)
         if !plan.needsMemory {
             query = plan.query(for: request, columns: .identifiers)
         } else {
@@ -105,7 +109,7 @@ public final class PredicateTemplate {
                     matching.append(node)
                 }
             }
-            return request.page(try store.sortedNodes(matching, request, domain: domain)).map(\.id)
+            return request.page(try store.sortedNodes(matching, compiled, domain: domain)).map(\.id)
         }
         return try store.fetchObjectIDs(bound, entity: entity)
     }

@@ -185,7 +185,7 @@ public struct StoreMigration: Sendable {
         var nodes: [RowNode] = []
         var largestKeys: [String: Int64] = [:]
         for root in source.entities where root.superentity == nil {
-            var rows = try sourceStore.rows(for: FetchRequest(entityName: root.name))
+            var rows = try sourceStore.rows(for: try sourceStore.compile(FetchRequest(entityName: root.name)))
             let largest: Int64
             do {
                 let rows = try sourceStore.withConnection { try $0.query(sourceStore.schema.selectKeyMaximum(root)) }

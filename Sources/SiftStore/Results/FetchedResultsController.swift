@@ -39,6 +39,8 @@ public final class FetchedResultsController {
     public weak var delegate: (any FetchedResultsControllerDelegate)?
 
     private let entity: Entity
+    /// The request, compiled once: every fetch of the controller runs it.
+    private let compiled: CompiledFetch
     private let predicate: MemoryPredicate<ContextDomain>?
     private let sort: InMemorySort<ContextDomain>
     private let section: MemoryExpression<ContextDomain>?
@@ -98,11 +100,14 @@ public final class FetchedResultsController {
         self.fetchRequest = fetchRequest
         self.context = context
         self.sectionNameKeyPath = sectionNameKeyPath
-        entity = try store.entity(fetchRequest.entityName)
+        var unbatched = fetchRequest
+        unbatched.fetchBatchSize = 0
+        compiled = try store.compile(unbatched)
+        entity = compiled.entity
         let domain = ContextDomain(context: context)
-        let bound = try store.boundPredicate(fetchRequest)
+        let bound = compiled.predicate
         predicate = bound.map { MemoryPredicate($0, domain: domain) }
-        let keys = try store.sortKeys(fetchRequest)
+        let keys = compiled.sortKeys
         sort = InMemorySort(keys, domain: domain)
         var sectionExpression: BoundExpression?
         if sectionNameKeyPath != nil { sectionExpression = keys[0].expression }
@@ -292,9 +297,7 @@ public final class FetchedResultsController {
     /// The request's objects, sorted as the controller keeps them (the
     /// store's order, checked), with their sort values.
     private func fetchResults() throws(StoreError) -> ([ObjectID], [ObjectID: Entry]) {
-        var request = fetchRequest
-        request.fetchBatchSize = 0
-        let objects = try context.fetch(request)
+        let objects = try context.fetch(compiled)
         try context.fireFaults(objects)
         var entries: [ObjectID: Entry] = [:]
         entries.reserveCapacity(objects.count)

@@ -3,6 +3,7 @@
 
 import Foundation
 import Sift
+import Synchronization
 
 /// What a save changed, as the store announces it to every observer.
 public struct StoreChanges: Hashable, Sendable {
@@ -29,26 +30,37 @@ public struct StoreChanges: Hashable, Sendable {
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
-/// The observers of a store.
-package final class Observers: Sendable {
-    package init() {}
-    package let handlers = LockedState<[UUID: @Sendable (StoreChanges) -> Void]>([:])
+/// Who hears about a store's saves: the observers ``PersistentStore/addObserver(_:)``
+/// adds. A store holds one and keeps it for its life.
+public final class StoreObservers: Sendable {
+    /// No observers yet.
+    public init() {}
+    let handlers = Mutex<[UUID: @Sendable (StoreChanges) -> Void]>([:])
 
     /// Adds an observer; the token removes it.
-    package func add(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
+    func add(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
         let token = StoreObservation(observers: self)
         handlers.withLock { $0[token.id] = observer }
         return token
+    }
+
+    /// Calls every observer with what a save changed (nothing when it
+    /// changed nothing), on this thread.
+    ///
+    /// - Parameter changes: What the save changed.
+    public func announce(_ changes: StoreChanges) {
+        guard !changes.isEmpty else { return }
+        for observer in handlers.withLock({ Array($0.values) }) { observer(changes) }
     }
 }
 
 /// An observer of a store; `cancel()` stops it, and nothing else does while
 /// the store is open (releasing the observation does not).
 public final class StoreObservation: Sendable {
-    package let id = UUID()
-    weak let observers: Observers?
+    let id = UUID()
+    weak let observers: StoreObservers?
 
-    package init(observers: Observers) {
+    init(observers: StoreObservers) {
         self.observers = observers
     }
 

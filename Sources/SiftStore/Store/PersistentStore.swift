@@ -7,14 +7,25 @@
 import Foundation
 import Sift
 
-/// A store that contexts can work on: `SQLiteStore`, `AtomicStore`, or
-/// `PostgresStore` (in the `SiftPostgres` product).
+/// A store that contexts work on: the one protocol every store implements —
+/// `SQLiteStore`, `AtomicStore`, `PostgresStore` (in the `SiftPostgres`
+/// product), and a store of your own.
+///
+/// A store answers a context with rows: it reads them into its ``rowCache``
+/// as ``RowNode``s (values in slots, to-one relationships as keys, a version
+/// for optimistic locking), and applies a ``SaveRequest`` in one transaction,
+/// all or nothing. It never calls back into a context. What stores share is
+/// written once in this protocol's extensions: observers
+/// (``addObserver(_:)``), compiling requests (``compile(_:)``, cached per
+/// request shape), dictionary fetches and batch changes in memory for a
+/// store that does not run them itself, and loading relationship paths.
 ///
 /// ```swift
 /// func logSaves(of store: any PersistentStore) -> StoreObservation {
 ///     store.addObserver { changes in print("saved: \(changes.inserted.count) inserted, \(changes.updated.count) updated") }
 /// }
-/// let observation = logSaves(of: context.persistentStore)    // whichever kind of store the context is on
+/// let context = ObjectContext(store: store)                   // any store
+/// let observation = logSaves(of: context.persistentStore)
 /// let hire = try context.insert("Employee")
 /// try hire.setValue(.string("Dee"), forKey: "name")
 /// try hire.setValue(.int(35), forKey: "age")
@@ -28,33 +39,34 @@ public protocol PersistentStore: AnyObject, Sendable {
     var rowCache: RowCache { get }
     /// Functions the application registered.
     var functions: FunctionRegistry { get }
-    /// Calls `observer` after every save, with what it changed.
-    ///
-    /// - Parameter observer: Called after each committed save with what it changed, on whatever thread the
-    ///   store announces it from.
-    /// - Returns: A token whose `cancel()` stops the observer.
-    @discardableResult
-    func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation
-}
+    /// Who hears about the store's saves (``addObserver(_:)`` adds to them).
+    var observers: StoreObservers { get }
+    /// The requests compiled so far, by shape (``compile(_:)`` fills it).
+    var compiledFetches: CompiledFetchCache { get }
+    /// The value transformers of transformable attributes; nil when values
+    /// are the stored bytes (the default).
+    var transformers: ValueTransformerRegistry? { get }
 
-/// The operations behind a context.
-package protocol StoreBackend: PersistentStore {
-    /// The rows a request selects, in its order, offset and limit applied;
-    /// stored in the row cache.
-    func rows(for request: FetchRequest) throws(StoreError) -> [RowNode]
-    /// The IDs of the objects a request selects, in its order, each of the
-    /// object's own entity.
-    func keys(for request: FetchRequest) throws(StoreError) -> [ObjectID]
-    /// How many objects a request selects.
-    func count(for request: FetchRequest) throws(StoreError) -> Int
-    /// The rows of a bound dictionary fetch of `request`'s objects, values in column order.
-    func results(_ fetch: BoundDictionaryFetch, request: FetchRequest, sort: [ResultSortKey]) throws(StoreError)
+    /// The rows a compiled request selects, in its order, offset and limit
+    /// applied; stored in the row cache.
+    func rows(for fetch: CompiledFetch) throws(StoreError) -> [RowNode]
+    /// The IDs of the objects a compiled request selects, in its order, each
+    /// of the object's own entity.
+    func keys(for fetch: CompiledFetch) throws(StoreError) -> [ObjectID]
+    /// How many objects a compiled request selects.
+    func count(for fetch: CompiledFetch) throws(StoreError) -> Int
+    /// The rows of a bound dictionary fetch of a compiled request's objects,
+    /// values in column order. By default, memory runs it over ``rows(for:)``.
+    func results(_ results: BoundDictionaryFetch, of fetch: CompiledFetch, sort: [ResultSortKey]) throws(StoreError)
         -> [[PredicateValue]]
-    /// Runs a batch update in one transaction (SQL, or memory and a save).
+    /// Runs a batch update in one transaction. By default, memory works it out
+    /// over the rows and ``apply(_:)`` saves it.
     func batchUpdate(_ update: BoundBatchUpdate) throws(StoreError) -> BatchResult
-    /// Runs a batch delete of `entity`'s objects in one transaction, delete rules applied.
+    /// Runs a batch delete of `entity`'s objects in one transaction, delete
+    /// rules applied. By default, memory works it out and ``apply(_:)`` saves it.
     func batchDelete(_ request: BatchDeleteRequest, entity: Entity) throws(StoreError) -> BatchResult
-    /// The rows of `entity` with these keys (in no particular order); stored in the row cache.
+    /// The rows of `entity` with these keys (in no particular order); stored
+    /// in the row cache.
     func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode]
     /// The member keys of a to-many relationship for each owner; with
     /// `loadingRows`, the members' rows are read into the row cache too.
@@ -64,32 +76,43 @@ package protocol StoreBackend: PersistentStore {
     /// error or a conflict) none of it. After a commit the row cache holds
     /// the written rows; the caller announces the changes.
     func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse
-    /// Tells every observer what a save changed.
-    func announce(_ changes: StoreChanges)
-    /// Who hears about saves.
-    var observers: Observers { get }
-    /// The value transformers of transformable attributes (none: values are the stored bytes).
-    var transformers: ValueTransformerRegistry? { get }
 }
 
-extension StoreBackend {
+extension PersistentStore {
+    /// Calls `observer` with the changes of every committed save and batch
+    /// change, on the thread that made it (or, for another process's save,
+    /// the thread that heard of it), until the returned observation is
+    /// cancelled (releasing it does not stop it: call `cancel()`).
+    ///
+    /// - Parameter observer: Hears each `StoreChanges`; hand it to a context's
+    ///   own thread before merging.
+    /// - Returns: The observation, whose `cancel()` stops it.
+    @discardableResult
+    public func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
+        observers.add(observer)
+    }
+
+    public var transformers: ValueTransformerRegistry? { nil }
+
     /// Dictionary fetches run in memory, unless the store runs them itself.
-    package func results(_ fetch: BoundDictionaryFetch, request: FetchRequest,
-                         sort: [ResultSortKey]) throws(StoreError) -> [[PredicateValue]] {
-        try resultsInMemory(fetch, request: request, sort: sort)
+    public func results(_ results: BoundDictionaryFetch, of fetch: CompiledFetch,
+                        sort: [ResultSortKey]) throws(StoreError) -> [[PredicateValue]] {
+        try resultsInMemory(results, of: fetch, sort: sort)
+    }
+
+    /// Batch updates are worked out in memory and saved, unless the store runs them itself.
+    public func batchUpdate(_ update: BoundBatchUpdate) throws(StoreError) -> BatchResult {
+        try batchUpdateInMemory(update)
+    }
+
+    /// Batch deletes are worked out in memory and saved, unless the store runs them itself.
+    public func batchDelete(_ request: BatchDeleteRequest, entity: Entity) throws(StoreError) -> BatchResult {
+        try batchDeleteInMemory(request, entity: entity)
     }
 
     package func entity(_ name: String) throws(StoreError) -> Entity {
         guard let entity = model.entity(named: name) else { throw .unknownEntity(name) }
         return entity
-    }
-
-    /// The compiler for this store's predicates: its model, the standard
-    /// optimizer and its functions.
-    package var compiler: PredicateCompiler {
-        var compiler = PredicateCompiler(model: model, functions: functions)
-        compiler.requiresStoredAttributes = true
-        return compiler
     }
 
     /// The binder for this store's predicates and sort keys: transient
@@ -98,22 +121,6 @@ extension StoreBackend {
         var binder = Binder(model: model, functions: functions)
         binder.requiresStoredAttributes = true
         return binder
-    }
-
-    /// The bound, optimized predicate of a request.
-    package func boundPredicate(_ request: FetchRequest) throws(StoreError) -> BoundPredicate? {
-        switch request.predicate {
-        case nil:
-            return nil
-        case .bound(let bound):
-            return Optimizer.standard.optimize(bound)
-        case .format(let text, let arguments):
-            do {
-                return try compiler.bind(text, arguments: arguments, entity: request.entityName)
-            } catch {
-                throw .invalidPredicate(error, text: text)
-            }
-        }
     }
 
     /// The sort keys of a request, bound.
@@ -135,9 +142,9 @@ extension StoreBackend {
         return keys
     }
 
+    /// Tells every observer what a save changed.
     package func announce(_ changes: StoreChanges) {
-        guard !changes.isEmpty else { return }
-        for observer in observers.handlers.withLock({ Array($0.values) }) { observer(changes) }
+        observers.announce(changes)
     }
 
     /// Reads the rows along a relationship key path from `nodes`, one read per
@@ -170,8 +177,8 @@ extension StoreBackend {
 
     /// Sorts nodes as SQL would: by each key (nil first when ascending, `[c]`
     /// folding when asked), then by primary key.
-    package func sortedNodes(_ nodes: [RowNode], _ request: FetchRequest, domain: RowNodeDomain) throws(StoreError) -> [RowNode] {
-        let keys = try sortKeys(request)
+    package func sortedNodes(_ nodes: [RowNode], _ fetch: CompiledFetch, domain: RowNodeDomain) throws(StoreError) -> [RowNode] {
+        let keys = fetch.sortKeys
         guard !keys.isEmpty else { return nodes.sorted { $0.id.primaryKey < $1.id.primaryKey } }
         return try sortedInMemory(nodes, by: keys, domain: domain) { $0.id.primaryKey < $1.id.primaryKey }
     }

@@ -10,60 +10,63 @@ import Foundation
 import Sift
 
 /// The changes one save writes, all or nothing.
-package struct SaveRequest {
+public struct SaveRequest {
     /// A new row. A temporary (negative) key gets a permanent one; a
     /// positive key is kept (a row the store lost, written again).
-    package struct Insert {
-        package var id: ObjectID
-        package var values: [PredicateValue]
+    public struct Insert {
+        public var id: ObjectID
+        public var values: [PredicateValue]
         /// To-one keys by slot; negative keys are other inserts of the request.
-        package var toOne: [Int64?]
+        public var toOne: [Int64?]
     }
 
     /// Changed columns of a row, written only if the row still has the
     /// version the context read.
-    package struct Update {
-        package var id: ObjectID
-        package var expectedVersion: Int64
+    public struct Update {
+        public var id: ObjectID
+        public var expectedVersion: Int64
         /// The attribute and to-one slots written.
-        package var attributeSlots: [Int]
-        package var toOneSlots: [Int]
+        public var attributeSlots: [Int]
+        public var toOneSlots: [Int]
         /// The whole row as it will be: what the row cache holds afterwards.
-        package var values: [PredicateValue]
-        package var toOne: [Int64?]
+        public var values: [PredicateValue]
+        public var toOne: [Int64?]
     }
 
     /// A row removed if it still has the expected version (nil: whatever it has).
-    package struct Delete {
-        package var id: ObjectID
-        package var expectedVersion: Int64?
+    public struct Delete {
+        public var id: ObjectID
+        public var expectedVersion: Int64?
     }
 
     /// Links added to and removed from one to-many relationship of one object.
-    package struct LinkChange {
-        package var owner: ObjectID
-        package var relationship: Relationship
-        package var added: [Int64]
-        package var removed: [Int64]
+    public struct LinkChange {
+        public var owner: ObjectID
+        public var relationship: Relationship
+        public var added: [Int64]
+        public var removed: [Int64]
         /// Every member after the change, in order, for an ordered relationship.
-        package var order: [Int64]? = nil
+        public var order: [Int64]? = nil
     }
 
-    package var inserts: [Insert] = []
-    package var updates: [Update] = []
-    package var deletes: [Delete] = []
-    package var links: [LinkChange] = []
+    /// A request that changes nothing yet.
+    public init() {}
+
+    public var inserts: [Insert] = []
+    public var updates: [Update] = []
+    public var deletes: [Delete] = []
+    public var links: [LinkChange] = []
     /// Rows the context learnt another save deleted (a conflict the merge
     /// policy let go): reported as deleted, and dropped from the row cache.
-    package var gone: [ObjectID] = []
+    public var gone: [ObjectID] = []
     /// Rows the merge policy kept as the store has them (their changes, or
     /// their delete, dropped): a cascade from a row this save deletes does
     /// not delete them, it clears their link to it.
-    package var kept: Set<ObjectID> = []
+    public var kept: Set<ObjectID> = []
 }
 
 /// What a backend answers a save request with.
-package enum SaveResponse {
+public enum SaveResponse {
     /// Everything was written and committed.
     case committed(SaveResult)
     /// Rows changed or deleted since the context read them: nothing was
@@ -72,26 +75,35 @@ package enum SaveResponse {
 }
 
 /// What a committed save wrote.
-package struct SaveResult {
+public struct SaveResult {
     /// The permanent key of each insert's temporary key.
-    package var keys: [Int64: Int64] = [:]
+    public var keys: [Int64: Int64] = [:]
     /// The node of every inserted and updated row, as the row cache now
     /// holds it, by the ID the request gave it.
-    package var nodes: [ObjectID: RowNode] = [:]
+    public var nodes: [ObjectID: RowNode] = [:]
     /// What the save changed, as observers hear it.
-    package var changes = StoreChanges(inserted: [], updated: [], deleted: [])
+    public var changes = StoreChanges(inserted: [], updated: [], deleted: [])
     /// What the delete rules changed beyond the request, worked out in the
     /// store (SaveRules.swift): rows a cascade deleted, rows whose links
     /// were cleared or lost members. In `changes` too; the context drops
     /// or refreshes its objects of these rows, whose cached nodes are stale.
-    package var ruleChanges = StoreChanges(inserted: [], updated: [], deleted: [])
+    public var ruleChanges = StoreChanges(inserted: [], updated: [], deleted: [])
+
+    /// A result that wrote nothing yet.
+    public init() {}
 }
 
 /// A row whose version moved since the context read it.
-package struct RowConflict {
-    package var id: ObjectID
+public struct RowConflict {
+    public var id: ObjectID
     /// The row as the store has it now; nil when it was deleted.
-    package var current: RowNode?
+    public var current: RowNode?
+
+    /// A conflict on the row `id`, which the store now has as `current`.
+    public init(id: ObjectID, current: RowNode?) {
+        self.id = id
+        self.current = current
+    }
 }
 
 extension SaveRequest {

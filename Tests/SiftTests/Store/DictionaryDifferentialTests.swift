@@ -65,16 +65,16 @@ struct DictionaryDifferentialTests {
                 } catch {
                     continue  // the generator may write a predicate that does not fit
                 }
-                let query = try store.resultQuery(fetch, request: request, sort: sort)
+                let query = try store.resultQuery(fetch, of: try store.compileObjects(of: request), sort: sort)
                 let memory: [[PredicateValue]]
                 do {
-                    memory = try store.resultsInMemory(fetch, request: request, sort: sort)
+                    memory = try store.resultsInMemory(fetch, of: try store.compileObjects(of: request), sort: sort)
                 } catch {
                     // An overflow in memory is one in SQL too.
-                    #expect(throws: StoreError.self) { try store.results(fetch, request: request, sort: sort) }
+                    #expect(throws: StoreError.self) { try store.results(fetch, of: try store.compileObjects(of: request), sort: sort) }
                     continue
                 }
-                let sql = try store.results(fetch, request: request, sort: sort)
+                let sql = try store.results(fetch, of: try store.compileObjects(of: request), sort: sort)
                 checked += 1
                 if query != nil { inSQL += 1 }
                 let detail = "\(request.propertiesToFetch) group \(request.propertiesToGroupBy) where \(String(describing: request.predicate)) "

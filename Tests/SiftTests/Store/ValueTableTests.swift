@@ -71,11 +71,11 @@ struct ValueTableTests {
         request.havingPredicate = .format((1...70).map { "salary == \($0)" }.joined(separator: " OR ") + " OR salary > 150000", [])
         let store = CompanyStore.store
         let (fetch, sort) = try store.bindDictionaryFetch(request)
-        let query = try #require(try store.resultQuery(fetch, request: request, sort: sort))
+        let query = try #require(try store.resultQuery(fetch, of: try store.compileObjects(of: request), sort: sort))
         #expect(!query.sql.contains("json_each"))
-        let sql = try store.results(fetch, request: request, sort: sort)
+        let sql = try store.results(fetch, of: try store.compileObjects(of: request), sort: sort)
         #expect(sql.count > 0)
-        #expect(sql.map { $0.map(\.description) } == (try store.resultsInMemory(fetch, request: request, sort: sort)).map { $0.map(\.description) })
+        #expect(sql.map { $0.map(\.description) } == (try store.resultsInMemory(fetch, of: try store.compileObjects(of: request), sort: sort)).map { $0.map(\.description) })
     }
 
     /// A list written out with more members than SQLite's compound SELECTs

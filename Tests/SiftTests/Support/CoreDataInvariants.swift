@@ -58,7 +58,7 @@ enum CoreDataInvariants {
         private mutating func read(_ store: some SQLStoreBackend) throws {
             let model = store.model
             for root in model.entities where root.superentity == nil {
-                for id in try store.keys(for: FetchRequest(entityName: root.name)) { entities[id] = id.entity }
+                for id in try store.keys(for: try store.compile(FetchRequest(entityName: root.name))) { entities[id] = id.entity }
             }
             for (index, ids) in Dictionary(grouping: entities.keys, by: { entities[$0]! }) {
                 let entity = model.entities[index]

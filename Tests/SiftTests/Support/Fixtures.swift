@@ -205,9 +205,7 @@ final class TestStore: Sendable {
 
     /// A new context on the store.
     func context() -> ObjectContext {
-        if let sqlite = store as? SQLiteStore { return ObjectContext(store: sqlite) }
-        if let postgres = store as? PostgresStore { return ObjectContext(store: postgres) }
-        return ObjectContext(store: store as! AtomicStore)
+        ObjectContext(store: store)
     }
 
     var rowCache: RowCache { store.rowCache }

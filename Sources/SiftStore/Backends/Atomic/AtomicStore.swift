@@ -16,14 +16,17 @@ import Sift
 /// let store = try AtomicStore(url: URL(fileURLWithPath: "company.json"))
 /// let context = ObjectContext(store: store)
 /// ```
-public final class AtomicStore: StoreBackend, @unchecked Sendable {
+public final class AtomicStore: PersistentStore, @unchecked Sendable {
     public let model: DataModel
     /// The nodes contexts have read, shared by every context.
     public let rowCache: RowCache
     public let functions: FunctionRegistry
     /// The store's file.
     public let url: URL
-    package let observers = Observers()
+    /// Who hears about the store's saves.
+    public let observers = StoreObservers()
+    /// The requests compiled so far, by shape.
+    public let compiledFetches = CompiledFetchCache()
     /// Every row of the store: what fetches evaluate and saves change.
     private let data: RowCache
     /// One save at a time.
@@ -62,19 +65,6 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
         self.rowCache = RowCache(model: self.model)
     }
 
-    /// Calls `observer` with the changes of every committed save and batch
-    /// change, on the thread that made it, until the returned observation is
-    /// cancelled (releasing it does not stop it: call
-    /// `cancel()`).
-    ///
-    /// - Parameter observer: Hears each `StoreChanges`; hand it to a context's
-    ///   own thread before merging.
-    /// - Returns: The observation, whose `cancel()` stops it.
-    @discardableResult
-    public func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
-        observers.add(observer)
-    }
-
     /// Adds a data set's objects to the store and writes the file.
     /// Objects whose keys the store already holds are replaced.
     ///
@@ -97,39 +87,35 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
 
     // MARK: Reading
 
-    /// The atomic store keeps values as they are: no transformers.
-    package var transformers: ValueTransformerRegistry? { nil }
-
     /// The rows of the entity that match, sorted, before offset and limit.
-    func matching(_ request: FetchRequest) throws(StoreError) -> [RowNode] {
-        let entity = try self.entity(request.entityName)
+    func matching(_ fetch: CompiledFetch) throws(StoreError) -> [RowNode] {
         let domain = RowNodeDomain(cache: data)
-        var nodes = domain.snapshot.nodes(entity: entity.index)
-        if let predicate = try boundPredicate(request) {
+        var nodes = domain.snapshot.nodes(entity: fetch.entity.index)
+        if let predicate = fetch.predicate {
             let filter = MemoryPredicate(predicate, domain: domain)
             nodes = try StoreError.evaluating { () throws(EvaluationError) in try filter.filter(nodes) }
         }
-        return try sortedNodes(nodes, request, domain: domain)
+        return try sortedNodes(nodes, fetch, domain: domain)
     }
 
-    package func rows(for request: FetchRequest) throws(StoreError) -> [RowNode] {
-        rowCache.storeFetched(request.page(try matching(request)))
+    public func rows(for fetch: CompiledFetch) throws(StoreError) -> [RowNode] {
+        rowCache.storeFetched(fetch.request.page(try matching(fetch)))
     }
 
-    package func keys(for request: FetchRequest) throws(StoreError) -> [ObjectID] {
-        request.page(try matching(request)).map(\.id)
+    public func keys(for fetch: CompiledFetch) throws(StoreError) -> [ObjectID] {
+        fetch.request.page(try matching(fetch)).map(\.id)
     }
 
-    package func count(for request: FetchRequest) throws(StoreError) -> Int {
-        request.page(try matching(request)).count
+    public func count(for fetch: CompiledFetch) throws(StoreError) -> Int {
+        fetch.request.page(try matching(fetch)).count
     }
 
-    package func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {
+    public func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {
         let snapshot = data.snapshot()
         return rowCache.storeFetched(keys.compactMap { snapshot.node(entity: entity.index, primaryKey: $0) })
     }
 
-    package func links(_ relationship: Relationship, of owners: [Int64], entity: Entity,
+    public func links(_ relationship: Relationship, of owners: [Int64], entity: Entity,
                loadingRows: Bool) throws(StoreError) -> [Int64: [Int64]] {
         let snapshot = data.snapshot()
         var links: [Int64: [Int64]] = [:]
@@ -145,7 +131,7 @@ public final class AtomicStore: StoreBackend, @unchecked Sendable {
 
     // MARK: Saving
 
-    package func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
+    public func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
         var result = SaveResult()
         do {
             lock.lock()

@@ -90,10 +90,10 @@ extension DeletionPlan {
 extension SQLStoreBackend {
     /// A batch update as one UPDATE, when SQL can run its predicate and
     /// every value; in memory otherwise.
-    package func batchUpdate(_ update: BoundBatchUpdate) throws(StoreError) -> BatchResult {
-        let plan = try makePlan(update.request)
+    public func batchUpdate(_ update: BoundBatchUpdate) throws(StoreError) -> BatchResult {
+        let plan = try self.plan(for: update.fetch)
         guard plan.residual == nil,
-              let query = try? lowering.updateRows(update.entity.name, setting: update.assignments, where: plan.predicate)
+              let query = try? lowering.updateRows(update.entity.name, setting: update.assignments, where: update.fetch.predicate)
         else { return try batchUpdateInMemory(update) }
         let schema = self.schema
         var changes = StoreChanges()
@@ -150,16 +150,16 @@ extension SQLStoreBackend {
 
     /// A batch delete in SQL, when SQL can run its predicate; in memory
     /// otherwise.
-    package func batchDelete(_ request: BatchDeleteRequest, entity: Entity) throws(StoreError) -> BatchResult {
+    public func batchDelete(_ request: BatchDeleteRequest, entity: Entity) throws(StoreError) -> BatchResult {
         var selection: SQLQuery?
         if let ids = request.objectIDs {
             try checkObjectIDs(ids, of: entity)
         } else {
             var fetch = FetchRequest(entityName: entity.name)
             fetch.predicate = request.predicate
-            let plan = try makePlan(fetch)
-            guard !plan.needsMemory else { return try batchDeleteInMemory(request, entity: entity) }
-            selection = plan.query(for: fetch, columns: .identifiers)
+            let compiled = try compile(fetch)
+            guard !(try plan(for: compiled)).needsMemory else { return try batchDeleteInMemory(request, entity: entity) }
+            selection = try statement(compiled, columns: .identifiers)
         }
         let schema = self.schema
         let model = self.model

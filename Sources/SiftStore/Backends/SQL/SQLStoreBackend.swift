@@ -1,18 +1,76 @@
 // Store stage: what every SQL store answers a context with — SQL for what
 // SQL can run, memory for a plan's residual; rows by key and links for
-// faults and prefetching, with the statements the SQL stage builds. A SQL
-// backend (SQLite, PostgreSQL) supplies only how a statement runs and how
-// its rows are read; fetching is written once, here.
+// faults and prefetching, with the statements the SQL stage builds; saves,
+// batch changes and imports in one write transaction. A SQL backend
+// (SQLite, PostgreSQL) supplies only how a statement runs, how its rows are
+// read and how a write transaction begins and ends; the rest is written once,
+// here. Plans and statements are made once per compiled request shape.
 
 import Foundation
 import Sift
 
-/// A store whose rows live in SQL tables laid out by `SQLSchema`.
-package protocol SQLStoreBackend: StoreBackend {
+/// A store whose rows live in SQL tables in Core Data's layout (`SQLiteStore`,
+/// `PostgresStore`): what it shows of how it runs a request, and how it loads
+/// rows in bulk. Written once for both.
+///
+/// ```swift
+/// func show(_ text: String, in store: any SQLPersistentStore) throws {
+///     let request = FetchRequest(entityName: "Employee", predicate: text)
+///     print(try store.plan(request))                              // what SQL runs, what memory runs, and why
+///     print(try store.sqlQuery(for: request, columns: .rows).sql)
+/// }
+/// ```
+public protocol SQLPersistentStore: PersistentStore {
+    /// The database's name, for plans and messages ("SQLite", "PostgreSQL").
+    var databaseName: String { get }
     /// How the model is laid out in tables, and the dialect of its statements.
     var schema: SQLSchema { get }
+    /// Splits a request's predicate into what SQL runs and what memory runs.
+    func plan(_ request: FetchRequest) throws(StoreError) -> FetchPlan
+    /// A request's predicate, bound to the store's model and optimized.
+    func bind(_ request: FetchRequest) throws(StoreError) -> BoundPredicate?
+    /// The SQL a request runs when SQL runs all of its predicate.
+    func sqlQuery(for request: FetchRequest, columns: SQLColumns) throws(StoreError) -> SQLQuery
+    /// The one statement a dictionary fetch runs; nil when part of it runs in memory.
+    func resultQuery(for request: FetchRequest) throws(StoreError) -> SQLQuery?
+    /// The database's plan for a query, one line per step.
+    func queryPlan(_ query: SQLQuery) throws(StoreError) -> [String]
+    /// Loads every object of a data set, in one transaction.
+    func importDataSet(_ dataSet: DataSet, progress: ((Int, Int) -> Void)?) throws(StoreError)
+    /// Inserts nodes of this store's model as new rows, with their relationships, in one transaction.
+    func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)?) throws(StoreError)
+    /// Releases the store's connections, where it holds a pool of them.
+    func close()
+}
+
+extension SQLPersistentStore {
+    /// Loads every object of a data set, in one transaction, with no progress reports.
+    public func importDataSet(_ dataSet: DataSet) throws(StoreError) {
+        try importDataSet(dataSet, progress: nil)
+    }
+
+    /// Inserts nodes as new rows, in one transaction, with no progress reports.
+    public func importNodes(_ nodes: [RowNode]) throws(StoreError) {
+        try importNodes(nodes, progress: nil)
+    }
+
+    /// The SQL a request runs, whole rows returned.
+    public func sqlQuery(for request: FetchRequest) throws(StoreError) -> SQLQuery {
+        try sqlQuery(for: request, columns: .rows)
+    }
+}
+
+/// The hooks Sift's own SQL stores give the code they share (not public: a
+/// store of your own implements ``PersistentStore``).
+package protocol SQLStoreBackend: SQLPersistentStore {
     /// The SQL lowering for the model.
     var lowering: SQLLowering { get }
+    /// Where the store is, for errors: a file's path, a server's schema.
+    var location: String { get }
+    /// Why the store refuses writes; nil when it takes them.
+    var writesRefused: String? { get }
+    /// Writes saves and imports with the store's statements.
+    var writer: SQLSaveWriter { get }
     /// Runs a `.rows` query of `entity` and returns its rows as nodes,
     /// stored in the row cache. With `ownerColumn`, each row starts with
     /// an owner's key (a link query), passed to `owner` in row order.
@@ -28,10 +86,18 @@ package protocol SQLStoreBackend: StoreBackend {
     /// when it passes one of the database's limits: the planner then moves
     /// terms to memory.
     func refuses(_ select: SQLSelect) -> String?
-    /// Runs `body` in one write transaction: committed when it returns (the
-    /// changes it gives sent to other processes with the commit, where the
-    /// database does that), rolled back when it throws (its error rethrown).
-    func writeTransaction<T>(_ body: (any SQLExecutor) throws -> (T, StoreChanges)) throws(StoreError) -> T
+    /// Runs `body` in one write transaction on one connection: committed
+    /// when it returns (the changes it gives sent to other processes with the
+    /// commit, where the database does that), rolled back when it throws,
+    /// its error rethrown as it is. Keys for `reservingKeys` (how many, by
+    /// root entity index) are reserved first where the database hands them
+    /// out outside the transaction.
+    func inWriteTransaction<T>(reservingKeys: [Int: Int64],
+                               _ body: (any SQLExecutor) throws -> (T, StoreChanges)) throws -> T
+    /// The store's error for what a write threw.
+    func storeError(_ error: any Error) -> StoreError
+    /// Called after rows were loaded in bulk (PostgreSQL analyzes its tables).
+    func didImport() throws(StoreError)
 }
 
 extension SQLStoreBackend {
@@ -39,30 +105,25 @@ extension SQLStoreBackend {
         try fetchNodes(query, entity: entity, ownerColumn: false, owner: nil)
     }
 
-    package func rows(for request: FetchRequest) throws(StoreError) -> [RowNode] {
-        let entity = try self.entity(request.entityName)
-        let plan = try makePlan(request)
-        if plan.needsMemory { return try rowsWithResidual(request, plan, entity) }
-        return try fetchNodes(plan.query(for: request, columns: .rows), entity: entity)
+    public func rows(for fetch: CompiledFetch) throws(StoreError) -> [RowNode] {
+        let plan = try plan(for: fetch)
+        if plan.needsMemory { return try rowsWithResidual(fetch, plan) }
+        return try fetchNodes(try statement(fetch, columns: .rows), entity: fetch.entity)
     }
 
-    package func keys(for request: FetchRequest) throws(StoreError) -> [ObjectID] {
-        let entity = try self.entity(request.entityName)
-        let plan = try makePlan(request)
-        if plan.needsMemory { return try rowsWithResidual(request, plan, entity).map(\.id) }
-        return try fetchObjectIDs(plan.query(for: request, columns: .identifiers), entity: entity)
+    public func keys(for fetch: CompiledFetch) throws(StoreError) -> [ObjectID] {
+        let plan = try plan(for: fetch)
+        if plan.needsMemory { return try rowsWithResidual(fetch, plan).map(\.id) }
+        return try fetchObjectIDs(try statement(fetch, columns: .identifiers), entity: fetch.entity)
     }
 
-    package func count(for request: FetchRequest) throws(StoreError) -> Int {
-        let entity = try self.entity(request.entityName)
-        var countRequest = request
-        countRequest.sortDescriptors = []
-        let plan = try makePlan(countRequest)
-        if plan.needsMemory { return try rowsWithResidual(countRequest, plan, entity).count }
-        let whole = request.fetchLimit == nil && request.fetchOffset == 0
-        let query = plan.query(for: countRequest, columns: whole ? .count : .identifiers)
+    public func count(for fetch: CompiledFetch) throws(StoreError) -> Int {
+        let plan = try plan(for: fetch)
+        if plan.needsMemory { return try rowsWithResidual(fetch, plan).count }
+        let whole = fetch.request.fetchLimit == nil && fetch.request.fetchOffset == 0
+        let query = try statement(fetch, columns: whole ? .count : .identifiers)
         if whole { return Int(clamping: try fetchIntegers(query, columns: 1).first ?? 0) }
-        return try fetchObjectIDs(query, entity: entity).count
+        return try fetchObjectIDs(query, entity: fetch.entity).count
     }
 
     /// Runs a plan with a residual: SQL returns the candidate rows in order,
@@ -70,9 +131,11 @@ extension SQLStoreBackend {
     /// key path), memory filters, then offset and limit apply.
     /// With sort keys the database cannot run, memory sorts the rows that
     /// pass before offset and limit apply.
-    package func rowsWithResidual(_ request: FetchRequest, _ plan: FetchPlan, _ entity: Entity) throws(StoreError) -> [RowNode] {
-        let candidates = try fetchNodes(plan.query(for: request, columns: .rows), entity: entity)
-        var paths = plan.residual.map { RelationshipPaths.of($0) } ?? []
+    package func rowsWithResidual(_ fetch: CompiledFetch, _ plan: FetchPlan) throws(StoreError) -> [RowNode] {
+        let entity = fetch.entity
+        let candidates = try fetchNodes(try statement(fetch, columns: .rows), entity: entity)
+        let residual = plan.residual?.fillingParameters(fetch.parameterValues)
+        var paths = residual.map { RelationshipPaths.of($0) } ?? []
         for key in plan.sortKeysInMemory ?? [] { paths.formUnion(RelationshipPaths.of(key.expression, [:])) }
         for path in paths.sorted() {
             try loadPath(path, from: candidates, entity: entity)
@@ -80,47 +143,46 @@ extension SQLStoreBackend {
         let domain = RowNodeDomain(cache: rowCache)
         let current = candidates.compactMap { domain.snapshot.node(entity: entity.index, primaryKey: $0.id.primaryKey) }
         var matching = current
-        if let residual = plan.residual {
+        if let residual {
             let filter = MemoryPredicate(residual, domain: domain)
             matching = try StoreError.evaluating { () throws(EvaluationError) in try filter.filter(current) }
         }
         if let keys = plan.sortKeysInMemory {
             matching = try sortedInMemory(matching, by: keys, domain: domain) { $0.id.primaryKey < $1.id.primaryKey }
         }
-        return request.page(matching)
+        return fetch.request.page(matching)
     }
 
     /// A dictionary fetch as one statement when SQL can run all of it (the
     /// predicate, every property, the grouping and the having predicate),
     /// else in memory over the rows SQL selects.
-    package func results(_ fetch: BoundDictionaryFetch, request: FetchRequest,
-                         sort: [ResultSortKey]) throws(StoreError) -> [[PredicateValue]] {
-        if let query = try resultQuery(fetch, request: request, sort: sort) {
-            let rows = try fetchValues(query, types: fetch.columns.map(\.type.resultAttributeType))
-            let types = fetch.columns.map(\.type)
+    public func results(_ results: BoundDictionaryFetch, of fetch: CompiledFetch,
+                        sort: [ResultSortKey]) throws(StoreError) -> [[PredicateValue]] {
+        if let query = try resultQuery(results, of: fetch, sort: sort) {
+            let rows = try fetchValues(query, types: results.columns.map(\.type.resultAttributeType))
+            let types = results.columns.map(\.type)
             return rows.map { row in zip(row, types).map { resultValue($0, type: $1) } }
         }
-        return try resultsInMemory(fetch, request: request, sort: sort)
+        return try resultsInMemory(results, of: fetch, sort: sort)
     }
 
     /// The statement of a dictionary fetch; nil when part of it needs memory.
-    package func resultQuery(_ fetch: BoundDictionaryFetch, request: FetchRequest,
+    package func resultQuery(_ results: BoundDictionaryFetch, of fetch: CompiledFetch,
                              sort: [ResultSortKey]) throws(StoreError) -> SQLQuery? {
-        let plan = try makePlan(objectRequest(request))
-        guard plan.residual == nil else { return nil }
+        guard try plan(for: fetch).residual == nil else { return nil }
         do {
-            return try lowering.selectResults(fetch, where: plan.predicate, sortedBy: sort, limit: request.fetchLimit,
-                                              offset: request.fetchOffset == 0 ? nil : request.fetchOffset)
+            return try lowering.selectResults(results, where: fetch.predicate, sortedBy: sort, limit: fetch.request.fetchLimit,
+                                              offset: fetch.request.fetchOffset == 0 ? nil : fetch.request.fetchOffset)
         } catch {
             return nil
         }
     }
 
-    package func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {
+    public func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {
         try fetchNodes(schema.selectRows(entity, keys: keys), entity: entity)
     }
 
-    package func links(_ relationship: Relationship, of owners: [Int64], entity: Entity,
+    public func links(_ relationship: Relationship, of owners: [Int64], entity: Entity,
                        loadingRows: Bool) throws(StoreError) -> [Int64: [Int64]] {
         guard let destination = model.entity(named: relationship.destination),
               let query = schema.selectLinks(relationship, in: entity, owners: owners, withRows: loadingRows) else {
@@ -139,29 +201,52 @@ extension SQLStoreBackend {
         return links
     }
 
-    /// Splits a request's predicate into what SQL runs and what memory runs,
-    /// binding, optimizing and lowering it once.
-    package func makePlan(_ request: FetchRequest) throws(StoreError) -> FetchPlan {
-        let entity = try self.entity(request.entityName)
-        var rewrites: [String] = []
-        let predicate: BoundPredicate?
-        switch request.predicate {
-        case nil:
-            predicate = nil
-        case .bound(let bound):
-            (predicate, rewrites) = Optimizer.standard.optimizeWithTrace(bound)
-        case .format(let text, let arguments):
-            do {
-                var unoptimized = compiler
-                unoptimized.optimizer = nil
-                let bound = try unoptimized.bind(text, arguments: arguments, entity: request.entityName)
-                (predicate, rewrites) = Optimizer.standard.optimizeWithTrace(bound)
-            } catch {
-                throw .invalidPredicate(error, text: text)
+    /// The plan of a compiled request's shape: made once, then kept with
+    /// the shape (its statements take the request's arguments as parameters).
+    package func plan(for fetch: CompiledFetch) throws(StoreError) -> FetchPlan {
+        if let plan = fetch.shape.plan.withLock({ $0 }) { return plan }
+        let plan = try makePlan(fetch)
+        fetch.shape.plan.withLock { $0 = plan }
+        return plan
+    }
+
+    /// A statement of a compiled request's plan, its arguments bound:
+    /// rendered once per shape, kind of columns, limit and offset.
+    package func statement(_ fetch: CompiledFetch, columns: SQLColumns) throws(StoreError) -> SQLQuery {
+        let plan = try plan(for: fetch)
+        let request = fetch.request
+        let deferred = plan.needsMemory
+        // A negative limit is no limit, a negative offset skips nothing (as
+        // SQLite reads them; PostgreSQL refuses them).
+        let key = CompiledShape.StatementKey(
+            columns: columns, limit: deferred ? nil : request.fetchLimit.flatMap { $0 < 0 ? nil : $0 },
+            offset: deferred || request.fetchOffset <= 0 ? nil : request.fetchOffset)
+        let query: SQLQuery
+        if let rendered = fetch.shape.statements.withLock({ $0[key] }) {
+            query = rendered
+        } else {
+            query = plan.fetch.query(terms: plan.sqlTerms, columns: columns, limit: key.limit, offset: key.offset)
+            fetch.shape.statements.withLock { statements in
+                if statements.count > 16 { statements.removeAll() }
+                statements[key] = query
             }
         }
+        guard !query.parameters.isEmpty else { return query }
+        guard let bound = query.binding(fetch.parameterValues, dialect: schema.dialect) else {
+            throw .notExpressibleInSQL(SQLLoweringError("an argument the statement cannot bind"), range: nil,
+                                       text: request.predicateText)
+        }
+        return bound
+    }
+
+    /// Splits a compiled request's predicate into what SQL runs and what
+    /// memory runs, lowering it once.
+    private func makePlan(_ compiled: CompiledFetch) throws(StoreError) -> FetchPlan {
+        let entity = compiled.entity
+        let predicate = compiled.shape.predicate
+        let rewrites = compiled.rewrites
         let fetch: SQLFetch
-        let sort = try sortKeys(request)
+        let sort = compiled.sortKeys
         var sortKeysInMemory: [SQLSortKey]?
         var sortReason: String?
         do {
@@ -205,22 +290,14 @@ extension SQLStoreBackend {
     /// naming the first construct SQL cannot express (and where it is in the
     /// predicate's text) otherwise.
     package func makeSQLQuery(for request: FetchRequest, columns: SQLColumns) throws(StoreError) -> SQLQuery {
-        let plan = try makePlan(request)
+        let fetch = try compile(request)
+        let plan = try plan(for: fetch)
         if let term = plan.fetch.terms.first(where: { $0.error != nil }), let error = term.error {
-            throw .notExpressibleInSQL(error, range: sourceRange(of: error.expression, in: request), text: request.predicateText)
+            throw .notExpressibleInSQL(error, range: fetch.sourceRange(of: error.expression), text: request.predicateText)
         }
         if plan.needsMemory, let reason = plan.reasons.first {
             throw .notExpressibleInSQL(SQLLoweringError(reason), range: nil, text: request.predicateText)
         }
-        return plan.query(for: request, columns: columns)
-    }
-
-    /// Where in the request's predicate text a bound expression came from.
-    package func sourceRange(of expression: BoundExpression?, in request: FetchRequest) -> SourceRange? {
-        guard let expression, case .format(let text, let arguments) = request.predicate,
-              let syntax = try? PredicateParser.parse(text, arguments: arguments),
-              let (_, ranges) = try? binder.bindWithSourceMap(syntax, entity: request.entityName)
-        else { return nil }
-        return ranges[expression]
+        return try statement(fetch, columns: columns)
     }
 }

@@ -6,20 +6,11 @@ import Foundation
 import Sift
 
 extension SQLiteStore: SQLStoreBackend {
-    /// Calls `observer` with the changes of every committed save and batch
-    /// change, on the thread that made it, until the returned observation is
-    /// cancelled (releasing it does not stop it: call
-    /// `cancel()`).
-    ///
-    /// - Parameter observer: Hears each `StoreChanges`; hand it to a context's
-    ///   own thread before merging.
-    /// - Returns: The observation, whose `cancel()` stops it.
-    @discardableResult
-    public func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
-        observers.add(observer)
-    }
+    public var databaseName: String { "SQLite" }
+    package var location: String { path }
 
-    package var transformers: ValueTransformerRegistry? { valueTransformers }
+    /// The value transformers of the store's transformable attributes.
+    public var transformers: ValueTransformerRegistry? { valueTransformers }
 
     package func fetchNodes(_ query: SQLQuery, entity: Entity, ownerColumn: Bool,
                             owner: ((Int64) -> Void)?) throws(StoreError) -> [RowNode] {
@@ -104,19 +95,6 @@ extension SQLiteStore: SQLStoreBackend {
         } catch {
             return nil
         }
-    }
-
-    /// Splits a request's predicate into what SQL runs and what memory runs,
-    /// binding, optimizing and lowering it once.
-    ///
-    /// - Parameter request: The fetch to plan.
-    /// - Returns: The plan: the predicate's SQL part, the residual memory evaluates, the sort keys memory
-    ///   applies, and why.
-    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidPredicate` when the
-    ///   predicate or a sort key does not parse or fit the model; `.notExpressibleInSQL` when the fetch cannot
-    ///   be lowered to SQL at all.
-    public func plan(_ request: FetchRequest) throws(StoreError) -> FetchPlan {
-        try makePlan(request)
     }
 
     /// SQLite's query plan for a query, one line per step.

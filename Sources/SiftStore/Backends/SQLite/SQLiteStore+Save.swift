@@ -38,41 +38,20 @@ struct SQLiteExecutor: SQLExecutor {
 }
 
 extension SQLiteStore {
-    var writer: SQLSaveWriter {
+    package var writer: SQLSaveWriter {
         SQLSaveWriter(model: model, schema: schema, rowCache: rowCache, externalData: externalData, transformers: valueTransformers)
     }
 
-    package func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
-        if let writesRefused { throw .cannotWrite(path: path, reason: writesRefused) }
-        var result = SaveResult()
-        let writer = self.writer
-        do {
-            try withConnection { connection in
-                try connection.transaction {
-                    result = try writer.write(request, SQLiteExecutor(connection: connection))
-                }
-            }
-        } catch let found as ConflictsFound {
-            return .conflicts(found.conflicts)
-        } catch {
-            throw StoreError(error, path: path)
+    /// SQLite hands out keys inside the transaction (one writer at a time:
+    /// SQLite locks the file), so `reservingKeys` is not read.
+    package func inWriteTransaction<T>(reservingKeys: [Int: Int64],
+                                       _ body: (any SQLExecutor) throws -> (T, StoreChanges)) throws -> T {
+        try withConnection { connection in
+            try connection.transaction { try body(SQLiteExecutor(connection: connection)).0 }
         }
-        // Committed: the row cache holds what was written.
-        rowCache.store(result.nodes.values)
-        rowCache.remove(result.changes.deleted)
-        return .committed(result)
     }
-}
 
-extension SQLiteStore {
-    package func writeTransaction<T>(_ body: (any SQLExecutor) throws -> (T, StoreChanges)) throws(StoreError) -> T {
-        if let writesRefused { throw .cannotWrite(path: path, reason: writesRefused) }
-        do {
-            return try withConnection { connection in
-                try connection.transaction { try body(SQLiteExecutor(connection: connection)).0 }
-            }
-        } catch {
-            throw StoreError(error, path: path)
-        }
+    package func storeError(_ error: any Error) -> StoreError {
+        StoreError(error, path: path)
     }
 }

@@ -44,7 +44,10 @@ public final class SQLiteStore: @unchecked Sendable {
     let connection: SQLiteConnection
     private let lock = NSRecursiveLock()
     /// Who hears about saves.
-    package let observers = Observers()
+    /// Who hears about the store's saves.
+    public let observers = StoreObservers()
+    /// The requests compiled so far, by shape.
+    public let compiledFetches = CompiledFetchCache()
     /// Why saves are refused, when they are: a store Core Data keeps
     /// persistent history for, whose history Sift does not write.
     public internal(set) var writesRefused: String?

@@ -1,0 +1,82 @@
+// Store stage: how every SQL store writes — a save request, a batch
+// change's statements and an import, each in one write transaction that the
+// backend begins and ends (`inWriteTransaction`). A conflict rolls the save
+// back and comes back as the rows that moved; after a commit the row cache
+// holds what was written.
+
+import Foundation
+import Sift
+
+extension SQLStoreBackend {
+    /// Applies a save request in one transaction, written by `SQLSaveWriter`:
+    /// every UPDATE and DELETE checked against the version the context read.
+    public func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
+        if let writesRefused { throw .cannotWrite(path: location, reason: writesRefused) }
+        var counts: [Int: Int64] = [:]
+        for insert in request.inserts where insert.id.primaryKey < 0 { counts[insert.id.root, default: 0] += 1 }
+        let writer = self.writer
+        let result: SaveResult
+        do {
+            result = try inWriteTransaction(reservingKeys: counts) { executor in
+                let result = try writer.write(request, executor)
+                return (result, result.changes)
+            }
+        } catch let found as ConflictsFound {
+            return .conflicts(found.conflicts)
+        } catch {
+            throw storeError(error)
+        }
+        // Committed: the row cache holds what was written.
+        rowCache.store(result.nodes.values)
+        rowCache.remove(result.changes.deleted)
+        return .committed(result)
+    }
+
+    /// Runs `body` in one write transaction: committed when it returns (the
+    /// changes it gives sent to other processes with the commit, where the
+    /// database does that), rolled back when it throws.
+    package func writeTransaction<T>(_ body: (any SQLExecutor) throws -> (T, StoreChanges)) throws(StoreError) -> T {
+        if let writesRefused { throw .cannotWrite(path: location, reason: writesRefused) }
+        do {
+            return try inWriteTransaction(reservingKeys: [:], body)
+        } catch {
+            throw storeError(error)
+        }
+    }
+
+    /// Loads every object of a data set, in one transaction.
+    ///
+    /// - Parameters:
+    ///   - dataSet: A data set of the store's model.
+    ///   - progress: Called with the rows written so far and the total, every 10,000 rows and at the end.
+    /// - Throws: `StoreError`, nothing written: `.modelMismatch` when the data set's model is not the store's;
+    ///   the database's error when writing fails (a key the store already holds, say; on PostgreSQL,
+    ///   `.validation` for a string holding U+0000, which its text cannot hold).
+    public func importDataSet(_ dataSet: DataSet, progress: ((Int, Int) -> Void)?) throws(StoreError) {
+        guard dataSet.model.versionHash == model.versionHash else {
+            throw .modelMismatch(path: location, storeHash: model.versionHash, modelHash: dataSet.model.versionHash)
+        }
+        try importNodes(dataSet.nodes, progress: progress)
+    }
+
+    /// Inserts nodes of this store's model as new rows, with their
+    /// relationships, in one transaction.
+    ///
+    /// - Parameters:
+    ///   - nodes: Rows of the store's model, with keys the store does not hold yet.
+    ///   - progress: Called with the rows written so far and the total, every 10,000 rows and at the end.
+    /// - Throws: `StoreError`, nothing written: the database's error when writing fails (a key the store
+    ///   already holds, say).
+    public func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)?) throws(StoreError) {
+        let writer = self.writer
+        try writeTransaction { executor in
+            try writer.importNodes(nodes, executor, progress: progress)
+            return ((), StoreChanges())
+        }
+        try didImport()
+    }
+
+    package func didImport() throws(StoreError) {}
+    public func close() {}
+    package var writesRefused: String? { nil }
+}
