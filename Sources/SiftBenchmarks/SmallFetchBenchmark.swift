@@ -1,9 +1,11 @@
 // Small-fetch benchmark: one employee by an indexed attribute (a different
 // name each time) and about ten by a range, fetched again and again as an
 // application looks records up, next to a prepared sqlite3 statement bound
-// and stepped by hand into records, in the same run. It also times compiling
-// the request alone (parse, bind, optimize and lower its predicate), the
-// share of each fetch that a compiled, cached fetch would save.
+// and stepped by hand into records, in the same run. Each request shape is
+// compiled once and cached by the store (the name, or the bounds, are
+// parameters of it); the run also times compiling the request without the
+// cache (parse, bind, optimize and lower its predicate: what every fetch
+// paid before the cache) and taking it from the cache.
 
 import CSQLite
 import Foundation
@@ -74,11 +76,16 @@ func smallFetchBenchmark() {
                 blackHole(try? lowering.select("Employee", where: bound))
             }
         }
+        let cached = Measurement.run("cached", operations: lookups, rounds: 5) {
+            for i in 0..<lookups {
+                blackHole(try! store.compile(FetchRequest(entityName: "Employee", predicate: predicate, arguments: arguments(i))))
+            }
+        }
         report(name.padding(toLength: 22, withPad: " ", startingAt: 0),
                "prepared statement \(formatted(raw.nanosecondsPerOperation / 1000, digits: 1)) µs",
                "Sift \(formatted(sift.nanosecondsPerOperation / 1000, digits: 1)) µs",
                "= \(formatted(sift.nanosecondsPerOperation / raw.nanosecondsPerOperation, digits: 2))x",
-               "(compiling the request: \(formatted(compile.nanosecondsPerOperation / 1000, digits: 1)) µs, "
-                   + "\(formatted(100 * compile.nanosecondsPerOperation / sift.nanosecondsPerOperation))% of the fetch)")
+               "(target 3x; compiling without the cache \(formatted(compile.nanosecondsPerOperation / 1000, digits: 1)) µs, "
+                   + "from the cache \(formatted(cached.nanosecondsPerOperation / 1000, digits: 1)) µs)")
     }
 }

@@ -129,7 +129,7 @@ extension PersistentStore {
     /// entity the object may turn out to be one of).
     package func checkObjectIDs(_ ids: [ObjectID], of entity: Entity) throws(StoreError) {
         for id in ids where !model.isEntity(at: id.entity, kindOf: entity.index) && !model.isEntity(at: entity.index, kindOf: id.entity) {
-            throw .invalidFetch("a batch delete of \(entity.name) objects names \(model.entities[id.entity].name) \(id.primaryKey)")
+            throw .invalidRequest(.objectOfAnotherEntity(ObjectReference(entity: model.entities[id.entity].name, id: id.primaryKey), entity: entity.name))
         }
     }
 

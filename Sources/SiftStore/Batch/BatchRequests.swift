@@ -153,12 +153,12 @@ extension PersistentStore {
     /// Parses and binds a batch update's assignments.
     package func bindBatchUpdate(_ request: BatchUpdateRequest) throws(StoreError) -> BoundBatchUpdate {
         let entity = try self.entity(request.entityName)
-        guard !request.propertiesToUpdate.isEmpty else { throw .invalidFetch("a batch update needs properties to update") }
+        guard !request.propertiesToUpdate.isEmpty else { throw .invalidRequest(.noPropertiesToUpdate) }
         var seen: Set<String> = []
         var assignments: [BoundAssignment] = []
         for property in request.propertiesToUpdate {
             guard seen.insert(property.name).inserted else {
-                throw .invalidFetch("a batch update sets '\(property.name)' twice")
+                throw .invalidRequest(.attributeSetTwice(property.name))
             }
             let syntax: ExpressionSyntax
             do {
@@ -218,7 +218,7 @@ extension ObjectContext {
     /// - Parameter request: The entity, the predicate selecting its objects, and the attributes to set.
     /// - Returns: The objects changed, everything the update changed, and whether it ran in SQL.
     /// - Throws: `StoreError`, nothing written: `.unknownEntity` when the model has no such entity;
-    ///   `.invalidFetch` when the request sets no property or one twice; `.invalidPredicate` when an expression
+    ///   `.invalidRequest` when the request sets no property or one twice; `.invalidPredicate` when an expression
     ///   or the predicate does not parse or fit the model; `.validation` when a new value is nil for a required
     ///   attribute or an integer out of range; `.evaluation` when a `MATCHES` or `LIKE` runs out of its budget,
     ///   on one value or over all the rows (`regularExpressionStepLimit`: `.fetchTooCostly`); `.conflicts`
@@ -248,7 +248,7 @@ extension ObjectContext {
     /// - Returns: The objects deleted, everything the delete changed (cascades and nullified relationships
     ///   included), and whether it ran in SQL.
     /// - Throws: `StoreError`, nothing deleted: `.unknownEntity` when the model has no such entity;
-    ///   `.invalidFetch` when an ID is of another entity; `.invalidPredicate` when the predicate does not parse
+    ///   `.invalidRequest` when an ID is of another entity; `.invalidPredicate` when the predicate does not parse
     ///   or fit the model; `.validation` when a deny rule protects an object; `.evaluation` when a `MATCHES`
     ///   or `LIKE` runs out of its budget, on one value or over all the rows (`regularExpressionStepLimit`:
     ///   `.fetchTooCostly`); `.conflicts` when other saves

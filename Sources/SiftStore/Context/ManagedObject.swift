@@ -64,7 +64,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// The context that holds the object, or `StoreError.contextGone` when it
     /// no longer exists.
     func context() throws(StoreError) -> ObjectContext {
-        guard let owner else { throw .contextGone(description) }
+        guard let owner else { throw .contextGone(reference) }
         return owner
     }
 

@@ -46,7 +46,7 @@ extension ObjectContext {
 
     /// Notes that `object` is about to change.
     func willChange(_ object: ManagedObject) throws(StoreError) {
-        guard !object.isDeleted else { throw .objectDeleted(object.description) }
+        guard !object.isDeleted else { throw .objectDeleted(object.reference) }
         if !object.isInserted { _ = try object.values() }
         changed[object.objectID] = object
     }

@@ -320,7 +320,7 @@ public final class ObjectContext {
         }
         for object in faults where object.isFault {
             // The row is gone from the store: the object is not there any more.
-            throw .objectNotFound("\(object)")
+            throw .objectNotFound(object.reference)
         }
     }
 

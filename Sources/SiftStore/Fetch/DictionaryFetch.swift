@@ -84,7 +84,7 @@ extension PersistentStore {
     /// having predicate and sort keys (which name results).
     package func bindDictionaryFetch(_ request: FetchRequest) throws(StoreError) -> (BoundDictionaryFetch, [ResultSortKey]) {
         let entity = try self.entity(request.entityName)
-        guard !request.propertiesToFetch.isEmpty else { throw .invalidFetch("a dictionary fetch needs properties to fetch") }
+        guard !request.propertiesToFetch.isEmpty else { throw .invalidRequest(.noPropertiesToFetch) }
         // Transient attributes are refused here as in every fetch: the store holds no value of one.
         let binder = self.binder
         func syntax(_ text: String, _ arguments: [PredicateValue]) throws(StoreError) -> ExpressionSyntax {
@@ -108,7 +108,7 @@ extension PersistentStore {
         do {
             try Binder.checkNames(columns, ranges: ranges)
         } catch {
-            throw .invalidFetch(error.message)
+            throw .invalidRequest(.results(error, property: nil))
         }
         var groupBy: [BoundExpression] = []
         for key in request.propertiesToGroupBy {
@@ -130,8 +130,7 @@ extension PersistentStore {
                 do {
                     try Binder.checkGrouping(column, groupBy: groupBy, range: .at(0))
                 } catch {
-                    throw .invalidFetch(error.message + " (" + (error.hint ?? "") + ")"
-                                        + (property.name == property.expression ? "" : ": '\(property.expression)'"))
+                    throw .invalidRequest(.results(error, property: property))
                 }
             }
         }
@@ -139,7 +138,7 @@ extension PersistentStore {
         do {
             resultModel = try Binder.resultModel(columns)
         } catch {
-            throw .invalidFetch(error.message)
+            throw .invalidRequest(.results(error, property: nil))
         }
         var having: BoundPredicate?
         if let predicate = request.havingPredicate {
@@ -163,8 +162,7 @@ extension PersistentStore {
         var sort: [ResultSortKey] = []
         for descriptor in request.sortDescriptors {
             guard let index = columns.firstIndex(where: { $0.name == descriptor.keyPath }) else {
-                throw .invalidFetch("the sort key '\(descriptor.keyPath)' is not a result of the fetch (it returns "
-                                    + columns.map { "'\($0.name)'" }.joined(separator: ", ") + ")")
+                throw .invalidRequest(.sortKeyNotAResult(descriptor.keyPath, results: columns.map(\.name)))
             }
             sort.append(ResultSortKey(column: index, ascending: descriptor.ascending, caseInsensitive: descriptor.caseInsensitive))
         }
@@ -248,7 +246,7 @@ extension ObjectContext {
     /// - Parameter request: The fetch, with its `propertiesToFetch` and, as needed, `propertiesToGroupBy`,
     ///   `havingPredicate`, `returnsDistinctResults` and sort descriptors naming results.
     /// - Returns: One dictionary per object or group, its values by result name in the order asked for.
-    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidFetch` when the
+    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidRequest` when the
     ///   request has no properties to fetch, a property is neither grouped nor aggregated, or a sort key names
     ///   no result; `.invalidPredicate` when a property, grouping key or predicate does not parse or fit the
     ///   model; `.evaluation` when a `MATCHES` or `LIKE` runs out of its budget, on one value or over the whole

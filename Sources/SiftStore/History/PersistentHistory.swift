@@ -113,7 +113,7 @@ extension SQLiteStore {
     /// there is none.
     ///
     /// - Returns: A token for the store's last transaction; nil when its history holds none.
-    /// - Throws: `StoreError.invalidFetch` when the store keeps no persistent history; the store's error (such
+    /// - Throws: `StoreError.invalidRequest` when the store keeps no persistent history; the store's error (such
     ///   as `.sqlite` or `.locked`) when reading it fails.
     public func currentPersistentHistoryToken() throws(StoreError) -> PersistentHistoryToken? {
         try requireHistory()
@@ -130,7 +130,7 @@ extension SQLiteStore {
     ///   - token: The last transaction already read; nil to read from the first.
     ///   - date: When given, only transactions at or after it are read.
     /// - Returns: The transactions, oldest first, each with its changes; empty when there are none.
-    /// - Throws: `StoreError.invalidFetch` when the store keeps no persistent history or `token` is of another
+    /// - Throws: `StoreError.invalidRequest` when the store keeps no persistent history or `token` is of another
     ///   store; the store's error (such as `.sqlite` or `.locked`) when reading it fails.
     public func persistentHistory(after token: PersistentHistoryToken? = nil, since date: Date? = nil) throws(StoreError)
         -> [PersistentHistoryTransaction]
@@ -139,7 +139,7 @@ extension SQLiteStore {
         let dialect = SQLiteDialect()
         let uuid = try identifier
         if let token, token.storeUUID != uuid {
-            throw .invalidFetch("the history token is of store \(token.storeUUID), not of '\(path)' (\(uuid))")
+            throw .invalidRequest(.historyTokenOfAnotherStore(token: token.storeUUID, store: uuid, path: path))
         }
         var strings: [Int64: String] = [:]
         for row in try historyQuery(HistoryStatements.selectStrings(in: dialect)) {
@@ -217,7 +217,7 @@ extension SQLiteStore {
 
     private func requireHistory() throws(StoreError) {
         guard tracksPersistentHistory else {
-            throw .invalidFetch("'\(path)' keeps no persistent history (Core Data writes it only when history tracking is on)")
+            throw .invalidRequest(.noPersistentHistory(path: path))
         }
     }
 

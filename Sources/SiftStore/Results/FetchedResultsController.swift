@@ -78,23 +78,22 @@ public final class FetchedResultsController {
     ///     offset.
     ///   - context: The context whose objects the results are, and whose changes the controller follows.
     ///   - sectionNameKeyPath: The key path whose value names each object's section; nil for one section.
-    /// - Throws: `StoreError.invalidFetch` when the request has no sort descriptor, fetches anything but
+    /// - Throws: `StoreError.invalidRequest` when the request has no sort descriptor, fetches anything but
     ///   objects, has a limit or offset, or does not sort first by `sectionNameKeyPath`; `.unknownEntity` when
     ///   the model has no such entity; `.invalidPredicate` when the predicate or a sort key does not parse or
     ///   fit the model.
     public init(fetchRequest: FetchRequest, context: ObjectContext, sectionNameKeyPath: String? = nil) throws(StoreError) {
         guard !fetchRequest.sortDescriptors.isEmpty else {
-            throw .invalidFetch("a fetched results controller needs at least one sort descriptor")
+            throw .invalidRequest(.noSortDescriptors)
         }
         guard fetchRequest.resultType == .objects, fetchRequest.propertiesToFetch.isEmpty else {
-            throw .invalidFetch("a fetched results controller fetches objects, not IDs, counts or dictionaries")
+            throw .invalidRequest(.resultTypeNotObjects)
         }
         guard fetchRequest.fetchLimit == nil, fetchRequest.fetchOffset == 0 else {
-            throw .invalidFetch("a fetched results controller keeps every result: it takes no fetch limit or offset")
+            throw .invalidRequest(.limitOrOffset)
         }
         if let sectionNameKeyPath, fetchRequest.sortDescriptors[0].keyPath != sectionNameKeyPath {
-            throw .invalidFetch("the first sort descriptor must be the section key path '\(sectionNameKeyPath)', "
-                                + "so that each section's objects come together")
+            throw .invalidRequest(.sectionKeyNotFirstSortKey(sectionNameKeyPath))
         }
         let store = context.store
         self.fetchRequest = fetchRequest

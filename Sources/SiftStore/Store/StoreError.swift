@@ -6,7 +6,10 @@ import CSQLite
 import Foundation
 import Sift
 
-/// Why a store operation failed.
+/// Why a store operation failed: a case per kind of failure, with what a
+/// caller needs to act on it (paths, names, objects, the predicate error and
+/// where it is), and a message built from those. ``code`` names the case
+/// alone, for logs and for callers that only branch on the kind.
 ///
 /// ```swift
 /// let hire = try context.insert("Employee")
@@ -41,7 +44,7 @@ public enum StoreError: Error, CustomStringConvertible {
     /// A data set that cannot be imported.
     case invalidDataSet(DataSetError)
     /// A change to an object deleted in this context.
-    case objectDeleted(String)
+    case objectDeleted(ObjectReference)
     /// A save refused before it touched the store: each failure names the
     /// object and the property.
     case validation([SaveValidationFailure])
@@ -50,7 +53,7 @@ public enum StoreError: Error, CustomStringConvertible {
     case conflicts([SaveConflict])
     /// A fault whose row is no longer in the store (deleted by another
     /// context or process since the object was first seen).
-    case objectNotFound(String)
+    case objectNotFound(ObjectReference)
     /// A store file that could not be written; the old file is intact.
     case cannotWrite(path: String, reason: String)
     /// The file is not an SQLite database (a damaged file, or another kind of
@@ -75,7 +78,7 @@ public enum StoreError: Error, CustomStringConvertible {
     /// is left for an insert.
     case keysExhausted(entity: String)
     /// An object used after the context that held it was released.
-    case contextGone(String)
+    case contextGone(ObjectReference)
     /// A model the store cannot hold (yet).
     case unsupportedModel(String)
     /// A model given for a store that it did not make.
@@ -89,9 +92,10 @@ public enum StoreError: Error, CustomStringConvertible {
     case server(String, sql: String?)
     /// A failure Sift did not expect, with its description: please report it.
     case unexpected(String)
-    /// A dictionary fetch that cannot run as asked: a property neither
-    /// grouped nor aggregated, a sort key that names no result, …
-    case invalidFetch(String)
+    /// A request that cannot run as asked: a dictionary fetch's property
+    /// neither grouped nor aggregated, a sort key that names no result, a
+    /// batch update without values, … (``RequestProblem`` says which).
+    case invalidRequest(RequestProblem)
     /// Evaluating the predicate ran out of a budget (a regular expression
     /// that backtracks without end); nothing was returned.
     case evaluation(EvaluationError)
@@ -137,7 +141,7 @@ public enum StoreError: Error, CustomStringConvertible {
             "the template '\(template)' needs values for \(names.map { "$" + $0 }.joined(separator: ", "))"
         case .server(let message, let sql): "the database server: \(message)" + (sql.map { " (in: \($0))" } ?? "")
         case .unexpected(let message): "an unexpected failure (please report it): \(message)"
-        case .invalidFetch(let message): "this fetch cannot run: \(message)"
+        case .invalidRequest(let problem): "this request cannot run: \(problem)"
         case .cannotMigrate(let path, let reasons):
             "'\(path)' cannot be migrated (it is left as it was): " + reasons.joined(separator: "; ")
         case .modelMismatch(let path, let storeHash, let modelHash):
@@ -178,6 +182,113 @@ public enum StoreError: Error, CustomStringConvertible {
 }
 
 extension StoreError {
+    /// The kind of a store error, without what it carries.
+    public enum Code: String, Hashable, Sendable, CaseIterable {
+        case sqlite, modelMismatch, noModel, invalidPredicate, notExpressibleInSQL, unknownEntity, unknownRelationship
+        case unknownKey, readOnlyAttribute, invalidDataSet, objectDeleted, validation, conflicts, objectNotFound
+        case cannotWrite, notADatabase, foreignDatabase, damaged, locked, readOnly, full, keysExhausted, contextGone
+        case unsupportedModel, modelDoesNotMatchStore, unknownTemplate, missingVariables, server, unexpected
+        case invalidRequest, evaluation, cannotMigrate
+    }
+
+    /// The error's kind: which case it is, without what it carries.
+    ///
+    /// ```swift
+    /// do { try context.save() } catch { log(error.code.rawValue, error.description) }
+    /// ```
+    public var code: Code {
+        switch self {
+        case .sqlite: .sqlite
+        case .modelMismatch: .modelMismatch
+        case .noModel: .noModel
+        case .invalidPredicate: .invalidPredicate
+        case .notExpressibleInSQL: .notExpressibleInSQL
+        case .unknownEntity: .unknownEntity
+        case .unknownRelationship: .unknownRelationship
+        case .unknownKey: .unknownKey
+        case .readOnlyAttribute: .readOnlyAttribute
+        case .invalidDataSet: .invalidDataSet
+        case .objectDeleted: .objectDeleted
+        case .validation: .validation
+        case .conflicts: .conflicts
+        case .objectNotFound: .objectNotFound
+        case .cannotWrite: .cannotWrite
+        case .notADatabase: .notADatabase
+        case .foreignDatabase: .foreignDatabase
+        case .damaged: .damaged
+        case .locked: .locked
+        case .readOnly: .readOnly
+        case .full: .full
+        case .keysExhausted: .keysExhausted
+        case .contextGone: .contextGone
+        case .unsupportedModel: .unsupportedModel
+        case .modelDoesNotMatchStore: .modelDoesNotMatchStore
+        case .unknownTemplate: .unknownTemplate
+        case .missingVariables: .missingVariables
+        case .server: .server
+        case .unexpected: .unexpected
+        case .invalidRequest: .invalidRequest
+        case .evaluation: .evaluation
+        case .cannotMigrate: .cannotMigrate
+        }
+    }
+
+    /// Why a request cannot run as asked.
+    public enum RequestProblem: Sendable, CustomStringConvertible {
+        /// A dictionary fetch with no properties to fetch.
+        case noPropertiesToFetch
+        /// A batch update with no properties to update.
+        case noPropertiesToUpdate
+        /// A batch update that sets this attribute twice.
+        case attributeSetTwice(String)
+        /// A dictionary fetch's results that do not hold together (two with
+        /// one name, a result no attribute type holds), or the property
+        /// (its name and expression) neither grouped nor aggregated.
+        case results(PredicateValidationError, property: ExpressionDescription?)
+        /// A dictionary fetch's sort key that names none of its results.
+        case sortKeyNotAResult(String, results: [String])
+        /// A fetched results controller's request without sort descriptors.
+        case noSortDescriptors
+        /// A fetched results controller's request for IDs, counts or dictionaries.
+        case resultTypeNotObjects
+        /// A fetched results controller's request with a limit or an offset.
+        case limitOrOffset
+        /// A section key path that is not the first sort descriptor's.
+        case sectionKeyNotFirstSortKey(String)
+        /// A history token of another store (its UUID), for the store at `path` (whose UUID is `store`).
+        case historyTokenOfAnotherStore(token: String, store: String, path: String)
+        /// A store that keeps no persistent history.
+        case noPersistentHistory(path: String)
+        /// A batch delete of `entity`'s objects that names an object of another entity.
+        case objectOfAnotherEntity(ObjectReference, entity: String)
+
+        public var description: String {
+            switch self {
+            case .noPropertiesToFetch: "a dictionary fetch needs properties to fetch"
+            case .noPropertiesToUpdate: "a batch update needs properties to update"
+            case .attributeSetTwice(let name): "a batch update sets '\(name)' twice"
+            case .results(let error, nil): error.message
+            case .results(let error, let property?):
+                error.message + " (" + (error.hint ?? "") + ")"
+                    + (property.name == property.expression ? "" : ": '\(property.expression)'")
+            case .sortKeyNotAResult(let key, let results):
+                "the sort key '\(key)' is not a result of the fetch (it returns "
+                    + results.map { "'\($0)'" }.joined(separator: ", ") + ")"
+            case .noSortDescriptors: "a fetched results controller needs at least one sort descriptor"
+            case .resultTypeNotObjects: "a fetched results controller fetches objects, not IDs, counts or dictionaries"
+            case .limitOrOffset: "a fetched results controller keeps every result: it takes no fetch limit or offset"
+            case .sectionKeyNotFirstSortKey(let keyPath):
+                "the first sort descriptor must be the section key path '\(keyPath)', so that each section's objects come together"
+            case .historyTokenOfAnotherStore(let token, let store, let path):
+                "the history token is of store \(token), not of '\(path)' (\(store))"
+            case .noPersistentHistory(let path):
+                "'\(path)' keeps no persistent history (Core Data writes it only when history tracking is on)"
+            case .objectOfAnotherEntity(let object, let entity):
+                "a batch delete of \(entity) objects names \(object.entity) \(object.id)"
+            }
+        }
+    }
+
     /// The error for an SQLite failure on the store at `path`: the failures a
     /// user can act on (a lock, a read-only or full file, a damaged file)
     /// get their own cases; the rest stay `.sqlite`.

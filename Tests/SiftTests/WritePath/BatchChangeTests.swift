@@ -239,8 +239,8 @@ struct BatchChangeTests {
         #expect {
             try fresh.execute(BatchDeleteRequest(objectIDs: [ObjectID(entity: 0, primaryKey: 2)], entityName: "Pet"))
         } throws: { error in
-            guard case StoreError.invalidFetch(let message) = error else { return false }
-            return message.contains("names Owner 2")
+            guard case StoreError.invalidRequest(.objectOfAnotherEntity(let object, let entity)) = error else { return false }
+            return object == ObjectReference(entity: "Owner", id: 2) && entity == "Pet" && "\(error)".contains("names Owner 2")
         }
         #expect(try fresh.count(for: FetchRequest(entityName: "Owner")) == 1)
     }

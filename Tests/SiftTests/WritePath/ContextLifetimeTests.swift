@@ -24,8 +24,9 @@ struct ContextLifetimeTests {
         #expect(throws: StoreError.self) { try object.value(forKey: "name") }
         #expect(object["name"] == nil)
         let error = #expect(throws: StoreError.self) { try realized?.setValue(1, forKey: "age") }
-        guard case .contextGone(let description)? = error else { Issue.record("\(String(describing: error))"); return }
-        #expect(description.contains("Employee"))
+        guard case .contextGone(let object)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(object.entity == "Employee")
+        #expect(error?.code == .contextGone)
         #expect(error?.description.contains("keep the context") == true)
     }
 }

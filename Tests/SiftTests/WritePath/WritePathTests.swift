@@ -412,7 +412,7 @@ struct WritePathTests {
             _ = try carol.value(forKey: "age")
         } throws: { error in
             guard case StoreError.objectNotFound(let object) = error else { return false }
-            return object.contains("103")
+            return object.id == 103
         }
     }
 

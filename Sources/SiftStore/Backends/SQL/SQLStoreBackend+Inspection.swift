@@ -49,7 +49,7 @@ extension SQLStoreBackend {
     ///
     /// - Parameter request: The dictionary fetch, with its `propertiesToFetch`.
     /// - Returns: The statement with its bindings; nil when part of the fetch runs in memory.
-    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidFetch` when the
+    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidRequest` when the
     ///   request has no properties to fetch, a property is neither grouped nor aggregated, or a sort key names
     ///   no result; `.invalidPredicate` when a property, grouping key or predicate does not parse or fit the
     ///   model.
