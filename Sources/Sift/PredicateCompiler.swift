@@ -212,21 +212,6 @@ public struct PredicateCompiler: Sendable {
     }
 }
 
-extension RowCache {
-    /// The nodes of `entity` that satisfy `predicate`, in primary-key order.
-    ///
-    /// - Parameters:
-    ///   - entity: The name of the entity whose cached nodes are tested.
-    ///   - predicate: A predicate bound to that entity.
-    /// - Returns: The matching nodes in primary-key order; empty when the model has no entity called `entity`.
-    /// - Throws: `EvaluationError` when a `MATCHES` or `LIKE` pattern runs out of its budget on one node.
-    public func nodes(of entity: String, matching predicate: BoundPredicate) throws(EvaluationError) -> [RowNode] {
-        guard let index = model.entity(named: entity)?.index else { return [] }
-        let domain = RowNodeDomain(cache: self)
-        return try MemoryPredicate(predicate, domain: domain).filter(domain.snapshot.nodes(entity: index))
-    }
-}
-
 extension PredicateCompileError: LocalizedError {
     /// The error's message, as `description` gives it, so that
     /// `localizedDescription` says what went wrong.

@@ -4,6 +4,7 @@
 
 import Foundation
 import Sift
+import SiftStore
 
 func compileBenchmark() {
     let url = repositoryRoot.appendingPathComponent("Tests/SiftTests/Fixtures/company.json")

@@ -31,7 +31,7 @@ func liveResultsBenchmark() {
     let bystander = ObjectContext(store: store)
     _ = try! bystander.fetch(request)
     let editor = ObjectContext(store: store)
-    let heard = Mutex<[StoreChanges]>([])
+    let heard = LockedState<[StoreChanges]>([])
     let observation = store.addObserver { changes in heard.withLock { $0.append(changes) } }
     defer { observation.cancel() }
 

@@ -4,6 +4,7 @@
 
 import Foundation
 import Sift
+import SiftStore
 import SiftDemo
 
 /// Resident memory of this process, in bytes (Linux).

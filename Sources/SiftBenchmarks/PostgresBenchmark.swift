@@ -284,11 +284,10 @@ func postgresBenchmark() {
 }
 
 /// Keys for the hand-written writers.
-private final class Atomic64: @unchecked Sendable {
-    private var value: Int64
-    private let lock = NSLock()
-    init(_ value: Int64) { self.value = value }
-    func next() -> Int64 { lock.withLock { value += 1; return value } }
-    func set(_ newValue: Int64) { lock.withLock { value = newValue } }
-    func get() -> Int64 { lock.withLock { value } }
+private final class Atomic64: Sendable {
+    private let value: LockedState<Int64>
+    init(_ value: Int64) { self.value = LockedState(value) }
+    func next() -> Int64 { value.withLock { $0 += 1; return $0 } }
+    func set(_ newValue: Int64) { value.withLock { $0 = newValue } }
+    func get() -> Int64 { value.withLock { $0 } }
 }

@@ -3,6 +3,7 @@
 import ArgumentParser
 import Foundation
 import Sift
+import SiftStore
 
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(

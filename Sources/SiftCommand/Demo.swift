@@ -203,5 +203,5 @@ struct Demo: ParsableCommand {
 
 /// Store announcements, collected from whichever thread makes them.
 private final class Announcements: Sendable {
-    let list = Mutex<[StoreChanges]>([])
+    let list = LockedState<[StoreChanges]>([])
 }

@@ -8,11 +8,10 @@ import Sift
 import SiftStore
 
 /// Shows progress on standard error, only when it is a terminal.
-final class Progress: @unchecked Sendable {
+final class Progress: Sendable {
     private let label: String
     private let start = Date()
-    private let lock = NSLock()
-    private var done = false
+    private let done = LockedState(false)
     private let isTerminal = isatty(2) == 1
 
     /// Starts showing the elapsed time of `label` after a second.
@@ -22,10 +21,7 @@ final class Progress: @unchecked Sendable {
         Thread.detachNewThread { [self] in
             Thread.sleep(forTimeInterval: 1)
             while true {
-                lock.lock()
-                let finished = done
-                lock.unlock()
-                if finished { return }
+                if done.withLock({ $0 }) { return }
                 FileHandle.standardError.write(Data("\r\(label)… \(String(format: "%.0f", Date().timeIntervalSince(start)))s ".utf8))
                 Thread.sleep(forTimeInterval: 1)
             }
@@ -40,9 +36,7 @@ final class Progress: @unchecked Sendable {
 
     /// Stops, clearing the line.
     func finish() {
-        lock.lock()
-        done = true
-        lock.unlock()
+        done.withLock { $0 = true }
         if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 

@@ -38,14 +38,13 @@ public struct RowNodeDomain: EvaluationDomain, Sendable {
     /// entity's (an object is one row of its root's table), by entity index.
     let referenceNames: [String]
 
-    /// A domain over the nodes in `cache` now.
+    /// A domain over the nodes of a snapshot.
     ///
-    /// - Parameter cache: The cache whose nodes relationships lead to; later
-    ///   changes to it are not seen.
-    public init(cache: RowCache) {
-        self.snapshot = cache.snapshot()
-        self.model = cache.model
-        self.referenceNames = cache.referenceNames
+    /// - Parameter snapshot: The nodes relationships lead to.
+    public init(snapshot: RowSnapshot) {
+        self.snapshot = snapshot
+        self.model = snapshot.model
+        self.referenceNames = snapshot.model.entities.map(\.name)
     }
 
     /// A to-one or to-many slot, and the index of the destination entity.

@@ -20,25 +20,17 @@ import Sift
 import SiftStore
 
 /// The listening connection, stopped once.
-final class LockedListener: @unchecked Sendable {
-    private let lock = NSLock()
-    private var connection: PostgresConnection?
-    private var context: PostgresListenContext?
+final class LockedListener: Sendable {
+    private let state = LockedState<(connection: PostgresConnection?, context: PostgresListenContext?)>((nil, nil))
 
     func set(_ connection: PostgresConnection, _ context: PostgresListenContext) {
-        lock.withLock {
-            self.connection = connection
-            self.context = context
-        }
+        state.withLock { $0 = (connection, context) }
     }
 
     func stop() {
-        let (connection, context) = lock.withLock { () -> (PostgresConnection?, PostgresListenContext?) in
-            defer {
-                self.connection = nil
-                self.context = nil
-            }
-            return (self.connection, self.context)
+        let (connection, context) = state.withLock { state in
+            defer { state = (nil, nil) }
+            return state
         }
         context?.stop()
         if let connection { try? connection.close().wait() }

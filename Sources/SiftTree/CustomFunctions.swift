@@ -61,7 +61,7 @@ public struct CustomFunction: Hashable, Sendable {
 
 /// The custom functions an application has registered. Safe to share.
 public final class FunctionRegistry: Sendable {
-    private let functions = Mutex<[String: CustomFunction]>([:])
+    private let functions = LockedState<[String: CustomFunction]>([:])
     private let registrations = Atomic<Int>(0)
 
     /// Creates a registry holding the given functions.

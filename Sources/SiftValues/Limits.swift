@@ -86,7 +86,7 @@ public struct PredicateLimits: Hashable, Sendable {
         self.regularExpressionStepsPerFetch = regularExpressionStepsPerFetch
     }
 
-    private static let current = Mutex(PredicateLimits())
+    private static let current = LockedState(PredicateLimits())
 
     /// The limits every parse and evaluation uses unless given others.
     /// Setting it affects what starts afterwards, on every thread.

@@ -12,13 +12,13 @@
 import Foundation
 
 /// PostgreSQL's dialect.
-public struct PostgreSQLDialect: SQLDialect {
+package struct PostgreSQLDialect: SQLDialect {
     /// Creates PostgreSQL's dialect.
-    public init() {}
+    package init() {}
 
-    public func placeholder(_ index: Int) -> String { "$\(index)" }
+    package func placeholder(_ index: Int) -> String { "$\(index)" }
 
-    public func literal(_ literal: SQLLiteral) -> String {
+    package func literal(_ literal: SQLLiteral) -> String {
         switch literal {
         case .null: "NULL"
         case .boolean(let b): b ? "TRUE" : "FALSE"
@@ -29,23 +29,23 @@ public struct PostgreSQLDialect: SQLDialect {
         }
     }
 
-    public func isNotTrue(_ condition: String) -> String { "((\(condition)) IS NOT TRUE)" }
+    package func isNotTrue(_ condition: String) -> String { "((\(condition)) IS NOT TRUE)" }
 
-    public func nullSafeEqual(_ left: String, _ right: String, negated: Bool) -> String {
+    package func nullSafeEqual(_ left: String, _ right: String, negated: Bool) -> String {
         "\(left) IS \(negated ? "" : "NOT ")DISTINCT FROM \(right)"
     }
 
-    public func contains(_ text: String, _ pattern: String) -> String { "(strpos(\(text), \(pattern)) > 0)" }
+    package func contains(_ text: String, _ pattern: String) -> String { "(strpos(\(text), \(pattern)) > 0)" }
 
     /// PostgreSQL's text cannot hold U+0000.
     ///
     /// - Parameter text: The text tested, rendered.
     /// - Returns: `FALSE`.
-    public func containsNUL(_ text: String) -> String { "FALSE" }
+    package func containsNUL(_ text: String) -> String { "FALSE" }
 
-    public func byteLength(_ text: String) -> String { "octet_length(\(text))" }
+    package func byteLength(_ text: String) -> String { "octet_length(\(text))" }
 
-    public func hasAffix(_ text: String, _ part: String, suffix: Bool) -> String {
+    package func hasAffix(_ text: String, _ part: String, suffix: Bool) -> String {
         suffix ? "(right(\(text), length(\(part))) = \(part))" : "starts_with(\(text), \(part))"
     }
 
@@ -56,7 +56,7 @@ public struct PostgreSQLDialect: SQLDialect {
     ///   wildcards.
     /// - Returns: The LIKE pattern, read with a backslash as its escape
     ///   character.
-    public func wildcardPattern(_ pattern: String) -> String {
+    package func wildcardPattern(_ pattern: String) -> String {
         var result = ""
         var escaped = false
         for character in pattern.unicodeScalars {
@@ -75,17 +75,17 @@ public struct PostgreSQLDialect: SQLDialect {
         return result
     }
 
-    public func wildcardMatch(_ text: String, _ pattern: String, converted: Bool) -> String {
+    package func wildcardMatch(_ text: String, _ pattern: String, converted: Bool) -> String {
         if converted { return "(\(text) LIKE \(pattern) ESCAPE '\\')" }
         let escaped = "replace(replace(replace(\(pattern), '\\', '\\\\'), '%', '\\%'), '_', '\\_')"
         return "(\(text) LIKE replace(replace(\(escaped), '*', '%'), '?', '_') ESCAPE '\\')"
     }
 
-    public func inArray(_ element: String, _ array: String) -> String { "(\(element) = ANY(\(array)))" }
+    package func inArray(_ element: String, _ array: String) -> String { "(\(element) = ANY(\(array)))" }
 
-    public func arrayTable(_ array: String, alias: String) -> String { "unnest(\(array)) AS \(alias)(value)" }
+    package func arrayTable(_ array: String, alias: String) -> String { "unnest(\(array)) AS \(alias)(value)" }
 
-    public func array(_ members: [String]) -> String { "ARRAY[\(members.joined(separator: ", "))]" }
+    package func array(_ members: [String]) -> String { "ARRAY[\(members.joined(separator: ", "))]" }
 
     /// One array parameter, its members of one type: integers, reals
     /// (integers among them made reals) or text. Nil for members PostgreSQL
@@ -94,7 +94,7 @@ public struct PostgreSQLDialect: SQLDialect {
     /// - Parameter members: The values the array holds.
     /// - Returns: An `.array` of the members, or nil when they are not all
     ///   numbers or all text, or one is nil, data or text holding U+0000.
-    public func arrayValue(_ members: [SQLValue]) -> SQLValue? {
+    package func arrayValue(_ members: [SQLValue]) -> SQLValue? {
         var integers = true, reals = true, texts = true
         for member in members {
             switch member {
@@ -111,16 +111,16 @@ public struct PostgreSQLDialect: SQLDialect {
         return .array(members.map { if case .integer(let i) = $0 { .real(Double(i)) } else { $0 } })
     }
 
-    public var hasSiftFunctions: Bool { false }
+    package var hasSiftFunctions: Bool { false }
     /// POSIX-style matching (`~`), for the MATCHES patterns whose meaning
     /// is the same as ICU's (`RegularExpressionTranslation`).
-    public var regularExpressionOperator: String? { "~" }
+    package var regularExpressionOperator: String? { "~" }
     /// NULL sorts after every value there.
-    public var sortsNullsFirst: Bool { false }
+    package var sortsNullsFirst: Bool { false }
 
-    public var textHoldsNUL: Bool { false }
+    package var textHoldsNUL: Bool { false }
 
-    public func columnType(_ type: SQLColumnType) -> String {
+    package func columnType(_ type: SQLColumnType) -> String {
         switch type {
         case .integer: "BIGINT"
         case .real, .decimal, .timestamp: "DOUBLE PRECISION"
@@ -129,10 +129,10 @@ public struct PostgreSQLDialect: SQLDialect {
         }
     }
 
-    public func compositeKeyTableOptions() -> String { "" }
+    package func compositeKeyTableOptions() -> String { "" }
 
-    public var realType: String { "DOUBLE PRECISION" }
-    public var integerType: String { "BIGINT" }
+    package var realType: String { "DOUBLE PRECISION" }
+    package var integerType: String { "BIGINT" }
 
     /// Division by zero is nil, as in memory (PostgreSQL would raise).
     ///
@@ -141,7 +141,7 @@ public struct PostgreSQLDialect: SQLDialect {
     ///   - right: The divisor, rendered.
     /// - Returns: A double-precision expression of the quotient, NULL where
     ///   `right` is 0.
-    public func divide(_ left: String, _ right: String) -> String {
+    package func divide(_ left: String, _ right: String) -> String {
         "(CAST(\(left) AS DOUBLE PRECISION) / NULLIF(\(right), 0))"
     }
 
@@ -152,27 +152,27 @@ public struct PostgreSQLDialect: SQLDialect {
     ///   - right: The divisor, rendered.
     /// - Returns: A bigint expression of the quotient, truncated toward zero,
     ///   NULL where `right` is 0.
-    public func integerDivide(_ left: String, _ right: String) -> String {
+    package func integerDivide(_ left: String, _ right: String) -> String {
         "(\(left) / NULLIF(\(right), 0))"
     }
 
     /// `LIMIT NULL` is no limit (a negative limit is an error).
-    public var unlimited: SQLValue { .null }
+    package var unlimited: SQLValue { .null }
 
-    public func insertIgnoringDuplicates() -> (prefix: String, suffix: String) { ("", " ON CONFLICT DO NOTHING") }
+    package func insertIgnoringDuplicates() -> (prefix: String, suffix: String) { ("", " ON CONFLICT DO NOTHING") }
 
     /// The statement that describes how PostgreSQL would run `sql`.
     ///
     /// - Parameter sql: The statement's text.
     /// - Returns: `EXPLAIN` followed by `sql`; it takes the same bindings.
-    public func explain(_ sql: String) -> String { "EXPLAIN " + sql }
+    package func explain(_ sql: String) -> String { "EXPLAIN " + sql }
 
-    public var catalogQuery: String {
+    package var catalogQuery: String {
         #"SELECT 'table', tablename FROM pg_catalog.pg_tables WHERE schemaname = current_schema()"#
     }
 }
 
 extension SQLDialect where Self == PostgreSQLDialect {
     /// PostgreSQL's dialect.
-    public static var postgreSQL: PostgreSQLDialect { PostgreSQLDialect() }
+    package static var postgreSQL: PostgreSQLDialect { PostgreSQLDialect() }
 }

@@ -8,7 +8,7 @@
 import Foundation
 
 /// How one database spells SQL.
-public protocol SQLDialect: Sendable {
+package protocol SQLDialect: Sendable {
     /// The placeholder of the `index`th bound parameter (1-based).
     ///
     /// - Parameter index: The parameter's position among the statement's
@@ -184,7 +184,7 @@ extension SQLDialect {
     ///
     /// - Parameter function: The function.
     /// - Returns: Its name, as the store registers it with the database.
-    public func functionName(_ function: SQLSiftFunction) -> String {
+    package func functionName(_ function: SQLSiftFunction) -> String {
         switch function {
         case .fold: "sift_fold"
         case .matches: "sift_matches"
@@ -194,28 +194,28 @@ extension SQLDialect {
         }
     }
 
-    public var hasSiftFunctions: Bool { true }
-    public var realType: String { "REAL" }
-    public var integerType: String { "INTEGER" }
-    public var textHoldsNUL: Bool { true }
-    public func divide(_ left: String, _ right: String) -> String { "(CAST(\(left) AS \(realType)) / \(right))" }
-    public func integerDivide(_ left: String, _ right: String) -> String { "(\(left) / \(right))" }
-    public var unlimited: SQLValue { .integer(-1) }
-    public func insertIgnoringDuplicates() -> (prefix: String, suffix: String) { (" OR IGNORE", "") }
-    public var regularExpressionOperator: String? { nil }
-    public var sortsNullsFirst: Bool { true }
+    package var hasSiftFunctions: Bool { true }
+    package var realType: String { "REAL" }
+    package var integerType: String { "INTEGER" }
+    package var textHoldsNUL: Bool { true }
+    package func divide(_ left: String, _ right: String) -> String { "(CAST(\(left) AS \(realType)) / \(right))" }
+    package func integerDivide(_ left: String, _ right: String) -> String { "(\(left) / \(right))" }
+    package var unlimited: SQLValue { .integer(-1) }
+    package func insertIgnoringDuplicates() -> (prefix: String, suffix: String) { (" OR IGNORE", "") }
+    package var regularExpressionOperator: String? { nil }
+    package var sortsNullsFirst: Bool { true }
 
     /// Double quotes, a double quote inside written twice (standard SQL).
     ///
     /// - Parameter identifier: The identifier, unquoted.
     /// - Returns: The identifier in double quotes.
-    public func quote(_ identifier: String) -> String {
+    package func quote(_ identifier: String) -> String {
         var text = ""
         appendQuoted(identifier, to: &text)
         return text
     }
 
-    public func appendQuoted(_ identifier: String, to text: inout String) {
+    package func appendQuoted(_ identifier: String, to text: inout String) {
         text.append("\"")
         if identifier.utf8.contains(UInt8(ascii: "\"")) {
             text.append(identifier.replacingOccurrences(of: "\"", with: "\"\""))

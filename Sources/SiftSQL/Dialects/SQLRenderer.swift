@@ -54,7 +54,7 @@ public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
     /// - Returns: A copy of the query with every parameter bound and none left
     ///   to fill, or nil when a variable has no value or a collection has no
     ///   array form in `dialect`.
-    public func binding(_ values: [String: PredicateValue], dialect: any SQLDialect) -> SQLQuery? {
+    package func binding(_ values: [String: PredicateValue], dialect: any SQLDialect) -> SQLQuery? {
         var query = self
         for parameter in parameters {
             guard let value = values[parameter.name] else { return nil }
@@ -72,6 +72,34 @@ public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         sql + (bindings.isEmpty ? "" : "\n-- bindings: " + bindings.enumerated().map { "?\($0 + 1) = \($1)" }
             .joined(separator: ", "))
+    }
+}
+
+/// A value bound to a parameter.
+public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
+    /// SQL NULL.
+    case null
+    /// A 64-bit signed integer.
+    case integer(Int64)
+    /// A double-precision floating-point number.
+    case real(Double)
+    /// A string.
+    case text(String)
+    /// Binary data.
+    case blob(Data)
+    /// An array bound as one parameter, where the dialect binds arrays so
+    /// (PostgreSQL): members of one type, none nil.
+    case array([SQLValue])
+
+    public var description: String {
+        switch self {
+        case .null: "NULL"
+        case .integer(let i): String(i)
+        case .real(let d): String(d)
+        case .text(let s): PredicateValue.string(s).description
+        case .blob(let d): "x'" + d.map { String(format: "%02x", $0) }.joined() + "'"
+        case .array(let members): "ARRAY[" + members.map(\.description).joined(separator: ", ") + "]"
+        }
     }
 }
 
@@ -130,7 +158,7 @@ public struct SQLRenderer {
     /// - Returns: The text, with a binding per distinct constant and the
     ///   template parameters to fill; for a statement of positional slots, a
     ///   NULL binding per slot, to be replaced at each run.
-    public static func render(_ statement: SQLStatement, in dialect: any SQLDialect) -> SQLQuery {
+    package static func render(_ statement: SQLStatement, in dialect: any SQLDialect) -> SQLQuery {
         var renderer = SQLRenderer(dialect: dialect)
         let text = renderer.statement(statement)
         // A statement of slots (run many times, bound by position) has no

@@ -9,13 +9,13 @@
 import Foundation
 
 /// SQLite's dialect.
-public struct SQLiteDialect: SQLDialect {
+package struct SQLiteDialect: SQLDialect {
     /// Creates SQLite's dialect (also available as `.sqlite`).
-    public init() {}
+    package init() {}
 
-    public func placeholder(_ index: Int) -> String { "?\(index)" }
+    package func placeholder(_ index: Int) -> String { "?\(index)" }
 
-    public func literal(_ literal: SQLLiteral) -> String {
+    package func literal(_ literal: SQLLiteral) -> String {
         switch literal {
         case .null: "NULL"
         case .boolean(let b): b ? "1" : "0"
@@ -26,19 +26,19 @@ public struct SQLiteDialect: SQLDialect {
         }
     }
 
-    public func isNotTrue(_ condition: String) -> String { "((\(condition)) IS NOT 1)" }
+    package func isNotTrue(_ condition: String) -> String { "((\(condition)) IS NOT 1)" }
 
-    public func nullSafeEqual(_ left: String, _ right: String, negated: Bool) -> String {
+    package func nullSafeEqual(_ left: String, _ right: String, negated: Bool) -> String {
         "\(left) IS \(negated ? "NOT " : "")\(right)"
     }
 
-    public func contains(_ text: String, _ pattern: String) -> String { "(instr(\(text), \(pattern)) > 0)" }
+    package func contains(_ text: String, _ pattern: String) -> String { "(instr(\(text), \(pattern)) > 0)" }
 
-    public func containsNUL(_ text: String) -> String { "instr(\(text), char(0)) > 0" }
+    package func containsNUL(_ text: String) -> String { "instr(\(text), char(0)) > 0" }
 
-    public func byteLength(_ text: String) -> String { "length(CAST(\(text) AS BLOB))" }
+    package func byteLength(_ text: String) -> String { "length(CAST(\(text) AS BLOB))" }
 
-    public func hasAffix(_ text: String, _ part: String, suffix: Bool) -> String {
+    package func hasAffix(_ text: String, _ part: String, suffix: Bool) -> String {
         let start = suffix ? "-length(CAST(\(part) AS BLOB))" : "1, length(CAST(\(part) AS BLOB))"
         return "(substr(CAST(\(text) AS BLOB), \(start)) = CAST(\(part) AS BLOB))"
     }
@@ -50,7 +50,7 @@ public struct SQLiteDialect: SQLDialect {
     ///   wildcards and `\` making the character after it literal.
     /// - Returns: The GLOB pattern, each literal '[', `*` and `?` written in
     ///   brackets.
-    public func wildcardPattern(_ pattern: String) -> String {
+    package func wildcardPattern(_ pattern: String) -> String {
         var result = String.UnicodeScalarView()
         var escaped = false
         for scalar in pattern.unicodeScalars {
@@ -71,17 +71,17 @@ public struct SQLiteDialect: SQLDialect {
         return String(result)
     }
 
-    public func wildcardMatch(_ text: String, _ pattern: String, converted: Bool) -> String {
+    package func wildcardMatch(_ text: String, _ pattern: String, converted: Bool) -> String {
         converted ? "\(text) GLOB \(pattern)" : "\(text) GLOB replace(\(pattern), '[', '[[]')"
     }
 
-    public func inArray(_ element: String, _ array: String) -> String {
+    package func inArray(_ element: String, _ array: String) -> String {
         "\(element) IN (SELECT value FROM json_each(\(array)))"
     }
 
-    public func arrayTable(_ array: String, alias: String) -> String { "json_each(\(array)) AS \(alias)" }
+    package func arrayTable(_ array: String, alias: String) -> String { "json_each(\(array)) AS \(alias)" }
 
-    public func array(_ members: [String]) -> String { "json_array(\(members.joined(separator: ", ")))" }
+    package func array(_ members: [String]) -> String { "json_array(\(members.joined(separator: ", ")))" }
 
     /// A JSON array; nil when a member has no JSON form SQLite reads back
     /// whole (binary data, a non-finite number, text holding U+0000, where
@@ -90,7 +90,7 @@ public struct SQLiteDialect: SQLDialect {
     /// - Parameter members: The values the array holds.
     /// - Returns: The JSON array as `.text`, or nil when a member has no JSON
     ///   form SQLite reads back whole.
-    public func arrayValue(_ members: [SQLValue]) -> SQLValue? {
+    package func arrayValue(_ members: [SQLValue]) -> SQLValue? {
         var parts: [String] = []
         for member in members {
             switch member {
@@ -109,7 +109,7 @@ public struct SQLiteDialect: SQLDialect {
         return .text("[" + parts.joined(separator: ",") + "]")
     }
 
-    public func columnType(_ type: SQLColumnType) -> String {
+    package func columnType(_ type: SQLColumnType) -> String {
         switch type {
         // Core Data's names; SQLite's affinities follow from them.
         case .integer: "INTEGER"
@@ -121,7 +121,7 @@ public struct SQLiteDialect: SQLDialect {
         }
     }
 
-    public func compositeKeyTableOptions() -> String { " WITHOUT ROWID" }
+    package func compositeKeyTableOptions() -> String { " WITHOUT ROWID" }
 
     /// The statement that describes how SQLite would run `sql`: rows whose
     /// fourth column is a step of the plan.
@@ -129,12 +129,12 @@ public struct SQLiteDialect: SQLDialect {
     /// - Parameter sql: The statement's text.
     /// - Returns: `EXPLAIN QUERY PLAN` followed by `sql`; it takes the same
     ///   bindings.
-    public func explainQueryPlan(_ sql: String) -> String { "EXPLAIN QUERY PLAN " + sql }
+    package func explainQueryPlan(_ sql: String) -> String { "EXPLAIN QUERY PLAN " + sql }
 
-    public var catalogQuery: String { #"SELECT "type", "name" FROM "sqlite_master""# }
+    package var catalogQuery: String { #"SELECT "type", "name" FROM "sqlite_master""# }
 }
 
 extension SQLDialect where Self == SQLiteDialect {
     /// SQLite's dialect.
-    public static var sqlite: SQLiteDialect { SQLiteDialect() }
+    package static var sqlite: SQLiteDialect { SQLiteDialect() }
 }

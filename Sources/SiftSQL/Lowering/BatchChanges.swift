@@ -20,21 +20,21 @@ import SiftTree
 import SiftValues
 
 /// The statements of a batch update.
-public struct SQLBatchUpdate: Hashable, Sendable {
+package struct SQLBatchUpdate: Hashable, Sendable {
     /// The UPDATE: it returns, for each changed row, its primary key, its
     /// entity number (when the entity has subentities, `returnsEntity`),
     /// then the new value of each assignment in `returned`.
-    public var update: SQLQuery
+    package var update: SQLQuery
     /// Whether the UPDATE returns each row's entity number.
-    public var returnsEntity: Bool
+    package var returnsEntity: Bool
     /// The assignments whose new values the UPDATE returns, by index: those
     /// of integer attributes, whose range is checked after (an integer past
     /// 64 bits comes back from SQLite as a real).
-    public var returned: [Int]
+    package var returned: [Int]
     /// When a required attribute is set to a value that may be nil: the
     /// first rows that would get nil (key, entity number, every new value),
     /// since the database refuses NULL there, they are looked for first.
-    public var nilCheck: SQLQuery?
+    package var nilCheck: SQLQuery?
 }
 
 extension SQLLowering {
@@ -56,7 +56,7 @@ extension SQLLowering {
     ///   is unknown; an assigned attribute is canonical, has external binary
     ///   storage or a value transformer; or SQL (in the schema's dialect)
     ///   cannot express the predicate or a new value.
-    public func updateRows(_ entityName: String, setting assignments: [BoundAssignment],
+    package func updateRows(_ entityName: String, setting assignments: [BoundAssignment],
                            where predicate: BoundPredicate?) throws(SQLLoweringError) -> SQLBatchUpdate {
         var (writer, e, root, context, conditions) = try objects(of: entityName, where: predicate)
         var columns: [String] = []

@@ -40,7 +40,7 @@ extension SQLLowering {
     ///   a result column, a group key or the `having` predicate; an aggregate
     ///   other than a count has no argument; a sort key's column is past the
     ///   results; or a sort key compares strings case-insensitively.
-    public func selectResults(
+    package func selectResults(
         _ fetch: BoundDictionaryFetch, where predicate: BoundPredicate?, sortedBy sort: [ResultSortKey] = [],
         limit: Int? = nil, offset: Int? = nil
     ) throws(SQLLoweringError) -> SQLQuery {

@@ -279,7 +279,7 @@ public struct SQLLowering: Sendable {
     /// - Returns: Its SQL value; a collection SQLite's JSON cannot hold whole
     ///   (a dictionary; an array holding a collection, data, a UUID, a
     ///   non-finite number or text with U+0000) becomes the text `[]`.
-    public static func sqlValue(_ value: PredicateValue) -> SQLValue {
+    package static func sqlValue(_ value: PredicateValue) -> SQLValue {
         switch value {
         case .null: .null
         case .bool(let b): .integer(b ? 1 : 0)
@@ -303,7 +303,7 @@ public struct SQLLowering: Sendable {
     ///   - dialect: The dialect whose array form it takes.
     /// - Returns: The array value, or nil when `value` is not an array, a
     ///   member is a collection, or `dialect` has no array form for a member.
-    public static func arrayValue(_ value: PredicateValue, dialect: any SQLDialect) -> SQLValue? {
+    package static func arrayValue(_ value: PredicateValue, dialect: any SQLDialect) -> SQLValue? {
         guard case .array(let members) = value else { return nil }
         var values: [SQLValue] = []
         values.reserveCapacity(members.count)
@@ -352,7 +352,7 @@ public struct SQLFetch: Sendable {
         /// The term, bound and optimized.
         public var predicate: BoundPredicate
         /// Its SQL, when SQL can run it.
-        public var sql: SQLExpression?
+        package var sql: SQLExpression?
         /// Why SQL cannot run it.
         public var error: SQLLoweringError?
     }
@@ -366,7 +366,7 @@ public struct SQLFetch: Sendable {
     public let terms: [Term]
     let ordering: [SQLOrdering]
     /// The dialect its statements are written in.
-    public var dialect: any SQLDialect { schema.dialect }
+    package var dialect: any SQLDialect { schema.dialect }
 
     init(entity: Entity, schema: SQLSchema, source: SQLSource, joins: [SQLJoin], terms: [Term], ordering: [SQLOrdering]) {
         self.entity = entity
@@ -390,7 +390,7 @@ public struct SQLFetch: Sendable {
     ///   - offset: How many rows are skipped first, or nil (the default) for
     ///     none; not used when `columns` is `.count`.
     /// - Returns: The SELECT, without the LEFT JOINs it does not read.
-    public func statement(terms chosen: some Sequence<Int>, columns: SQLColumns, limit: Int? = nil,
+    package func statement(terms chosen: some Sequence<Int>, columns: SQLColumns, limit: Int? = nil,
                           offset: Int? = nil) -> SQLSelect {
         let alias = source.alias
         let key = SQLExpression.column(alias, schema.primaryKey(entity), nullable: false)
@@ -422,7 +422,7 @@ public struct SQLFetch: Sendable {
     /// - Parameter chosen: The indices, in `terms`, of the terms SQL would
     ///   run.
     /// - Returns: The statement's sizes.
-    public func metrics(terms chosen: some Sequence<Int>) -> SQLMetrics {
+    package func metrics(terms chosen: some Sequence<Int>) -> SQLMetrics {
         SQLMetrics(conditions: chosen.compactMap { terms[$0].sql }, joins: joins, orderBy: ordering)
     }
 

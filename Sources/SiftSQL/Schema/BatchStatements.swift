@@ -21,7 +21,7 @@ extension SQLSchema {
     ///   - entity: The entity whose objects have it.
     ///   - keys: The rows' primary keys, bound as one array.
     /// - Returns: The SELECT, ordered by key.
-    public func selectToOneKeys(_ relationship: Relationship, of entity: Entity, keys: [Int64]) -> SQLQuery {
+    package func selectToOneKeys(_ relationship: Relationship, of entity: Entity, keys: [Int64]) -> SQLQuery {
         let key = SQLExpression.column("t0", primaryKey(entity), nullable: false)
         let target = SQLExpression.column("t0", foreignKey(relationship, of: entity), nullable: true)
         return render(.select(SQLSelect([key, target], from: .table(table(entity), alias: "t0"),
@@ -35,7 +35,7 @@ extension SQLSchema {
     ///   - entity: An entity stored in the table.
     ///   - keys: The rows' primary keys, bound as one array.
     /// - Returns: The SELECT.
-    public func selectEntityNumbers(_ entity: Entity, keys: [Int64]) -> SQLQuery {
+    package func selectEntityNumbers(_ entity: Entity, keys: [Int64]) -> SQLQuery {
         let key = SQLExpression.column("t0", primaryKey(entity), nullable: false)
         return render(.select(SQLSelect([key, .column("t0", entityColumn(entity), nullable: false)],
                                         from: .table(table(entity), alias: "t0"), where: [.in(key, array: keyArray(keys))])))
@@ -48,7 +48,7 @@ extension SQLSchema {
     ///   - entity: An entity stored in the table.
     ///   - keys: The primary keys of the rows deleted, bound as one array.
     /// - Returns: The DELETE.
-    public func deleteRows(_ entity: Entity, keys: [Int64]) -> SQLQuery {
+    package func deleteRows(_ entity: Entity, keys: [Int64]) -> SQLQuery {
         let key = SQLExpression.column("", primaryKey(entity), nullable: false)
         return render(.delete(SQLDelete(table: table(entity), conditions: [.in(key, array: keyArray(keys))], returning: [key])))
     }
@@ -61,7 +61,7 @@ extension SQLSchema {
     ///   - entity: The entity whose objects have it.
     ///   - owners: The owners' primary keys, bound as one array.
     /// - Returns: The DELETE, or nil when the relationship has no join table.
-    public func deleteLinks(_ relationship: Relationship, in entity: Entity, owners: [Int64]) -> SQLQuery? {
+    package func deleteLinks(_ relationship: Relationship, in entity: Entity, owners: [Int64]) -> SQLQuery? {
         guard case .joinTable(let table, let source, _) = storage(of: relationship, in: entity) else { return nil }
         return render(.delete(SQLDelete(table: table, conditions: [
             .in(.column("", source, nullable: false), array: keyArray(owners)),
@@ -80,7 +80,7 @@ extension SQLSchema {
     ///   - targets: The primary keys of the rows it must point at to be
     ///     cleared.
     /// - Returns: The UPDATE.
-    public func clearToOne(_ relationship: Relationship, of entity: Entity, keys: [Int64], pointingAt targets: [Int64]) -> SQLQuery {
+    package func clearToOne(_ relationship: Relationship, of entity: Entity, keys: [Int64], pointingAt targets: [Int64]) -> SQLQuery {
         let foreignKey = foreignKey(relationship, of: entity)
         let cleared = [foreignKey] + [entityKey(relationship, of: entity), orderKey(relationship, of: entity)].compactMap { $0 }
         let version = SQLExpression.column("", version(entity), nullable: false)

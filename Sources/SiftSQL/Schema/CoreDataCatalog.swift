@@ -9,25 +9,25 @@
 import SiftModel
 
 /// Core Data's catalog tables, and the statements that read them.
-public enum CoreDataCatalog {
+package enum CoreDataCatalog {
     /// The tables whose presence says a store is Core Data's.
-    public static let requiredTables = ["Z_METADATA", "Z_PRIMARYKEY"]
+    package static let requiredTables = ["Z_METADATA", "Z_PRIMARYKEY"]
     /// The table holding the compiled model, in newer stores.
-    public static let modelCacheTable = "Z_MODELCACHE"
+    package static let modelCacheTable = "Z_MODELCACHE"
     /// The functions Core Data's derived-attribute triggers call. They exist
     /// only in Core Data's own connection; another writer registers them, with
     /// no effect, or a write to such a table fails.
-    public static let triggerFunctions = ["NSCoreDataDATriggerUpdatedAffectedObjectValue",
+    package static let triggerFunctions = ["NSCoreDataDATriggerUpdatedAffectedObjectValue",
                                           "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue"]
     /// The tables of persistent history tracking, whose rows Core Data
     /// writes with every save.
-    public static let historyTables = ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"]
+    package static let historyTables = ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"]
 
     /// The metadata: one row, the property list then the store's UUID.
     ///
     /// - Parameter dialect: The dialect the statement is written in.
     /// - Returns: The SELECT.
-    public static func selectMetadata(in dialect: any SQLDialect) -> SQLQuery {
+    package static func selectMetadata(in dialect: any SQLDialect) -> SQLQuery {
         SQLRenderer.render(.select(SQLSelect([.column("m", "Z_PLIST", nullable: true), .column("m", "Z_UUID", nullable: true)],
                                              from: .table("Z_METADATA", alias: "m"))),
                            in: dialect)
@@ -37,7 +37,7 @@ public enum CoreDataCatalog {
     ///
     /// - Parameter dialect: The dialect the statement is written in.
     /// - Returns: The SELECT.
-    public static func selectModelCache(in dialect: any SQLDialect) -> SQLQuery {
+    package static func selectModelCache(in dialect: any SQLDialect) -> SQLQuery {
         SQLRenderer.render(.select(SQLSelect([.column("c", "Z_CONTENT", nullable: true)],
                                              from: .table(modelCacheTable, alias: "c"))), in: dialect)
     }
@@ -47,7 +47,7 @@ public enum CoreDataCatalog {
     ///
     /// - Parameter dialect: The dialect the statement is written in.
     /// - Returns: The SELECT.
-    public static func selectEntities(in dialect: any SQLDialect) -> SQLQuery {
+    package static func selectEntities(in dialect: any SQLDialect) -> SQLQuery {
         let columns = ["Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX"].map { SQLExpression.column("k", $0, nullable: true) }
         return SQLRenderer.render(.select(SQLSelect(columns, from: .table("Z_PRIMARYKEY", alias: "k"),
                                                     orderBy: [SQLOrdering(columns[0])])), in: dialect)
@@ -57,7 +57,7 @@ public enum CoreDataCatalog {
     ///
     /// - Parameter entityName: The root entity's name.
     /// - Returns: `Z` and the name, upper-cased.
-    public static func table(ofRoot entityName: String) -> String { "Z" + entityName.uppercased() }
+    package static func table(ofRoot entityName: String) -> String { "Z" + entityName.uppercased() }
 
     /// How many rows of the root table are objects of entity number `entityNumber` itself.
     ///
@@ -66,7 +66,7 @@ public enum CoreDataCatalog {
     ///   - entityNumber: The number of the entity whose rows are counted.
     ///   - dialect: The dialect the statement is written in.
     /// - Returns: A SELECT of one row, the count.
-    public static func countRows(ofRoot entityName: String, entityNumber: Int, in dialect: any SQLDialect) -> SQLQuery {
+    package static func countRows(ofRoot entityName: String, entityNumber: Int, in dialect: any SQLDialect) -> SQLQuery {
         SQLRenderer.render(.select(SQLSelect(
             [.aggregate(.count)], from: .table(table(ofRoot: entityName), alias: "t"),
             where: [.equal(.column("t", "Z_ENT", nullable: true), .value(.integer(Int64(entityNumber))))])), in: dialect)

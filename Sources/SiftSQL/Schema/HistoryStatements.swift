@@ -6,9 +6,9 @@
 // delete the values the model preserves, in `ZTOMBSTONE<n>` columns).
 
 /// The statements that read a store's persistent history.
-public enum HistoryStatements {
+package enum HistoryStatements {
     /// The columns of the change table (the tombstone columns vary with the model).
-    public static var changeColumns: SQLQuery {
+    package static var changeColumns: SQLQuery {
         SQLQuery(sql: #"SELECT "name" FROM pragma_table_info('ACHANGE')"#)
     }
 
@@ -16,7 +16,7 @@ public enum HistoryStatements {
     ///
     /// - Parameter columns: The change table's column names (`changeColumns`).
     /// - Returns: Those that start with `ZTOMBSTONE`, by their number.
-    public static func tombstoneColumns(_ columns: [String]) -> [String] {
+    package static func tombstoneColumns(_ columns: [String]) -> [String] {
         columns.filter { $0.hasPrefix("ZTOMBSTONE") }
             .sorted { Int($0.dropFirst("ZTOMBSTONE".count)) ?? 0 < Int($1.dropFirst("ZTOMBSTONE".count)) ?? 0 }
     }
@@ -25,7 +25,7 @@ public enum HistoryStatements {
     ///
     /// - Parameter dialect: The dialect the statement is written in.
     /// - Returns: The SELECT.
-    public static func selectStrings(in dialect: any SQLDialect) -> SQLQuery {
+    package static func selectStrings(in dialect: any SQLDialect) -> SQLQuery {
         SQLRenderer.render(.select(SQLSelect([.column("s", "Z_PK", nullable: false), .column("s", "ZNAME", nullable: true)],
                                              from: .table("ATRANSACTIONSTRING", alias: "s"))), in: dialect)
     }
@@ -42,7 +42,7 @@ public enum HistoryStatements {
     ///     any.
     ///   - dialect: The dialect the statement is written in.
     /// - Returns: The SELECT.
-    public static func selectTransactions(after: Int64, since: Double?, in dialect: any SQLDialect) -> SQLQuery {
+    package static func selectTransactions(after: Int64, since: Double?, in dialect: any SQLDialect) -> SQLQuery {
         let t = { (name: String) in SQLExpression.column("t", name, nullable: true) }
         var conditions: [SQLExpression] = [.compare(.greater, t("Z_PK"), .value(.integer(after)))]
         if let since { conditions.append(.compare(.greaterOrEqual, t("ZTIMESTAMP"), .value(.real(since)))) }
@@ -57,7 +57,7 @@ public enum HistoryStatements {
     /// - Parameter dialect: The dialect the statement is written in.
     /// - Returns: A SELECT of one row and one column, NULL when there is no
     ///   transaction.
-    public static func selectLastTransaction(in dialect: any SQLDialect) -> SQLQuery {
+    package static func selectLastTransaction(in dialect: any SQLDialect) -> SQLQuery {
         SQLRenderer.render(.select(SQLSelect([.aggregate(.maximum, .column("t", "Z_PK", nullable: false))],
                                              from: .table("ATRANSACTION", alias: "t"))), in: dialect)
     }
@@ -71,7 +71,7 @@ public enum HistoryStatements {
     ///   - tombstones: The tombstone columns to read (`tombstoneColumns(_:)`).
     ///   - dialect: The dialect the statement is written in.
     /// - Returns: The SELECT.
-    public static func selectChanges(transactions: [Int64], tombstones: [String], in dialect: any SQLDialect) -> SQLQuery {
+    package static func selectChanges(transactions: [Int64], tombstones: [String], in dialect: any SQLDialect) -> SQLQuery {
         let c = { (name: String) in SQLExpression.column("c", name, nullable: true) }
         return SQLRenderer.render(.select(SQLSelect(
             ["Z_PK", "ZTRANSACTIONID", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZCOLUMNS"].map(c) + tombstones.map(c),

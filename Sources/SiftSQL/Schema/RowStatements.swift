@@ -13,58 +13,58 @@ import SiftTree
 /// How the columns of a row statement (`SQLSchema.rowColumns`) become an
 /// object's values: which column holds the entity number, and for each
 /// entity a row may be, which column holds each attribute and to-one key.
-public struct RowLayout: Sendable {
+package struct RowLayout: Sendable {
     /// An attribute's column, the slot its value goes in, and its type.
-    public struct AttributeColumn: Sendable {
+    package struct AttributeColumn: Sendable {
         /// The position of the attribute's column among the row statement's
         /// columns (the primary key is 0).
-        public let column: Int
+        package let column: Int
         /// The attribute's slot: its index among the entity's attributes,
         /// where its value goes in the object's values.
-        public let slot: Int
+        package let slot: Int
         /// The attribute's type, which says how the column's value is read.
-        public let type: AttributeType
+        package let type: AttributeType
         /// Whether the value may be stored in a file beside the store
         /// (Core Data's external binary storage: see `SQLSchema.externalData`).
-        public let external: Bool
+        package let external: Bool
         /// The name of the value transformer of a transformable attribute.
-        public let transformer: String?
+        package let transformer: String?
     }
 
     /// The columns of the rows of one entity.
-    public struct Member: Sendable {
+    package struct Member: Sendable {
         /// The entity's index in the model.
-        public let entity: Int
+        package let entity: Int
         /// The index of its root entity.
-        public let root: Int
+        package let root: Int
         /// Its number (`Z_ENT`).
-        public let number: Int64
+        package let number: Int64
         /// Its stored attributes, in slot order.
-        public let attributes: [AttributeColumn]
+        package let attributes: [AttributeColumn]
         /// Its to-one keys, in slot order.
-        public let toOne: [(column: Int, slot: Int)]
+        package let toOne: [(column: Int, slot: Int)]
         /// The values a node starts with: nil for stored attributes, the
         /// default value for those the row does not hold (transient ones).
-        public let initialValues: [PredicateValue]
+        package let initialValues: [PredicateValue]
         /// How many attributes it has.
-        public let attributeCount: Int
+        package let attributeCount: Int
         /// How many to-one relationships it has (the slots of to-one values).
-        public let toOneCount: Int
+        package let toOneCount: Int
         /// How many to-many relationships it has (the slots of to-many values).
-        public let toManyCount: Int
+        package let toManyCount: Int
     }
 
     /// The column holding the row's entity number; nil when every row is
     /// the first member's (the entity has no subentities).
-    public let entityColumn: Int?
+    package let entityColumn: Int?
     /// The entity and each of its subentities.
-    public let members: [Member]
+    package let members: [Member]
 
     /// The member whose entity number is `number`.
     ///
     /// - Parameter number: The entity number read from a row.
     /// - Returns: The member, or nil when none has that number.
-    public func member(number: Int64) -> Member? {
+    package func member(number: Int64) -> Member? {
         members.first { $0.number == number }
     }
 }
@@ -86,7 +86,7 @@ extension SQLSchema {
     ///   - entity: The entity; rows of its subentities are included.
     ///   - keys: The rows' primary keys, bound as one array.
     /// - Returns: A SELECT of the rows' columns (`rowColumns`).
-    public func selectRows(_ entity: Entity, keys: [Int64]) -> SQLQuery {
+    package func selectRows(_ entity: Entity, keys: [Int64]) -> SQLQuery {
         let key = SQLExpression.column("t0", primaryKey(entity), nullable: false)
         let array = dialect.arrayValue(keys.map(SQLValue.integer)) ?? .null
         return render(.select(SQLSelect(rowColumns(entity, alias: "t0"), from: .table(table(entity), alias: "t0"),
@@ -107,7 +107,7 @@ extension SQLSchema {
     ///     than its key.
     /// - Returns: The SELECT, or nil for a to-one relationship or one whose
     ///   destination the model does not have.
-    public func selectLinks(_ relationship: Relationship, in entity: Entity, owners: [Int64], withRows: Bool) -> SQLQuery? {
+    package func selectLinks(_ relationship: Relationship, in entity: Entity, owners: [Int64], withRows: Bool) -> SQLQuery? {
         guard let destination = model.entity(named: relationship.destination) else { return nil }
         let owners = SQLExpression.value(dialect.arrayValue(owners.map(SQLValue.integer)) ?? .null)
         let member = "t0"
@@ -144,7 +144,7 @@ extension SQLSchema {
     ///
     /// - Parameter entity: An entity stored in the table.
     /// - Returns: A SELECT of one row and one column.
-    public func selectLargestKey(_ entity: Entity) -> SQLQuery {
+    package func selectLargestKey(_ entity: Entity) -> SQLQuery {
         render(.select(SQLSelect([.coalesce(.aggregate(.maximum, .column("t0", primaryKey(entity), nullable: false)), .literal(0))],
                                  from: .table(table(entity), alias: "t0"))))
     }
@@ -154,7 +154,7 @@ extension SQLSchema {
     ///
     /// - Parameter entity: The entity of the row.
     /// - Returns: A SELECT whose one slot is the primary key.
-    public func selectRow(_ entity: Entity) -> SQLQuery {
+    package func selectRow(_ entity: Entity) -> SQLQuery {
         render(.select(SQLSelect(rowColumns(entity, alias: "t0"), from: .table(table(entity), alias: "t0"),
                                  where: [.compare(.equal, .column("t0", primaryKey(entity), nullable: false), .slot(0))])))
     }
@@ -164,7 +164,7 @@ extension SQLSchema {
     ///
     /// - Parameter entity: An entity stored in the table.
     /// - Returns: A SELECT whose one slot is the primary key.
-    public func selectEntityNumber(_ entity: Entity) -> SQLQuery {
+    package func selectEntityNumber(_ entity: Entity) -> SQLQuery {
         render(.select(SQLSelect([.column("t0", entityColumn(entity), nullable: false)], from: .table(table(entity), alias: "t0"),
                                  where: [.compare(.equal, .column("t0", primaryKey(entity), nullable: false), .slot(0))])))
     }
@@ -177,7 +177,7 @@ extension SQLSchema {
     /// - Returns: The INSERT, whose
     ///   `RowInsert.bindings(key:version:values:toOne:targetEntity:)` gives
     ///   the values of a row.
-    public func insertRow(_ entity: Entity) -> RowInsert {
+    package func insertRow(_ entity: Entity) -> RowInsert {
         RowInsert(schema: self, entity: entity)
     }
 
@@ -194,7 +194,7 @@ extension SQLSchema {
     /// - Returns: The UPDATE, whose
     ///   `RowUpdate.bindings(values:toOne:key:expectedVersion:targetEntity:)`
     ///   gives the values for a row.
-    public func updateRow(_ entity: Entity, attributes: [Attribute], toOne: [Relationship]) -> RowUpdate {
+    package func updateRow(_ entity: Entity, attributes: [Attribute], toOne: [Relationship]) -> RowUpdate {
         RowUpdate(schema: self, entity: entity, attributes: attributes, toOne: toOne)
     }
 
@@ -206,7 +206,7 @@ extension SQLSchema {
     ///   - checkingVersion: Whether the row is deleted only at the version in
     ///     slot 1.
     /// - Returns: The DELETE.
-    public func deleteRow(_ entity: Entity, checkingVersion: Bool) -> SQLQuery {
+    package func deleteRow(_ entity: Entity, checkingVersion: Bool) -> SQLQuery {
         var conditions = [SQLExpression.compare(.equal, .column("", primaryKey(entity), nullable: false), .slot(0))]
         if checkingVersion { conditions.append(.compare(.equal, .column("", version(entity), nullable: false), .slot(1))) }
         return render(.delete(SQLDelete(table: table(entity), conditions: conditions)))
@@ -220,7 +220,7 @@ extension SQLSchema {
     ///   - entity: The entity whose objects have it.
     /// - Returns: An INSERT that skips a link already there, or nil when the
     ///   relationship has no join table.
-    public func insertLink(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
+    package func insertLink(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
         guard case .joinTable(let table, let source, let target) = storage(of: relationship, in: entity) else { return nil }
         return render(.insert(SQLInsert(table: table, columns: [source, target], values: [.slot(0), .slot(1)],
                                         ignoringDuplicates: true)))
@@ -233,7 +233,7 @@ extension SQLSchema {
     ///   - relationship: The to-many relationship.
     ///   - entity: The entity whose objects have it.
     /// - Returns: The DELETE, or nil when the relationship has no join table.
-    public func deleteLink(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
+    package func deleteLink(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
         guard case .joinTable(let table, let source, let target) = storage(of: relationship, in: entity) else { return nil }
         return render(.delete(SQLDelete(table: table, conditions: [
             .compare(.equal, SQLExpression.column("", source, nullable: false), .slot(0)),
@@ -248,7 +248,7 @@ extension SQLSchema {
     ///   - relationship: The to-many relationship.
     ///   - entity: The entity whose objects have it.
     /// - Returns: The DELETE, or nil when the relationship has no join table.
-    public func deleteLinks(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
+    package func deleteLinks(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
         guard case .joinTable(let table, let source, _) = storage(of: relationship, in: entity) else { return nil }
         return render(.delete(SQLDelete(table: table, conditions: [
             .compare(.equal, SQLExpression.column("", source, nullable: false), .slot(0)),
@@ -275,7 +275,7 @@ extension SQLSchema {
     ///
     /// - Parameter index: The member's position in the order, from 0.
     /// - Returns: 2048 plus 1024 times `index`.
-    public static func orderKeyValue(at index: Int) -> Int64 {
+    package static func orderKeyValue(at index: Int) -> Int64 {
         2048 &+ 1024 &* Int64(clamping: index)
     }
 
@@ -288,7 +288,7 @@ extension SQLSchema {
     ///   - entity: The entity whose objects have it.
     /// - Returns: The UPDATE, or nil when the relationship is not an ordered
     ///   to-many relationship (or has no order-key column).
-    public func updateOrderKey(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
+    package func updateOrderKey(_ relationship: Relationship, in entity: Entity) -> SQLQuery? {
         guard relationship.isToMany, relationship.isOrdered, let destination = model.entity(named: relationship.destination) else {
             return nil
         }
@@ -332,7 +332,7 @@ extension SQLSchema {
     /// - Returns: The data; nil when the column holds neither form, or when
     ///   it names a file and `folder` is nil, the name is not a plain file
     ///   name, or the file cannot be read.
-    public static func externalStorageValue(_ column: Data, in folder: URL?) -> Data? {
+    package static func externalStorageValue(_ column: Data, in folder: URL?) -> Data? {
         guard let marker = column.first else { return nil }
         let rest = column.dropFirst()
         switch marker {
@@ -352,7 +352,7 @@ extension SQLSchema {
     ///
     /// - Parameter url: The store's file.
     /// - Returns: The folder's URL; the folder may not exist.
-    public static func externalData(ofStoreAt url: URL) -> URL {
+    package static func externalData(ofStoreAt url: URL) -> URL {
         let name = url.deletingPathExtension().lastPathComponent
         return url.deletingLastPathComponent().appendingPathComponent(".\(name)_SUPPORT").appendingPathComponent("_EXTERNAL_DATA")
     }
@@ -370,9 +370,9 @@ extension SQLSchema {
 }
 
 /// The INSERT of a row of one entity: the statement, and its values for a row.
-public struct RowInsert: Sendable {
+package struct RowInsert: Sendable {
     /// The statement, its parameters positional.
-    public let query: SQLQuery
+    package let query: SQLQuery
     /// The slot of each attribute, in column order, whether it has companion
     /// columns, and whether it is in Core Data's external storage form.
     let attributes: [(slot: Int, canonical: Bool, external: Bool)]
@@ -413,7 +413,7 @@ public struct RowInsert: Sendable {
     ///     destinations with subentities.
     /// - Returns: The statement's bindings, in order, companion columns'
     ///   folded values and external storage forms included.
-    public func bindings(key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?],
+    package func bindings(key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?],
                          targetEntity: (_ slot: Int, _ key: Int64) -> Int64?) -> [SQLValue] {
         var result: [SQLValue] = [.integer(key), .integer(entityNumber), .integer(version)]
         result.reserveCapacity(query.bindings.count)
@@ -428,9 +428,9 @@ public struct RowInsert: Sendable {
 
 /// The UPDATE of some columns of a row of one entity, checked against the
 /// version the writer read.
-public struct RowUpdate: Sendable {
+package struct RowUpdate: Sendable {
     /// The statement, its parameters positional.
-    public let query: SQLQuery
+    package let query: SQLQuery
     let attributes: [(slot: Int, canonical: Bool, external: Bool)]
     let toOneSlots: [(slot: Int, typed: Bool)]
 
@@ -468,7 +468,7 @@ public struct RowUpdate: Sendable {
     ///     destinations with subentities.
     /// - Returns: The statement's bindings, in order, companion columns'
     ///   folded values and external storage forms included.
-    public func bindings(values: [PredicateValue], toOne keys: [Int64?], key: Int64, expectedVersion: Int64,
+    package func bindings(values: [PredicateValue], toOne keys: [Int64?], key: Int64, expectedVersion: Int64,
                          targetEntity: (_ slot: Int, _ key: Int64) -> Int64?) -> [SQLValue] {
         var result: [SQLValue] = []
         result.reserveCapacity(query.bindings.count)

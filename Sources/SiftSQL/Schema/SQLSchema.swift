@@ -24,6 +24,22 @@ import Foundation
 import SiftModel
 import SiftTree
 
+/// The databases whose SQL Sift writes.
+public enum SQLDatabase: String, Hashable, Sendable, CaseIterable {
+    /// SQLite 3 (`?N` parameters, Sift's functions registered with it).
+    case sqlite
+    /// PostgreSQL (`$N` parameters, `IS [NOT] DISTINCT FROM`, arrays).
+    case postgreSQL
+
+    /// How the database writes the `number`-th parameter (`?1`, `$1`).
+    public func placeholder(_ number: Int) -> String {
+        switch self {
+        case .sqlite: "?\(number)"
+        case .postgreSQL: "$\(number)"
+        }
+    }
+}
+
 /// Where a relationship's links are stored.
 public enum RelationshipStorage: Hashable, Sendable {
     /// A to-one relationship: a column of the entity's own table.
@@ -61,10 +77,13 @@ public enum RelationshipStorage: Hashable, Sendable {
 /// for statement in schema.createStatements { print(statement.sql) }     // CREATE TABLE "ZDEPARTMENT" (…), …
 /// ```
 public struct SQLSchema: Sendable {
+    /// The database whose SQL the statements are written in.
+    public var database: SQLDatabase { dialect is PostgreSQLDialect ? .postgreSQL : .sqlite }
+
     /// The model laid out.
     public let model: DataModel
     /// The dialect its statements are written in.
-    public let dialect: any SQLDialect
+    package let dialect: any SQLDialect
 
     /// Each entity's row columns (`rowColumns`), by entity index: worked out once.
     private var rows: [[(name: String, nullable: Bool)]] = []
@@ -97,7 +116,22 @@ public struct SQLSchema: Sendable {
     ///   - entityNumbers: The number of each entity, by name, as a store
     ///     already has them; nil (the default) for Core Data's numbering
     ///     (`entityNumbers(of:)`).
-    public init(model: DataModel, dialect: any SQLDialect = .sqlite, entityNumbers: [String: Int]? = nil) {
+    /// The mapping of `model` for a store on `database`, with Core Data's
+    /// entity numbers (or those a store already has, by entity name).
+    ///
+    /// - Parameters:
+    ///   - model: The model laid out.
+    ///   - database: The database whose SQL its statements are written in; SQLite by default.
+    ///   - entityNumbers: The number of each entity, by name, as a store already has them; nil (the default)
+    ///     for Core Data's numbering (`entityNumbers(of:)`).
+    public init(model: DataModel, database: SQLDatabase = .sqlite, entityNumbers: [String: Int]? = nil) {
+        switch database {
+        case .sqlite: self.init(model: model, dialect: SQLiteDialect(), entityNumbers: entityNumbers)
+        case .postgreSQL: self.init(model: model, dialect: PostgreSQLDialect(), entityNumbers: entityNumbers)
+        }
+    }
+
+    package init(model: DataModel, dialect: any SQLDialect, entityNumbers: [String: Int]? = nil) {
         self.model = model
         self.dialect = dialect
         self.entityNumbers = entityNumbers ?? Self.entityNumbers(of: model)
@@ -204,7 +238,7 @@ public struct SQLSchema: Sendable {
     /// - Parameter entity: An entity of the model.
     /// - Returns: Its layout; one with no members for an entity the model does
     ///   not have.
-    public func rowLayout(_ entity: Entity) -> RowLayout {
+    package func rowLayout(_ entity: Entity) -> RowLayout {
         layouts.indices.contains(entity.index) ? layouts[entity.index]
             : RowLayout(entityColumn: nil, members: [])
     }
@@ -227,7 +261,7 @@ public struct SQLSchema: Sendable {
     ///   - alias: The alias of its table in the statement.
     /// - Returns: A condition on the entity column (equality for one entity
     ///   number, IN for several), or nil for a root entity.
-    public func entityFilter(_ entity: Entity, alias: String) -> SQLExpression? {
+    package func entityFilter(_ entity: Entity, alias: String) -> SQLExpression? {
         guard entity.superentity != nil else { return nil }
         // Numbers of the schema, not of the user: written in the statement.
         let numbers = model.descendants(of: entity).map { SQLExpression.literal(entityNumber($0)) }
@@ -492,7 +526,7 @@ public struct SQLSchema: Sendable {
     ///
     /// - Parameter statement: The statement.
     /// - Returns: Its text and bindings.
-    public func render(_ statement: SQLStatement) -> SQLQuery {
+    package func render(_ statement: SQLStatement) -> SQLQuery {
         SQLRenderer.render(statement, in: dialect)
     }
 

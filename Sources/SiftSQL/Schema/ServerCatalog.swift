@@ -7,14 +7,14 @@ import Foundation
 import SiftModel
 
 /// Statements about a store on a server, rather than about its rows.
-public enum ServerCatalog {
+package enum ServerCatalog {
     static let dialect = PostgreSQLDialect()
 
     /// Creates the schema a store lives in, unless it is there.
     ///
     /// - Parameter name: The schema's name.
     /// - Returns: `CREATE SCHEMA IF NOT EXISTS` with the name quoted.
-    public static func createSchema(_ name: String) -> SQLQuery {
+    package static func createSchema(_ name: String) -> SQLQuery {
         SQLQuery(sql: "CREATE SCHEMA IF NOT EXISTS " + dialect.quote(name), bindings: [])
     }
 
@@ -23,7 +23,7 @@ public enum ServerCatalog {
     ///
     /// - Parameter schemaName: The name of the store's schema.
     /// - Returns: A SELECT that takes a transaction-level advisory lock.
-    public static func lockStore(_ schemaName: String) -> SQLQuery {
+    package static func lockStore(_ schemaName: String) -> SQLQuery {
         SQLQuery(sql: "SELECT pg_advisory_xact_lock(hashtext($1))", bindings: [.text("sift store " + schemaName)])
     }
 
@@ -31,7 +31,7 @@ public enum ServerCatalog {
     ///
     /// - Parameter schemaName: The name of the schema.
     /// - Returns: A SELECT of one row, one boolean.
-    public static func storeExists(_ schemaName: String) -> SQLQuery {
+    package static func storeExists(_ schemaName: String) -> SQLQuery {
         SQLQuery(sql: "SELECT to_regclass($1) IS NOT NULL",
                  bindings: [.text(dialect.quote(schemaName) + "." + dialect.quote("Z_METADATA"))])
     }
@@ -42,7 +42,7 @@ public enum ServerCatalog {
     ///   - channel: The channel's name.
     ///   - payload: The text sent.
     /// - Returns: A SELECT of `pg_notify`, the channel and payload bound.
-    public static func notify(_ channel: String, _ payload: String) -> SQLQuery {
+    package static func notify(_ channel: String, _ payload: String) -> SQLQuery {
         SQLQuery(sql: "SELECT pg_notify($1, $2)", bindings: [.text(channel), .text(payload)])
     }
 
@@ -50,7 +50,7 @@ public enum ServerCatalog {
     ///
     /// - Parameter channel: The channel's name.
     /// - Returns: `LISTEN` with the name quoted.
-    public static func listen(_ channel: String) -> SQLQuery {
+    package static func listen(_ channel: String) -> SQLQuery {
         SQLQuery(sql: "LISTEN " + dialect.quote(channel), bindings: [])
     }
 
@@ -58,7 +58,7 @@ public enum ServerCatalog {
     ///
     /// - Parameter name: The schema's name.
     /// - Returns: `SET search_path TO` with the name quoted.
-    public static func useSchema(_ name: String) -> SQLQuery {
+    package static func useSchema(_ name: String) -> SQLQuery {
         SQLQuery(sql: "SET search_path TO " + dialect.quote(name), bindings: [])
     }
 
@@ -66,7 +66,7 @@ public enum ServerCatalog {
     ///
     /// - Parameter query: The query planned.
     /// - Returns: `EXPLAIN` and the query's text, with its bindings.
-    public static func explain(_ query: SQLQuery) -> SQLQuery {
+    package static func explain(_ query: SQLQuery) -> SQLQuery {
         SQLQuery(sql: "EXPLAIN " + query.sql, bindings: query.bindings)
     }
 
@@ -74,7 +74,7 @@ public enum ServerCatalog {
     ///
     /// - Parameter tables: The tables' names.
     /// - Returns: `ANALYZE` with the names quoted.
-    public static func analyze(_ tables: [String]) -> SQLQuery {
+    package static func analyze(_ tables: [String]) -> SQLQuery {
         SQLQuery(sql: "ANALYZE " + tables.map(dialect.quote).joined(separator: ", "), bindings: [])
     }
 
@@ -82,7 +82,7 @@ public enum ServerCatalog {
     ///
     /// - Parameter name: The schema's name.
     /// - Returns: `DROP SCHEMA IF EXISTS … CASCADE` with the name quoted.
-    public static func dropSchema(_ name: String) -> SQLQuery {
+    package static func dropSchema(_ name: String) -> SQLQuery {
         SQLQuery(sql: "DROP SCHEMA IF EXISTS " + dialect.quote(name) + " CASCADE", bindings: [])
     }
 
@@ -90,7 +90,7 @@ public enum ServerCatalog {
     ///
     /// - Parameter name: The table's name.
     /// - Returns: `DROP TABLE IF EXISTS … CASCADE` with the name quoted.
-    public static func dropTable(_ name: String) -> SQLQuery {
+    package static func dropTable(_ name: String) -> SQLQuery {
         SQLQuery(sql: "DROP TABLE IF EXISTS " + dialect.quote(name) + " CASCADE", bindings: [])
     }
 }

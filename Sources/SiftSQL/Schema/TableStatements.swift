@@ -10,10 +10,10 @@ extension SQLSchema {
     /// The statements that create the store's tables and indexes, as Core
     /// Data names them, and its catalog tables (`Z_PRIMARYKEY` with a row
     /// per entity, `Z_METADATA` and `Z_MODELCACHE` empty).
-    public var createStatements: [SQLQuery] { createStatementTrees.map(render) }
+    package var createStatements: [SQLQuery] { createStatementTrees.map(render) }
 
     /// Every table of the layout, catalog tables included.
-    public var tableNames: [String] {
+    package var tableNames: [String] {
         createStatementTrees.compactMap { if case .createTable(let table) = $0 { table.name } else { nil } }
     }
 

@@ -10,36 +10,9 @@
 import Foundation
 import SiftValues
 
-/// A value bound to a parameter.
-public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
-    /// SQL NULL.
-    case null
-    /// A 64-bit signed integer.
-    case integer(Int64)
-    /// A double-precision floating-point number.
-    case real(Double)
-    /// A string.
-    case text(String)
-    /// Binary data.
-    case blob(Data)
-    /// An array bound as one parameter, where the dialect binds arrays so
-    /// (PostgreSQL): members of one type, none nil.
-    case array([SQLValue])
-
-    public var description: String {
-        switch self {
-        case .null: "NULL"
-        case .integer(let i): String(i)
-        case .real(let d): String(d)
-        case .text(let s): PredicateValue.string(s).description
-        case .blob(let d): "x'" + d.map { String(format: "%02x", $0) }.joined() + "'"
-        case .array(let members): "ARRAY[" + members.map(\.description).joined(separator: ", ") + "]"
-        }
-    }
-}
 
 /// A constant the lowering writes into SQL text itself: never a user's value.
-public enum SQLLiteral: Hashable, Sendable {
+package enum SQLLiteral: Hashable, Sendable {
     /// The NULL literal.
     case null
     /// TRUE or FALSE (written `1` and `0` in SQLite).
@@ -55,7 +28,7 @@ public enum SQLLiteral: Hashable, Sendable {
 }
 
 /// A comparison operator of SQL.
-public enum SQLComparison: String, Hashable, Sendable {
+package enum SQLComparison: String, Hashable, Sendable {
     /// Equal (`=`).
     case equal = "="
     /// Not equal (`<>`).
@@ -71,7 +44,7 @@ public enum SQLComparison: String, Hashable, Sendable {
 }
 
 /// An arithmetic operator that keeps its operands' type.
-public enum SQLArithmetic: String, Hashable, Sendable {
+package enum SQLArithmetic: String, Hashable, Sendable {
     /// Addition (`+`).
     case add = "+"
     /// Subtraction (`-`).
@@ -81,7 +54,7 @@ public enum SQLArithmetic: String, Hashable, Sendable {
 }
 
 /// An aggregate function.
-public enum SQLAggregate: String, Hashable, Sendable {
+package enum SQLAggregate: String, Hashable, Sendable {
     /// `COUNT`: the number of rows (with no argument), or of non-NULL values.
     case count = "COUNT"
     /// `SUM`: the total of the non-NULL values (NULL when there are none).
@@ -95,7 +68,7 @@ public enum SQLAggregate: String, Hashable, Sendable {
 }
 
 /// A function Sift registers with the database, running Sift's own code.
-public enum SQLSiftFunction: Hashable, Sendable {
+package enum SQLSiftFunction: Hashable, Sendable {
     /// `fold(text, flags)`: `StringFolding.fold` with `[c]` = 1, `[d]` = 2.
     case fold
     /// `matches(text, pattern, flags)`: MATCHES over the whole string.
@@ -120,7 +93,7 @@ public enum SQLSiftFunction: Hashable, Sendable {
 /// print(SQLRenderer.render(statement, in: .sqlite).sql)
 /// // SELECT t0."Z_PK" FROM "ZEMPLOYEE" AS t0 WHERE (t0."ZAGE" > ?1 AND t0."ZNICKNAME" IS NOT ?2)
 /// ```
-public struct SQLExpression: Hashable, Sendable {
+package struct SQLExpression: Hashable, Sendable {
     indirect enum Node: Hashable, Sendable {
         case column(table: String, name: String)
         case value(SQLValue)
@@ -163,7 +136,7 @@ public struct SQLExpression: Hashable, Sendable {
 
     let node: Node
     /// Whether the expression may be NULL.
-    public let isNullable: Bool
+    package let isNullable: Bool
 
     init(_ node: Node, nullable: Bool) {
         self.node = node
@@ -181,7 +154,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - name: The column's name.
     ///   - nullable: Whether the column may hold NULL.
     /// - Returns: The column, NULL-able as `nullable` says.
-    public static func column(_ table: String, _ name: String, nullable: Bool) -> SQLExpression {
+    package static func column(_ table: String, _ name: String, nullable: Bool) -> SQLExpression {
         SQLExpression(.column(table: table, name: name), nullable: nullable)
     }
 
@@ -190,7 +163,7 @@ public struct SQLExpression: Hashable, Sendable {
     /// - Parameter value: The constant.
     /// - Returns: A bound parameter holding `value`, never NULL; for `.null`, the
     ///   NULL literal.
-    public static func value(_ value: SQLValue) -> SQLExpression {
+    package static func value(_ value: SQLValue) -> SQLExpression {
         value == .null ? .null : SQLExpression(.value(value), nullable: false)
     }
 
@@ -203,7 +176,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///     parameter; false by default.
     /// - Returns: A parameter, which may be NULL, that
     ///   `SQLQuery.binding(_:dialect:)` fills.
-    public static func parameter(_ name: String, asArray: Bool = false) -> SQLExpression {
+    package static func parameter(_ name: String, asArray: Bool = false) -> SQLExpression {
         SQLExpression(.parameter(name: name, asArray: asArray), nullable: true)
     }
 
@@ -213,34 +186,34 @@ public struct SQLExpression: Hashable, Sendable {
     /// - Parameter index: The slot's position among the statement's bindings,
     ///   from 0.
     /// - Returns: A positional parameter, which may be NULL.
-    public static func slot(_ index: Int) -> SQLExpression {
+    package static func slot(_ index: Int) -> SQLExpression {
         SQLExpression(.slot(index), nullable: true)
     }
 
     /// The NULL literal.
-    public static let null = SQLExpression(.literal(.null), nullable: true)
+    package static let null = SQLExpression(.literal(.null), nullable: true)
     /// The TRUE literal.
-    public static let `true` = SQLExpression(.literal(.boolean(true)), nullable: false)
+    package static let `true` = SQLExpression(.literal(.boolean(true)), nullable: false)
     /// The FALSE literal.
-    public static let `false` = SQLExpression(.literal(.boolean(false)), nullable: false)
+    package static let `false` = SQLExpression(.literal(.boolean(false)), nullable: false)
     /// The empty string, as a literal.
-    public static let emptyText = SQLExpression(.literal(.emptyText), nullable: false)
+    package static let emptyText = SQLExpression(.literal(.emptyText), nullable: false)
 
     /// An integer written into the SQL text (a flag, a zero): never a user's value.
     ///
     /// - Parameter value: The integer.
     /// - Returns: The integer as a literal, never NULL.
-    public static func literal(_ value: Int) -> SQLExpression { SQLExpression(.literal(.integer(value)), nullable: false) }
+    package static func literal(_ value: Int) -> SQLExpression { SQLExpression(.literal(.integer(value)), nullable: false) }
     /// A real number written into the SQL text.
     ///
     /// - Parameter value: The real number.
     /// - Returns: The number as a literal, never NULL.
-    public static func literal(_ value: Double) -> SQLExpression { SQLExpression(.literal(.real(value)), nullable: false) }
+    package static func literal(_ value: Double) -> SQLExpression { SQLExpression(.literal(.real(value)), nullable: false) }
 
     /// Whether this is the NULL literal.
-    public var isNull: Bool { node == .literal(.null) }
+    package var isNull: Bool { node == .literal(.null) }
     /// Whether this is the constant TRUE or FALSE, and which.
-    public var constantTruth: Bool? {
+    package var constantTruth: Bool? {
         if case .literal(.boolean(let b)) = node { return b }
         return nil
     }
@@ -252,7 +225,7 @@ public struct SQLExpression: Hashable, Sendable {
     /// - Parameter terms: The conditions joined.
     /// - Returns: FALSE when a term is FALSE; TRUE when no term is left; the one
     ///   term left, alone; else their AND, which may be NULL when a term may be.
-    public static func and(_ terms: [SQLExpression]) -> SQLExpression {
+    package static func and(_ terms: [SQLExpression]) -> SQLExpression {
         connective(terms, and: true)
     }
 
@@ -261,7 +234,7 @@ public struct SQLExpression: Hashable, Sendable {
     /// - Parameter terms: The conditions joined.
     /// - Returns: TRUE when a term is TRUE; FALSE when no term is left; the one
     ///   term left, alone; else their OR, which may be NULL when a term may be.
-    public static func or(_ terms: [SQLExpression]) -> SQLExpression {
+    package static func or(_ terms: [SQLExpression]) -> SQLExpression {
         connective(terms, and: false)
     }
 
@@ -291,7 +264,7 @@ public struct SQLExpression: Hashable, Sendable {
     /// - Returns: A condition that is never NULL: the other constant for TRUE or
     ///   FALSE, NOT EXISTS for EXISTS (and EXISTS for NOT EXISTS), IS NOT TRUE
     ///   for a condition that may be NULL, else NOT.
-    public static func not(_ condition: SQLExpression) -> SQLExpression {
+    package static func not(_ condition: SQLExpression) -> SQLExpression {
         if let truth = condition.constantTruth { return truth ? .false : .true }
         if case .exists(let select, let negated) = condition.node {
             return SQLExpression(.exists(select, negated: !negated), nullable: false)
@@ -308,7 +281,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - left: The left operand.
     ///   - right: The right operand.
     /// - Returns: The comparison, which may be NULL when either operand may be.
-    public static func compare(_ op: SQLComparison, _ left: SQLExpression, _ right: SQLExpression) -> SQLExpression {
+    package static func compare(_ op: SQLComparison, _ left: SQLExpression, _ right: SQLExpression) -> SQLExpression {
         SQLExpression(.compare(op, left, right), nullable: left.isNullable || right.isNullable)
     }
 
@@ -322,7 +295,7 @@ public struct SQLExpression: Hashable, Sendable {
     /// - Returns: IS NULL when one side is the NULL literal; null-safe equality
     ///   (never NULL) when both sides may be NULL; else `left = right`, which
     ///   may be NULL when one side may be.
-    public static func equal(_ left: SQLExpression, _ right: SQLExpression) -> SQLExpression {
+    package static func equal(_ left: SQLExpression, _ right: SQLExpression) -> SQLExpression {
         if right.isNull { return isNull(left) }
         if left.isNull { return isNull(right) }
         if left.isNullable && right.isNullable { return SQLExpression(.isDistinct(left, right, negated: false), nullable: false) }
@@ -337,7 +310,7 @@ public struct SQLExpression: Hashable, Sendable {
     /// - Returns: IS NOT NULL when one side is the NULL literal; null-safe
     ///   inequality when either side may be NULL; else `left <> right`. Never
     ///   NULL.
-    public static func notEqual(_ left: SQLExpression, _ right: SQLExpression) -> SQLExpression {
+    package static func notEqual(_ left: SQLExpression, _ right: SQLExpression) -> SQLExpression {
         if right.isNull { return isNotNull(left) }
         if left.isNull { return isNotNull(right) }
         if left.isNullable || right.isNullable { return SQLExpression(.isDistinct(left, right, negated: true), nullable: false) }
@@ -348,7 +321,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///
     /// - Parameter e: The expression tested.
     /// - Returns: `e IS NULL`.
-    public static func isNull(_ e: SQLExpression) -> SQLExpression {
+    package static func isNull(_ e: SQLExpression) -> SQLExpression {
         SQLExpression(.isNull(e, negated: false), nullable: false)
     }
 
@@ -356,7 +329,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///
     /// - Parameter e: The expression tested.
     /// - Returns: `e IS NOT NULL`.
-    public static func isNotNull(_ e: SQLExpression) -> SQLExpression {
+    package static func isNotNull(_ e: SQLExpression) -> SQLExpression {
         SQLExpression(.isNull(e, negated: true), nullable: false)
     }
 
@@ -368,7 +341,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - high: The largest value in the range.
     /// - Returns: `e BETWEEN low AND high`, which may be NULL when any of them
     ///   may be.
-    public static func between(_ e: SQLExpression, _ low: SQLExpression, _ high: SQLExpression) -> SQLExpression {
+    package static func between(_ e: SQLExpression, _ low: SQLExpression, _ high: SQLExpression) -> SQLExpression {
         SQLExpression(.between(e, low, high), nullable: e.isNullable || low.isNullable || high.isNullable)
     }
 
@@ -379,7 +352,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - members: The members of the list.
     /// - Returns: FALSE when `members` is empty, else `e IN (members…)`, which
     ///   may be NULL.
-    public static func `in`(_ e: SQLExpression, _ members: [SQLExpression]) -> SQLExpression {
+    package static func `in`(_ e: SQLExpression, _ members: [SQLExpression]) -> SQLExpression {
         members.isEmpty ? .false : SQLExpression(.inList(e, members), nullable: true)
     }
 
@@ -392,7 +365,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///     array.
     /// - Returns: The membership condition, as the dialect writes it
     ///   (`SQLDialect.inArray(_:_:)`); it may be NULL.
-    public static func `in`(_ e: SQLExpression, array: SQLExpression) -> SQLExpression {
+    package static func `in`(_ e: SQLExpression, array: SQLExpression) -> SQLExpression {
         SQLExpression(.inArray(e, array), nullable: true)
     }
 
@@ -400,7 +373,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///
     /// - Parameter select: The subquery.
     /// - Returns: `EXISTS (select)`, never NULL.
-    public static func exists(_ select: SQLSelect) -> SQLExpression {
+    package static func exists(_ select: SQLSelect) -> SQLExpression {
         SQLExpression(.exists(select, negated: false), nullable: false)
     }
 
@@ -410,7 +383,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - select: The subquery, which returns one column.
     ///   - nullable: Whether its value may be NULL.
     /// - Returns: The subquery as a value.
-    public static func scalar(_ select: SQLSelect, nullable: Bool) -> SQLExpression {
+    package static func scalar(_ select: SQLSelect, nullable: Bool) -> SQLExpression {
         SQLExpression(.scalar(select), nullable: nullable)
     }
 
@@ -423,7 +396,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - a: The left operand.
     ///   - b: The right operand.
     /// - Returns: `a op b`, which may be NULL when either operand may be.
-    public static func arithmetic(_ op: SQLArithmetic, _ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
+    package static func arithmetic(_ op: SQLArithmetic, _ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
         SQLExpression(.arithmetic(op, a, b), nullable: a.isNullable || b.isNullable)
     }
 
@@ -433,7 +406,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - a: The dividend.
     ///   - b: The divisor.
     /// - Returns: The quotient as a real number, which may be NULL.
-    public static func divide(_ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
+    package static func divide(_ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
         SQLExpression(.divide(a, b), nullable: true)
     }
 
@@ -444,7 +417,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - a: The dividend, an integer.
     ///   - b: The divisor, an integer.
     /// - Returns: The quotient as an integer, which may be NULL.
-    public static func integerDivide(_ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
+    package static func integerDivide(_ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
         SQLExpression(.integerDivide(a, b), nullable: true)
     }
 
@@ -452,7 +425,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///
     /// - Parameter a: The number negated.
     /// - Returns: `-a`, which may be NULL when `a` may be.
-    public static func negate(_ a: SQLExpression) -> SQLExpression {
+    package static func negate(_ a: SQLExpression) -> SQLExpression {
         SQLExpression(.negate(a), nullable: a.isNullable)
     }
 
@@ -461,7 +434,7 @@ public struct SQLExpression: Hashable, Sendable {
     /// - Parameter a: The value converted.
     /// - Returns: `a` cast to the dialect's real type (`SQLDialect.realType`),
     ///   which may be NULL when `a` may be.
-    public static func castToReal(_ a: SQLExpression) -> SQLExpression {
+    package static func castToReal(_ a: SQLExpression) -> SQLExpression {
         SQLExpression(.castToReal(a), nullable: a.isNullable)
     }
 
@@ -470,7 +443,7 @@ public struct SQLExpression: Hashable, Sendable {
     /// - Parameter a: The value converted.
     /// - Returns: `a` cast to the dialect's integer type
     ///   (`SQLDialect.integerType`), which may be NULL when `a` may be.
-    public static func castToInteger(_ a: SQLExpression) -> SQLExpression {
+    package static func castToInteger(_ a: SQLExpression) -> SQLExpression {
         SQLExpression(.castToInteger(a), nullable: a.isNullable)
     }
 
@@ -483,7 +456,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - otherwise: The value elsewhere.
     /// - Returns: `then` or `otherwise` itself when `condition` is a constant,
     ///   else a CASE expression, which may be NULL when either branch may be.
-    public static func caseWhen(_ condition: SQLExpression, then: SQLExpression, else otherwise: SQLExpression)
+    package static func caseWhen(_ condition: SQLExpression, then: SQLExpression, else otherwise: SQLExpression)
         -> SQLExpression
     {
         if let truth = condition.constantTruth { return truth ? then : otherwise }
@@ -497,7 +470,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - argument: The value aggregated, or nil (the default) for
     ///     `COUNT(*)`.
     /// - Returns: The aggregate, which may be NULL unless it is a count.
-    public static func aggregate(_ function: SQLAggregate, _ argument: SQLExpression? = nil) -> SQLExpression {
+    package static func aggregate(_ function: SQLAggregate, _ argument: SQLExpression? = nil) -> SQLExpression {
         SQLExpression(.aggregate(function, argument), nullable: function != .count)
     }
 
@@ -507,7 +480,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - a: The value taken where it is not NULL.
     ///   - b: The value taken where `a` is NULL.
     /// - Returns: `COALESCE(a, b)`, which may be NULL only when both may be.
-    public static func coalesce(_ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
+    package static func coalesce(_ a: SQLExpression, _ b: SQLExpression) -> SQLExpression {
         SQLExpression(.coalesce(a, b), nullable: a.isNullable && b.isNullable)
     }
 
@@ -519,7 +492,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - text: The text searched.
     ///   - pattern: The text looked for.
     /// - Returns: The condition, as the dialect writes it; it may be NULL.
-    public static func contains(_ text: SQLExpression, _ pattern: SQLExpression) -> SQLExpression {
+    package static func contains(_ text: SQLExpression, _ pattern: SQLExpression) -> SQLExpression {
         SQLExpression(.contains(text, pattern), nullable: true)
     }
 
@@ -528,7 +501,7 @@ public struct SQLExpression: Hashable, Sendable {
     /// - Parameter text: The text tested.
     /// - Returns: The condition, as the dialect writes it (FALSE where text
     ///   cannot hold U+0000); it may be NULL.
-    public static func containsNUL(_ text: SQLExpression) -> SQLExpression {
+    package static func containsNUL(_ text: SQLExpression) -> SQLExpression {
         SQLExpression(.containsNUL(text), nullable: true)
     }
 
@@ -536,7 +509,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///
     /// - Parameter text: The text measured.
     /// - Returns: An integer, which may be NULL when `text` may be.
-    public static func byteLength(_ text: SQLExpression) -> SQLExpression {
+    package static func byteLength(_ text: SQLExpression) -> SQLExpression {
         SQLExpression(.byteLength(text), nullable: text.isNullable)
     }
 
@@ -546,7 +519,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - text: The text tested.
     ///   - prefix: The text it must start with.
     /// - Returns: The condition, as the dialect writes it; it may be NULL.
-    public static func hasPrefix(_ text: SQLExpression, _ prefix: SQLExpression) -> SQLExpression {
+    package static func hasPrefix(_ text: SQLExpression, _ prefix: SQLExpression) -> SQLExpression {
         SQLExpression(.hasPrefix(text, prefix), nullable: true)
     }
 
@@ -556,7 +529,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - text: The text tested.
     ///   - suffix: The text it must end with.
     /// - Returns: The condition, as the dialect writes it; it may be NULL.
-    public static func hasSuffix(_ text: SQLExpression, _ suffix: SQLExpression) -> SQLExpression {
+    package static func hasSuffix(_ text: SQLExpression, _ suffix: SQLExpression) -> SQLExpression {
         SQLExpression(.hasSuffix(text, suffix), nullable: true)
     }
 
@@ -569,7 +542,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - pattern: The pattern, with `*` and `?` as its only wildcards.
     /// - Returns: The condition, as the dialect writes it
     ///   (`SQLDialect.wildcardMatch(_:_:converted:)`); it may be NULL.
-    public static func wildcardMatch(_ text: SQLExpression, _ pattern: SQLExpression) -> SQLExpression {
+    package static func wildcardMatch(_ text: SQLExpression, _ pattern: SQLExpression) -> SQLExpression {
         SQLExpression(.wildcardMatch(text, pattern), nullable: true)
     }
 
@@ -583,7 +556,7 @@ public struct SQLExpression: Hashable, Sendable {
     /// - Returns: The condition, written with the dialect's
     ///   `regularExpressionOperator` (`REGEXP` when it has none); it may be
     ///   NULL.
-    public static func regularExpressionMatch(_ text: SQLExpression, _ pattern: SQLExpression) -> SQLExpression {
+    package static func regularExpressionMatch(_ text: SQLExpression, _ pattern: SQLExpression) -> SQLExpression {
         SQLExpression(.regularExpressionMatch(text, pattern), nullable: true)
     }
 
@@ -597,7 +570,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - nullable: Whether the result may be NULL; true by default.
     /// - Returns: The call, under the name the dialect gives the function
     ///   (`SQLDialect.functionName(_:)`).
-    public static func sift(_ function: SQLSiftFunction, _ arguments: [SQLExpression], nullable: Bool = true) -> SQLExpression {
+    package static func sift(_ function: SQLSiftFunction, _ arguments: [SQLExpression], nullable: Bool = true) -> SQLExpression {
         SQLExpression(.sift(function, arguments), nullable: nullable)
     }
 
@@ -608,7 +581,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - flags: 1 for `[c]`, 2 for `[d]`, 3 for `[cd]`.
     /// - Returns: A call of Sift's `fold` function, which may be NULL when
     ///   `text` may be.
-    public static func fold(_ text: SQLExpression, flags: Int) -> SQLExpression {
+    package static func fold(_ text: SQLExpression, flags: Int) -> SQLExpression {
         sift(.fold, [text, .literal(flags)], nullable: text.isNullable)
     }
 
@@ -619,7 +592,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   - arguments: Its arguments, in order.
     /// - Returns: A call of Sift's `call` function with the name and the
     ///   arguments; it may be NULL.
-    public static func builtin(_ name: String, _ arguments: [SQLExpression]) -> SQLExpression {
+    package static func builtin(_ name: String, _ arguments: [SQLExpression]) -> SQLExpression {
         SQLExpression(.builtin(name, arguments), nullable: true)
     }
 
@@ -630,7 +603,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///     (`CustomFunction.sqlName`).
     ///   - arguments: Its arguments, in order.
     /// - Returns: The call, which may be NULL.
-    public static func custom(_ sqlName: String, _ arguments: [SQLExpression]) -> SQLExpression {
+    package static func custom(_ sqlName: String, _ arguments: [SQLExpression]) -> SQLExpression {
         SQLExpression(.custom(sqlName, arguments), nullable: true)
     }
 
@@ -639,18 +612,18 @@ public struct SQLExpression: Hashable, Sendable {
     /// - Parameter members: The array's members.
     /// - Returns: An array of the members, as the dialect writes one
     ///   (`SQLDialect.array(_:)`); never NULL.
-    public static func jsonArray(_ members: [SQLExpression]) -> SQLExpression {
+    package static func jsonArray(_ members: [SQLExpression]) -> SQLExpression {
         SQLExpression(.jsonArray(members), nullable: false)
     }
 
     /// An empty array.
-    public static let emptyArray = SQLExpression(.literal(.emptyArray), nullable: false)
+    package static let emptyArray = SQLExpression(.literal(.emptyArray), nullable: false)
 
     // MARK: Walking the tree
 
     /// How many nodes the tree has, subqueries included: what the planner
     /// weighs terms by.
-    public var size: Int {
+    package var size: Int {
         var count = 0
         visit { _ in count += 1 }
         return count
@@ -697,7 +670,7 @@ public struct SQLExpression: Hashable, Sendable {
     ///   expression that replaces the column, or nil to keep it.
     /// - Returns: The expression with the columns replaced; whether it may be
     ///   NULL is unchanged.
-    public func replacingColumns(_ transform: (_ table: String, _ name: String) -> SQLExpression?) -> SQLExpression {
+    package func replacingColumns(_ transform: (_ table: String, _ name: String) -> SQLExpression?) -> SQLExpression {
         replacingLeaves { leaf in
             if case .column(let table, let name) = leaf.node { return transform(table, name) }
             return nil

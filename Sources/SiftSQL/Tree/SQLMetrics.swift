@@ -4,29 +4,29 @@
 // worth trying before it hands them to the database.
 
 /// The sizes of a statement that a database may refuse it for.
-public struct SQLMetrics: Hashable, Sendable {
+package struct SQLMetrics: Hashable, Sendable {
     /// The deepest nesting of expressions and subqueries, as rendered
     /// (AND and OR chains count as the balanced trees they render as).
-    public var depth = 0
+    package var depth = 0
     /// Bound values and parameters.
-    public var parameters = 0
+    package var parameters = 0
     /// Tables joined, subqueries' included.
-    public var joins = 0
+    package var joins = 0
     /// The most members of one list or arguments of one call.
-    public var widestList = 0
+    package var widestList = 0
     /// Expression nodes.
-    public var nodes = 0
+    package var nodes = 0
 
     /// Whether a database with SQLite's default limits might refuse it; a
     /// statement below every threshold prepares without being tried first.
-    public var mayPassLimits: Bool {
+    package var mayPassLimits: Bool {
         parameters > 999 || nodes > 1_000 || depth > 8 || joins > 32 || widestList > 100
     }
 
     /// Measures a SELECT, its subqueries included.
     ///
     /// - Parameter select: The statement measured.
-    public init(_ select: SQLSelect) {
+    package init(_ select: SQLSelect) {
         measure(select, depth: 0)
     }
 
@@ -36,7 +36,7 @@ public struct SQLMetrics: Hashable, Sendable {
     ///   - conditions: The WHERE conditions.
     ///   - joins: The joins, counted and their ON conditions measured.
     ///   - orderBy: The sort keys.
-    public init(conditions: [SQLExpression], joins: [SQLJoin], orderBy: [SQLOrdering]) {
+    package init(conditions: [SQLExpression], joins: [SQLJoin], orderBy: [SQLOrdering]) {
         self.joins = joins.count
         for e in conditions { measure(e, depth: 1) }
         for join in joins { if let on = join.on { measure(on, depth: 1) } }

@@ -5,7 +5,7 @@
 import SiftModel
 
 /// What a FROM clause starts with.
-public enum SQLSource: Hashable, Sendable {
+package enum SQLSource: Hashable, Sendable {
     /// A table under an alias.
     ///
     /// - Parameter alias: The name the statement calls the table by.
@@ -31,7 +31,7 @@ public enum SQLSource: Hashable, Sendable {
     }
 
     /// The alias the table or array goes by.
-    public var alias: String {
+    package var alias: String {
         switch self {
         case .table(_, let alias), .array(_, let alias), .values(_, let alias): alias
         }
@@ -39,9 +39,9 @@ public enum SQLSource: Hashable, Sendable {
 }
 
 /// A join in a FROM clause.
-public struct SQLJoin: Hashable, Sendable {
+package struct SQLJoin: Hashable, Sendable {
     /// An inner join, or a LEFT JOIN (the row stays when nothing joins).
-    public enum Kind: Hashable, Sendable {
+    package enum Kind: Hashable, Sendable {
         /// An inner join (`JOIN`): a row stays only when a joined row matches.
         case inner
         /// A `LEFT JOIN`: the row stays when nothing joins, with NULL in the
@@ -49,14 +49,14 @@ public struct SQLJoin: Hashable, Sendable {
         case left
     }
     /// Which join.
-    public var kind: Kind
+    package var kind: Kind
     /// The table or array joined.
-    public var source: SQLSource
+    package var source: SQLSource
     /// The join condition (nil: the WHERE clause holds it).
-    public var on: SQLExpression?
+    package var on: SQLExpression?
 
     /// The alias the joined table or array goes by.
-    public var alias: String { source.alias }
+    package var alias: String { source.alias }
 
     /// Creates a join.
     ///
@@ -65,7 +65,7 @@ public struct SQLJoin: Hashable, Sendable {
     ///   - source: The table or array joined, with its alias.
     ///   - on: The join condition; nil (the default) when the WHERE clause
     ///     holds it.
-    public init(_ kind: Kind, _ source: SQLSource, on: SQLExpression? = nil) {
+    package init(_ kind: Kind, _ source: SQLSource, on: SQLExpression? = nil) {
         self.kind = kind
         self.source = source
         self.on = on
@@ -73,11 +73,11 @@ public struct SQLJoin: Hashable, Sendable {
 }
 
 /// A sort key of a SELECT.
-public struct SQLOrdering: Hashable, Sendable {
+package struct SQLOrdering: Hashable, Sendable {
     /// The value sorted by.
-    public var expression: SQLExpression
+    package var expression: SQLExpression
     /// Whether larger values come first.
-    public var descending: Bool
+    package var descending: Bool
 
     /// Creates a sort key.
     ///
@@ -85,37 +85,37 @@ public struct SQLOrdering: Hashable, Sendable {
     ///   - expression: The value sorted by.
     ///   - descending: Whether larger values come first; false (ascending)
     ///     by default.
-    public init(_ expression: SQLExpression, descending: Bool = false) {
+    package init(_ expression: SQLExpression, descending: Bool = false) {
         self.expression = expression
         self.descending = descending
     }
 }
 
 /// A SELECT statement (or subquery).
-public struct SQLSelect: Hashable, Sendable {
+package struct SQLSelect: Hashable, Sendable {
     /// The values each row returns.
-    public var columns: [SQLExpression]
+    package var columns: [SQLExpression]
     /// What the FROM clause starts with.
-    public var from: SQLSource
+    package var from: SQLSource
     /// The joins after it, in order.
-    public var joins: [SQLJoin]
+    package var joins: [SQLJoin]
     /// Conditions joined by AND.
-    public var conditions: [SQLExpression]
+    package var conditions: [SQLExpression]
     /// The sort keys.
-    public var orderBy: [SQLOrdering]
+    package var orderBy: [SQLOrdering]
     /// The most rows returned.
-    public var limit: SQLExpression?
+    package var limit: SQLExpression?
     /// How many rows are skipped first.
-    public var offset: SQLExpression?
+    package var offset: SQLExpression?
     /// Whether equal rows are returned once (`SELECT DISTINCT`).
-    public var distinct = false
+    package var distinct = false
     /// The expressions rows are grouped by.
-    public var groupBy: [SQLExpression] = []
+    package var groupBy: [SQLExpression] = []
     /// Conditions on the groups, joined by AND.
-    public var having: [SQLExpression] = []
+    package var having: [SQLExpression] = []
     /// The names of the columns (`AS name`), which ORDER BY may use; empty
     /// for none.
-    public var columnNames: [String] = []
+    package var columnNames: [String] = []
 
     /// Creates a SELECT; it is not distinct and has no grouping, HAVING
     /// conditions or column names until those properties are set.
@@ -129,7 +129,7 @@ public struct SQLSelect: Hashable, Sendable {
     ///   - limit: The most rows returned, or nil (the default) for no limit.
     ///   - offset: How many rows are skipped first, or nil (the default)
     ///     for none.
-    public init(_ columns: [SQLExpression], from: SQLSource, joins: [SQLJoin] = [], where conditions: [SQLExpression] = [],
+    package init(_ columns: [SQLExpression], from: SQLSource, joins: [SQLJoin] = [], where conditions: [SQLExpression] = [],
                 orderBy: [SQLOrdering] = [], limit: SQLExpression? = nil, offset: SQLExpression? = nil) {
         self.columns = columns
         self.from = from
@@ -161,7 +161,7 @@ public struct SQLSelect: Hashable, Sendable {
     ///
     /// - Returns: A copy without those joins; the select itself when every LEFT
     ///   JOIN is read.
-    public func prunedJoins() -> SQLSelect {
+    package func prunedJoins() -> SQLSelect {
         // A LEFT JOIN is kept when something kept reads it: the columns, the
         // conditions, the order, or the condition of a later join kept.
         var unread = Set(joins.lazy.filter { $0.kind == .left }.map(\.alias))
@@ -188,34 +188,34 @@ public struct SQLSelect: Hashable, Sendable {
 }
 
 /// An INSERT of one row.
-public struct SQLInsert: Hashable, Sendable {
+package struct SQLInsert: Hashable, Sendable {
     /// The table written.
-    public var table: String
+    package var table: String
     /// The columns given values.
-    public var columns: [String]
+    package var columns: [String]
     /// Their values, in the same order.
-    public var values: [SQLExpression]
+    package var values: [SQLExpression]
     /// Whether a row whose key is already there is skipped rather than an error.
-    public var ignoringDuplicates: Bool
+    package var ignoringDuplicates: Bool
 }
 
 /// An UPDATE.
-public struct SQLUpdate: Hashable, Sendable {
+package struct SQLUpdate: Hashable, Sendable {
     /// The table written.
-    public var table: String
+    package var table: String
     /// The name the values and conditions call the table by (nil: its own).
-    public var alias: String?
+    package var alias: String?
     /// Each column set, and its new value.
-    public var assignments: [(column: String, value: SQLExpression)]
+    package var assignments: [(column: String, value: SQLExpression)]
     /// Conditions joined by AND: the rows changed.
-    public var conditions: [SQLExpression]
+    package var conditions: [SQLExpression]
     /// What each changed row gives back (`RETURNING`), if anything: columns
     /// named without a table (SQLite reads no alias there).
-    public var returning: [SQLExpression] = []
+    package var returning: [SQLExpression] = []
     /// A SELECT computed whole before any row changes (`WITH name AS
     /// MATERIALIZED (…)`), joined to the rows updated (`FROM name`): where
     /// the new values come from when they read other rows of the table.
-    public var source: (name: String, select: SQLSelect)?
+    package var source: (name: String, select: SQLSelect)?
 
     /// Creates an UPDATE; it has no `source` until that property is set.
     ///
@@ -228,7 +228,7 @@ public struct SQLUpdate: Hashable, Sendable {
     ///     changed.
     ///   - returning: What each changed row gives back (`RETURNING`); nothing
     ///     by default.
-    public init(table: String, alias: String? = nil, assignments: [(column: String, value: SQLExpression)],
+    package init(table: String, alias: String? = nil, assignments: [(column: String, value: SQLExpression)],
                 conditions: [SQLExpression], returning: [SQLExpression] = []) {
         self.table = table
         self.alias = alias
@@ -237,13 +237,13 @@ public struct SQLUpdate: Hashable, Sendable {
         self.returning = returning
     }
 
-    public static func == (a: SQLUpdate, b: SQLUpdate) -> Bool {
+    package static func == (a: SQLUpdate, b: SQLUpdate) -> Bool {
         a.table == b.table && a.alias == b.alias && a.assignments.map(\.column) == b.assignments.map(\.column)
             && a.assignments.map(\.value) == b.assignments.map(\.value) && a.conditions == b.conditions
             && a.returning == b.returning && a.source?.name == b.source?.name && a.source?.select == b.source?.select
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(table)
         hasher.combine(alias)
         for (column, value) in assignments {
@@ -258,13 +258,13 @@ public struct SQLUpdate: Hashable, Sendable {
 }
 
 /// A DELETE.
-public struct SQLDelete: Hashable, Sendable {
+package struct SQLDelete: Hashable, Sendable {
     /// The table written.
-    public var table: String
+    package var table: String
     /// Conditions joined by AND: the rows removed.
-    public var conditions: [SQLExpression]
+    package var conditions: [SQLExpression]
     /// What each removed row gives back (`RETURNING`), if anything.
-    public var returning: [SQLExpression] = []
+    package var returning: [SQLExpression] = []
 
     /// Creates a DELETE.
     ///
@@ -274,7 +274,7 @@ public struct SQLDelete: Hashable, Sendable {
     ///     removed.
     ///   - returning: What each removed row gives back (`RETURNING`); nothing
     ///     by default.
-    public init(table: String, conditions: [SQLExpression], returning: [SQLExpression] = []) {
+    package init(table: String, conditions: [SQLExpression], returning: [SQLExpression] = []) {
         self.table = table
         self.conditions = conditions
         self.returning = returning
@@ -282,7 +282,7 @@ public struct SQLDelete: Hashable, Sendable {
 }
 
 /// The type of a column, as the dialect names it.
-public enum SQLColumnType: Hashable, Sendable {
+package enum SQLColumnType: Hashable, Sendable {
     /// An integer (`INTEGER` in SQLite, `BIGINT` in PostgreSQL): integer and
     /// boolean attributes.
     case integer
@@ -305,7 +305,7 @@ public enum SQLColumnType: Hashable, Sendable {
     /// - Parameter type: The attribute's type. A type no column holds (an object
     ///   ID, a composite, undefined) gives `.blob`, though the schema makes no
     ///   column for it.
-    public init(_ type: AttributeType) {
+    package init(_ type: AttributeType) {
         switch type {
         case .integer16, .integer32, .integer64, .boolean: self = .integer
         case .double, .float: self = .real
@@ -322,17 +322,17 @@ public enum SQLColumnType: Hashable, Sendable {
 }
 
 /// A column of a CREATE TABLE.
-public struct SQLColumnDefinition: Hashable, Sendable {
+package struct SQLColumnDefinition: Hashable, Sendable {
     /// The column's name.
-    public var name: String
+    package var name: String
     /// What it holds.
-    public var type: SQLColumnType
+    package var type: SQLColumnType
     /// Whether it is the table's (integer) primary key.
-    public var isPrimaryKey = false
+    package var isPrimaryKey = false
     /// Whether it may hold NULL.
-    public var isNullable = true
+    package var isNullable = true
     /// A default written into the table's definition.
-    public var defaultValue: SQLLiteral?
+    package var defaultValue: SQLLiteral?
 
     /// Creates a column definition.
     ///
@@ -345,7 +345,7 @@ public struct SQLColumnDefinition: Hashable, Sendable {
     ///     declared `NOT NULL`); true by default.
     ///   - defaultValue: A default written into the table's definition
     ///     (`DEFAULT`), or nil (the default) for none.
-    public init(_ name: String, _ type: SQLColumnType, primaryKey: Bool = false, nullable: Bool = true,
+    package init(_ name: String, _ type: SQLColumnType, primaryKey: Bool = false, nullable: Bool = true,
                 default defaultValue: SQLLiteral? = nil) {
         self.name = name
         self.type = type
@@ -356,28 +356,28 @@ public struct SQLColumnDefinition: Hashable, Sendable {
 }
 
 /// A CREATE TABLE.
-public struct SQLCreateTable: Hashable, Sendable {
+package struct SQLCreateTable: Hashable, Sendable {
     /// The table's name.
-    public var name: String
+    package var name: String
     /// Its columns, in order.
-    public var columns: [SQLColumnDefinition]
+    package var columns: [SQLColumnDefinition]
     /// A primary key of several columns (a join table's), clustered when the
     /// dialect can.
-    public var compositeKey: [String]
+    package var compositeKey: [String]
 }
 
 /// A CREATE INDEX.
-public struct SQLCreateIndex: Hashable, Sendable {
+package struct SQLCreateIndex: Hashable, Sendable {
     /// The index's name.
-    public var name: String
+    package var name: String
     /// The table indexed.
-    public var table: String
+    package var table: String
     /// The columns, in key order.
-    public var columns: [String]
+    package var columns: [String]
 }
 
 /// Any statement the stage builds.
-public enum SQLStatement: Hashable, Sendable {
+package enum SQLStatement: Hashable, Sendable {
     /// A SELECT.
     case select(SQLSelect)
     /// An INSERT of one row.

@@ -83,9 +83,9 @@ final class CompiledShape: Sendable {
     /// The parameter name of each argument slot, by argument index.
     let slots: [Int: String]
     /// A SQL store's plan for the shape, made once (`SQLStoreBackend`).
-    let plan = Mutex<FetchPlan?>(nil)
+    let plan = LockedState<FetchPlan?>(nil)
     /// The statements of the plan, rendered once per kind of columns, limit and offset.
-    let statements = Mutex<[StatementKey: SQLQuery]>([:])
+    let statements = LockedState<[StatementKey: SQLQuery]>([:])
 
     struct StatementKey: Hashable {
         var columns: SQLColumns
@@ -109,8 +109,8 @@ final class CompiledShape: Sendable {
 public final class CompiledFetchCache: Sendable {
     /// The most shapes kept.
     public let capacity: Int
-    private let entries = Mutex<OrderedDictionary<ShapeKey, Entry>>([:])
-    private let resultEntries = Mutex<OrderedDictionary<ResultsKey, CompiledResults>>([:])
+    private let entries = LockedState<OrderedDictionary<ShapeKey, Entry>>([:])
+    private let resultEntries = LockedState<OrderedDictionary<ResultsKey, CompiledResults>>([:])
 
     /// An empty cache.
     ///

@@ -484,7 +484,7 @@ public final class FetchedResultsController {
 
 /// The continuations of a controller's `differences` streams.
 private final class Streams: Sendable {
-    private let continuations = Mutex<[UUID: AsyncStream<FetchedResultsDifference>.Continuation]>([:])
+    private let continuations = LockedState<[UUID: AsyncStream<FetchedResultsDifference>.Continuation]>([:])
 
     func make() -> AsyncStream<FetchedResultsDifference> {
         let (stream, continuation) = AsyncStream<FetchedResultsDifference>.makeStream()

@@ -35,7 +35,7 @@ public struct StoreChanges: Hashable, Sendable {
 public final class StoreObservers: Sendable {
     /// No observers yet.
     public init() {}
-    let handlers = Mutex<[UUID: @Sendable (StoreChanges) -> Void]>([:])
+    let handlers = LockedState<[UUID: @Sendable (StoreChanges) -> Void]>([:])
 
     /// Adds an observer; the token removes it.
     func add(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {

@@ -55,7 +55,7 @@ public struct AttributeValueTransformer: Sendable {
 /// print(store.valueTransformers.transformer(named: "JSONTransformer")?.name ?? "none")      // JSONTransformer
 /// ```
 public final class ValueTransformerRegistry: Sendable {
-    private let transformers = Mutex<[String: AttributeValueTransformer]>([:])
+    private let transformers = LockedState<[String: AttributeValueTransformer]>([:])
 
     /// An empty registry.
     public init() {}

@@ -2,6 +2,7 @@
 
 import Foundation
 import Sift
+import SiftStore
 import Testing
 
 @Suite("Row cache")

@@ -4,6 +4,7 @@
 
 import Foundation
 import Sift
+import SiftStore
 import Testing
 
 enum Edges {

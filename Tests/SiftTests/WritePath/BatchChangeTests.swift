@@ -7,6 +7,7 @@
 
 import Foundation
 import Sift
+import SiftStore
 import SiftDemo
 @testable import SiftStore
 import Testing

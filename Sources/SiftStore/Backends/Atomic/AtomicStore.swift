@@ -30,7 +30,7 @@ public final class AtomicStore: PersistentStore, @unchecked Sendable {
     /// Every row of the store: what fetches evaluate and saves change.
     private let data: RowCache
     /// One save at a time.
-    private let lock = NSLock()
+    private let writing = LockedState(())
 
     /// Opens the store at `url`: an existing data set file (made for `model`,
     /// when given), or a new, empty store for `model`.
@@ -75,14 +75,14 @@ public final class AtomicStore: PersistentStore, @unchecked Sendable {
         guard dataSet.model.versionHash == model.versionHash else {
             throw .modelMismatch(path: url.path, storeHash: model.versionHash, modelHash: dataSet.model.versionHash)
         }
-        lock.lock()
-        defer { lock.unlock() }
-        let snapshot = data.snapshot()
-        var tables = Self.tables(of: snapshot, model)
-        for node in dataSet.nodes { tables[node.id.root][node.id.primaryKey] = node }
-        let all = tables.flatMap(\.values)
-        try write(all)
-        data.replaceAll(with: all)
+        try writing.withLock { _ throws(StoreError) in
+            let snapshot = data.snapshot()
+            var tables = Self.tables(of: snapshot, model)
+            for node in dataSet.nodes { tables[node.id.root][node.id.primaryKey] = node }
+            let all = tables.flatMap(\.values)
+            try write(all)
+            data.replaceAll(with: all)
+        }
     }
 
     // MARK: Reading
@@ -132,123 +132,128 @@ public final class AtomicStore: PersistentStore, @unchecked Sendable {
     // MARK: Saving
 
     public func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
+        // One save at a time: the file and the rows change together.
+        let response = try writing.withLock { _ throws(StoreError) in try applyAlone(request) }
+        if case .committed(let result) = response {
+            // Committed: the row cache holds what was written.
+            rowCache.store(result.nodes.values)
+            rowCache.remove(result.changes.deleted)
+        }
+        return response
+    }
+
+    /// Applies a save request; called with the store's write lock held.
+    private func applyAlone(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
         var result = SaveResult()
-        do {
-            lock.lock()
-            defer { lock.unlock() }
-            let snapshot = data.snapshot()
-            var tables = Self.tables(of: snapshot, model)
+        let snapshot = data.snapshot()
+        var tables = Self.tables(of: snapshot, model)
 
-            // Optimistic locking: the versions the context read must still be current.
-            var conflicts: [RowConflict] = []
-            for update in request.updates {
-                let current = tables[update.id.root][update.id.primaryKey]
-                if current?.version != update.expectedVersion { conflicts.append(RowConflict(id: update.id, current: current)) }
+        // Optimistic locking: the versions the context read must still be current.
+        var conflicts: [RowConflict] = []
+        for update in request.updates {
+            let current = tables[update.id.root][update.id.primaryKey]
+            if current?.version != update.expectedVersion { conflicts.append(RowConflict(id: update.id, current: current)) }
+        }
+        for delete in request.deletes {
+            guard let expected = delete.expectedVersion, let current = tables[delete.id.root][delete.id.primaryKey] else {
+                continue  // already gone, or deleted whatever its version
             }
-            for delete in request.deletes {
-                guard let expected = delete.expectedVersion, let current = tables[delete.id.root][delete.id.primaryKey] else {
-                    continue  // already gone, or deleted whatever its version
-                }
-                if current.version != expected { conflicts.append(RowConflict(id: delete.id, current: current)) }
-            }
-            guard conflicts.isEmpty else { return .conflicts(conflicts) }
+            if current.version != expected { conflicts.append(RowConflict(id: delete.id, current: current)) }
+        }
+        guard conflicts.isEmpty else { return .conflicts(conflicts) }
 
-            // Permanent keys after each table's largest.
-            var next: [Int: Int64] = [:]
-            for insert in request.inserts where insert.id.primaryKey < 0 {
-                let e = insert.id.root
-                if next[e] == nil { next[e] = max(tables[e].keys.max() ?? 0, 0) }
-                guard next[e]! < Int64.max else { throw StoreError.keysExhausted(entity: model.entities[e].name) }
-                next[e]! += 1
-                result.keys[insert.id.primaryKey] = next[e]!
-            }
-            let keys = result.keys
-            func resolve(_ key: Int64?) -> Int64? { SaveRequest.resolve(key, keys) }
-            let now = Date().timeIntervalSinceReferenceDate
+        // Permanent keys after each table's largest.
+        var next: [Int: Int64] = [:]
+        for insert in request.inserts where insert.id.primaryKey < 0 {
+            let e = insert.id.root
+            if next[e] == nil { next[e] = max(tables[e].keys.max() ?? 0, 0) }
+            guard next[e]! < Int64.max else { throw StoreError.keysExhausted(entity: model.entities[e].name) }
+            next[e]! += 1
+            result.keys[insert.id.primaryKey] = next[e]!
+        }
+        let keys = result.keys
+        func resolve(_ key: Int64?) -> Int64? { SaveRequest.resolve(key, keys) }
+        let now = Date().timeIntervalSinceReferenceDate
 
-            for insert in request.inserts {
-                let entity = model.entities[insert.id.entity]
-                let id = ObjectID(entity: entity, primaryKey: resolve(insert.id.primaryKey)!)
-                tables[id.root][id.primaryKey] = RowNode(
-                    id: id, version: 1, fetchTimestamp: now, values: insert.values, toOne: insert.toOne.map(resolve),
-                    toMany: Array(repeating: [], count: entity.toManyCount))
-                result.changes.inserted.insert(id)
-            }
-            for update in request.updates {
-                let current = tables[update.id.root][update.id.primaryKey]!
-                tables[update.id.root][update.id.primaryKey] = RowNode(
-                    id: current.id, version: update.expectedVersion &+ 1, fetchTimestamp: now, values: update.values,
-                    toOne: update.toOne.map(resolve), toMany: current.toMany)
-                result.changes.updated.insert(update.id)
-            }
-            for change in request.links {
-                let owner = ObjectID(entity: change.owner.entity, root: change.owner.root, primaryKey: resolve(change.owner.primaryKey)!)
-                guard tables[owner.root][owner.primaryKey] != nil else { continue }
-                let removed = change.removed.compactMap(resolve)
-                let added = change.added.compactMap(resolve)
-                Self.link(owner, change.relationship, adding: added, removing: removed, in: &tables)
-                // A many-to-many link is one link: its other side changes with it (as one join-table row does),
-                // even when the merge policy dropped the other side's own change.
-                if let destination = model.entity(named: change.relationship.destination),
-                   let inverse = change.relationship.inverse.flatMap({ destination.relationship(named: $0) }), inverse.isToMany {
-                    for member in added where tables[destination.rootIndex][member] != nil {
-                        Self.link(ObjectID(entity: destination, primaryKey: member), inverse, adding: [owner.primaryKey], removing: [],
-                                  in: &tables)
-                    }
-                    for member in removed where tables[destination.rootIndex][member] != nil {
-                        Self.link(ObjectID(entity: destination, primaryKey: member), inverse, adding: [], removing: [owner.primaryKey],
-                                  in: &tables)
-                    }
+        for insert in request.inserts {
+            let entity = model.entities[insert.id.entity]
+            let id = ObjectID(entity: entity, primaryKey: resolve(insert.id.primaryKey)!)
+            tables[id.root][id.primaryKey] = RowNode(
+                id: id, version: 1, fetchTimestamp: now, values: insert.values, toOne: insert.toOne.map(resolve),
+                toMany: Array(repeating: [], count: entity.toManyCount))
+            result.changes.inserted.insert(id)
+        }
+        for update in request.updates {
+            let current = tables[update.id.root][update.id.primaryKey]!
+            tables[update.id.root][update.id.primaryKey] = RowNode(
+                id: current.id, version: update.expectedVersion &+ 1, fetchTimestamp: now, values: update.values,
+                toOne: update.toOne.map(resolve), toMany: current.toMany)
+            result.changes.updated.insert(update.id)
+        }
+        for change in request.links {
+            let owner = ObjectID(entity: change.owner.entity, root: change.owner.root, primaryKey: resolve(change.owner.primaryKey)!)
+            guard tables[owner.root][owner.primaryKey] != nil else { continue }
+            let removed = change.removed.compactMap(resolve)
+            let added = change.added.compactMap(resolve)
+            Self.link(owner, change.relationship, adding: added, removing: removed, in: &tables)
+            // A many-to-many link is one link: its other side changes with it (as one join-table row does),
+            // even when the merge policy dropped the other side's own change.
+            if let destination = model.entity(named: change.relationship.destination),
+               let inverse = change.relationship.inverse.flatMap({ destination.relationship(named: $0) }), inverse.isToMany {
+                for member in added where tables[destination.rootIndex][member] != nil {
+                    Self.link(ObjectID(entity: destination, primaryKey: member), inverse, adding: [owner.primaryKey], removing: [],
+                              in: &tables)
                 }
-            }
-            // The delete rules, worked out again over the rows as written so
-            // far (SaveRules.swift), then the deletes.
-            let plan: DeletionPlan?
-            do {
-                plan = try request.deletionPlan(keys: keys, model: model, reader: TableReader(tables: tables, model: model))
-            } catch {
-                throw StoreError(error)
-            }
-            for delete in request.deletes {
-                // A row already gone is reported too: whoever caches it must drop it.
-                tables[delete.id.root][delete.id.primaryKey] = nil
-                result.changes.deleted.insert(delete.id)
-            }
-            if let plan {
-                for id in plan.deleted where !result.changes.deleted.contains(id) {
-                    tables[id.root][id.primaryKey] = nil
-                    result.ruleChanges.deleted.insert(id)
+                for member in removed where tables[destination.rootIndex][member] != nil {
+                    Self.link(ObjectID(entity: destination, primaryKey: member), inverse, adding: [], removing: [owner.primaryKey],
+                              in: &tables)
                 }
-                result.ruleChanges.updated = clear(plan.cleared, in: &tables, now: now)
-                result.ruleChanges.updated.formUnion(plan.touched.filter { tables[$0.root][$0.primaryKey] != nil })
-            }
-            // Links the request wrote to rows no longer there.
-            let dangling: [(entity: Entity, relationship: Relationship, rows: [ObjectID], targets: [Int64])]
-            do {
-                dangling = try request.danglingLinks(keys: keys, model: model, reader: TableReader(tables: tables, model: model))
-            } catch {
-                throw StoreError(error)
-            }
-            result.ruleChanges.updated.formUnion(clear(dangling, in: &tables, now: now))
-            result.changes.deleted.formUnion(result.ruleChanges.deleted)
-            result.changes.deleted.formUnion(request.gone)
-            result.changes.updated.formUnion(result.ruleChanges.updated.subtracting(result.changes.inserted))
-            listingWhatPointsBack(&tables)
-            let all = withoutDanglingLinks(tables)
-            try write(all)
-            data.replaceAll(with: all)
-            // The written rows as contexts see them: to-many relationships not loaded.
-            for insert in request.inserts {
-                let id = ObjectID(entity: insert.id.entity, root: insert.id.root, primaryKey: resolve(insert.id.primaryKey)!)
-                result.nodes[insert.id] = tables[id.root][id.primaryKey].map(Self.unloaded)
-            }
-            for update in request.updates {
-                result.nodes[update.id] = tables[update.id.root][update.id.primaryKey].map(Self.unloaded)
             }
         }
-        // Committed: the row cache holds what was written.
-        rowCache.store(result.nodes.values)
-        rowCache.remove(result.changes.deleted)
+        // The delete rules, worked out again over the rows as written so
+        // far (SaveRules.swift), then the deletes.
+        let plan: DeletionPlan?
+        do {
+            plan = try request.deletionPlan(keys: keys, model: model, reader: TableReader(tables: tables, model: model))
+        } catch {
+            throw StoreError(error)
+        }
+        for delete in request.deletes {
+            // A row already gone is reported too: whoever caches it must drop it.
+            tables[delete.id.root][delete.id.primaryKey] = nil
+            result.changes.deleted.insert(delete.id)
+        }
+        if let plan {
+            for id in plan.deleted where !result.changes.deleted.contains(id) {
+                tables[id.root][id.primaryKey] = nil
+                result.ruleChanges.deleted.insert(id)
+            }
+            result.ruleChanges.updated = clear(plan.cleared, in: &tables, now: now)
+            result.ruleChanges.updated.formUnion(plan.touched.filter { tables[$0.root][$0.primaryKey] != nil })
+        }
+        // Links the request wrote to rows no longer there.
+        let dangling: [(entity: Entity, relationship: Relationship, rows: [ObjectID], targets: [Int64])]
+        do {
+            dangling = try request.danglingLinks(keys: keys, model: model, reader: TableReader(tables: tables, model: model))
+        } catch {
+            throw StoreError(error)
+        }
+        result.ruleChanges.updated.formUnion(clear(dangling, in: &tables, now: now))
+        result.changes.deleted.formUnion(result.ruleChanges.deleted)
+        result.changes.deleted.formUnion(request.gone)
+        result.changes.updated.formUnion(result.ruleChanges.updated.subtracting(result.changes.inserted))
+        listingWhatPointsBack(&tables)
+        let all = withoutDanglingLinks(tables)
+        try write(all)
+        data.replaceAll(with: all)
+        // The written rows as contexts see them: to-many relationships not loaded.
+        for insert in request.inserts {
+            let id = ObjectID(entity: insert.id.entity, root: insert.id.root, primaryKey: resolve(insert.id.primaryKey)!)
+            result.nodes[insert.id] = tables[id.root][id.primaryKey].map(Self.unloaded)
+        }
+        for update in request.updates {
+            result.nodes[update.id] = tables[update.id.root][update.id.primaryKey].map(Self.unloaded)
+        }
         return .committed(result)
     }
 

@@ -42,8 +42,10 @@ public final class SQLiteStore: @unchecked Sendable {
     /// Value transformers of transformable attributes, registered by name.
     public let valueTransformers = ValueTransformerRegistry()
     let connection: SQLiteConnection
+    /// The connection's lock: re-entrant (the one lock in Sift that is not
+    /// a `LockedState`), since work inside a transaction reads through
+    /// `withConnection` again on the same thread.
     private let lock = NSRecursiveLock()
-    /// Who hears about saves.
     /// Who hears about the store's saves.
     public let observers = StoreObservers()
     /// The requests compiled so far, by shape.

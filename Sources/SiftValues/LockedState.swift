@@ -1,4 +1,5 @@
-// Stage 6a (memory lowering): state shared between threads, behind a lock.
+// Stage 0 (values): state shared between threads, behind a lock — the one
+// lock utility of every stage.
 //
 // A pthread mutex (through NSLock) rather than the standard library's
 // `Mutex`: both are correct, but the thread sanitizer sees the ordering a
@@ -18,7 +19,7 @@ package final class LockedState<State>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value, under the lock.
-    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    package func withLock<R, Failure: Error>(_ body: (inout State) throws(Failure) -> R) throws(Failure) -> R {
         lock.lock()
         defer { lock.unlock() }
         return try body(&state)

@@ -1,5 +1,6 @@
-// Stage 6a (memory lowering): loading a JSON data set (a model and its objects) into
-// row-cache nodes.
+// Store stage: the data-set format — a JSON file of a model and its
+// objects, what the atomic store keeps and what `sift import` loads — read
+// into row-cache nodes.
 //
 // Objects are listed by entity; each has an integer "id", its attributes by
 // name, and its relationships as an id (to-one, or null) or an array of ids
@@ -9,8 +10,7 @@
 // wrong type.
 
 import Foundation
-import SiftModel
-import SiftValues
+import Sift
 
 /// Why a data set cannot be loaded.
 public struct DataSetError: Error, Hashable, Sendable, CustomStringConvertible {
