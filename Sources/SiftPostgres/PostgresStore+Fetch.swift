@@ -9,6 +9,7 @@ import Sift
 import SiftStore
 
 extension PostgresStore: SQLStoreBackend {
+    /// "PostgreSQL", for plans and messages.
     public var databaseName: String { "PostgreSQL" }
     package var location: String { schemaName }
 

@@ -32,6 +32,9 @@ public enum SQLDatabase: String, Hashable, Sendable, CaseIterable {
     case postgreSQL
 
     /// How the database writes the `number`-th parameter (`?1`, `$1`).
+    ///
+    /// - Parameter number: The parameter's number, from 1.
+    /// - Returns: Its placeholder in the database's SQL.
     public func placeholder(_ number: Int) -> String {
         switch self {
         case .sqlite: "?\(number)"
@@ -106,16 +109,6 @@ public struct SQLSchema: Sendable {
     /// inverse is an ordered to-many, by entity name, then relationship name.
     private var orderKeys: [String: [String: String]] = [:]
 
-    /// The mapping of `model`, with Core Data's entity numbers (or those a
-    /// store already has, by entity name).
-    ///
-    /// - Parameters:
-    ///   - model: The model laid out.
-    ///   - dialect: The dialect its statements are written in; SQLite's by
-    ///     default.
-    ///   - entityNumbers: The number of each entity, by name, as a store
-    ///     already has them; nil (the default) for Core Data's numbering
-    ///     (`entityNumbers(of:)`).
     /// The mapping of `model` for a store on `database`, with Core Data's
     /// entity numbers (or those a store already has, by entity name).
     ///
@@ -131,6 +124,7 @@ public struct SQLSchema: Sendable {
         }
     }
 
+    /// The mapping of `model` with statements in `dialect`.
     package init(model: DataModel, dialect: any SQLDialect, entityNumbers: [String: Int]? = nil) {
         self.model = model
         self.dialect = dialect

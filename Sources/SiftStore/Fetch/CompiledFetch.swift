@@ -232,7 +232,7 @@ extension PersistentStore {
             break
         }
         if !slots.isEmpty {
-            if case let shape?? = try? makeShape(request, entity: entity, text: text!, arguments: arguments, slots: slots) {
+            if let shape = try? makeShape(request, entity: entity, text: text!, arguments: arguments, slots: slots) {
                 compiledFetches.store(.shape(shape), for: key)
                 return CompiledFetch(request: request, shape: shape, arguments: Self.slotValues(shape, arguments))
             }

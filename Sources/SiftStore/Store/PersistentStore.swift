@@ -12,7 +12,7 @@ import Sift
 /// product), and a store of your own.
 ///
 /// A store answers a context with rows: it reads them into its ``rowCache``
-/// as ``RowNode``s (values in slots, to-one relationships as keys, a version
+/// as `RowNode`s (values in slots, to-one relationships as keys, a version
 /// for optimistic locking), and applies a ``SaveRequest`` in one transaction,
 /// all or nothing. It never calls back into a context. What stores share is
 /// written once in this protocol's extensions: observers
@@ -49,32 +49,86 @@ public protocol PersistentStore: AnyObject, Sendable {
 
     /// The rows a compiled request selects, in its order, offset and limit
     /// applied; stored in the row cache.
+    ///
+    /// - Parameter fetch: The request, compiled by ``compile(_:)``.
+    /// - Returns: The rows' nodes, as the row cache now holds them.
+    /// - Throws: `StoreError`: `.evaluation` when a pattern runs out of its budget; the store's own error when
+    ///   reading fails.
     func rows(for fetch: CompiledFetch) throws(StoreError) -> [RowNode]
     /// The IDs of the objects a compiled request selects, in its order, each
     /// of the object's own entity.
+    ///
+    /// - Parameter fetch: The request, compiled by ``compile(_:)``.
+    /// - Returns: The IDs, offset and limit applied.
+    /// - Throws: `StoreError`, as ``rows(for:)`` does.
     func keys(for fetch: CompiledFetch) throws(StoreError) -> [ObjectID]
     /// How many objects a compiled request selects.
+    ///
+    /// - Parameter fetch: The request, compiled by ``compile(_:)``.
+    /// - Returns: The number of objects, offset and limit applied.
+    /// - Throws: `StoreError`, as ``rows(for:)`` does.
     func count(for fetch: CompiledFetch) throws(StoreError) -> Int
     /// The rows of a bound dictionary fetch of a compiled request's objects,
     /// values in column order. By default, memory runs it over ``rows(for:)``.
+    ///
+    /// - Parameters:
+    ///   - results: The dictionary fetch's columns, grouping and having predicate, bound.
+    ///   - fetch: The objects it reads, compiled (unsorted; its limit and offset apply to the results).
+    ///   - sort: The order of the results, by column.
+    /// - Returns: One row of values per result, in column order.
+    /// - Throws: `StoreError`, as ``rows(for:)`` does.
     func results(_ results: BoundDictionaryFetch, of fetch: CompiledFetch, sort: [ResultSortKey]) throws(StoreError)
         -> [[PredicateValue]]
     /// Runs a batch update in one transaction. By default, memory works it out
     /// over the rows and ``apply(_:)`` saves it.
+    ///
+    /// - Parameter update: The update, its assignments bound.
+    /// - Returns: The objects changed, and the changes as observers hear them.
+    /// - Throws: `StoreError`: `.validation` when a value does not fit its attribute; `.conflicts` when rows
+    ///   kept changing under it; the store's own error when writing fails.
     func batchUpdate(_ update: BoundBatchUpdate) throws(StoreError) -> BatchResult
     /// Runs a batch delete of `entity`'s objects in one transaction, delete
     /// rules applied. By default, memory works it out and ``apply(_:)`` saves it.
+    ///
+    /// - Parameters:
+    ///   - request: The objects to delete, by predicate or by ID.
+    ///   - entity: Their entity.
+    /// - Returns: The objects deleted, and every change as observers hear it.
+    /// - Throws: `StoreError`: `.validation` when a deny rule refuses; `.invalidRequest` when an ID is of
+    ///   another entity; the store's own error when writing fails.
     func batchDelete(_ request: BatchDeleteRequest, entity: Entity) throws(StoreError) -> BatchResult
     /// The rows of `entity` with these keys (in no particular order); stored
     /// in the row cache.
+    ///
+    /// - Parameters:
+    ///   - entity: The entity (or an ancestor) of the rows.
+    ///   - keys: Their primary keys.
+    /// - Returns: The nodes of the rows the store holds; keys it does not hold are left out.
+    /// - Throws: `StoreError`: the store's own error when reading fails.
     func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode]
     /// The member keys of a to-many relationship for each owner; with
     /// `loadingRows`, the members' rows are read into the row cache too.
+    ///
+    /// - Parameters:
+    ///   - relationship: A to-many relationship of `entity`.
+    ///   - owners: The owners' primary keys.
+    ///   - entity: The owners' entity.
+    ///   - loadingRows: Whether the members' rows are read into the row cache too.
+    /// - Returns: Each owner's member keys (in order, for an ordered relationship); an owner with none maps
+    ///   to an empty array.
+    /// - Throws: `StoreError`: `.unknownRelationship` when `relationship` is not one of `entity`'s; the store's
+    ///   own error when reading fails.
     func links(_ relationship: Relationship, of owners: [Int64], entity: Entity,
                loadingRows: Bool) throws(StoreError) -> [Int64: [Int64]]
     /// Applies a save request in one transaction: all of it, or (on an
     /// error or a conflict) none of it. After a commit the row cache holds
     /// the written rows; the caller announces the changes.
+    ///
+    /// - Parameter request: The changes: inserts, updates with the versions read, deletes, link changes.
+    /// - Returns: `.committed` with what was written, or `.conflicts` with the rows whose versions moved
+    ///   (nothing written).
+    /// - Throws: `StoreError`: `.keysExhausted` when a table has no key left; the store's own error when
+    ///   writing fails (nothing written).
     func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse
 }
 
@@ -92,20 +146,42 @@ extension PersistentStore {
         observers.add(observer)
     }
 
+    /// No value transformers: values are the stored bytes.
     public var transformers: ValueTransformerRegistry? { nil }
 
-    /// Dictionary fetches run in memory, unless the store runs them itself.
+    /// Runs a dictionary fetch in memory over the rows of its objects (the
+    /// default, for a store that does not run it itself).
+    ///
+    /// - Parameters:
+    ///   - results: The dictionary fetch's columns, grouping and having predicate, bound.
+    ///   - fetch: The objects it reads, compiled.
+    ///   - sort: The order of the results, by column.
+    /// - Returns: One row of values per result, in column order.
+    /// - Throws: `StoreError`, as ``rows(for:)`` does.
     public func results(_ results: BoundDictionaryFetch, of fetch: CompiledFetch,
                         sort: [ResultSortKey]) throws(StoreError) -> [[PredicateValue]] {
         try resultsInMemory(results, of: fetch, sort: sort)
     }
 
-    /// Batch updates are worked out in memory and saved, unless the store runs them itself.
+    /// Works a batch update out in memory and saves it with ``apply(_:)``
+    /// (the default, for a store that does not run it itself).
+    ///
+    /// - Parameter update: The update, its assignments bound.
+    /// - Returns: The objects changed, and the changes as observers hear them.
+    /// - Throws: `StoreError`, as the requirement says.
     public func batchUpdate(_ update: BoundBatchUpdate) throws(StoreError) -> BatchResult {
         try batchUpdateInMemory(update)
     }
 
-    /// Batch deletes are worked out in memory and saved, unless the store runs them itself.
+    /// Works a batch delete out in memory, delete rules applied, and saves
+    /// it with ``apply(_:)`` (the default, for a store that does not run it
+    /// itself).
+    ///
+    /// - Parameters:
+    ///   - request: The objects to delete, by predicate or by ID.
+    ///   - entity: Their entity.
+    /// - Returns: The objects deleted, and every change as observers hear it.
+    /// - Throws: `StoreError`, as the requirement says.
     public func batchDelete(_ request: BatchDeleteRequest, entity: Entity) throws(StoreError) -> BatchResult {
         try batchDeleteInMemory(request, entity: entity)
     }

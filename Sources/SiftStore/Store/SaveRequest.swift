@@ -10,11 +10,13 @@ import Foundation
 import Sift
 
 /// The changes one save writes, all or nothing.
-public struct SaveRequest {
+public struct SaveRequest: Sendable {
     /// A new row. A temporary (negative) key gets a permanent one; a
     /// positive key is kept (a row the store lost, written again).
-    public struct Insert {
+    public struct Insert: Sendable {
+        /// The new object's ID: a temporary (negative) key, or a permanent one to keep.
         public var id: ObjectID
+        /// Its attribute values, by slot.
         public var values: [PredicateValue]
         /// To-one keys by slot; negative keys are other inserts of the request.
         public var toOne: [Int64?]
@@ -22,28 +24,38 @@ public struct SaveRequest {
 
     /// Changed columns of a row, written only if the row still has the
     /// version the context read.
-    public struct Update {
+    public struct Update: Sendable {
+        /// The row changed.
         public var id: ObjectID
+        /// The version the context read: the row is written only if it still has it.
         public var expectedVersion: Int64
         /// The attribute and to-one slots written.
         public var attributeSlots: [Int]
+        /// The to-one slots written.
         public var toOneSlots: [Int]
         /// The whole row as it will be: what the row cache holds afterwards.
         public var values: [PredicateValue]
+        /// The row's to-one keys as they will be, by slot.
         public var toOne: [Int64?]
     }
 
     /// A row removed if it still has the expected version (nil: whatever it has).
-    public struct Delete {
+    public struct Delete: Sendable {
+        /// The row removed.
         public var id: ObjectID
+        /// The version it must still have; nil: whatever it has.
         public var expectedVersion: Int64?
     }
 
     /// Links added to and removed from one to-many relationship of one object.
-    public struct LinkChange {
+    public struct LinkChange: Sendable {
+        /// The object whose relationship changes.
         public var owner: ObjectID
+        /// The to-many relationship.
         public var relationship: Relationship
+        /// Keys of the members added (negative: inserts of the request).
         public var added: [Int64]
+        /// Keys of the members removed.
         public var removed: [Int64]
         /// Every member after the change, in order, for an ordered relationship.
         public var order: [Int64]? = nil
@@ -52,9 +64,13 @@ public struct SaveRequest {
     /// A request that changes nothing yet.
     public init() {}
 
+    /// New rows.
     public var inserts: [Insert] = []
+    /// Changed rows.
     public var updates: [Update] = []
+    /// Removed rows.
     public var deletes: [Delete] = []
+    /// Changed to-many links.
     public var links: [LinkChange] = []
     /// Rows the context learnt another save deleted (a conflict the merge
     /// policy let go): reported as deleted, and dropped from the row cache.
@@ -66,7 +82,7 @@ public struct SaveRequest {
 }
 
 /// What a backend answers a save request with.
-public enum SaveResponse {
+public enum SaveResponse: Sendable {
     /// Everything was written and committed.
     case committed(SaveResult)
     /// Rows changed or deleted since the context read them: nothing was
@@ -75,7 +91,7 @@ public enum SaveResponse {
 }
 
 /// What a committed save wrote.
-public struct SaveResult {
+public struct SaveResult: Sendable {
     /// The permanent key of each insert's temporary key.
     public var keys: [Int64: Int64] = [:]
     /// The node of every inserted and updated row, as the row cache now
@@ -94,12 +110,17 @@ public struct SaveResult {
 }
 
 /// A row whose version moved since the context read it.
-public struct RowConflict {
+public struct RowConflict: Sendable {
+    /// The row that moved.
     public var id: ObjectID
     /// The row as the store has it now; nil when it was deleted.
     public var current: RowNode?
 
     /// A conflict on the row `id`, which the store now has as `current`.
+    ///
+    /// - Parameters:
+    ///   - id: The row whose version moved.
+    ///   - current: The row as the store has it now; nil when it was deleted.
     public init(id: ObjectID, current: RowNode?) {
         self.id = id
         self.current = current

@@ -184,11 +184,70 @@ public enum StoreError: Error, CustomStringConvertible {
 extension StoreError {
     /// The kind of a store error, without what it carries.
     public enum Code: String, Hashable, Sendable, CaseIterable {
-        case sqlite, modelMismatch, noModel, invalidPredicate, notExpressibleInSQL, unknownEntity, unknownRelationship
-        case unknownKey, readOnlyAttribute, invalidDataSet, objectDeleted, validation, conflicts, objectNotFound
-        case cannotWrite, notADatabase, foreignDatabase, damaged, locked, readOnly, full, keysExhausted, contextGone
-        case unsupportedModel, modelDoesNotMatchStore, unknownTemplate, missingVariables, server, unexpected
-        case invalidRequest, evaluation, cannotMigrate
+        /// SQLite reported an error.
+        case sqlite
+        /// The store was made for another model.
+        case modelMismatch
+        /// No model to make a store with.
+        case noModel
+        /// A predicate or sort key that does not parse or fit the model.
+        case invalidPredicate
+        /// Something SQL cannot express.
+        case notExpressibleInSQL
+        /// An entity the model does not have.
+        case unknownEntity
+        /// A key path that is not a relationship.
+        case unknownRelationship
+        /// A property the entity does not have.
+        case unknownKey
+        /// A derived attribute was set.
+        case readOnlyAttribute
+        /// A data set that cannot be imported.
+        case invalidDataSet
+        /// A change to an object deleted in the context.
+        case objectDeleted
+        /// A save refused before it touched the store.
+        case validation
+        /// A save that found rows changed since they were read.
+        case conflicts
+        /// A fault whose row is gone.
+        case objectNotFound
+        /// A store file that could not be written.
+        case cannotWrite
+        /// A file that is not an SQLite database.
+        case notADatabase
+        /// Another application's database.
+        case foreignDatabase
+        /// A damaged store.
+        case damaged
+        /// A store locked by another connection.
+        case locked
+        /// A store that cannot be written.
+        case readOnly
+        /// A store out of room.
+        case full
+        /// A table with no primary key left.
+        case keysExhausted
+        /// An object used after its context was released.
+        case contextGone
+        /// A model a store cannot hold.
+        case unsupportedModel
+        /// A model given for a store it did not make.
+        case modelDoesNotMatchStore
+        /// A fetch request template the model lacks.
+        case unknownTemplate
+        /// Template variables without values.
+        case missingVariables
+        /// A database server failed or refused.
+        case server
+        /// A failure Sift did not expect.
+        case unexpected
+        /// A request that cannot run as asked.
+        case invalidRequest
+        /// Evaluation ran out of a budget.
+        case evaluation
+        /// A store that cannot be migrated.
+        case cannotMigrate
     }
 
     /// The error's kind: which case it is, without what it carries.

@@ -98,23 +98,54 @@ public final class AtomicStore: PersistentStore, @unchecked Sendable {
         return try sortedNodes(nodes, fetch, domain: domain)
     }
 
+    /// The rows a compiled request selects, evaluated in memory over the file's rows.
+    ///
+    /// - Parameter fetch: The request, compiled by `compile(_:)`.
+    /// - Returns: The rows' nodes, in order, offset and limit applied.
+    /// - Throws: `StoreError.evaluation` when a pattern runs out of its budget.
     public func rows(for fetch: CompiledFetch) throws(StoreError) -> [RowNode] {
         rowCache.storeFetched(fetch.request.page(try matching(fetch)))
     }
 
+    /// The IDs of the objects a compiled request selects.
+    ///
+    /// - Parameter fetch: The request, compiled by `compile(_:)`.
+    /// - Returns: The IDs, in order, offset and limit applied.
+    /// - Throws: `StoreError.evaluation` when a pattern runs out of its budget.
     public func keys(for fetch: CompiledFetch) throws(StoreError) -> [ObjectID] {
         fetch.request.page(try matching(fetch)).map(\.id)
     }
 
+    /// How many objects a compiled request selects.
+    ///
+    /// - Parameter fetch: The request, compiled by `compile(_:)`.
+    /// - Returns: The number of objects, offset and limit applied.
+    /// - Throws: `StoreError.evaluation` when a pattern runs out of its budget.
     public func count(for fetch: CompiledFetch) throws(StoreError) -> Int {
         fetch.request.page(try matching(fetch)).count
     }
 
+    /// The rows of `entity` with these keys.
+    ///
+    /// - Parameters:
+    ///   - entity: The entity (or an ancestor) of the rows.
+    ///   - keys: Their primary keys.
+    /// - Returns: The nodes of the rows the store holds.
+    /// - Throws: Nothing: the rows are in memory.
     public func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {
         let snapshot = data.snapshot()
         return rowCache.storeFetched(keys.compactMap { snapshot.node(entity: entity.index, primaryKey: $0) })
     }
 
+    /// The member keys of a to-many relationship for each owner.
+    ///
+    /// - Parameters:
+    ///   - relationship: A to-many relationship of `entity`.
+    ///   - owners: The owners' primary keys.
+    ///   - entity: The owners' entity.
+    ///   - loadingRows: Whether the members' rows are put in the row cache too.
+    /// - Returns: Each owner's member keys.
+    /// - Throws: Nothing: the rows are in memory.
     public func links(_ relationship: Relationship, of owners: [Int64], entity: Entity,
                loadingRows: Bool) throws(StoreError) -> [Int64: [Int64]] {
         let snapshot = data.snapshot()
@@ -131,6 +162,13 @@ public final class AtomicStore: PersistentStore, @unchecked Sendable {
 
     // MARK: Saving
 
+    /// Applies a save request to the rows and writes a new file over the
+    /// old one: all of it, or none of it.
+    ///
+    /// - Parameter request: The changes.
+    /// - Returns: `.committed` with what was written, or `.conflicts` (nothing written).
+    /// - Throws: `StoreError`: `.keysExhausted` when a table has no key left; `.cannotWrite` when the file
+    ///   cannot be written (the old file is kept).
     public func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
         // One save at a time: the file and the rows change together.
         let response = try writing.withLock { _ throws(StoreError) in try applyAlone(request) }

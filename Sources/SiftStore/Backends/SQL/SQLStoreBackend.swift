@@ -23,38 +23,96 @@ import Sift
 public protocol SQLPersistentStore: PersistentStore {
     /// The database's name, for plans and messages ("SQLite", "PostgreSQL").
     var databaseName: String { get }
-    /// How the model is laid out in tables, and the dialect of its statements.
+    /// How the model is laid out in tables, and the database its statements are for.
     var schema: SQLSchema { get }
     /// Splits a request's predicate into what SQL runs and what memory runs.
+    ///
+    /// - Parameter request: The fetch to plan.
+    /// - Returns: The plan: the predicate's SQL part, the residual memory evaluates, the sort keys memory
+    ///   applies, and why; the request's arguments in place.
+    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidPredicate` when the
+    ///   predicate or a sort key does not parse or fit the model; `.notExpressibleInSQL` when the fetch cannot
+    ///   be lowered to SQL at all.
     func plan(_ request: FetchRequest) throws(StoreError) -> FetchPlan
     /// A request's predicate, bound to the store's model and optimized.
+    ///
+    /// - Parameter request: The fetch whose predicate is bound.
+    /// - Returns: The bound, optimized predicate; nil when the request has none.
+    /// - Throws: `StoreError.invalidPredicate` when the predicate does not parse or fit the model.
     func bind(_ request: FetchRequest) throws(StoreError) -> BoundPredicate?
-    /// The SQL a request runs when SQL runs all of its predicate.
+    /// The SQL a request runs when SQL runs all of its predicate; an error
+    /// naming the first construct SQL cannot express (and where it is in the
+    /// predicate's text) otherwise.
+    ///
+    /// - Parameters:
+    ///   - request: The fetch.
+    ///   - columns: What each row returns: whole rows, identifiers or a count.
+    /// - Returns: The statement with its bindings, in the store's dialect.
+    /// - Throws: `StoreError`: `.notExpressibleInSQL` when part of the fetch needs memory (with where in the
+    ///   predicate's text, when known); `.unknownEntity` or `.invalidPredicate` when the request does not fit
+    ///   the model.
     func sqlQuery(for request: FetchRequest, columns: SQLColumns) throws(StoreError) -> SQLQuery
-    /// The one statement a dictionary fetch runs; nil when part of it runs in memory.
+    /// The one statement a dictionary fetch runs (its properties to fetch,
+    /// grouping, having and distinctness); nil when part of it runs in memory.
+    ///
+    /// - Parameter request: The dictionary fetch, with its `propertiesToFetch`.
+    /// - Returns: The statement with its bindings; nil when part of the fetch runs in memory.
+    /// - Throws: `StoreError`: `.unknownEntity` when the model has no such entity; `.invalidRequest` when the
+    ///   request has no properties to fetch, a property is neither grouped nor aggregated, or a sort key names
+    ///   no result; `.invalidPredicate` when a property, grouping key or predicate does not parse or fit the
+    ///   model.
     func resultQuery(for request: FetchRequest) throws(StoreError) -> SQLQuery?
-    /// The database's plan for a query, one line per step.
+    /// The database's own plan for a query, one line per step.
+    ///
+    /// - Parameter query: The statement, with its bindings.
+    /// - Returns: The lines of the database's plan (SQLite's `EXPLAIN QUERY PLAN`, PostgreSQL's `EXPLAIN`).
+    /// - Throws: `StoreError`: the database's error when it cannot prepare or run the statement.
     func queryPlan(_ query: SQLQuery) throws(StoreError) -> [String]
     /// Loads every object of a data set, in one transaction.
+    ///
+    /// - Parameters:
+    ///   - dataSet: A data set of the store's model.
+    ///   - progress: Called with the rows written so far and the total, every 10,000 rows and at the end.
+    /// - Throws: `StoreError`, nothing written: `.modelMismatch` when the data set's model is not the store's;
+    ///   the database's error when writing fails (a key the store already holds, say; on PostgreSQL,
+    ///   `.validation` for a string holding U+0000, which its text cannot hold).
     func importDataSet(_ dataSet: DataSet, progress: ((Int, Int) -> Void)?) throws(StoreError)
-    /// Inserts nodes of this store's model as new rows, with their relationships, in one transaction.
+    /// Inserts nodes of this store's model as new rows, with their
+    /// relationships, in one transaction.
+    ///
+    /// - Parameters:
+    ///   - nodes: Rows of the store's model, with keys the store does not hold yet.
+    ///   - progress: Called with the rows written so far and the total, every 10,000 rows and at the end.
+    /// - Throws: `StoreError`, nothing written: the database's error when writing fails (a key the store
+    ///   already holds, say).
     func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)?) throws(StoreError)
-    /// Releases the store's connections, where it holds a pool of them.
+    /// Releases the store's connections, where it holds a pool of them (a
+    /// server's); a store of one file keeps its connection.
     func close()
 }
 
 extension SQLPersistentStore {
     /// Loads every object of a data set, in one transaction, with no progress reports.
+    ///
+    /// - Parameter dataSet: A data set of the store's model.
+    /// - Throws: `StoreError`, nothing written, as ``importDataSet(_:progress:)`` does.
     public func importDataSet(_ dataSet: DataSet) throws(StoreError) {
         try importDataSet(dataSet, progress: nil)
     }
 
     /// Inserts nodes as new rows, in one transaction, with no progress reports.
+    ///
+    /// - Parameter nodes: Rows of the store's model, with keys the store does not hold yet.
+    /// - Throws: `StoreError`, nothing written, as ``importNodes(_:progress:)`` does.
     public func importNodes(_ nodes: [RowNode]) throws(StoreError) {
         try importNodes(nodes, progress: nil)
     }
 
     /// The SQL a request runs, whole rows returned.
+    ///
+    /// - Parameter request: The fetch.
+    /// - Returns: The statement with its bindings, in the store's dialect.
+    /// - Throws: `StoreError`, as ``sqlQuery(for:columns:)`` does.
     public func sqlQuery(for request: FetchRequest) throws(StoreError) -> SQLQuery {
         try sqlQuery(for: request, columns: .rows)
     }

@@ -6,6 +6,7 @@ import Foundation
 import Sift
 
 extension SQLiteStore: SQLStoreBackend {
+    /// "SQLite", for plans and messages.
     public var databaseName: String { "SQLite" }
     package var location: String { path }
 
