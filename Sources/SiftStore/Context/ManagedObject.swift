@@ -307,8 +307,80 @@ public final class ManagedObject: CustomStringConvertible {
     public func setValue(_ value: PredicateValue, forKey key: String) throws(StoreError) {
         let attribute = try attribute(key)
         guard !attribute.isReadOnly else { throw .readOnlyAttribute(key, entity: description_.entity.name) }
-        try context().willChange(self)
-        changedValues[attribute.slot] = value
+        let context = try context()
+        let checked = try checked(value, for: attribute, in: context)
+        try context.willChange(self)
+        changedValues[attribute.slot] = checked
+    }
+
+    /// Sets an attribute from any value Sift converts (`Int`, `String`,
+    /// `Date`, an optional of one, …). The change is saved with the context.
+    ///
+    /// ```swift
+    /// let pages = 320
+    /// try book.setValue(pages, forKey: "pages")
+    /// try book.setValue(Optional<String>.none, forKey: "subtitle")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - value: The new value.
+    ///   - key: The attribute's name.
+    /// - Throws: `StoreError`: `.invalidValue` when the value is not of the attribute's type or outside its
+    ///   range (an `Int` for a string, 100 000 for an `integer16`); otherwise as the `PredicateValue` overload does.
+    public func setValue(_ value: some PredicateValueConvertible, forKey key: String) throws(StoreError) {
+        try setValue(value.predicateValue, forKey: key)
+    }
+
+    /// `value` as the attribute keeps it (an integer for a double attribute
+    /// as a double), or the typed error of a value it cannot keep. Nil is
+    /// accepted here; a required attribute is checked at save.
+    private func checked(_ value: PredicateValue, for attribute: Attribute,
+                         in context: ObjectContext) throws(StoreError) -> PredicateValue {
+        if case .null = value { return value }
+        if context.store.transformers?.transformer(of: attribute) != nil { return value }
+        func refused(_ reason: String) -> StoreError {
+            .invalidValue(SaveValidationFailure(object: description, property: attribute.name, reason: reason))
+        }
+        guard let converted = attribute.type.convert(value) else { throw refused(attribute.type.mismatch(value)) }
+        if case .double(let number) = converted, number.isNaN { throw refused("is NaN, which no store keeps") }
+        return converted
+    }
+
+    /// The value of the attribute `key` as `type`: nil when it has none.
+    ///
+    /// ```swift
+    /// let title = try book.value(forKey: "title", as: String.self)     // String?
+    /// let pages = try book.value(forKey: "pages", as: Int.self)        // Int?
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The attribute's name.
+    ///   - type: The Swift type to read it as.
+    /// - Returns: The value as `type`; nil when the attribute has no value.
+    /// - Throws: `StoreError`: `.wrongType` when the value is not one `type` holds (a string read as `Int`);
+    ///   otherwise as ``value(forKey:)``.
+    public func value<T: PredicateValueRepresentable>(forKey key: String, as type: T.Type) throws(StoreError) -> T? {
+        let value = try value(forKey: key)
+        if case .null = value { return nil }
+        guard let typed = T(predicateValue: value) else {
+            throw .wrongType(property: key, entity: description_.entity.name, expected: "\(T.self)", found: value.kindDescription)
+        }
+        return typed
+    }
+
+    /// The value of an attribute as `type`, or nil when it has none, is
+    /// not one `type` holds, or the object cannot be fired.
+    ///
+    /// ```swift
+    /// let title = book["title", as: String.self]
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The attribute's name.
+    ///   - type: The Swift type to read it as.
+    /// - Returns: The value as `type`, or nil.
+    public subscript<T: PredicateValueRepresentable>(key: String, as type: T.Type) -> T? {
+        (try? value(forKey: key, as: type)) ?? nil
     }
 
     /// Sets a to-one relationship, keeping the inverse on both sides in step.

@@ -219,6 +219,11 @@ extension PersistentStore {
                 slots.contains(index) ? .slot(Self.slotType(values[index])) : .value(values[index])
             })
         }
+        // A shape keyed by large values (a long list for IN, a long text) is
+        // not kept: the cache bounds how many shapes it holds, and so how
+        // much memory they take.
+        let keepable = (text?.utf8.count ?? 0) <= 16_384
+            && arguments.indices.allSatisfy { slots.contains($0) || Self.isSmall(arguments[$0]) }
         switch compiledFetches.entry(key) {
         case .shape(let shape)?:
             return CompiledFetch(request: request, shape: shape, arguments: Self.slotValues(shape, arguments))
@@ -233,17 +238,28 @@ extension PersistentStore {
         }
         if !slots.isEmpty {
             if let shape = try? makeShape(request, entity: entity, text: text!, arguments: arguments, slots: slots) {
-                compiledFetches.store(.shape(shape), for: key)
+                if keepable { compiledFetches.store(.shape(shape), for: key) }
                 return CompiledFetch(request: request, shape: shape, arguments: Self.slotValues(shape, arguments))
             }
             // Some argument is not a plain operand of a comparison: compile
             // with the values in place, cached by them.
-            compiledFetches.store(.byValue, for: key)
+            if keepable { compiledFetches.store(.byValue, for: key) }
             key.predicate = .format(text!, arguments.map { .value($0) })
         }
         let shape = try makeShape(request, entity: entity, text: text, arguments: arguments, slots: [])!
-        compiledFetches.store(.shape(shape), for: key)
+        if keepable && arguments.allSatisfy(Self.isSmall) { compiledFetches.store(.shape(shape), for: key) }
         return CompiledFetch(request: request, shape: shape, arguments: [:])
+    }
+
+    /// Whether a value is small enough to be part of a cache key.
+    private static func isSmall(_ value: PredicateValue) -> Bool {
+        switch value {
+        case .string(let s): s.utf8.count <= 1024
+        case .data(let d): d.count <= 1024
+        case .array(let members): members.count <= 64 && members.allSatisfy(isSmall)
+        case .dictionary(let members): members.count <= 64 && members.values.allSatisfy(isSmall)
+        default: true
+        }
     }
 
     /// The arguments that may be parameters: strings without U+0000 (which

@@ -4,11 +4,34 @@ import Foundation
 import Sift
 
 /// A predicate for a fetch: text with format arguments, or a bound tree.
-public enum FetchPredicate: Sendable {
+///
+/// ```swift
+/// var request = FetchRequest(entityName: "Book")
+/// request.predicate = "pages > 300"                           // a string literal
+/// request.predicate = FetchPredicate("author.name == %@ AND pages > %@", author, minimum)
+/// ```
+public enum FetchPredicate: Sendable, ExpressibleByStringLiteral {
     /// Predicate text and the values of its format specifiers, bound when the fetch runs.
     case format(String, [PredicateValue])
     /// A predicate already bound to the store's model (by a `PredicateCompiler`, say).
     case bound(BoundPredicate)
+
+    /// Predicate text with no format arguments.
+    ///
+    /// - Parameter text: The predicate, in the format language.
+    public init(stringLiteral text: String) {
+        self = .format(text, [])
+    }
+
+    /// Predicate text and the values of its format specifiers, each any
+    /// value Sift converts (`Int`, `String`, `Date`, an array of them, …).
+    ///
+    /// - Parameters:
+    ///   - text: The predicate, in the format language.
+    ///   - arguments: The values of its format specifiers, in order.
+    public init(_ text: String, _ arguments: any PredicateValueConvertible...) {
+        self = .format(text, arguments.map(\.predicateValue))
+    }
 }
 
 /// How to order results: a key path (through to-one relationships), its

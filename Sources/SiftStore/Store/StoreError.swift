@@ -45,6 +45,11 @@ public enum StoreError: Error, CustomStringConvertible {
     case invalidDataSet(DataSetError)
     /// A change to an object deleted in this context.
     case objectDeleted(ObjectReference)
+    /// A value set on an attribute that cannot keep it (another type, or
+    /// outside its range); nothing was changed.
+    case invalidValue(SaveValidationFailure)
+    /// An attribute read as a Swift type that does not hold its value.
+    case wrongType(property: String, entity: String, expected: String, found: String)
     /// A save refused before it touched the store: each failure names the
     /// object and the property.
     case validation([SaveValidationFailure])
@@ -158,6 +163,9 @@ public enum StoreError: Error, CustomStringConvertible {
         case .readOnlyAttribute(let key, let entity): "'\(key)' of '\(entity)' is derived: the store computes it, and it cannot be set"
         case .invalidDataSet(let e): "\(e)"
         case .objectDeleted(let object): "\(object) was deleted in this context"
+        case .invalidValue(let failure): "the value was not set: \(failure)"
+        case .wrongType(let property, let entity, let expected, let found):
+            "'\(property)' of '\(entity)' holds \(found), which does not read as \(expected)"
         case .validation(let failures): "the save was refused: " + failures.map(\.description).joined(separator: "; ")
         case .conflicts(let conflicts):
             "the save found \(conflicts.count) conflict\(conflicts.count == 1 ? "" : "s") and wrote nothing: "
@@ -206,6 +214,10 @@ extension StoreError {
         case invalidDataSet
         /// A change to an object deleted in the context.
         case objectDeleted
+        /// A value an attribute cannot keep.
+        case invalidValue
+        /// An attribute read as a type that does not hold its value.
+        case wrongType
         /// A save refused before it touched the store.
         case validation
         /// A save that found rows changed since they were read.
@@ -268,6 +280,8 @@ extension StoreError {
         case .readOnlyAttribute: .readOnlyAttribute
         case .invalidDataSet: .invalidDataSet
         case .objectDeleted: .objectDeleted
+        case .invalidValue: .invalidValue
+        case .wrongType: .wrongType
         case .validation: .validation
         case .conflicts: .conflicts
         case .objectNotFound: .objectNotFound

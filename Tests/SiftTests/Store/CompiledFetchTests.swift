@@ -167,6 +167,13 @@ struct CompiledFetchTests {
         }
         #expect(cache.count <= cache.capacity)
         #expect(cache.count > cache.capacity / 2)
+        // A shape keyed by a long list is not kept (the cache bounds memory, not only entries).
+        cache.removeAll()
+        let long = PredicateValue.array((0..<1_000).map { .string("name \($0)") })
+        _ = try store.compile(FetchRequest(entityName: "Employee", predicate: "name IN %@", arguments: [long]))
+        #expect(cache.count == 0)
+        _ = try store.compile(FetchRequest(entityName: "Employee", predicate: "name IN %@", arguments: [["Ada", "Bo"]]))
+        #expect(cache.count == 1)
     }
 
     @Test("A function registered after a compile is seen by the next one")

@@ -168,14 +168,24 @@ struct WritePathTests {
         let context = try kind.make().context()
         let e = try context.insert("Employee")
         try e.setValue("Nameless", forKey: "name")
-        try e.setValue("thirty", forKey: "age")
+        // A value of the wrong type, or out of range, is refused when it is set, and nothing changes.
+        #expect {
+            try e.setValue("thirty", forKey: "age")
+        } throws: { error in
+            guard case StoreError.invalidValue(let failure) = error else { return false }
+            return failure.property == "age" && failure.reason == "must be integer64, not a string"
+                && (error as? StoreError)?.code == .invalidValue
+        }
+        #expect(e["age"] == .null)
+        let age = 41
+        try e.setValue(age, forKey: "age")
+        #expect(e["age", as: Int.self] == 41)
+        // Required attributes are still checked at save, each named.
         #expect {
             try context.save()
         } throws: { error in
             guard case StoreError.validation(let failures) = error else { return false }
-            let properties = Set(failures.map(\.property))
-            return properties == ["age", "salary", "isManager", "startDate"]
-                && failures.first { $0.property == "age" }!.reason == "must be integer64, not a string"
+            return Set(failures.map(\.property)) == ["salary", "isManager", "startDate"]
         }
     }
 
@@ -183,13 +193,14 @@ struct WritePathTests {
     func notANumberIsRefused(_ kind: StoreKind) throws {
         let store = try kind.make()
         let context = store.context()
-        try employee(context, 101).setValue(.double(.nan), forKey: "salary")
+        let employee = try employee(context, 101)
         #expect {
-            try context.save()
+            try employee.setValue(.double(.nan), forKey: "salary")
         } throws: { error in
-            guard case StoreError.validation(let failures) = error else { return false }
-            return failures.map(\.property) == ["salary"] && failures[0].reason.contains("NaN")
+            guard case StoreError.invalidValue(let failure) = error else { return false }
+            return failure.property == "salary" && failure.reason.contains("NaN")
         }
+        #expect(!context.hasChanges)
     }
 
     @Test(arguments: StoreKind.allCases)

@@ -1,0 +1,94 @@
+// Values in and out as Swift types: typed reads of objects and values,
+// `setValue` taking any value Sift converts and checking it against the
+// attribute's type and range when it is set, and predicates written as
+// string literals or with arguments of any convertible type.
+
+import Foundation
+import Sift
+import SiftStore
+import Testing
+
+@Suite("Typed values")
+struct TypedValuesTests {
+    static func dataSet() throws -> DataSet {
+        let model = try DataModel([Entity("Book", attributes: [
+            Attribute("title", .string), Attribute("subtitle", .string, optional: true),
+            Attribute("pages", .integer16), Attribute("price", .decimal, optional: true),
+            Attribute("published", .date, optional: true), Attribute("code", .uuid, optional: true),
+        ])])
+        return try DataSet(model: model, objects: ["Book": [
+            ["id": 1, "title": "Dune", "pages": 412, "price": 9.5],
+            ["id": 2, "title": "Emma", "pages": 320],
+        ]])
+    }
+
+    @Test("Typed reads, checked writes, on every store", arguments: StoreKind.allCases)
+    func readsAndWrites(_ kind: StoreKind) throws {
+        let store = try kind.make(try Self.dataSet())
+        let context = store.context()
+        var request = FetchRequest(entityName: "Book", sortDescriptors: [SortDescriptor("title")])
+        request.predicate = "pages > 300"
+        let books = try context.fetch(request)
+        #expect(books.count == 2)
+        let dune = books[0]
+        #expect(try dune.value(forKey: "title", as: String.self) == "Dune")
+        #expect(try dune.value(forKey: "pages", as: Int.self) == 412)
+        #expect(try dune.value(forKey: "price", as: Decimal.self) == Decimal(9.5))
+        #expect(try dune.value(forKey: "subtitle", as: String.self) == nil)
+        #expect(dune["pages", as: Int16.self] == 412)
+        #expect(dune["title", as: Int.self] == nil)
+        #expect {
+            _ = try dune.value(forKey: "title", as: Int.self)
+        } throws: { error in
+            guard case StoreError.wrongType(let property, _, let expected, _) = error else { return false }
+            return property == "title" && expected == "Int"
+        }
+
+        // Any convertible value, checked when set: nothing changes on a refusal.
+        let pages = 500
+        try dune.setValue(pages, forKey: "pages")
+        try dune.setValue(Optional<String>.none, forKey: "subtitle")
+        try dune.setValue(Decimal(12), forKey: "price")
+        try dune.setValue(Date(timeIntervalSinceReferenceDate: 0), forKey: "published")
+        let code = UUID()
+        try dune.setValue(code.uuidString, forKey: "code")                 // a UUID's text is a UUID
+        #expect(dune["code", as: UUID.self] == code)
+        #expect {
+            try dune.setValue(100_000, forKey: "pages")
+        } throws: { error in
+            guard case StoreError.invalidValue(let failure) = error else { return false }
+            return failure.property == "pages" && failure.reason.contains("-32768...32767")
+        }
+        #expect(throws: StoreError.self) { try dune.setValue(7, forKey: "title") }
+        #expect(throws: StoreError.self) { try dune.setValue("soon", forKey: "published") }
+        #expect(dune["pages", as: Int.self] == 500)
+        #expect(dune["title", as: String.self] == "Dune")
+        try context.save()
+
+        let fresh = store.context()
+        let saved = try fresh.fetch(FetchRequest(entityName: "Book", predicate: "pages == %@", arguments: [500]))
+        #expect(saved.count == 1 && saved.first?["price", as: Double.self] == 12)
+        #expect(saved.first?["published", as: Date.self] == Date(timeIntervalSinceReferenceDate: 0))
+        let minimum = 400
+        let title = "Dune"
+        #expect(try fresh.count(for: FetchRequest(entityName: "Book")) == 2)
+        var byArguments = FetchRequest(entityName: "Book")
+        byArguments.predicate = FetchPredicate("pages > %@ AND title == %@", minimum, title)
+        #expect(try fresh.fetch(byArguments).count == 1)
+    }
+
+    @Test("A value reads as the Swift types that hold it")
+    func valueAccessors() {
+        let pages: PredicateValue = 320
+        #expect(pages.intValue == 320 && pages.int64Value == 320 && pages.doubleValue == 320)
+        #expect(pages.stringValue == nil && pages.as(String.self) == nil && pages.as(Int.self) == 320)
+        #expect(PredicateValue.double(2.0).intValue == 2 && PredicateValue.double(2.5).intValue == nil)
+        #expect(PredicateValue.int(Int64.max).as(Int32.self) == nil)
+        #expect(PredicateValue.string("a").as(String?.self) == .some("a"))
+        #expect(PredicateValue.null.as(String?.self) == .some(nil))
+        #expect(PredicateValue.null.as(String.self) == nil && PredicateValue.null.isNil)
+        #expect(PredicateValue.bool(true).boolValue == true)
+        #expect(PredicateValue.double(.infinity).decimalValue == nil)
+        #expect(Decimal(2.5).predicateValue == .double(2.5))
+    }
+}
