@@ -50,6 +50,9 @@ public enum StoreError: Error, CustomStringConvertible {
     case invalidValue(SaveValidationFailure)
     /// An attribute read as a Swift type that does not hold its value.
     case wrongType(property: String, entity: String, expected: String, found: String)
+    /// A record type that an object does not decode as, or a record that
+    /// does not encode as attribute values; the reason names the key.
+    case recordMismatch(type: String, reason: String)
     /// A save refused before it touched the store: each failure names the
     /// object and the property.
     case validation([SaveValidationFailure])
@@ -164,6 +167,7 @@ public enum StoreError: Error, CustomStringConvertible {
         case .invalidDataSet(let e): "\(e)"
         case .objectDeleted(let object): "\(object) was deleted in this context"
         case .invalidValue(let failure): "the value was not set: \(failure)"
+        case .recordMismatch(let type, let reason): "the record type \(type) does not fit: \(reason)"
         case .wrongType(let property, let entity, let expected, let found):
             "'\(property)' of '\(entity)' holds \(found), which does not read as \(expected)"
         case .validation(let failures): "the save was refused: " + failures.map(\.description).joined(separator: "; ")
@@ -218,6 +222,8 @@ extension StoreError {
         case invalidValue
         /// An attribute read as a type that does not hold its value.
         case wrongType
+        /// A record type that does not fit the objects.
+        case recordMismatch
         /// A save refused before it touched the store.
         case validation
         /// A save that found rows changed since they were read.
@@ -282,6 +288,7 @@ extension StoreError {
         case .objectDeleted: .objectDeleted
         case .invalidValue: .invalidValue
         case .wrongType: .wrongType
+        case .recordMismatch: .recordMismatch
         case .validation: .validation
         case .conflicts: .conflicts
         case .objectNotFound: .objectNotFound

@@ -91,4 +91,78 @@ struct TypedValuesTests {
         #expect(PredicateValue.double(.infinity).decimalValue == nil)
         #expect(Decimal(2.5).predicateValue == .double(2.5))
     }
+
+    struct Book: Codable, Equatable {
+        var title: String
+        var pages: Int
+        var price: Decimal?
+        var subtitle: String?
+    }
+
+    enum Genre: String, Codable { case fiction, poetry }
+
+    struct Titled: Decodable { var title: String; var kind: Genre? }
+
+    @Test("Records: fetched into Decodable types, inserted and updated from Encodable ones", arguments: StoreKind.allCases)
+    func records(_ kind: StoreKind) throws {
+        let store = try kind.make(try Self.dataSet())
+        let context = store.context()
+        let books = try context.fetch(Book.self, FetchRequest(entityName: "Book", sortDescriptors: [SortDescriptor("title")]))
+        #expect(books == [Book(title: "Dune", pages: 412, price: Decimal(9.5), subtitle: nil),
+                          Book(title: "Emma", pages: 320, price: nil, subtitle: nil)])
+        let inserted = try context.insert(Book(title: "Kim", pages: 368, price: 7, subtitle: "A Novel"), into: "Book")
+        #expect(inserted["subtitle", as: String.self] == "A Novel")
+        try context.save()
+        let other = store.context()
+        let kim = try #require(try other.fetch(FetchRequest(entityName: "Book", predicate: "title == 'Kim'")).first)
+        try kim.update(from: Book(title: "Kim", pages: 400, price: nil, subtitle: nil))
+        #expect(kim["pages", as: Int.self] == 400 && kim["subtitle", as: String.self] == "A Novel")   // nil keys left out
+        // A record that does not fit: nothing inserted or changed, and the message names the key.
+        struct Wrong: Codable { var title: String; var pages: String }
+        #expect {
+            try context.insert(Wrong(title: "X", pages: "many"), into: "Book")
+        } throws: { error in
+            guard case StoreError.invalidValue(let failure) = error else { return false }
+            return failure.property == "pages"
+        }
+        struct Extra: Codable { var title: String; var author: String }
+        #expect(throws: StoreError.self) { try context.insert(Extra(title: "X", author: "Y"), into: "Book") }
+        #expect(context.insertedObjects.isEmpty)
+        #expect {
+            _ = try context.fetch(Wrong.self, FetchRequest(entityName: "Book"))
+        } throws: { error in
+            guard case StoreError.recordMismatch(_, let reason) = error else { return false }
+            return reason.contains("pages")
+        }
+        #expect {
+            _ = try context.fetch(Extra.self, FetchRequest(entityName: "Book"))
+        } throws: { error in
+            guard case StoreError.recordMismatch(_, let reason) = error else { return false }
+            return reason.contains("'author'")
+        }
+    }
+
+    struct Person: Decodable {
+        struct Department: Decodable { var name: String }
+        struct Report: Decodable { var name: String; var age: Int }
+        var name: String
+        var department: Department?
+        var reports: [Report]
+    }
+
+    @Test("Records follow relationships: a to-one as a nested record, a to-many as an array", arguments: StoreKind.allCases)
+    func nestedRecords(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let context = store.context()
+        let people = try context.fetch(Person.self, FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")]))
+        let objects = try context.fetch(FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")]))
+        #expect(people.count == objects.count && !people.isEmpty)
+        for (person, object) in zip(people, objects) {
+            #expect(person.name == object["name", as: String.self])
+            #expect(person.department?.name == (try object.object(forKey: "department"))?["name", as: String.self])
+            #expect(person.reports.count == (try object.objects(forKey: "reports")).count)
+        }
+        #expect(people.contains { !$0.reports.isEmpty })
+    }
 }
+
