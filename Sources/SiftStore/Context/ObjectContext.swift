@@ -35,8 +35,11 @@ struct WeakResultsController {
 /// try context.save()                          // one transaction, versions checked
 /// ```
 ///
-/// A context is confined to one thread or task at a time.
-public final class ObjectContext {
+/// A context is confined to one thread or task at a time: use it from one,
+/// or run work on it with ``perform(_:)`` (from any task) and
+/// ``performAndWait(_:)`` (from any thread), which run one at a time on the
+/// context's own queue, as Core Data's contexts do.
+public final class ObjectContext: @unchecked Sendable {
     /// The store the context reads and saves to.
     let store: any PersistentStore
     /// How old, in seconds, a cached row may be and still fire a fault without
@@ -64,7 +67,12 @@ public final class ObjectContext {
     public init(store: any PersistentStore) {
         self.store = store
         self.descriptions = EntityDescription.all(in: store.model)
+        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
     }
+
+    /// The serial queue `perform` and `performAndWait` run work on.
+    let queue = DispatchQueue(label: "sift.context")
+    static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// The store the context reads and saves to.
     public var persistentStore: any PersistentStore { store }

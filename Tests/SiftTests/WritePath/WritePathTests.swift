@@ -189,6 +189,41 @@ struct WritePathTests {
         }
     }
 
+    @Test("perform and performAndWait run work on a context one piece at a time, from many tasks and threads",
+          arguments: StoreKind.allCases)
+    func performRunsOnePieceAtATime(_ kind: StoreKind) async throws {
+        let store = try kind.make()
+        let context = store.context()
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for i in 0..<12 {
+                group.addTask {
+                    try await context.perform { context in
+                        let hire = try context.insert("Employee")
+                        try hire.setValue("Temp \(i)", forKey: "name")
+                        try hire.setValue(20 + i, forKey: "age")
+                        try hire.setValue(1000.0, forKey: "salary")
+                        try hire.setValue(false, forKey: "isManager")
+                        try hire.setValue(Date(timeIntervalSinceReferenceDate: 0), forKey: "startDate")
+                        if i % 3 == 0 { try context.save() }
+                        return try context.count(for: FetchRequest(entityName: "Employee", predicate: "name BEGINSWITH 'Temp'"))
+                    }
+                }
+            }
+            for try await count in group { #expect(count >= 1) }
+        }
+        // From a thread that is not a task, and nested inside work already on the queue.
+        let names = try context.performAndWait { context in
+            try context.save()
+            return try context.performAndWait { inner in
+                try inner.fetch(FetchRequest(entityName: "Employee", predicate: "name BEGINSWITH 'Temp'"))
+                    .compactMap { $0["name", as: String.self] }
+            }
+        }
+        #expect(Set(names) == Set((0..<12).map { "Temp \($0)" }))
+        let other = store.context()
+        #expect(try other.count(for: FetchRequest(entityName: "Employee", predicate: "name BEGINSWITH 'Temp'")) == 12)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func notANumberIsRefused(_ kind: StoreKind) throws {
         let store = try kind.make()
