@@ -51,9 +51,10 @@ let package = Package(
         // Stage 1: text -> syntax tree.
         .target(name: "SiftSyntax", dependencies: ["SiftValues"]),
         // Stage 2: the data model (never the parser): Xcode's and Core Data's
-        // model forms, and Core Data's version hashes (SHA-256, from swift-crypto).
+        // model forms. (Core Data's version hashes, SHA-256 from swift-crypto,
+        // are the store's: the compiler builds no crypto.)
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .target(name: "SiftModel", dependencies: ["SiftValues", "CZlib", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "SiftModel", dependencies: ["SiftValues", "CZlib"]),
         // Stage 3: the bound tree.
         .target(name: "SiftTree", dependencies: ["SiftValues", "SiftModel"]),
         // Stage 4: binding and validation.
@@ -73,7 +74,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The persistence core. The compiler library never depends on it.
         .target(name: "SiftStore", dependencies: [
-            "Sift", "CSQLite", .product(name: "Logging", package: "swift-log"),
+            "Sift", "CSQLite", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "OrderedCollections", package: "swift-collections"),
         ]),
         // The store on PostgreSQL, through postgres-nio (its own product, so

@@ -107,6 +107,7 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable, Codable {
         case (.bool, .boolean): return value
         case (.int(let i), .boolean) where i == 0 || i == 1: return .bool(i == 1)
         case (.string, .string), (.string, .uri): return value
+        case (.string(let s), .date): return Self.iso8601(s).map(PredicateValue.date)
         case (.int(let i), .date): return .date(Date(timeIntervalSinceReferenceDate: Double(i)))
         case (.double(let d), .date): return .date(Date(timeIntervalSinceReferenceDate: d))
         case (.date, .date): return value
@@ -120,6 +121,19 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// A date written in ISO 8601: a date and time with a zone (`Z` or an
+    /// offset), with or without fractional seconds, or a date alone (its
+    /// midnight in UTC).
+    ///
+    /// - Parameter text: The text, such as `2024-05-01T09:30:00Z` or `2024-05-01`.
+    /// - Returns: The date; nil when the text is not one of those forms.
+    public static func iso8601(_ text: String) -> Date? {
+        guard text.utf8.count <= 64 else { return nil }
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
+        return try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day())
+    }
+
     /// Why `value` does not fit this type, for messages: "must be integer16,
     /// not a string" or "is 99999, outside the range of integer16".
     ///
@@ -131,6 +145,9 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable, Codable {
             if let range = integerRange {
                 return "is \(value), not a whole number in the range of \(rawValue) (\(range.lowerBound)...\(range.upperBound))"
             }
+        case .string(let text) where self == .date:
+            return "is '\(text.prefix(40))', not a date: write one in ISO 8601 (2024-05-01T09:30:00Z, 2024-05-01) "
+                + "or as seconds since 2001"
         default: break
         }
         return "must be \(rawValue), not \(value.kindDescription)"

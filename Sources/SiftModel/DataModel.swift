@@ -342,7 +342,8 @@ public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
             "relationship '\(entity).\(relationship)' names the inverse '\(inverse)', which does not point back to it"
         case .unknownAttributeType(let entity, let attribute, ""): "attribute '\(entity).\(attribute)' has no type"
         case .unknownAttributeType(let entity, let attribute, let type):
-            "attribute '\(entity).\(attribute)' has the unknown type '\(type)'"
+            "attribute '\(entity).\(attribute)' has the unknown type '\(type)' (the types are "
+                + AttributeType.allCases.map(\.rawValue).joined(separator: ", ") + ")"
         case .unreadable(let path, let reason): "cannot read the model '\(path)': \(reason)"
         case .unnamedEntity(let index): "entity \(index + 1) of the model has no name"
         case .controlCharacter(let entity, nil):

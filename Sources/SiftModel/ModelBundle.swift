@@ -70,19 +70,4 @@ public struct ModelBundle: Sendable {
         }
         return try DataModel(contentsOf: url.appendingPathComponent(name + "." + fileExtension))
     }
-
-    /// The version whose entity version hashes are `hashes` (a store's
-    /// `NSStoreModelVersionHashes`), with its name; nil when none is.
-    /// Versions that do not load are passed over.
-    ///
-    /// - Parameter hashes: Each entity's version hash, by entity name.
-    /// - Returns: The name and model of the first version, the current one
-    ///   first, whose `entityVersionHashes` equal `hashes`; nil when none does.
-    public func version(matching hashes: [String: Data]) -> (name: String, model: DataModel)? {
-        // The current version first: the likeliest.
-        for name in [currentVersionName] + versionNames.filter({ $0 != currentVersionName }) {
-            if let model = try? model(version: name), model.entityVersionHashes == hashes { return (name, model) }
-        }
-        return nil
-    }
 }

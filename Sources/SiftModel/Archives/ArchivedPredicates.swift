@@ -120,7 +120,7 @@ struct ArchivedPredicates {
 /// Apple's `predicateFormat` of a derivation written in the format language,
 /// for the shapes Xcode writes (`pages.@count` is `count:(pages)`, `items.@sum.price`
 /// is `sum:(items.price)`); other text as written.
-func appleFormatOfDerivation(_ text: String) -> String {
+package func appleFormatOfDerivation(_ text: String) -> String {
     let names = ["@count": "count:", "@sum": "sum:", "@avg": "average:", "@min": "min:", "@max": "max:"]
     let parts = text.split(separator: ".").map(String.init)
     guard parts.count >= 2, let i = parts.firstIndex(where: { names[$0] != nil }), i > 0 else { return text }

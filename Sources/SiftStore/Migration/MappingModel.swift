@@ -1,4 +1,4 @@
-// Stage 2 (schema): the mapping between two versions of a model that Core
+// Store stage (migration): the mapping between two versions of a model that Core
 // Data infers for a lightweight migration. Entities and properties are
 // matched by name, or by the renaming identifier the newer version gives
 // them; what was added starts empty or with its default value, what was
@@ -8,7 +8,7 @@
 // pointing elsewhere) cannot be inferred, and is listed in the error.
 
 import Foundation
-import SiftValues
+import Sift
 
 /// How an inferred mapping fills one attribute of the destination version.
 public enum AttributeMapping: Hashable, Sendable {

@@ -1,4 +1,4 @@
-// Stage 2 (schema): Core Data's version hashes of entities and models, which
+// Store stage: Core Data's version hashes of entities and models, which
 // a store's metadata records (`NSStoreModelVersionHashes`) to tell the model
 // that made it. With the same hashes, Apple's framework opens a store Sift
 // wrote with no migration, and Sift picks the model version that made a
@@ -11,6 +11,7 @@
 // the Core Data fixtures (Tests/SiftTests/Model/VersionHashTests.swift).
 
 import Crypto
+import Sift
 import Foundation
 
 extension DataModel {
@@ -130,4 +131,21 @@ private struct HashInput {
     mutating func append(_ value: Int32) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
 
     var sha256: Data { Data(SHA256.hash(data: data)) }
+}
+
+extension ModelBundle {
+    /// The version whose entity version hashes are `hashes` (a store's
+    /// `NSStoreModelVersionHashes`), with its name; nil when none is.
+    /// Versions that do not load are passed over.
+    ///
+    /// - Parameter hashes: Each entity's version hash, by entity name.
+    /// - Returns: The name and model of the first version, the current one
+    ///   first, whose `entityVersionHashes` equal `hashes`; nil when none does.
+    public func version(matching hashes: [String: Data]) -> (name: String, model: DataModel)? {
+        // The current version first: the likeliest.
+        for name in [currentVersionName] + versionNames.filter({ $0 != currentVersionName }) {
+            if let model = try? model(version: name), model.entityVersionHashes == hashes { return (name, model) }
+        }
+        return nil
+    }
 }
