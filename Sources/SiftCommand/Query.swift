@@ -54,7 +54,9 @@ struct Query: ParsableCommand {
                 // "id" is the primary key; a property of that name is written under a key of its own.
                 var row: [String: PredicateValue] = ["id": .int(object.objectID.primaryKey)]
                 let own = object.entity
-                for attribute in own.attributes { row[Self.outputKey(attribute.name, own)] = object[attribute.name] ?? .null }
+                for attribute in own.attributes {
+                    row[Self.outputKey(attribute.name, own)] = Self.jsonValue(object[attribute.name] ?? .null)
+                }
                 for relationship in own.relationships where !relationship.isToMany {
                     row[Self.outputKey(relationship.name, own)] = (try? object.object(forKey: relationship.name)).flatMap { $0 }
                         .map { .int($0.objectID.primaryKey) } ?? .null
@@ -103,7 +105,7 @@ struct Query: ParsableCommand {
             for row in rows {
                 let members = row.map { name, value in
                     let key = String(decoding: (try? encoder.encode(name)) ?? Data("\"\"".utf8), as: UTF8.self)
-                    let text = String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
+                    let text = String(decoding: (try? encoder.encode(Self.jsonValue(value))) ?? Data("null".utf8), as: UTF8.self)
                     return key + ": " + text
                 }
                 print("{" + members.joined(separator: ", ") + "}")
@@ -135,6 +137,19 @@ struct Query: ParsableCommand {
         var key = "_id"
         while entity.property(named: key) != nil { key = "_" + key }
         return key
+    }
+
+    /// A value as JSON output writes it, in one form for every command:
+    /// a date as ISO 8601 text in UTC (as tables print it), an object as
+    /// its key; the rest as JSON has it (binary data in Base64, a UUID as text).
+    static func jsonValue(_ value: PredicateValue) -> PredicateValue {
+        switch value {
+        case .date(let d): .string(ISO8601DateFormatter().string(from: d))
+        case .object(let reference): .int(reference.id)
+        case .array(let members): .array(members.map(jsonValue))
+        case .dictionary(let members): .dictionary(members.mapValues(jsonValue))
+        default: value
+        }
     }
 
     static func cell(_ value: PredicateValue) -> String {

@@ -128,10 +128,7 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable, Codable {
     /// - Parameter text: The text, such as `2024-05-01T09:30:00Z` or `2024-05-01`.
     /// - Returns: The date; nil when the text is not one of those forms.
     public static func iso8601(_ text: String) -> Date? {
-        guard text.utf8.count <= 64 else { return nil }
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
-        return try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day())
+        PredicateValue.iso8601Date(text)
     }
 
     /// Why `value` does not fit this type, for messages: "must be integer16,

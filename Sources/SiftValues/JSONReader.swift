@@ -4,7 +4,7 @@
 // many megabytes. Foundation's readers build a Foundation object (or run a
 // Decodable initializer that probes each value's type by failing) for every
 // value first; this reader goes from UTF-8 bytes to `PredicateValue`s in one
-// pass, with Sift's JSON conventions: `{"date": seconds}` is a date,
+// pass, with Sift's JSON conventions: `{"date": seconds}` (or ISO 8601 text) is a date,
 // `{"object": {"entity": …, "id": …}}` an object reference. It reads RFC 8259
 // JSON and nothing else (no comments, no trailing commas, no NaN), validates
 // UTF-8, and bounds nesting; every failure is a `JSONReadError` with the
@@ -246,9 +246,13 @@ private struct Reader {
                 switch date {
                 case .int(let seconds): return .date(Date(timeIntervalSinceReferenceDate: Double(seconds)))
                 case .double(let seconds): return .date(Date(timeIntervalSinceReferenceDate: seconds))
+                case .string(let text) where text.utf8.count <= 64:
+                    if let parsed = PredicateValue.iso8601Date(text) { return .date(parsed) }
+                    index = start
+                    throw failure("{\"date\": …} must hold a number of seconds since 2001 or ISO 8601 text (\"2024-05-01T09:30:00Z\")")
                 default:
                     index = start
-                    throw failure("{\"date\": …} must hold a number of seconds since 2001")
+                    throw failure("{\"date\": …} must hold a number of seconds since 2001 or ISO 8601 text (\"2024-05-01T09:30:00Z\")")
                 }
             }
             if let reference = members["object"] {

@@ -38,6 +38,11 @@ extension PredicateValue: Codable {
         if let container = try? decoder.container(keyedBy: AnyKey.self) {
             let keys = container.allKeys.map(\.stringValue)
             if keys == ["date"] {
+                if let text = try? container.decode(String.self, forKey: AnyKey(stringValue: "date")),
+                   let date = PredicateValue.iso8601Date(text) {
+                    self = .date(date)
+                    return
+                }
                 let seconds = try container.decode(Double.self, forKey: AnyKey(stringValue: "date"))
                 self = .date(Date(timeIntervalSinceReferenceDate: seconds))
                 return

@@ -74,6 +74,19 @@ extension PredicateValue {
         return nil
     }
 
+    /// A date written in ISO 8601: a date and time with a zone (`Z` or an
+    /// offset), with or without fractional seconds, or a date alone (its
+    /// midnight in UTC). The one form Sift reads dates from text in.
+    ///
+    /// - Parameter text: The text, such as `2024-05-01T09:30:00Z` or `2024-05-01`.
+    /// - Returns: The date; nil when the text is not one of those forms.
+    public static func iso8601Date(_ text: String) -> Date? {
+        guard text.utf8.count <= 64 else { return nil }
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
+        return try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day())
+    }
+
     /// Whether the value is nil.
     public var isNil: Bool {
         if case .null = self { return true }

@@ -24,6 +24,8 @@ struct JSONReaderTests {
         (#"{"a": 1, "b": {"c": null}}"#, .dictionary(["a": 1, "b": .dictionary(["c": .null])])),
         (#"{"date": 700000000}"#, .date(Date(timeIntervalSinceReferenceDate: 700_000_000))),
         (#"{"date": 1.5}"#, .date(Date(timeIntervalSinceReferenceDate: 1.5))),
+        (#"{"date": "2001-01-01T00:00:10Z"}"#, .date(Date(timeIntervalSinceReferenceDate: 10))),
+        (#"{"date": "2001-01-02"}"#, .date(Date(timeIntervalSinceReferenceDate: 86_400))),
         (#"{"object": {"entity": "Employee", "id": 101}}"#, .object(ObjectReference(entity: "Employee", id: 101))),
         (#"{"date": 1, "other": 2}"#, .dictionary(["date": 1, "other": 2])), (#"{"a": 1, "a": 2}"#, .dictionary(["a": 2])),
         ("\u{FEFF}[1]", .array([1])),

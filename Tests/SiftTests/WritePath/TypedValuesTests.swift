@@ -166,3 +166,64 @@ struct TypedValuesTests {
     }
 }
 
+
+@Suite("A model of one's own")
+struct ModelOfOnesOwnTests {
+    @Test("Dates are read from ISO 8601 text, in data sets and when set")
+    func iso8601Dates() throws {
+        #expect(AttributeType.iso8601("2024-05-01T09:30:00Z") == Date(timeIntervalSince1970: 1_714_555_800))
+        #expect(AttributeType.iso8601("2024-05-01T09:30:00.250Z") == Date(timeIntervalSince1970: 1_714_555_800.25))
+        #expect(AttributeType.iso8601("2024-05-01T11:30:00+02:00") == Date(timeIntervalSince1970: 1_714_555_800))
+        #expect(AttributeType.iso8601("2024-05-01") == Date(timeIntervalSince1970: 1_714_521_600))
+        #expect(AttributeType.iso8601("May 1") == nil && AttributeType.iso8601("") == nil)
+        #expect(AttributeType.date.convert(.string("2024-05-01")) == .date(Date(timeIntervalSince1970: 1_714_521_600)))
+        #expect(AttributeType.date.mismatch(.string("soon")).contains("ISO 8601"))
+    }
+
+    @Test("An unknown attribute type lists the valid ones")
+    func unknownType() {
+        let json = #"{"entities": [{"name": "Book", "attributes": [{"name": "pages", "type": "int"}]}]}"#
+        #expect {
+            _ = try DataModel(json: Data(json.utf8))
+        } throws: { error in
+            "\(error)".contains("'int'") && "\(error)".contains("integer64") && "\(error)".contains("boolean")
+        }
+    }
+
+    /// The article's JSON example loads as it is written, and its code's model is the same model.
+    @Test("The model article's examples are what they say")
+    func articleExamples() throws {
+        let article = try Fixtures.repositoryFile("Sources/SiftStore/SiftStore.docc/DefiningAModel.md")
+        let json = try #require(article.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)
+        let dataSet = try DataSet(json: Data(json.utf8))
+        let inCode = try DataModel([
+            Entity("Author", attributes: [Attribute("name", .string)],
+                   relationships: [Relationship("books", to: "Book", toMany: true, inverse: "author", deleteRule: .cascade)]),
+            Entity("Book", attributes: [
+                Attribute("title", .string, indexed: true),
+                Attribute("pages", .integer16),
+                Attribute("price", .decimal, optional: true),
+                Attribute("published", .date, optional: true),
+            ], relationships: [Relationship("author", to: "Author", inverse: "books")]),
+        ])
+        #expect(dataSet.model.entityVersionHashes == inCode.entityVersionHashes)
+        let store = try SQLiteStore(inMemoryWith: dataSet.model)
+        try store.importDataSet(dataSet)
+        let context = ObjectContext(store: store)
+        struct Book: Codable { var title: String; var pages: Int; var published: Date? }
+        let books = try context.fetch(Book.self, FetchRequest(entityName: "Book", predicate: "author.name BEGINSWITH 'Frank'"))
+        #expect(books.count == 1 && books.first?.published == AttributeType.iso8601("1965-08-01"))
+        try context.insert(Book(title: "Emma", pages: 320, published: nil), into: "Book")
+        try context.save()
+        #expect(try context.fetch(Book.self, FetchRequest(entityName: "Book", predicate: "pages > 300")).count == 2)
+        let book = try context.insert("Book")
+        try book.setValue("Kim", forKey: "title")
+        try book.setValue(368, forKey: "pages")
+        #expect(try book.value(forKey: "pages", as: Int.self) == 368)
+        #expect {
+            try book.setValue(100_000, forKey: "pages")
+        } throws: { error in
+            (error as? StoreError)?.code == .invalidValue
+        }
+    }
+}
