@@ -51,6 +51,9 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     /// The same predicate for value trees alone: no wrapping per value.
     let compiledForValues: MemoryPredicate<ValueTreeDomain>
     let arguments: [PredicateValue]
+    /// The values of `$variables` given so far (`init(variables:)`,
+    /// `withSubstitutionVariables`).
+    package let substitutions: [String: PredicateValue]
     let functions: FunctionRegistry?
     /// Where each expression is in `format`, for errors.
     let locations: [BoundExpression: Range<Int>]
@@ -108,6 +111,7 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
         self.warnings = warnings
         self.format = format
         self.arguments = arguments
+        self.substitutions = values
         self.functions = functions
         self.variables = syntax.variables.subtracting(values.keys)
         self.predicate = Self.optimizer.optimize(bound)
@@ -269,7 +273,10 @@ public struct FormatPredicate: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// The predicate in its canonical form.
-    public var description: String { (try? PredicateParser.parse(format, arguments: arguments).description) ?? format }
+    public var description: String {
+        guard let syntax = try? PredicateParser.parse(format, arguments: arguments) else { return format }
+        return (substitutions.isEmpty ? syntax : syntax.substituting(substitutions)).description
+    }
 }
 
 /// Why evaluating a `FormatPredicate` stopped, and where in its text.

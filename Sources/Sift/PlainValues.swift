@@ -159,6 +159,7 @@ extension DynamicItem {
         }
         switch value {
         case let v as PredicateValue: return .value(v)
+        case let v as any KeyValueRecordRepresentable: return .record(v.keyValueRecord)
         case let v as any KeyValueRecord: return .record(v)
         case let v as [String: Any]: return .record(FoundationRecord(dictionary: v))
         default:

@@ -157,6 +157,13 @@ extension KeyValueRecord {
     public var objectReference: ObjectReference? { nil }
 }
 
+/// A value that predicates read through a key-value record it gives, such
+/// as a store's object, read through its context.
+public protocol KeyValueRecordRepresentable {
+    /// The record predicates read the value as.
+    var keyValueRecord: any KeyValueRecord { get }
+}
+
 /// What a key-value record holds under a key.
 public enum KeyValueItem {
     /// An attribute's value.

@@ -227,3 +227,38 @@ struct ModelOfOnesOwnTests {
         }
     }
 }
+
+@Suite("One predicate type")
+struct OnePredicateTests {
+    @Test("A FormatPredicate filters plain values and fetched objects alike, and a fetch takes it", arguments: StoreKind.allCases)
+    func oneType(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let context = store.context()
+        let older = try FormatPredicate(format: "age > %@", 40)
+        let sales = try FormatPredicate(format: "department.name == $department")
+            .withSubstitutionVariables(["department": "Sales"])
+        let both = try FormatPredicate.and([older, sales])
+        let either = try FormatPredicate.or([older, sales])
+        let neither = try FormatPredicate.not(either)
+        let all = try context.fetch(FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")]))
+        for predicate in [older, sales, both, either, neither] {
+            // The store's answer (SQL or memory) is the predicate's own over the fetched objects.
+            let fetched = try context.fetch(FetchRequest(entityName: "Employee", predicate: predicate,
+                                                         sortDescriptors: [SortDescriptor("name")]))
+            let filtered = try predicate.filter(all)
+            #expect(fetched.map(\.objectID) == filtered.map(\.objectID), "\(predicate.predicateFormat)")
+            // Its canonical text reads back as the same predicate.
+            let again = try FormatPredicate(format: predicate.predicateFormat)
+            #expect(try again.filter(all).map(\.objectID) == filtered.map(\.objectID))
+        }
+        #expect(try !sales.filter(all).isEmpty && !older.filter(all).isEmpty)
+        #expect(try both.filter(all).count <= min(older.filter(all).count, sales.filter(all).count))
+        #expect(try either.filter(all).count >= max(older.filter(all).count, sales.filter(all).count))
+        #expect(try neither.filter(all).count + either.filter(all).count == all.count)
+        // Plain values, through the same predicate.
+        let people: [[String: Any]] = [["age": 41, "department": ["name": "Sales"]], ["age": 30, "department": ["name": "Sales"]]]
+        #expect(try both.filter(people).count == 1 && either.filter(people).count == 2)
+        #expect(both.predicateFormat.contains("AND") && neither.predicateFormat.hasPrefix("NOT"))
+        #expect(try FormatPredicate.and([]).evaluate(with: 1) && !FormatPredicate.or([]).evaluate(with: 1))
+    }
+}
