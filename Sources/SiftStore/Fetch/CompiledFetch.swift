@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// ```swift
 /// let fetch = try store.compile(FetchRequest(entityName: "Employee", predicate: "name == %@", arguments: ["Ada"]))
-/// print(fetch.predicate!)          // name == "Ada"
+/// print(fetch.predicate?.outline ?? "every object")     // name == "Ada"
 /// ```
 ///
 /// A store compiles each request shape once (``PersistentStore/compile(_:)``):
