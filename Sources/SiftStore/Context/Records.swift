@@ -56,15 +56,15 @@ extension ObjectContext {
         for key in values.keys where entity.attribute(named: key) == nil {
             throw .unknownKey(key, entity: entity.name)
         }
+        // Every value checked before the object is made: a refusal inserts nothing.
         for (key, value) in values {
             guard let attribute = entity.attribute(named: key) else { continue }
             if attribute.isReadOnly { throw .readOnlyAttribute(key, entity: entity.name) }
             if case .null = value { continue }
-            guard let converted = attribute.type.convert(value) else {
+            guard attribute.type.convert(value) != nil else {
                 throw .invalidValue(SaveValidationFailure(object: "<\(entity.name) (new)>", property: key,
                                                           reason: attribute.type.mismatch(value)))
             }
-            _ = converted
         }
         let object = try insert(entityName)
         do {
@@ -126,7 +126,7 @@ extension ManagedObject {
         }
         // Every value checked before any is set: a refusal changes nothing.
         for (key, value) in values {
-            let attribute = entity.attribute(named: key)!
+            guard let attribute = entity.attribute(named: key) else { continue }
             if case .null = value { continue }
             if attribute.type.convert(value) == nil {
                 throw .invalidValue(SaveValidationFailure(object: description, property: key, reason: attribute.type.mismatch(value)))
