@@ -308,7 +308,7 @@ public final class ManagedObject: CustomStringConvertible {
         let attribute = try attribute(key)
         guard !attribute.isReadOnly else { throw .readOnlyAttribute(key, entity: description_.entity.name) }
         let context = try context()
-        let checked = try checked(value, for: attribute, in: context)
+        let checked = try context.checkedValue(value, for: attribute, of: description)
         try context.willChange(self)
         changedValues[attribute.slot] = checked
     }
@@ -329,21 +329,6 @@ public final class ManagedObject: CustomStringConvertible {
     ///   range (an `Int` for a string, 100 000 for an `integer16`); otherwise as the `PredicateValue` overload does.
     public func setValue(_ value: some PredicateValueConvertible, forKey key: String) throws(StoreError) {
         try setValue(value.predicateValue, forKey: key)
-    }
-
-    /// `value` as the attribute keeps it (an integer for a double attribute
-    /// as a double), or the typed error of a value it cannot keep. Nil is
-    /// accepted here; a required attribute is checked at save.
-    private func checked(_ value: PredicateValue, for attribute: Attribute,
-                         in context: ObjectContext) throws(StoreError) -> PredicateValue {
-        if case .null = value { return value }
-        if context.store.transformers?.transformer(of: attribute) != nil { return value }
-        func refused(_ reason: String) -> StoreError {
-            .invalidValue(SaveValidationFailure(object: description, property: attribute.name, reason: reason))
-        }
-        guard let converted = attribute.type.convert(value) else { throw refused(attribute.type.mismatch(value)) }
-        if case .double(let number) = converted, number.isNaN { throw refused("is NaN, which no store keeps") }
-        return converted
     }
 
     /// The value of the attribute `key` as `type`: nil when it has none.

@@ -60,11 +60,7 @@ extension ObjectContext {
         for (key, value) in values {
             guard let attribute = entity.attribute(named: key) else { continue }
             if attribute.isReadOnly { throw .readOnlyAttribute(key, entity: entity.name) }
-            if case .null = value { continue }
-            guard attribute.type.convert(value) != nil else {
-                throw .invalidValue(SaveValidationFailure(object: "<\(entity.name) (new)>", property: key,
-                                                          reason: attribute.type.mismatch(value)))
-            }
+            _ = try checkedValue(value, for: attribute, of: "<\(entity.name) (new)>")
         }
         let object = try insert(entityName)
         do {
@@ -75,6 +71,22 @@ extension ObjectContext {
             throw error
         }
         return object
+    }
+
+    /// `value` as `attribute` keeps it (an integer for a double attribute as
+    /// a double), or the typed error of a value it cannot keep: the one check
+    /// `setValue` and records make. Nil passes here; a required attribute is
+    /// checked at save. A value a registered transformer stores may be of
+    /// any type.
+    func checkedValue(_ value: PredicateValue, for attribute: Attribute, of object: String) throws(StoreError) -> PredicateValue {
+        if case .null = value { return value }
+        if store.transformers?.transformer(of: attribute) != nil { return value }
+        func refused(_ reason: String) -> StoreError {
+            .invalidValue(SaveValidationFailure(object: object, property: attribute.name, reason: reason))
+        }
+        guard let converted = attribute.type.convert(value) else { throw refused(attribute.type.mismatch(value)) }
+        if case .double(let number) = converted, number.isNaN { throw refused("is NaN, which no store keeps") }
+        return converted
     }
 
     /// The attribute values a record encodes, by key.
@@ -127,10 +139,7 @@ extension ManagedObject {
         // Every value checked before any is set: a refusal changes nothing.
         for (key, value) in values {
             guard let attribute = entity.attribute(named: key) else { continue }
-            if case .null = value { continue }
-            if attribute.type.convert(value) == nil {
-                throw .invalidValue(SaveValidationFailure(object: description, property: key, reason: attribute.type.mismatch(value)))
-            }
+            _ = try context().checkedValue(value, for: attribute, of: description)
         }
         for (key, value) in values.sorted(by: { $0.key < $1.key }) { try setValue(value, forKey: key) }
     }

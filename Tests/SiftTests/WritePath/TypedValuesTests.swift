@@ -125,6 +125,14 @@ struct TypedValuesTests {
             guard case StoreError.invalidValue(let failure) = error else { return false }
             return failure.property == "pages"
         }
+        // A record's values get the same check setValue makes (not-a-number included).
+        struct Priced: Codable { var title: String; var pages: Int; var price: Double }
+        #expect {
+            try context.insert(Priced(title: "X", pages: 1, price: .nan), into: "Book")
+        } throws: { error in
+            guard case StoreError.invalidValue(let failure) = error else { return false }
+            return failure.property == "price" && failure.reason.contains("NaN")
+        }
         struct Extra: Codable { var title: String; var author: String }
         #expect(throws: StoreError.self) { try context.insert(Extra(title: "X", author: "Y"), into: "Book") }
         #expect(context.insertedObjects.isEmpty)
