@@ -11,12 +11,12 @@ import Sift
 import SiftStore
 
 let arguments = CommandLine.arguments.dropFirst()
-guard arguments.count == 2 else {
+guard arguments.count == 2, let storePath = arguments.first, let bundlePath = arguments.last else {
     print("usage: CoreDataStore STORE.sqlite MODEL.xcdatamodeld")
     exit(0)
 }
-let storeURL = URL(fileURLWithPath: arguments.first!)
-let bundleURL = URL(fileURLWithPath: arguments.last!)
+let storeURL = URL(fileURLWithPath: storePath)
+let bundleURL = URL(fileURLWithPath: bundlePath)
 
 // snippet.main
 let bundle = try ModelBundle(contentsOf: bundleURL)

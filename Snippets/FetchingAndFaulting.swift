@@ -13,8 +13,8 @@ try store.importDataSet(dataSet)
 let context = ObjectContext(store: store)
 var before = store.statementCount
 let employees = try context.fetch(FetchRequest(entityName: "Employee", predicate: "age > 30"))
-print("fetch: \(store.statementCount - before) statement")                 // 1: the rows come with the fetch
-print(employees[0].isFault)                                               // true: values stay in the row cache until read
+print("fetch: \(store.statementCount - before) statement")                 // fetch: 1 statement — the rows come with it
+print(employees[0].isFault)                                               // true — values stay in the row cache until read
 _ = try employees[0].value(forKey: "name")                                // fires from the row cache: no SQL
 
 // One object per ID per context: every path to a row gives the same instance.
@@ -30,12 +30,12 @@ let fresh = ObjectContext(store: store)
 before = store.statementCount
 let prefetched = try fresh.fetch(request)
 for employee in prefetched { _ = try employee.object(forKey: "department")?.value(forKey: "name") }
-print("fetch, prefetch, read every department: \(store.statementCount - before) statements")   // 2
+print("fetch, prefetch, read every department: \(store.statementCount - before) statements")   // fetch, prefetch, read every department: 2 statements
 
 // A batched fetch reads only IDs, then fires each batch of faults with one statement.
 var batched = FetchRequest(entityName: "Employee")
 batched.fetchBatchSize = 20
 let lazy = ObjectContext(store: store)
 let all = try lazy.fetch(batched)
-print(all.count, all.filter(\.isFault).count)                            // every object, all faults
+print(all.count, all.filter(\.isFault).count)                            // 60 60 — every object, all faults
 // snippet.end

@@ -14,9 +14,9 @@ let request = FetchRequest(entityName: "Employee",
                            predicate: "department.name == %@ AND age > 30 AND median(reports.age) > 30",
                            arguments: ["Engineering"], sortDescriptors: [SortDescriptor("name")])
 let plan = try store.plan(request)
-print(plan)                                  // sql: …, memory: the median term, because: …
+print(plan)                                  // sql: — the SQL part's tree, then the memory part's, and why
 let query = plan.query(for: request, columns: .rows)   // the statement for the SQL part
 print(query.sql)                             // SELECT … FROM "ZEMPLOYEE" AS t0 LEFT JOIN "ZDEPARTMENT" AS t1 … WHERE …
-print(query.bindings)                        // the constants, never in the text
-for line in try store.queryPlan(query) { print(line) }   // SQLite's EXPLAIN QUERY PLAN
+print(query.bindings)                        // [30, "Engineering"] — the constants, never in the text
+for line in try store.queryPlan(query) { print(line) }   // SCAN t0 — SQLite's EXPLAIN QUERY PLAN, a line per step
 // snippet.end

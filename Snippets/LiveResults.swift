@@ -26,9 +26,9 @@ print(controller.sections.map { "\($0.name): \($0.numberOfObjects)" })   // ["60
 let view = ListView()
 controller.delegate = view
 let youngest = controller.sections[0].objects[0]
-try youngest.setValue(.int(99), forKey: "age")     // to the end, in a section of its own
-try context.save()
-// delete section 0 '60'
-// insert section 3 '99'
-// move 1/117 from [0, 0] to [3, 0]
+try youngest.setValue(99, forKey: "age")           // to the end, in a section of its own
+try context.save()                                  // the delegate prints:
+                                                    // delete section 0 '60'
+                                                    // insert section 3 '99'
+                                                    // move 1/117 from [0, 0] to [3, 0]
 // snippet.end

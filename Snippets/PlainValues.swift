@@ -12,7 +12,7 @@ let people: [[String: Any]] = [
     ["name": "Bob", "age": 17, "tags": ["admin"]],
 ]
 let adults = try FormatPredicate(format: "age >= %d AND ANY tags == 'admin'", 18)
-print(try adults.filter(people).map { $0["name"] as! String })      // ["Ann"]
+print(try adults.filter(people).compactMap { $0["name"] as? String })   // ["Ann"]
 
 let older = try FormatPredicate(format: "age > $minimum")
 print(try older.evaluate(with: people[1], substitutionVariables: ["minimum": 16]))   // true
@@ -25,17 +25,26 @@ print(teas.map(\.name))                                              // ["Green 
 
 // snippet.formats
 let byKey = try FormatPredicate(format: "%K BEGINSWITH[c] %@ AND %K > %d", "name", "a", "age", 30)
-print(try byKey.filter(people).count)                                // 1: %K takes a key path, %@ any value
+print(try byKey.filter(people).count)                                // 1 — %K takes a key path, %@ any value
 let inRange = try FormatPredicate(format: "age BETWEEN {$low, $high}")
 print(try inRange.evaluate(with: people[0], substitutionVariables: ["low": 40, "high": 50]))   // true
 // snippet.end
 
 // snippet.errors
-let format = "age >> 3"
-do {
-    _ = try FormatPredicate(format: format)
-} catch {
-    print(error)                        // 1:6: error: expected an expression after '>', found '>'
-    print(error.rendered(in: format))   // the message, then the line of text with a caret under the place
+// One `catch` shows a predicate that does not compile and one that cannot be evaluated alike.
+for format in ["age >> 3", "name BEGINSWITH 3"] {
+    do {
+        print(try FormatPredicate(format: format).evaluate(with: people[0]))
+    } catch let error as any PredicateTextError {
+        print(error.rendered(in: format))   // for the two formats, prints:
+                                            // error: expected an expression after '>', found '>'
+                                            //  --> predicate:1:6
+                                            // 1 | age >> 3
+                                            //   |      ^
+                                            // error: BEGINSWITH compares strings, but an operand is an integer
+                                            //  --> predicate:1:1
+                                            // 1 | name BEGINSWITH 3
+                                            //   | ^^^^^^^^^^^^^^^^^
+    }
 }
 // snippet.end

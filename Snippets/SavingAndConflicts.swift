@@ -18,12 +18,12 @@ let bob = ObjectContext(store: store)
 let request = FetchRequest(entityName: "Employee", predicate: "name == 'Alice Anderson'")
 let aliceSeesIt = try alice.fetch(request)[0]
 let bobSeesIt = try bob.fetch(request)[0]
-print(try bobSeesIt.value(forKey: "nickname"))         // "Doc": Bob's object now holds version 1 of the row
+print(try bobSeesIt.value(forKey: "nickname"))         // "Doc" — Bob's object now holds version 1 of the row
 
-try aliceSeesIt.setValue(.double(90_000), forKey: "salary")
+try aliceSeesIt.setValue(90_000.0, forKey: "salary")
 try alice.save()                                       // one transaction; the row's version goes to 2
 
-try bobSeesIt.setValue(.string("Annie"), forKey: "nickname")
+try bobSeesIt.setValue("Annie", forKey: "nickname")
 do {
     try bob.save()                                     // Bob read version 1: nothing is written
 } catch {

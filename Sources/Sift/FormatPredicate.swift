@@ -352,6 +352,20 @@ public struct PredicateEvaluationError: Error, Sendable, CustomStringConvertible
     public var description: String { rendered() }
 }
 
+extension PredicateEvaluationError: PredicateTextError {
+    /// The error under the line of the format it was raised in (or of
+    /// `text`, when the error has no format).
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's text, used when the error did not keep its format.
+    ///   - sourceName: The name shown for the source.
+    /// - Returns: The diagnostic, as ``rendered(sourceName:)`` gives it.
+    public func rendered(in text: String, sourceName: String) -> String {
+        guard format.isEmpty, let range else { return rendered(sourceName: sourceName) }
+        return SourceDiagnostic(message: message, range: range, in: text).rendered(sourceName: sourceName)
+    }
+}
+
 extension PredicateEvaluationError: LocalizedError {
     /// The error's message, as `description` gives it, so that
     /// `localizedDescription` says what went wrong.

@@ -22,7 +22,7 @@ import SiftValues
 ///     print(error.rendered(in: text))    // the message, the line of `text` with carets under `agee`, the hint
 /// }
 /// ```
-public enum PredicateCompileError: Error, Hashable, Sendable, CustomStringConvertible {
+public enum PredicateCompileError: PredicateTextError, Hashable, Sendable {
     /// The text or its arguments cannot be parsed.
     case syntax(PredicateSyntaxError)
     /// The predicate parses but does not fit the model.
@@ -59,7 +59,7 @@ public enum PredicateCompileError: Error, Hashable, Sendable, CustomStringConver
     ///     error shows the line it kept).
     ///   - sourceName: The name the diagnostic gives the text.
     /// - Returns: The error as a diagnostic: the message, then the line of `text` with a caret under the place.
-    public func rendered(in text: String, sourceName: String = "predicate") -> String {
+    public func rendered(in text: String, sourceName: String) -> String {
         switch self {
         case .syntax(let e): e.rendered(sourceName: sourceName)
         case .validation(let e): e.rendered(in: text, sourceName: sourceName)

@@ -274,6 +274,18 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
     }
 }
 
+extension PredicateValidationError: PredicateTextError {
+    /// The error under the line of `text` it is about.
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's text the error's range is in.
+    ///   - sourceName: The name shown for the source.
+    /// - Returns: The diagnostic, as ``rendered(in:sourceName:firstLine:)`` gives it.
+    public func rendered(in text: String, sourceName: String) -> String {
+        rendered(in: text, sourceName: sourceName, firstLine: 1)
+    }
+}
+
 extension PredicateValidationError: LocalizedError {
     /// The error's message, as `description` gives it, so that
     /// `localizedDescription` says what went wrong.

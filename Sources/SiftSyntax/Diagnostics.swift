@@ -291,6 +291,50 @@ public struct PredicateSyntaxError: Error, Hashable, Sendable, CustomStringConve
     }
 }
 
+/// An error about a place in a predicate's text: a syntax error, a
+/// validation error, a compile error that is either, or an evaluation error.
+///
+/// One `catch` shows any of them under its line, whichever stage raised it:
+///
+/// ```swift
+/// let format = "name BEGINSWITH 3"
+/// do {
+///     try FormatPredicate(format: format).evaluate(with: ["name": "Ann"])
+/// } catch let error as any PredicateTextError {
+///     print(error.rendered(in: format))
+/// }
+/// ```
+public protocol PredicateTextError: Error, CustomStringConvertible {
+    /// The error shown under the line of `text` it is about.
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's text the error is about (an error that kept its line or its format
+    ///     shows that one).
+    ///   - sourceName: The name shown for the source, such as a file's path.
+    /// - Returns: The diagnostic: `error:` and the message, the source name, line and column, the
+    ///   line and carets under the place when it is known.
+    func rendered(in text: String, sourceName: String) -> String
+}
+
+extension PredicateTextError {
+    /// The error shown under the line of `text` it is about, the source named `predicate`.
+    ///
+    /// - Parameter text: The predicate's text the error is about.
+    /// - Returns: The diagnostic, as ``rendered(in:sourceName:)`` gives it.
+    public func rendered(in text: String) -> String { rendered(in: text, sourceName: "predicate") }
+}
+
+extension PredicateSyntaxError: PredicateTextError {
+    /// The error under the line it kept (`text` is not needed: a syntax
+    /// error keeps its line).
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's text (unused: the error kept its line).
+    ///   - sourceName: The name shown for the source.
+    /// - Returns: The diagnostic, as ``rendered(sourceName:firstLine:)`` gives it.
+    public func rendered(in text: String, sourceName: String) -> String { rendered(sourceName: sourceName) }
+}
+
 extension PredicateSyntaxError: LocalizedError {
     /// The error's message, as `description` gives it, so that
     /// `localizedDescription` says what went wrong.

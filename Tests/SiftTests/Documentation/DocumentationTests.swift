@@ -2,8 +2,7 @@
 // predicate language and semantics articles is evaluated and must give its
 // result; every `sift` command of the command line article's sessions runs
 // in a scratch folder and must print exactly what the article shows. (The
-// snippets are run to their end by CI, `.ci/run`; what their comments say
-// they print is checked by reading, not here.)
+// Swift examples, which are snippets, are run by ExamplesTests.)
 
 import Foundation
 import Sift

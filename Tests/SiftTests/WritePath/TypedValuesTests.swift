@@ -198,7 +198,8 @@ struct ModelOfOnesOwnTests {
         }
     }
 
-    /// The article's JSON example loads as it is written, and its code's model is the same model.
+    /// The article's JSON example loads as it is written, and the model its snippet builds in code
+    /// (`Snippets/ModelOfYourOwn.swift`, repeated here) is the same model.
     @Test("The model article's examples are what they say")
     func articleExamples() throws {
         let article = try Fixtures.repositoryFile("Sources/SiftStore/SiftStore.docc/DefiningAModel.md")
@@ -212,7 +213,7 @@ struct ModelOfOnesOwnTests {
                 Attribute("pages", .integer16),
                 Attribute("price", .decimal, optional: true),
                 Attribute("published", .date, optional: true),
-            ], relationships: [Relationship("author", to: "Author", inverse: "books")]),
+            ], relationships: [Relationship("author", to: "Author", optional: true, inverse: "books")]),
         ])
         #expect(dataSet.model.entityVersionHashes == inCode.entityVersionHashes)
         let store = try SQLiteStore(inMemoryWith: dataSet.model)
