@@ -35,6 +35,13 @@ let package = Package(
         .executable(name: "sift-benchmarks", targets: ["SiftBenchmarks"]),
         .executable(name: "sift-fuzz", targets: ["SiftFuzz"]),
     ],
+    // The PostgreSQL store needs postgres-nio and SwiftNIO. A package that uses only `Sift` or
+    // `SiftStore` turns the trait off (`.package(url: …, from: …, traits: [])`) and then neither
+    // resolves nor builds them.
+    traits: [
+        .trait(name: "PostgreSQL", description: "The SiftPostgres product: the store on a PostgreSQL server, through postgres-nio."),
+        .default(enabledTraits: ["PostgreSQL"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
@@ -78,9 +85,10 @@ let package = Package(
             .product(name: "OrderedCollections", package: "swift-collections"),
         ]),
         // The store on PostgreSQL, through postgres-nio (its own product, so
-        // SQLite-only users build no network stack).
+        // SQLite-only users build no network stack; without the PostgreSQL trait it is empty).
         .target(name: "SiftPostgres", dependencies: [
-            "Sift", "SiftStore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+            "Sift", "SiftStore", .product(name: "Logging", package: "swift-log"),
+            .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
         ]),
         // Generated demo data for `sift demo` and the benchmarks.
         .target(name: "SiftDemo", dependencies: ["Sift"]),
@@ -99,7 +107,8 @@ let package = Package(
         // glibc's allocator statistics, for the benchmarks' memory figures.
         .systemLibrary(name: "CMalloc"),
         .executableTarget(name: "SiftBenchmarks", dependencies: [
-            "Sift", "SiftStore", "SiftPostgres", "SiftDemo", "CSQLite", "CMalloc", .product(name: "PostgresNIO", package: "postgres-nio"),
+            "Sift", "SiftStore", "SiftPostgres", "SiftDemo", "CSQLite", "CMalloc",
+            .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
         ]),
         // Fuzz targets: a libFuzzer fuzzer when built by Fuzz/run, a replayer
         // of saved inputs otherwise.

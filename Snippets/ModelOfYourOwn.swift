@@ -42,3 +42,20 @@ do {
 let count = try await context.perform { try $0.count(for: FetchRequest(entityName: "Book")) }   // on the context's queue
 print(count)                                                       // 3
 // snippet.end
+
+// snippet.views
+final class BookObject: ManagedObjectView {             // live objects with typed properties
+    static let entityName = "Book"                      // by default, the class's name
+    let object: ManagedObject
+    init(_ object: ManagedObject) { self.object = object }
+
+    @Managed("title") var title: String?
+    @Managed("pages") var pages: Int?
+}
+
+let books = try context.fetch(BookObject.self, FetchRequest(entityName: "Book", sortDescriptors: [SortDescriptor("pages")]))
+books[0].pages = 330                                    // a value the attribute refuses is thrown by the next save
+print(books.map { "\($0.title ?? "?") \($0.pages ?? 0)" })   // ["Emma 330", "Kim 368", "Dune 412"]
+try books[1].object.setValue(370, for: books[1].$pages) // or set through the property's key, throwing at once
+try context.save()
+// snippet.end

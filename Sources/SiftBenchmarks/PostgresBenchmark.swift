@@ -5,6 +5,7 @@
 // The server is the one SIFT_POSTGRES_URL names (`.ci/postgres` starts one:
 // `source .ci/postgres && start_postgres`).
 
+#if PostgreSQL  // the package trait that brings postgres-nio (on by default)
 import Foundation
 import Logging
 import PostgresNIO
@@ -291,3 +292,9 @@ private final class Atomic64: Sendable {
     func set(_ newValue: Int64) { value.withLock { $0 = newValue } }
     func get() -> Int64 { value.withLock { $0 } }
 }
+#else
+/// Built without the package's PostgreSQL trait: there is no server store to measure.
+func postgresBenchmark() {
+    print("postgres: built without the PostgreSQL trait (swift build --traits PostgreSQL)")
+}
+#endif

@@ -13,7 +13,7 @@ import SiftValues
 ///
 /// ```swift
 /// let rows: [PredicateValue] = [["name": "Ann", "age": 41], ["name": "Bob", "age": 17]]
-/// let table = ColumnTable(rows)!                           // nil when a row is not a dictionary
+/// guard let table = ColumnTable(rows) else { return }     // nil when a row is not a dictionary
 /// // `age >= 18`, bound without a model: each row's `age` is read from its column.
 /// let age = BoundExpression(.key(BoundExpression(.evaluatedObject, type: .any), "age"), type: .any)
 /// let adults = MemoryPredicate(.comparison(BoundComparison(age, .greaterThanOrEqualTo,

@@ -17,8 +17,9 @@ import SiftValues
 ///
 /// ```swift
 /// let cache = dataSet.makeRowCache()                       // employees 1 (age 41) and 2 (age 17)
-/// let employee = model.entity(named: "Employee")!
-/// let age = AttributeReference(entity: "Employee", attribute: employee.attribute(named: "age")!)
+/// guard let employee = model.entity(named: "Employee"),
+///       let ageAttribute = employee.attribute(named: "age") else { return }
+/// let age = AttributeReference(entity: "Employee", attribute: ageAttribute)
 /// let employeeAge = BoundExpression(.attribute(BoundExpression(.evaluatedObject, type: .object("Employee")), age),
 ///                                   type: .integer)
 /// let over30 = MemoryPredicate(.comparison(BoundComparison(employeeAge, .greaterThan, .constant(30, type: .integer))),

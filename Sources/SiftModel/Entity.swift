@@ -8,9 +8,11 @@
 ///     Entity("Employee", attributes: [Attribute("name", .string), Attribute("age", .integer64)]),
 ///     Entity("Manager", superentity: "Employee", attributes: [Attribute("budget", .double)]),
 /// ])
-/// let manager = model.entity(named: "Manager")!
+/// guard let manager = model.entity(named: "Manager") else { return }
 /// print(manager.propertyNames)                     // ["name", "age", "budget"]
-/// print(manager.attribute(named: "budget")!.slot)  // 2: after the inherited attributes
+/// if let budget = manager.attribute(named: "budget") {
+///     print(budget.slot)                           // 2: after the inherited attributes
+/// }
 /// print(manager.rootIndex)                         // 0: Employee's, whose table it shares
 /// ```
 ///

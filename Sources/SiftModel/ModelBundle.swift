@@ -11,7 +11,8 @@ import Foundation
 /// let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: "Model.xcdatamodeld"))
 /// let current = try bundle.model()                  // the current version
 /// let v2 = try bundle.model(version: "Model 2")     // any version, by name
-/// let (name, model) = try bundle.version(matching: storeHashes)!   // the one that made a store
+/// guard let stored = bundle.version(matching: storeHashes) else { return }   // nil when no version matches
+/// print(stored.name)                                // the version that made a store; stored.model is its model
 /// ```
 public struct ModelBundle: Sendable {
     /// The bundle folder.

@@ -10,6 +10,7 @@
 // condition) when all are in use. Each connection's search path is the
 // store's schema.
 
+#if PostgreSQL  // the package trait that brings postgres-nio (on by default)
 import Foundation
 import Logging
 import PostgresNIO
@@ -162,3 +163,4 @@ extension PostgresConnection {
         }
     }
 }
+#endif

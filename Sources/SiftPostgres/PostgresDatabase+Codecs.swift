@@ -2,6 +2,7 @@
 // its rows back to Sift's SQL values — one codec for every statement the
 // store runs.
 
+#if PostgreSQL  // the package trait that brings postgres-nio (on by default)
 import Foundation
 import PostgresNIO
 import Sift
@@ -45,3 +46,4 @@ extension PostgresDatabase {
         }
     }
 }
+#endif

@@ -2,6 +2,7 @@
 // builds in PostgreSQL's dialect — Sift's values bound as parameters, rows
 // read back as Sift's values. The store on PostgreSQL builds on it.
 
+#if PostgreSQL  // the package trait that brings postgres-nio (on by default)
 import Foundation
 import Logging
 import PostgresNIO
@@ -146,3 +147,4 @@ extension PostgresDatabaseError: LocalizedError {
     /// `localizedDescription` says what went wrong.
     public var errorDescription: String? { description }
 }
+#endif

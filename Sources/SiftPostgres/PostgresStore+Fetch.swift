@@ -3,6 +3,7 @@
 // into row-cache nodes. What to run, and what memory does, is
 // `SQLStoreBackend`'s, as on SQLite.
 
+#if PostgreSQL  // the package trait that brings postgres-nio (on by default)
 import Foundation
 import PostgresNIO
 import Sift
@@ -153,3 +154,4 @@ struct PostgresStoreRow: StoreRow {
         index >= row.count || row[index].bytes == nil
     }
 }
+#endif

@@ -13,6 +13,7 @@
 // 8 000 bytes: a save of more than 200 rows sends several, each announced
 // as it arrives.
 
+#if PostgreSQL  // the package trait that brings postgres-nio (on by default)
 import Foundation
 import Logging
 import PostgresNIO
@@ -129,3 +130,4 @@ extension PostgresStore {
         announce(changes)
     }
 }
+#endif

@@ -8,6 +8,7 @@
 // processes as notifications sent inside the transaction: PostgreSQL
 // delivers them at commit, and never for a rollback.
 
+#if PostgreSQL  // the package trait that brings postgres-nio (on by default)
 import Foundation
 import Logging
 import PostgresNIO
@@ -115,3 +116,4 @@ extension PostgresStore {
         _ = try run(ServerCatalog.analyze(schema.tableNames))
     }
 }
+#endif

@@ -6,6 +6,7 @@
 // misreading. Fetching and saving are the SQL stores' (`SQLStoreBackend`,
 // `SQLSaveWriter`); this file says how to open, create and close a store.
 
+#if PostgreSQL  // the package trait that brings postgres-nio (on by default)
 import Foundation
 import Logging
 import PostgresNIO
@@ -249,3 +250,4 @@ public final class PostgresStore: @unchecked Sendable {
         functions.register(function)
     }
 }
+#endif

@@ -161,7 +161,7 @@ public struct RelationshipReference: Hashable, Sendable, CustomStringConvertible
 /// A bound predicate.
 ///
 /// ```swift
-/// let ageAttribute = model.entity(named: "Employee")!.attribute(named: "age")!
+/// guard let ageAttribute = model.entity(named: "Employee")?.attribute(named: "age") else { return }
 /// let employee = BoundExpression(.evaluatedObject, type: .object("Employee"))
 /// let age = BoundExpression(.attribute(employee, AttributeReference(entity: "Employee", attribute: ageAttribute)),
 ///                           type: .integer)

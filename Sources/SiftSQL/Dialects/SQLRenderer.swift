@@ -19,8 +19,9 @@ import SiftValues
 /// let query = try SQLLowering(schema: SQLSchema(model: model)).select("Employee", where: template, columns: .identifiers)
 /// print(query.sql)                       // SELECT t0."Z_PK" FROM "ZEMPLOYEE" AS t0 WHERE t0."ZAGE" > ?1 ORDER BY t0."Z_PK"
 /// print(query.parameters.map(\.name))    // ["minimum"]: ?1 waits for its value
-/// let ready = query.binding(["minimum": 40], dialect: .sqlite)!
-/// print(ready.bindings == [.integer(40)])   // true
+/// if let ready = query.binding(["minimum": 40], dialect: .sqlite) {   // nil when a variable has no value
+///     print(ready.bindings == [.integer(40)])   // true
+/// }
 /// ```
 public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
     /// The statement's text.

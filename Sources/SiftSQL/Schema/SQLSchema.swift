@@ -72,10 +72,12 @@ public enum RelationshipStorage: Hashable, Sendable {
 ///
 /// ```swift
 /// let schema = SQLSchema(model: model)   // SQLite's dialect; `dialect: .postgreSQL` for PostgreSQL's
-/// let employee = model.entity(named: "Employee")!
+/// guard let employee = model.entity(named: "Employee"),
+///       let age = employee.attribute(named: "age"),
+///       let tags = employee.relationship(named: "tags") else { return }
 /// print(schema.table(employee))                                           // ZEMPLOYEE
-/// print(schema.column(employee.attribute(named: "age")!, of: employee))   // ZAGE
-/// print(schema.storage(of: employee.relationship(named: "tags")!, in: employee))
+/// print(schema.column(age, of: employee))                                 // ZAGE
+/// print(schema.storage(of: tags, in: employee))
 /// // joinTable(table: "Z_2TAGS", sourceColumn: "Z_2EMPLOYEES", targetColumn: "Z_3TAGS")
 /// for statement in schema.createStatements { print(statement.sql) }     // CREATE TABLE "ZDEPARTMENT" (…), …
 /// ```

@@ -176,7 +176,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// up: the fastest read.
     ///
     /// ```swift
-    /// let age = context.model.entity(named: "Employee")!.handle(forAttribute: "age")!
+    /// guard let age = context.model.entity(named: "Employee")?.handle(forAttribute: "age") else { return }
     /// let ages = employees.compactMap { $0[age] }
     /// ```
     ///

@@ -200,6 +200,12 @@ extension ObjectContext {
         }
         changed = [:]
         denied = [:]
+        refusedChanges = []
+    }
+
+    /// Remembers a value a `@Managed` property refused, for the next save to throw.
+    func refuse(_ error: StoreError) {
+        refusedChanges.append(error)
     }
 }
 

@@ -26,8 +26,13 @@ extension ObjectContext {
     ///   (a required value missing, a value of the wrong type, a deny rule, …); `.objectNotFound` when a
     ///   changed object's row is gone before its fault fires; `.conflicts` when other saves changed the same
     ///   rows and the merge policy does not resolve them; `.cannotWrite` when the store refuses writes;
-    ///   `.keysExhausted`, `.locked`, `.readOnly`, `.full` or `.sqlite` when writing fails.
+    ///   `.keysExhausted`, `.locked`, `.readOnly`, `.full` or `.sqlite` when writing fails; the first value a
+    ///   ``Managed`` property refused since the last save, nothing written (the refusals are then forgotten).
     public func save() throws(StoreError) {
+        if let refused = refusedChanges.first {
+            refusedChanges = []
+            throw refused
+        }
         guard hasChanges else { return }
         let inserted = insertedObjects
         let updated = updatedObjects

@@ -53,6 +53,9 @@ public final class ObjectContext: @unchecked Sendable {
     /// Deletes that a deny rule refuses, reported at save (if the object is
     /// still deleted then).
     var denied: [ObjectID: [SaveValidationFailure]] = [:]
+    /// Values a `@Managed` property refused to set (a property cannot throw),
+    /// thrown by the next save.
+    var refusedChanges: [StoreError] = []
     /// The last temporary key given to an inserted object.
     var nextTemporaryKey: Int64 = 0
 
@@ -358,6 +361,7 @@ public final class ObjectContext: @unchecked Sendable {
         objects.removeAll()
         changed = [:]
         denied = [:]
+        refusedChanges = []
     }
 
     // MARK: Relationships

@@ -43,7 +43,9 @@ public enum FetchPredicate: Sendable, ExpressibleByStringLiteral {
 ///     SortDescriptor("age", ascending: false),            // then the oldest first
 /// ])
 /// print(try context.fetch(request).map { try $0.value(forKey: "name") })   // ["Cy", "Ann", "Bob"]
-/// let byName = SortDescriptor(parsing: "name:desc:ci")!   // SortDescriptor("name", ascending: false, caseInsensitive: true)
+/// if let byName = SortDescriptor(parsing: "name:desc:ci") {   // nil for text it cannot read
+///     print(byName == SortDescriptor("name", ascending: false, caseInsensitive: true))   // true
+/// }
 /// ```
 public struct SortDescriptor: Hashable, Sendable {
     /// The key path sorted by: an attribute, through to-one relationships.

@@ -117,14 +117,15 @@ public struct FetchedSectionChange: Hashable, Sendable, CustomStringConvertible 
 /// ```swift
 /// var rows = controller.sections.map { $0.objects.map(\.objectID) }    // a table's rows; each difference: apply(difference, to: &rows)
 /// func apply(_ difference: FetchedResultsDifference, to rows: inout [[ObjectID]]) {
-///     let removed = difference.objectChanges.filter { $0.kind == .delete || $0.kind == .move }.map { $0.indexPath! }
+///     let removed = difference.objectChanges.filter { $0.kind == .delete || $0.kind == .move }.compactMap(\.indexPath)
 ///     for path in removed.sorted(by: >) { rows[path.section].remove(at: path.item) }
 ///     let sections = difference.sectionChanges.sorted { $0.sectionIndex < $1.sectionIndex }
 ///     for change in sections.reversed() where change.kind == .delete { rows.remove(at: change.sectionIndex) }
 ///     for change in sections where change.kind == .insert { rows.insert([], at: change.sectionIndex) }
 ///     let added = difference.objectChanges.filter { $0.kind == .insert || $0.kind == .move }
-///     for change in added.sorted(by: { $0.newIndexPath! < $1.newIndexPath! }) {
-///         rows[change.newIndexPath!.section].insert(change.objectID, at: change.newIndexPath!.item)
+///         .compactMap { change in change.newIndexPath.map { (path: $0, id: change.objectID) } }
+///     for (path, id) in added.sorted(by: { $0.path < $1.path }) {
+///         rows[path.section].insert(id, at: path.item)
 ///     }
 /// }
 /// ```

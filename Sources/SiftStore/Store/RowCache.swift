@@ -10,12 +10,12 @@ import Sift
 /// Nodes by object ID, with reference counts. Safe to use from several threads.
 ///
 /// ```swift
-/// let employee = model.entity(named: "Employee")!          // name, age; a to-one department
+/// guard let employee = model.entity(named: "Employee") else { return }   // name, age; a to-one department
 /// let cache = RowCache(model: model)
 /// let id = ObjectID(entity: employee, primaryKey: 1)
 /// cache.store([RowNode(id: id, values: ["Ann", 41], toOne: [nil])])   // values by slot; no department
 /// cache.register(id)                                       // a context uses the object
-/// print(cache.node(id)!.values[1])                         // 41
+/// if let node = cache.node(id) { print(node.values[1]) }   // 41
 /// cache.unregister(id)                                     // its last user is gone: the node is purged
 /// print(cache.node(id) == nil)                             // true
 /// ```

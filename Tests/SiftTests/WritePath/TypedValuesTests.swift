@@ -271,3 +271,86 @@ struct OnePredicateTests {
         #expect(try FormatPredicate.and([]).evaluate(with: 1) && !FormatPredicate.or([]).evaluate(with: 1))
     }
 }
+
+/// A class of one's own that views books, as an NSManagedObject subclass would.
+final class BookView: ManagedObjectView {
+    static let entityName = "Book"
+    let object: ManagedObject
+    init(_ object: ManagedObject) { self.object = object }
+
+    @Managed("title") var title: String?
+    @Managed("pages") var pages: Int?
+    @Managed("published") var published: Date?
+}
+
+/// A view whose entity is its class's name.
+final class Book: ManagedObjectView {
+    let object: ManagedObject
+    init(_ object: ManagedObject) { self.object = object }
+    @Managed("title") var title: String?
+}
+
+@Suite("Typed live objects")
+struct TypedLiveObjectTests {
+    static func context() throws -> ObjectContext {
+        let model = try DataModel([Entity("Book", attributes: [
+            Attribute("title", .string), Attribute("pages", .integer16), Attribute("published", .date, optional: true),
+        ])])
+        return ObjectContext(store: try SQLiteStore(inMemoryWith: model))
+    }
+
+    @Test("Typed keys read and set an attribute as its Swift type, checked when set")
+    func attributeKeys() throws {
+        let context = try Self.context()
+        let title = AttributeKey<String>("title")
+        let pages = AttributeKey<Int>("pages")
+        let book = try context.insert("Book")
+        try book.setValue("Dune", for: title)
+        try book.setValue(412, for: pages)
+        #expect(try book.value(for: title) == "Dune")
+        #expect(book[pages] == 412)
+        #expect(book[AttributeKey<Int>("title")] == nil)                    // another type: nil, no trap
+        #expect(throws: StoreError.self) { try book.value(for: AttributeKey<Int>("title")) }
+        #expect { try book.setValue(100_000, for: pages) } throws: { ($0 as? StoreError)?.code == .invalidValue }
+        #expect(book[pages] == 412)                                          // the refused value was not set
+        try book.setValue(nil, for: AttributeKey<Date>("published"))
+        #expect(book[AttributeKey<Date>("published")] == nil)
+    }
+
+    @Test("A class of one's own views objects with @Managed properties, fetched and inserted by type")
+    func managedProperties() throws {
+        let context = try Self.context()
+        let dune = try context.insert(BookView.self)
+        dune.title = "Dune"
+        dune.pages = 412
+        dune.published = AttributeType.iso8601("1965-08-01")
+        let emma = try context.insert(Book.self)                             // the entity named as the class
+        emma.title = "Emma"
+        try emma.object.setValue(320, for: AttributeKey<Int>("pages"))
+        try context.save()
+
+        let fresh = ObjectContext(store: context.persistentStore)
+        let long = try fresh.fetch(BookView.self, FetchRequest(entityName: "Book", predicate: "pages > 400"))
+        #expect(long.map(\.title) == ["Dune"])
+        #expect(long.first?.pages == 412 && long.first?.published == AttributeType.iso8601("1965-08-01"))
+        #expect(long.first?.$pages.name == "pages")
+
+        // A value the attribute refuses is not set, and the next save throws the refusal, writing nothing.
+        let view = try #require(long.first)
+        view.pages = 100_000
+        view.title = "Dune Messiah"
+        #expect(view.pages == 412)
+        #expect { try fresh.save() } throws: { ($0 as? StoreError)?.code == .invalidValue }
+        try fresh.save()                                                      // the refusal was reported once
+        let reader = ObjectContext(store: context.persistentStore)       // a context outlives the objects read through it
+        let reread = try reader.fetch(BookView.self, FetchRequest(entityName: "Book", predicate: "pages > 400"))
+        #expect(reread.first?.title == "Dune Messiah")
+        #expect(throws: StoreError.self) { try context.insert(NotAnEntity.self) }
+    }
+}
+
+/// A view of an entity the model does not have.
+final class NotAnEntity: ManagedObjectView {
+    let object: ManagedObject
+    init(_ object: ManagedObject) { self.object = object }
+}
