@@ -14,18 +14,17 @@ let template = try PredicateParser.parse("age > $minimum")
 print(template.variables)                       // ["minimum"]
 print(template.substituting(["minimum": 40]))   // age > 40
 
-// Against a model: checked and bound to an entity, then evaluated over a data set's rows in memory.
+// The same predicate type against a model: checked and bound to an entity, then evaluated over a
+// data set's rows in memory (a store's fetch takes it too).
 let dataSet = try DataSet(contentsOf: URL(fileURLWithPath: "Tests/SiftTests/Fixtures/company.json"))
-let compiler = PredicateCompiler(model: dataSet.model)
-let bound = try compiler.bind("ANY reports.age > %@ AND department.name BEGINSWITH[cd] 'eng'",
-                              arguments: [40], entity: "Employee")
-let managers = try dataSet.makeRowCache().nodes(of: "Employee", matching: bound)
-print(managers.count)                           // 2
+let managers = try FormatPredicate(format: "ANY reports.age > %@ AND department.name BEGINSWITH[cd] 'eng'", 40)
+let bound = try managers.bound(to: dataSet.model, entity: "Employee")
+print(try dataSet.makeRowCache().nodes(of: "Employee", matching: bound).count)   // 2
 
 // A key path the entity does not have is an error with its place and a suggestion.
 let typo = "departmnt.name == 'Sales'"
 do {
-    _ = try compiler.bind(typo, entity: "Employee")
+    _ = try FormatPredicate(format: typo).bound(to: dataSet.model, entity: "Employee")
 } catch {
     print(error.rendered(in: typo))             // prints:
                                                 // error: 'Employee' has no attribute or relationship named 'departmnt'

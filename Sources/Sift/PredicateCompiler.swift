@@ -192,7 +192,9 @@ public struct PredicateCompiler: Sendable {
         return optimizer?.optimize(bound) ?? bound
     }
 
-    /// Parses, binds and compiles a predicate for evaluation in memory.
+    /// Parses, binds and compiles a predicate for evaluation in memory: the
+    /// same as `FormatPredicate(format: text, argumentArray: arguments)`
+    /// compiled with ``FormatPredicate/compiled(for:entity:domain:)``.
     ///
     /// - Parameters:
     ///   - text: The predicate's format string.

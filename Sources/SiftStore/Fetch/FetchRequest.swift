@@ -3,12 +3,14 @@
 import Foundation
 import Sift
 
-/// A predicate for a fetch: text with format arguments, or a bound tree.
+/// A fetch request's view of a predicate: text with format arguments (a
+/// ``/Sift/FormatPredicate``'s, or written in place), or a tree already bound.
 ///
 /// ```swift
 /// var request = FetchRequest(entityName: "Book")
 /// request.predicate = "pages > 300"                           // a string literal
 /// request.predicate = FetchPredicate("author.name == %@ AND pages > %@", author, minimum)
+/// request.predicate = FetchPredicate(try FormatPredicate.and([long, recent]))   // the one predicate type
 /// ```
 public enum FetchPredicate: Sendable, ExpressibleByStringLiteral {
     /// Predicate text and the values of its format specifiers, bound when the fetch runs.

@@ -269,6 +269,30 @@ struct OnePredicateTests {
         #expect(try both.filter(people).count == 1 && either.filter(people).count == 2)
         #expect(both.predicateFormat.contains("AND") && neither.predicateFormat.hasPrefix("NOT"))
         #expect(try FormatPredicate.and([]).evaluate(with: 1) && !FormatPredicate.or([]).evaluate(with: 1))
+        // Against the model, the same predicate bound (a row cache's answer) and compiled for records.
+        for predicate in [older, sales, both, either, neither] {
+            let bound = try predicate.bound(to: Company.dataSet.model, entity: "Employee")
+            let nodes = try Company.dataSet.makeRowCache().nodes(of: "Employee", matching: bound)
+            #expect(Set(nodes.map { (node: RowNode) in node.id.primaryKey }) == Set(try predicate.filter(all).map(\.objectID.primaryKey)), "\(predicate.predicateFormat)")
+        }
+    }
+
+    @Test("Bound to a model, a FormatPredicate checks keys and types, and compiles for records")
+    func againstAModel() throws {
+        let model = try DataModel([Entity("Person", attributes: [Attribute("name", .string), Attribute("age", .integer64)])])
+        let adults = try FormatPredicate(format: "age >= %@ AND name BEGINSWITH $initial", 18)
+            .withSubstitutionVariables(["initial": "A"])
+        let compiled = try adults.compiled(for: model, entity: "Person", domain: KeyValueDomain())
+        let people: [[String: PredicateValue]] = [["name": "Ann", "age": 31], ["name": "Bo", "age": 40], ["name": "Al", "age": 9]]
+        #expect(try people.filter(compiled.evaluate).map { $0["name"] } == [.string("Ann")])
+        #expect(try people.filter { try adults.evaluate(with: $0) }.map { $0["name"] } == [.string("Ann")])
+        #expect {
+            _ = try FormatPredicate(format: "agee > 3").bound(to: model, entity: "Person")
+        } throws: { error in
+            guard let error = error as? PredicateCompileError else { return false }
+            return error.rendered(in: "agee > 3").contains("did you mean 'age'")
+        }
+        #expect(throws: PredicateCompileError.self) { try FormatPredicate(format: "name > 3").bound(to: model, entity: "Person") }
     }
 }
 
