@@ -44,29 +44,24 @@ struct Query: ParsableCommand {
         }
         switch format {
         case .json, .jsonl:
-            // Each object with its own entity's properties (a subentity's too).
-            let rows = objects.map { object -> [(String, PredicateValue)] in
-                let own = object.entity
-                return [("id", .int(object.objectID.primaryKey))]
-                    + own.attributes.map { (Self.outputKey($0.name, own), object[$0.name] ?? .null) }
-                    + own.relationships.filter { !$0.isToMany }.map { relationship in
-                        (Self.outputKey(relationship.name, own), Self.key(of: object, relationship.name))
-                    }
-            }
+            // Each object with its own entity's properties (a subentity's too), the keys sorted once per entity.
+            let pretty = format == .json
+            var layouts: [String: [(prefix: String, value: (ManagedObject) -> PredicateValue)]] = [:]
             let out = OutputBuffer()
-            if format == .jsonl {
-                for row in rows {
-                    var text = ""
-                    JSONText.object(row, into: &text, indent: nil)
-                    out.line(text)
+            if pretty { out.write(objects.isEmpty ? "[]\n" : "[\n") }
+            for (index, object) in objects.enumerated() {
+                let own = object.entity
+                let layout = layouts[own.name] ?? Self.jsonLayout(own, pretty: pretty)
+                layouts[own.name] = layout
+                var text = pretty ? "  {" : "{"
+                for (position, member) in layout.enumerated() {
+                    if position > 0 { text += "," }
+                    text += member.prefix
+                    JSONText.write(member.value(object), into: &text, indent: pretty ? 2 : nil)
                 }
-            } else {
-                out.write(rows.isEmpty ? "[]\n" : "[\n")
-                for (index, row) in rows.enumerated() {
-                    var text = ""
-                    JSONText.object(row, into: &text, indent: 1)
-                    out.write("  " + text + (index == rows.count - 1 ? "\n]\n" : ",\n"))
-                }
+                text += pretty ? "\n  }" : "}"
+                if pretty { text += index == objects.count - 1 ? "\n]" : "," }
+                out.line(text)
             }
         case .table, .csv:
             let toOne = entity.relationships.filter { !$0.isToMany }
@@ -78,6 +73,26 @@ struct Query: ParsableCommand {
             ResultRows(columns: columns, rows: rows).print(format)
         }
         printError("\(counted(objects.count, "object")) \(progress.elapsed)")
+    }
+
+    /// How an object of `entity` prints as JSON: its members in key order,
+    /// each the text before its value (the key, quoted) and how to read the value.
+    static func jsonLayout(_ entity: Entity, pretty: Bool) -> [(prefix: String, value: (ManagedObject) -> PredicateValue)] {
+        var members: [(key: String, value: (ManagedObject) -> PredicateValue)] = [("id", { .int($0.objectID.primaryKey) })]
+        for attribute in entity.attributes {
+            let name = attribute.name
+            members.append((outputKey(name, entity), { $0[name] ?? .null }))
+        }
+        for relationship in entity.relationships where !relationship.isToMany {
+            let name = relationship.name
+            members.append((outputKey(name, entity), { key(of: $0, name) }))
+        }
+        return members.sorted { $0.key < $1.key }.map { member in
+            var prefix = pretty ? "\n    " : ""
+            JSONText.string(member.key, into: &prefix)
+            prefix += pretty ? ": " : ":"
+            return (prefix, member.value)
+        }
     }
 
     /// The primary key of the object a to-one relationship holds, or nil.
