@@ -77,7 +77,7 @@ struct Demo: ParsableCommand {
                 }
                 if plan.needsMemory { print("  memory: \(plan.reasons.joined(separator: "; "))") }
                 for line in databasePlan { print("  plan: \(line)") }
-                print(String(format: "  → %d rows in %.1f ms\n", count, elapsed))
+                print("  → \(counted(count, "row")) in \(String(format: "%.1f", elapsed)) ms\n")
             } catch {
                 throw CommandFailure(.software, "the showcase predicate \(predicate): \(error)")
             }
@@ -187,7 +187,7 @@ struct Demo: ParsableCommand {
               + "salary \(try employee.value(forKey: "salary")) (each side's change kept)")
         let saves = announced.list.withLock { $0 }
         for changes in saves { try observer.mergeChanges(from: changes) }
-        print("  a third context merged the \(saves.count) announced saves: age \(originalAge) → "
+        print("  a third context merged the \(counted(saves.count, "announced save")): age \(originalAge) → "
               + "\(try observed.value(forKey: "age")), salary \(try observed.value(forKey: "salary"))\n")
     }
 

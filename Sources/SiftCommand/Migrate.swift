@@ -64,7 +64,7 @@ struct Migrate: ParsableCommand {
         let report = try migration.run()
         let count = report.objects.values.reduce(0, +)
         print("migrated \(counted(count, "object"))"
-              + (report.droppedObjects > 0 ? ", dropped \(report.droppedObjects) of removed entities" : "")
+              + (report.droppedObjects > 0 ? ", dropped \(counted(report.droppedObjects, "object")) of removed entities" : "")
               + " in \(String(format: "%.3f", report.seconds)) s")
     }
 }

@@ -330,6 +330,11 @@ struct PostgresCommandTests {
         let imported = try runSift(["import", "--data", data, "--postgres", url, "--schema", schema])
         #expect(imported.status == 0, "\(imported.error)")
         #expect(imported.output.contains("imported"))
+        // Importing again: the server's unique violation, as a sentence about the schema.
+        let again = try runSift(["import", "--data", data, "--postgres", url, "--schema", schema])
+        #expect(again.status == 73)
+        #expect(again.error == "error: '\(schema)' already holds Department objects with the keys being written (the store has "
+                + "data already); nothing was written: import into a new file, or into an empty store\n")
         // The same objects as from a SQLite file.
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("sift-cli-\(UUID()).sqlite")
         defer { try? FileManager.default.removeItem(at: file) }
