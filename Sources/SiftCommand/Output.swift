@@ -21,9 +21,10 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable, Sendable {
     /// Comma-separated values (RFC 4180): a header line, then a line a row.
     case csv
 
-    static let help = ArgumentHelp(
-        "How to print: table, json (one pretty array or object), jsonl (one compact object a line) or csv.",
-        valueName: "format")
+    /// Reads a format's name; `text`, what `history` called its table before, is `table`.
+    init?(argument: String) {
+        self.init(rawValue: argument == "text" ? "table" : argument)
+    }
 }
 
 /// Standard output, written in large pieces rather than a line at a time.

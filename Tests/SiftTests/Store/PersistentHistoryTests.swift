@@ -67,6 +67,7 @@ struct PersistentHistoryFixtureTests {
               insert Page: 119
 
             """)
+        #expect(try runSift(["history", "--store", url.path, "--counts", "--format", "text"]).output == counts.output)
         let list = try runSift(["history", "--store", url.path])
         #expect(list.output.split(separator: "\n").count == 127)
         #expect(list.output.contains("\n  insert GraphicNovel 3\n"))
