@@ -291,3 +291,21 @@ extension PredicateValidationError: LocalizedError {
     /// `localizedDescription` says what went wrong.
     public var errorDescription: String? { description }
 }
+
+extension PredicateValidationError {
+    /// The name among `candidates` nearest to `name`, when one is near enough
+    /// to be a likely typo: the "did you mean" of the binder's diagnostics,
+    /// for tools that check names of their own (an entity, a template).
+    ///
+    /// ```swift
+    /// PredicateValidationError.suggestion(for: "Employe", among: ["Department", "Employee"])   // "Employee"
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: The name given.
+    ///   - candidates: The names it may have meant.
+    /// - Returns: The nearest candidate by edit distance (ignoring case), or nil when none is near enough.
+    public static func suggestion(for name: String, among candidates: [String]) -> String? {
+        BindingState.closest(to: name, in: candidates)
+    }
+}

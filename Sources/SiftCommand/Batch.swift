@@ -56,8 +56,7 @@ struct Batch: ParsableCommand {
     func run() throws {
         let dataSet = try loadDataSet(data)
         guard let corpusData = FileManager.default.contents(atPath: corpus) else {
-            printError("error: cannot read '\(corpus)'")
-            throw ExitStatus.noInput
+            throw CommandFailure(.noInput, "cannot read '\(corpus)'")
         }
         let cache = dataSet.makeRowCache()
         // Read and indexed once for every case: one snapshot, each entity's nodes in key order.
@@ -86,8 +85,7 @@ struct Batch: ParsableCommand {
                 context = ObjectContext(store: store)
             }
         } catch {
-            printError("error: \(error)")
-            throw ExitStatus.noInput
+            throw CommandFailure(.noInput, "\(error)")
         }
         for (number, line) in String(decoding: corpusData, as: UTF8.self).split(separator: "\n").enumerated() {
             guard let entry = try? JSONDecoder().decode(Case.self, from: Data(line.utf8)) else {
@@ -124,19 +122,19 @@ struct Batch: ParsableCommand {
     }
 }
 
-/// The JSON lines `sift batch` prints.
+/// The JSON lines `sift batch` prints, in the one style of JSON lines:
+/// compact, keys sorted.
 enum BatchOutput {
-    static func string(_ text: String) -> String {
-        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
-    }
-
     static func matches(id: String, ids: [Int64]) -> String {
-        "{\"id\": \(string(id)), \"matches\": [\(ids.sorted().map(String.init).joined(separator: ", "))]}"
+        JSONText.compact(.dictionary(["id": .string(id), "matches": .array(ids.sorted().map(PredicateValue.int))]))
     }
 
     static func error(id: String, kind: String, message: String, position: SourcePosition?) -> String {
-        var fields = ["\"kind\": \(string(kind))", "\"message\": \(string(message))"]
-        if let position { fields += ["\"line\": \(position.line)", "\"column\": \(position.column)"] }
-        return "{\"id\": \(string(id)), \"error\": {\(fields.joined(separator: ", "))}}"
+        var fields: [String: PredicateValue] = ["kind": .string(kind), "message": .string(message)]
+        if let position {
+            fields["line"] = .int(Int64(position.line))
+            fields["column"] = .int(Int64(position.column))
+        }
+        return JSONText.compact(.dictionary(["id": .string(id), "error": .dictionary(fields)]))
     }
 }

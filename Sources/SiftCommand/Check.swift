@@ -29,36 +29,34 @@ struct Check: ParsableCommand {
 
     func run() throws {
         let model = try loadModel(model)
+        try checkEntity(entity, in: model)
         do {
             var warnings: [PredicateWarning] = []
             let bound = try PredicateCompiler(model: model).bind(
-                predicate, arguments: predicateArguments.values, entity: entity,
-                variables: predicateArguments.variableValues, warnings: &warnings)
+                predicate, arguments: try predicateArguments.values, entity: entity,
+                variables: try predicateArguments.variableValues, warnings: &warnings)
             for warning in warnings { printError(warning.rendered(in: predicate)) }
             print(bound.outline)
-        } catch {
-            printError(error.rendered(in: predicate))
-            throw ExitStatus.dataError
+        } catch let error as PredicateCompileError {
+            throw CommandFailure(.invalidData, diagnostic: error.rendered(in: predicate))
         }
     }
 }
 
-/// Reads a model file, or exits with status 66 and the reason.
+/// Reads a model file; one that cannot be read is a failure to open input.
 func loadModel(_ path: String) throws -> DataModel {
     do {
         return try DataModel(contentsOf: URL(fileURLWithPath: path))
     } catch {
-        printError("error: \(error)")
-        throw ExitStatus.noInput
+        throw CommandFailure(.noInput, "\(error)")
     }
 }
 
-/// Reads a JSON data set (model and objects), or exits with status 66.
+/// Reads a JSON data set (model and objects); one that cannot be read is a failure to open input.
 func loadDataSet(_ path: String) throws -> DataSet {
     do {
         return try DataSet(contentsOf: URL(fileURLWithPath: path))
     } catch {
-        printError("error: \(error)")
-        throw ExitStatus.noInput
+        throw CommandFailure(.noInput, "\(error)")
     }
 }

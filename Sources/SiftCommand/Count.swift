@@ -10,15 +10,39 @@ struct Count: ParsableCommand {
 
     @OptionGroup var options: FetchOptions
 
+    @Option(help: ArgumentHelp("How to print the count: table (the number alone), json ({\"count\": N}), jsonl or csv.",
+                               valueName: "format"))
+    var format: OutputFormat = .table
+
     func run() throws {
         let store = try options.open()
         defer { store.close() }
-        let request = try storeFailure { try options.request(in: store.model) }
-        do {
-            print(try ObjectContext(store: store).count(for: request))
-        } catch {
-            printError("\(error)")
-            throw ExitStatus.dataError
+        let request = try options.request(in: store.model)
+        let progress = Progress("counting")
+        let count = try diagnosing(options.sources) {
+            defer { progress.finish() }
+            return try ObjectContext(store: store).count(for: request)
         }
+        printCount(count, format)
+    }
+}
+
+/// Prints a count: the number alone in a table, `{"count": N}` in JSON, a
+/// `count` column in CSV.
+func printCount(_ count: Int, _ format: OutputFormat, extra: [(String, PredicateValue)] = []) {
+    let members = [("count", PredicateValue.int(Int64(count)))] + extra
+    switch format {
+    case .table:
+        print(count)
+    case .json:
+        var text = ""
+        JSONText.object(members, into: &text, indent: 0)
+        print(text)
+    case .jsonl:
+        var text = ""
+        JSONText.object(members, into: &text, indent: nil)
+        print(text)
+    case .csv:
+        ResultRows(columns: members.map(\.0), rows: [members.map(\.1)]).print(.csv)
     }
 }

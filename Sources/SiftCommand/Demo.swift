@@ -12,8 +12,9 @@ struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create (once) a demo store and run showcase predicates: SQL, plan, rows, time.",
         discussion: """
-            The store is generated deterministically in $XDG_CACHE_HOME/sift (or ~/.cache/sift) on \
-            first use, so later runs start at once.
+            The store is generated deterministically in $XDG_CACHE_HOME/sift (or $HOME/.cache/sift, or \
+            the folder --cache names) on first use, so later runs start at once; every run prints its \
+            full path.
             """
     )
 
@@ -49,11 +50,10 @@ struct Demo: ParsableCommand {
             } else {
                 (store, location) = try openFile()
             }
-        } catch let status as ExitCode {
-            throw status
+        } catch let failure as CommandFailure {
+            throw failure
         } catch {
-            printError("error: \(error)")
-            throw ExitStatus.noInput
+            throw CommandFailure(.noInput, "the demo store: " + CommandFailure(error).text.replacingOccurrences(of: "error: ", with: ""))
         }
         defer { store.close() }
         let engine = postgres == nil
@@ -77,28 +77,26 @@ struct Demo: ParsableCommand {
                 }
                 if plan.needsMemory { print("  memory: \(plan.reasons.joined(separator: "; "))") }
                 for line in databasePlan { print("  plan: \(line)") }
-                print(String(format: "  → %d rows in %.1f ms\n", count, elapsed))
+                print("  → \(counted(count, "row")) in \(String(format: "%.1f", elapsed)) ms\n")
             } catch {
-                printError("\(predicate): \(error)")
-                throw ExitStatus.dataError
+                throw CommandFailure(.software, "the showcase predicate \(predicate): \(error)")
             }
         }
         do {
             try writePathTour()
         } catch {
-            printError("write path: \(error)")
-            throw ExitStatus.dataError
+            throw CommandFailure(.software, "the write path tour: \(error)")
         }
         if let postgres {
             print("Next: sift query --postgres \(postgres) --schema \(Self.schemaName(employees)) --entity Employee \"age > 60\" --sort name --limit 10")
         } else {
-            print("Next: sift query --store \(location) --entity Employee \"age > 60\" --sort name --limit 10")
+            print("Next: sift query --store \(Self.shellQuoted(location)) --entity Employee \"age > 60\" --sort name --limit 10")
         }
     }
 
     /// The demo store's file, made on first use.
     func openFile() throws -> (any SQLPersistentStore, String) {
-        let folder = cache.map { URL(fileURLWithPath: $0) } ?? Self.defaultFolder
+        let folder = try cache.map { URL(fileURLWithPath: $0) } ?? Self.defaultFolder()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let url = folder.appendingPathComponent("demo-\(employees)-\(CompanyGenerator.model.versionHash)-coredata.sqlite")
         if !FileManager.default.fileExists(atPath: url.path) {
@@ -117,7 +115,7 @@ struct Demo: ParsableCommand {
             try FileManager.default.moveItem(at: partial, to: url)
             print(String(format: "Created in %.1f s.\n", Date().timeIntervalSince(start)))
         }
-        return (try SQLiteStore(url: url, model: CompanyGenerator.model), url.lastPathComponent)
+        return (try SQLiteStore(url: url, model: CompanyGenerator.model), url.standardizedFileURL.path)
     }
 
     static func schemaName(_ employees: Int) -> String { "sift_demo_\(employees)" }
@@ -189,15 +187,27 @@ struct Demo: ParsableCommand {
               + "salary \(try employee.value(forKey: "salary")) (each side's change kept)")
         let saves = announced.list.withLock { $0 }
         for changes in saves { try observer.mergeChanges(from: changes) }
-        print("  a third context merged the \(saves.count) announced saves: age \(originalAge) → "
+        print("  a third context merged the \(counted(saves.count, "announced save")): age \(originalAge) → "
               + "\(try observed.value(forKey: "age")), salary \(try observed.value(forKey: "salary"))\n")
     }
 
-    static var defaultFolder: URL {
-        if let xdg = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"], !xdg.isEmpty {
+    /// The folder of the demo store: `$XDG_CACHE_HOME/sift`, else `$HOME/.cache/sift`.
+    static func defaultFolder(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
+        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
             return URL(fileURLWithPath: xdg).appendingPathComponent("sift")
         }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/sift")
+        guard let home = environment["HOME"], !home.isEmpty else {
+            throw CommandFailure(.usage, "neither $XDG_CACHE_HOME nor $HOME is set: give the demo store's folder with --cache")
+        }
+        return URL(fileURLWithPath: home).appendingPathComponent(".cache/sift")
+    }
+
+    /// `path` as a shell reads it back: as it is when it holds only safe
+    /// characters, else in single quotes.
+    static func shellQuoted(_ path: String) -> String {
+        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,:@%=")
+        guard !path.isEmpty, !path.allSatisfy(safe.contains) else { return path.isEmpty ? "''" : path }
+        return "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
 

@@ -13,74 +13,86 @@ struct Explain: ParsableCommand {
 
     @OptionGroup var results: ResultOptions
 
+    @Option(help: ArgumentHelp("How to print: table (the sections as text), json or jsonl (one object, a member per "
+                               + "section). An explanation has no rows: csv is refused.", valueName: "format"))
+    var format: OutputFormat = .table
+
+    func validate() throws {
+        if format == .csv { throw ValidationError("--format csv is for rows of results: explain prints table, json or jsonl") }
+    }
+
     func run() throws {
         let store = try options.open()
         defer { store.close() }
-        if results.asksForResults {
-            try explainResults(store)
-            return
+        let sections = try diagnosing(options.sources + results.sources) {
+            results.asksForResults ? try explainResults(store) : try explainObjects(store)
         }
-        let text = try storeFailure { try options.predicate(in: store.model) }
-        do {
-            // Parsed and bound once; the plan optimizes and lowers the bound tree.
-            let syntax = try PredicateParser.parse(text, arguments: options.template == nil ? options.predicateArguments.values : [])
-            print("parsed:\n  \(syntax)")
-            var request = try storeFailure { try options.request(in: store.model) }
-            let compiler = PredicateCompiler(model: store.model, optimizer: nil, functions: store.functions)
-            do {
-                request.predicate = .bound(try compiler.bind(syntax, entity: request.entityName))
-            } catch {
-                printError(error.rendered(in: text))
-                throw ExitStatus.dataError
+        switch format {
+        case .table, .csv:
+            for (name, value) in sections {
+                switch value {
+                case .string(let text) where name == "results": print("\(name): \(text)")
+                case .string(let text): print("\(name):\n" + text.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+                case .array(let lines): print("\(name):\n" + (lines.isEmpty ? "  (none)" : lines.map { "  " + Cell.text($0) }.joined(separator: "\n")))
+                default: print("\(name): \(Cell.text(value))")
+                }
             }
-            let plan = try store.plan(request)
-            guard let bound = plan.predicate else { return }
-            print("bound:\n" + bound.outline.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
-            print("plan:\n" + plan.description.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
-            let query = plan.query(for: request, columns: .rows)
-            print("sql:\n  \(query.sql)")
-            print("bindings:\n" + (query.bindings.isEmpty ? "  (none)"
-                : query.bindings.enumerated().map { "  \(store.schema.dialect.placeholder($0 + 1)) = \($1)" }.joined(separator: "\n")))
-            print("\(store.databaseName.lowercased()) plan:\n" + (try store.queryPlan(query)).map { "  " + $0 }.joined(separator: "\n"))
-        } catch let error as PredicateSyntaxError {
-            printError(error.rendered())
-            throw ExitStatus.dataError
-        } catch let status as ExitCode {
-            throw status
-        } catch {
-            printError("\(error)")
-            throw ExitStatus.dataError
+        case .json, .jsonl:
+            var text = ""
+            JSONText.object(sections, into: &text, indent: format == .json ? 0 : nil)
+            print(text)
         }
     }
-}
 
-extension Explain {
-    /// Shows the one statement a dictionary fetch runs, or that it runs in memory, and why.
-    func explainResults(_ store: any SQLPersistentStore) throws {
+    /// The sections of a fetch of objects: parsed, bound, plan, sql, bindings, the database's plan.
+    func explainObjects(_ store: any SQLPersistentStore) throws -> [(String, PredicateValue)] {
+        let text = try options.predicate(in: store.model)
+        var request = try options.request(in: store.model)
+        // Parsed and bound once; the plan optimizes and lowers the bound tree.
+        let source = SourceText("predicate", given: text)
+        let syntax: PredicateSyntax
         do {
-            let request = try results.request(from: try storeFailure { try options.request(in: store.model) })
-            // The objects read: result names are not key paths of the entity.
-            var objects = request
-            objects.sortDescriptors = []
-            objects.fetchLimit = nil
-            objects.fetchOffset = 0
-            let plan = try store.plan(objects)
-            print("plan:\n" + plan.description.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
-            guard let query = try store.resultQuery(for: request) else {
-                print("results: grouped in memory, over the rows SQL selects")
-                let rows = plan.query(for: objects, columns: .rows)
-                print("sql:\n  \(rows.sql)")
-                return
-            }
-            print("sql:\n  \(query.sql)")
-            print("bindings:\n" + (query.bindings.isEmpty ? "  (none)"
-                : query.bindings.enumerated().map { "  \(store.schema.dialect.placeholder($0 + 1)) = \($1)" }.joined(separator: "\n")))
-            print("\(store.databaseName.lowercased()) plan:\n" + (try store.queryPlan(query)).map { "  " + $0 }.joined(separator: "\n"))
-        } catch let status as ExitCode {
-            throw status
-        } catch {
-            printError("\(error)")
-            throw ExitStatus.dataError
+            syntax = try PredicateParser.parse(text, arguments: options.template == nil ? try options.predicateArguments.values : [])
+        } catch let error as PredicateSyntaxError {
+            throw CommandFailure(.invalidData, diagnostic: source.render(.syntax(error)))
         }
+        var sections: [(String, PredicateValue)] = [("parsed", .string(syntax.description))]
+        let compiler = PredicateCompiler(model: store.model, optimizer: nil, functions: store.functions)
+        do {
+            request.predicate = .bound(try compiler.bind(syntax, entity: request.entityName))
+        } catch {
+            throw CommandFailure(.invalidData, diagnostic: source.render(error))
+        }
+        let plan = try store.plan(request)
+        guard let bound = plan.predicate else { return sections }
+        sections.append(("bound", .string(bound.outline)))
+        sections.append(("plan", .string(plan.description)))
+        return sections + (try statement(plan.query(for: request, columns: .rows), store))
+    }
+
+    /// The sections of a dictionary fetch: its plan, and the one statement
+    /// it runs, or that it runs in memory, and why.
+    func explainResults(_ store: any SQLPersistentStore) throws -> [(String, PredicateValue)] {
+        let request = try results.request(from: try options.request(in: store.model))
+        // The objects read: result names are not key paths of the entity.
+        var objects = request
+        objects.sortDescriptors = []
+        objects.fetchLimit = nil
+        objects.fetchOffset = 0
+        let plan = try store.plan(objects)
+        var sections: [(String, PredicateValue)] = [("plan", .string(plan.description))]
+        guard let query = try store.resultQuery(for: request) else {
+            sections.append(("results", .string("grouped in memory, over the rows SQL selects")))
+            sections.append(("sql", .string(plan.query(for: objects, columns: .rows).sql)))
+            return sections
+        }
+        return sections + (try statement(query, store))
+    }
+
+    /// A statement's sections: its SQL, its bindings, the database's plan.
+    func statement(_ query: SQLQuery, _ store: any SQLPersistentStore) throws -> [(String, PredicateValue)] {
+        [("sql", .string(query.sql)),
+         ("bindings", .array(query.bindings.enumerated().map { .string("\(store.schema.dialect.placeholder($0 + 1)) = \($1)") })),
+         ("\(store.databaseName.lowercased()) plan", .array(try store.queryPlan(query).map(PredicateValue.string)))]
     }
 }

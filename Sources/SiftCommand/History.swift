@@ -32,11 +32,11 @@ struct History: ParsableCommand {
     @Flag(help: "One line per transaction: the changes counted by type and entity, not listed.")
     var counts = false
 
-    @Option(help: ArgumentHelp("text (the default) or json (one transaction per line).", valueName: "format"))
-    var format: String = "text"
+    @Option(help: ArgumentHelp("How to print: table (the default: a line per transaction, then its changes), json (an array "
+                               + "of transactions), jsonl (one transaction a line) or csv (one row per change).", valueName: "format"))
+    var format: OutputFormat = .table
 
     func validate() throws {
-        guard ["text", "json"].contains(format) else { throw ValidationError("--format is text or json") }
         if let since, ISO8601DateFormatter().date(from: since) == nil {
             throw ValidationError("--since '\(since)' is not an ISO 8601 date such as 2024-05-10T18:00:00Z")
         }
@@ -44,52 +44,75 @@ struct History: ParsableCommand {
 
     func run() throws {
         let sqlite = try openStore(store, model: model, readOnly: true)
-        try storeFailure {
+        defer { sqlite.close() }
+        let progress = Progress("reading")
+        let transactions = try storeFailure {
+            defer { progress.finish() }
             let token = try after.map { PersistentHistoryToken(storeUUID: try sqlite.identifier, transactionNumber: $0) }
-            let transactions = try sqlite.persistentHistory(after: token, since: since.flatMap(ISO8601DateFormatter().date(from:)))
-            let dates = ISO8601DateFormatter()
-            dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            for transaction in transactions {
-                if format == "json" {
-                    print(try json(transaction, dates))
-                    continue
-                }
-                let who = [("author", transaction.author), ("bundle", transaction.bundleID), ("context", transaction.contextName),
-                           ("process", transaction.processID)].compactMap { label, value in value.map { "\(label) \($0)" } }
-                print((["transaction \(transaction.transactionNumber)", dates.string(from: transaction.timestamp)] + who
-                       + ["\(transaction.changes.count) change\(transaction.changes.count == 1 ? "" : "s")"]).joined(separator: "  "))
-                if counts {
-                    var tally: [String: Int] = [:]
-                    for change in transaction.changes { tally["\(change.changeType) \(change.entityName)", default: 0] += 1 }
-                    for (key, count) in tally.sorted(by: { $0.key < $1.key }) { print("  \(key): \(count)") }
-                } else {
-                    for change in transaction.changes {
-                        var line = "  \(change.changeType) \(change.entityName) \(change.primaryKey)"
-                        if let properties = change.updatedProperties { line += " (" + properties.joined(separator: ", ") + ")" }
-                        if !change.tombstone.isEmpty {
-                            line += " " + change.tombstone.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-                        }
-                        print(line)
-                    }
+            return try sqlite.persistentHistory(after: token, since: since.flatMap(ISO8601DateFormatter().date(from:)))
+        }
+        let out = OutputBuffer()
+        switch format {
+        case .table:
+            for transaction in transactions { table(transaction, out) }
+        case .json:
+            out.line(JSONText.pretty(.array(transactions.map(value))))
+        case .jsonl:
+            for transaction in transactions { out.line(JSONText.compact(value(transaction))) }
+        case .csv:
+            let columns = ["transaction", "timestamp", "author", "bundleID", "contextName", "processID", "type", "entity", "key",
+                           "updatedProperties"]
+            let rows = transactions.flatMap { transaction in
+                transaction.changes.map { change -> [PredicateValue] in
+                    [.int(transaction.transactionNumber), .date(transaction.timestamp),
+                     transaction.author.map(PredicateValue.string) ?? .null, transaction.bundleID.map(PredicateValue.string) ?? .null,
+                     transaction.contextName.map(PredicateValue.string) ?? .null,
+                     transaction.processID.map(PredicateValue.string) ?? .null,
+                     .string("\(change.changeType)"), .string(change.entityName), .int(change.primaryKey),
+                     change.updatedProperties.map { .string($0.joined(separator: " ")) } ?? .null]
                 }
             }
+            ResultRows(columns: columns, rows: rows).print(.csv)
         }
     }
 
-    private func json(_ transaction: PersistentHistoryTransaction, _ dates: ISO8601DateFormatter) throws -> String {
-        var object: [String: Any] = ["transaction": transaction.transactionNumber, "timestamp": dates.string(from: transaction.timestamp)]
-        object["author"] = transaction.author
-        object["bundleID"] = transaction.bundleID
-        object["contextName"] = transaction.contextName
-        object["processID"] = transaction.processID
-        object["changes"] = transaction.changes.map { change -> [String: Any] in
-            var item: [String: Any] = ["id": change.changeID, "type": "\(change.changeType)", "entity": change.entityName,
-                                       "key": change.primaryKey]
-            item["updatedProperties"] = change.updatedProperties
-            if !change.tombstone.isEmpty { item["tombstone"] = change.tombstone.mapValues(\.description) }
-            return item
+    /// A transaction as lines: the transaction, then its changes (or their counts).
+    private func table(_ transaction: PersistentHistoryTransaction, _ out: OutputBuffer) {
+        let who = [("author", transaction.author), ("bundle", transaction.bundleID), ("context", transaction.contextName),
+                   ("process", transaction.processID)].compactMap { label, value in value.map { "\(label) \($0)" } }
+        out.line((["transaction \(transaction.transactionNumber)", ISODate.string(transaction.timestamp)] + who
+                  + [counted(transaction.changes.count, "change")]).joined(separator: "  "))
+        if counts {
+            var tally: [String: Int] = [:]
+            for change in transaction.changes { tally["\(change.changeType) \(change.entityName)", default: 0] += 1 }
+            for (key, count) in tally.sorted(by: { $0.key < $1.key }) { out.line("  \(key): \(count)") }
+            return
         }
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        return String(decoding: data, as: UTF8.self)
+        for change in transaction.changes {
+            var line = "  \(change.changeType) \(change.entityName) \(change.primaryKey)"
+            if let properties = change.updatedProperties { line += " (" + properties.joined(separator: ", ") + ")" }
+            if !change.tombstone.isEmpty {
+                line += " " + change.tombstone.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            }
+            out.line(line)
+        }
+    }
+
+    /// A transaction as one JSON object, its changes in an array.
+    private func value(_ transaction: PersistentHistoryTransaction) -> PredicateValue {
+        var object: [String: PredicateValue] = ["transaction": .int(transaction.transactionNumber),
+                                                "timestamp": .date(transaction.timestamp)]
+        object["author"] = transaction.author.map(PredicateValue.string)
+        object["bundleID"] = transaction.bundleID.map(PredicateValue.string)
+        object["contextName"] = transaction.contextName.map(PredicateValue.string)
+        object["processID"] = transaction.processID.map(PredicateValue.string)
+        object["changes"] = .array(transaction.changes.map { change in
+            var item: [String: PredicateValue] = ["id": .int(change.changeID), "type": .string("\(change.changeType)"),
+                                                  "entity": .string(change.entityName), "key": .int(change.primaryKey)]
+            item["updatedProperties"] = change.updatedProperties.map { .array($0.map(PredicateValue.string)) }
+            if !change.tombstone.isEmpty { item["tombstone"] = .dictionary(change.tombstone.mapValues { .string($0.description) }) }
+            return .dictionary(item)
+        })
+        return .dictionary(object)
     }
 }

@@ -18,25 +18,28 @@ struct Import: ParsableCommand {
         let dataSet = try loadDataSet(data)
         let progress = Progress("importing")
         defer { progress.finish() }
-        do {
-            let target: any SQLPersistentStore
-            if let store = location.store {
-                target = try SQLiteStore(url: URL(fileURLWithPath: store), model: dataSet.model)
-            } else {
-                target = try location.open(creatingWith: dataSet.model)
+        let target: any SQLPersistentStore
+        if let store = location.store {
+            let url = URL(fileURLWithPath: store)
+            do {
+                target = try SQLiteStore(url: url, model: dataSet.model)
+            } catch {
+                throw CommandFailure(error).naming(url, as: store)
             }
-            defer { target.close() }
+        } else {
+            target = try location.open(creatingWith: dataSet.model)
+        }
+        defer { target.close() }
+        do {
             guard target.model.versionHash == dataSet.model.versionHash else {
                 throw StoreError.modelMismatch(path: location.description, storeHash: target.model.versionHash,
                                                modelHash: dataSet.model.versionHash)
             }
             try target.importNodes(dataSet.nodes) { progress.report($0, of: $1) }
-        } catch let status as ExitCode {
-            throw status
         } catch {
-            printError("error: \(error)")
-            throw ExitStatus.dataError
+            throw location.store.map { CommandFailure(error).naming(URL(fileURLWithPath: $0), as: $0) } ?? CommandFailure(error)
         }
-        print("imported \(dataSet.nodes.count) objects into \(location.description)")
+        progress.finish()
+        print("imported \(counted(dataSet.nodes.count, "object")) into \(location.description)")
     }
 }

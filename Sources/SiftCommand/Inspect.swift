@@ -17,31 +17,53 @@ struct Inspect: ParsableCommand {
                                + "by default the store's own.", valueName: "path"))
     var model: String?
 
+    @Option(help: ArgumentHelp("How to print: table (the description), json or jsonl (one object: store, layout, model, "
+                               + "entities, metadata) or csv (the entities: number, name, superentity, rows).",
+                               valueName: "format"))
+    var format: OutputFormat = .table
+
     func run() throws {
-        guard FileManager.default.fileExists(atPath: store) else {
-            printError("error: no store at '\(store)'")
-            throw ExitStatus.noInput
-        }
+        let url = URL(fileURLWithPath: store)
+        let progress = Progress("reading")
         let summary: StoreInspection
         do {
-            summary = try StoreInspection(url: URL(fileURLWithPath: store), model: model.map { URL(fileURLWithPath: $0) })
+            defer { progress.finish() }
+            summary = try StoreInspection(url: url, model: model.map { URL(fileURLWithPath: $0) })
         } catch {
-            printError("error: \(error)")
-            throw ExitStatus.dataError
+            throw CommandFailure(error).naming(url, as: store)
         }
-        print("store:   \(store)")
-        print("layout:  \(summary.layout.rawValue)")
-        print("model:   \(summary.modelSource)")
-        print("\nentities:")
-        let width = summary.entities.map(\.name.count).max() ?? 0
-        for entity in summary.entities {
-            let number = entity.number.map { String($0).padding(toLength: 4, withPad: " ", startingAt: 0) } ?? ""
-            let parent = entity.superentity.map { "  (inherits from \($0))" } ?? ""
-            print("  \(number)\(entity.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(entity.rows) rows\(parent)")
+        let entities = summary.entities.map { entity -> [(String, PredicateValue)] in
+            [("number", entity.number.map { .int(Int64($0)) } ?? .null), ("name", .string(entity.name)),
+             ("superentity", entity.superentity.map(PredicateValue.string) ?? .null), ("rows", .int(Int64(entity.rows)))]
         }
-        if !summary.metadata.isEmpty {
-            print("\nmetadata:")
-            for key in summary.metadata.keys.sorted() { print("  \(key): \(summary.metadata[key]!)") }
+        switch format {
+        case .table:
+            print("store:   \(store)")
+            print("layout:  \(summary.layout.rawValue)")
+            print("model:   \(summary.modelSource)")
+            print("\nentities:")
+            let width = summary.entities.map(\.name.count).max() ?? 0
+            for entity in summary.entities {
+                let number = entity.number.map { String($0).padding(toLength: 4, withPad: " ", startingAt: 0) } ?? ""
+                let parent = entity.superentity.map { "  (inherits from \($0))" } ?? ""
+                print("  \(number)\(entity.name.padding(toLength: width, withPad: " ", startingAt: 0))  "
+                      + "\(counted(entity.rows, "row"))\(parent)")
+            }
+            if !summary.metadata.isEmpty {
+                print("\nmetadata:")
+                for (key, value) in summary.metadata.sorted(by: { $0.key < $1.key }) { print("  \(key): \(value)") }
+            }
+        case .json, .jsonl:
+            let object: [(String, PredicateValue)] = [
+                ("store", .string(store)), ("layout", .string(summary.layout.rawValue)), ("model", .string(summary.modelSource)),
+                ("entities", .array(entities.map { .dictionary(Dictionary($0, uniquingKeysWith: { a, _ in a })) })),
+                ("metadata", .dictionary(summary.metadata.mapValues(PredicateValue.string))),
+            ]
+            var text = ""
+            JSONText.object(object, into: &text, indent: format == .json ? 0 : nil)
+            print(text)
+        case .csv:
+            ResultRows(columns: ["number", "name", "superentity", "rows"], rows: entities.map { $0.map(\.1) }).print(.csv)
         }
     }
 }

@@ -29,23 +29,22 @@ struct Migrate: ParsableCommand {
     var dryRun = false
 
     func run() throws {
-        guard FileManager.default.fileExists(atPath: store) else {
-            printError("error: no store at '\(store)'")
-            throw ExitStatus.noInput
+        let url = URL(fileURLWithPath: store)
+        if let problem = StoreError.FileProblem(storeAt: url, attributes: try? FileManager.default.attributesOfItem(atPath: url.path),
+                                                creating: false) {
+            throw CommandFailure(StoreError.notAStoreFile(path: store, problem: problem))
         }
         let bundle: ModelBundle
         do {
             bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
         } catch {
-            printError("error: \(error)")
-            throw ExitStatus.noInput
+            throw CommandFailure(.noInput, "\(error)")
         }
         do {
             try migrate(bundle)
         } catch {
             // The store named as it was given.
-            printError("error: " + "\(error)".replacingOccurrences(of: URL(fileURLWithPath: store).path, with: store))
-            throw ExitStatus.dataError
+            throw CommandFailure(error).naming(url, as: store)
         }
     }
 
@@ -64,8 +63,8 @@ struct Migrate: ParsableCommand {
         }
         let report = try migration.run()
         let count = report.objects.values.reduce(0, +)
-        print("migrated \(count) object\(count == 1 ? "" : "s")"
-              + (report.droppedObjects > 0 ? ", dropped \(report.droppedObjects) of removed entities" : "")
+        print("migrated \(counted(count, "object"))"
+              + (report.droppedObjects > 0 ? ", dropped \(counted(report.droppedObjects, "object")) of removed entities" : "")
               + " in \(String(format: "%.3f", report.seconds)) s")
     }
 }

@@ -8,8 +8,10 @@ struct Parse: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Parse a predicate and print its canonical form, its tree, or its tree as JSON.",
         discussion: """
-            Exit status: 0 when everything parsed, 65 when a predicate is invalid \
-            (the diagnostic goes to standard error), 64 for bad usage.
+            --var NAME=VALUE replaces $NAME by the value in what is printed; a --var naming no \
+            variable of the predicate is refused. Exit status: 0 when everything parsed, 65 when a \
+            predicate or a value is invalid (the diagnostic goes to standard error), 64 for bad usage, \
+            66 when the file cannot be read.
             """
     )
 
@@ -35,13 +37,16 @@ struct Parse: ParsableCommand {
 
     func run() throws {
         if let file { return try parseFile(file) }
-        do {
-            let syntax = try PredicateParser.parse(predicate ?? "", arguments: predicateArguments.values)
-            print(render(syntax))
-        } catch {
-            printError(error.rendered())
-            throw ExitStatus.dataError
+        var syntax = try PredicateParser.parse(predicate ?? "", arguments: try predicateArguments.values)
+        let values = try predicateArguments.variableValues
+        if !values.isEmpty {
+            for name in values.keys.sorted() where !syntax.variables.contains(name) {
+                throw CommandFailure(.usage, "--var \(name)=…: the predicate has no variable $\(name)"
+                                     + suggestion(for: name, among: syntax.variables.sorted()))
+            }
+            syntax = syntax.substituting(values)
         }
+        print(render(syntax))
     }
 
     func render(_ syntax: PredicateSyntax) -> String {
@@ -52,9 +57,9 @@ struct Parse: ParsableCommand {
 
     func parseFile(_ path: String) throws {
         guard let data = FileManager.default.contents(atPath: path) else {
-            printError("error: cannot read '\(path)'")
-            throw ExitStatus.usage
+            throw CommandFailure(.noInput, "cannot read '\(path)'")
         }
+        let arguments = try predicateArguments.values
         var parsed = 0
         var failed = 0
         var diagnostics = ""
@@ -75,7 +80,7 @@ struct Parse: ParsableCommand {
                 let line = String(decoding: slice, as: UTF8.self)
                 if !slice.allSatisfy({ $0 < 0x80 }), line.allSatisfy(\.isWhitespace) { continue }
                 do {
-                    _ = try PredicateParser.parse(line, arguments: predicateArguments.values)
+                    _ = try PredicateParser.parse(line, arguments: arguments)
                     parsed += 1
                 } catch let error as PredicateSyntaxError {
                     failed += 1

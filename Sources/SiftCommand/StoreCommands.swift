@@ -1,6 +1,6 @@
 // What the store commands share (`sift import`, `sql`, `explain`, `query`,
-// `count`, each in its own file): progress on a terminal, store failures as
-// exit statuses, opening a SQLite store, and the fetch and result options.
+// `count`, each in its own file): progress on a terminal, opening a SQLite
+// store, and the fetch and result options.
 
 import ArgumentParser
 import Foundation
@@ -12,6 +12,7 @@ final class Progress: Sendable {
     private let label: String
     private let start = Date()
     private let done = LockedState(false)
+    private let end = LockedState<Date?>(nil)
     private let isTerminal = isatty(2) == 1
 
     /// Starts showing the elapsed time of `label` after a second.
@@ -34,35 +35,30 @@ final class Progress: Sendable {
         FileHandle.standardError.write(Data("\r\(label)… \(count)/\(total) ".utf8))
     }
 
-    /// Stops, clearing the line.
+    /// Stops, clearing the line; the elapsed time stops here.
     func finish() {
-        done.withLock { $0 = true }
+        let first = done.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        end.withLock { $0 = Date() }
         if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 
-    var elapsedMilliseconds: Double { Date().timeIntervalSince(start) * 1000 }
-}
+    /// The milliseconds from the start to ``finish()`` (or to now, before it):
+    /// the work timed, not the printing after it.
+    var elapsedMilliseconds: Double { ((end.withLock { $0 }) ?? Date()).timeIntervalSince(start) * 1000 }
 
-/// Opens a store file, or exits with status 66 and the reason.
-/// Runs `body`; a store error (an unknown template, a missing variable) is
-/// printed and exits with the data error status.
-func storeFailure<T>(_ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let error as StoreError {
-        printError("error: \(error)")
-        throw ExitStatus.dataError
-    }
+    /// The elapsed time as messages print it: `in 12.3 ms`.
+    var elapsed: String { "in \(String(format: "%.1f", elapsedMilliseconds)) ms" }
 }
 
 /// Opens a store: Sift's (its model is in it), or one Core Data wrote, with
 /// `model` (a bundle: the version whose hashes are the store's) or else its
-/// model cache. Read-only stores only read.
+/// model cache. Read-only stores only read. A store that cannot be opened
+/// is a ``CommandFailure`` naming the file as it was given.
 func openStore(_ path: String, model: String? = nil, readOnly: Bool = false) throws -> SQLiteStore {
-    guard FileManager.default.fileExists(atPath: path) else {
-        printError("error: no store at '\(path)'")
-        throw ExitStatus.noInput
-    }
     let url = URL(fileURLWithPath: path)
     do {
         var dataModel: DataModel?
@@ -71,8 +67,21 @@ func openStore(_ path: String, model: String? = nil, readOnly: Bool = false) thr
         }
         return try SQLiteStore(url: url, model: dataModel, readOnly: readOnly)
     } catch {
-        printError("error: \(error)")
-        throw ExitStatus.noInput
+        throw CommandFailure(error).naming(url, as: path)
+    }
+}
+
+extension CommandFailure {
+    /// The failure with the file at `url` named as the user gave it (`path`).
+    func naming(_ url: URL, as path: String) -> CommandFailure {
+        var failure = self
+        if url.path != path { failure.text = failure.text.replacingOccurrences(of: "'\(url.path)'", with: "'\(path)'") }
+        let folder = url.deletingLastPathComponent().path
+        let given = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
+        if folder != given, !given.isEmpty {
+            failure.text = failure.text.replacingOccurrences(of: "'\(folder)'", with: "'\(given)'")
+        }
+        return failure
     }
 }
 
@@ -91,7 +100,9 @@ struct FetchOptions: ParsableArguments {
                                valueName: "name"))
     var template: String?
 
-    @Option(name: .customLong("sort"), help: ArgumentHelp("Sort by a key path: key, key:desc, key:ci.", valueName: "key"))
+    @Option(name: .customLong("sort"), help: ArgumentHelp(
+        "Sort by a key path: key, key:desc (or :descending), key:asc, and :ci for case-insensitive strings (name:desc:ci).",
+        valueName: "key"))
     var sort: [String] = []
 
     @Option(help: "The most objects to return.")
@@ -105,12 +116,20 @@ struct FetchOptions: ParsableArguments {
     @Argument(help: "The predicate (TRUEPREDICATE when omitted).")
     var predicateText: String?
 
-    /// Opens the store, or exits with status 66 and the reason.
+    /// Opens the store (read-only).
     func open() throws -> any SQLPersistentStore { try location.open(model: model) }
 
     func validate() throws {
         if entity == nil, template == nil { throw ValidationError("give the entity to fetch (--entity) or a template (--template)") }
         if template != nil, predicateText != nil { throw ValidationError("a template has its own predicate: give --var values, not a predicate") }
+        if let limit, limit < 0 { throw ValidationError("--limit takes a count of 0 or more, not \(limit)") }
+        if let offset, offset < 0 { throw ValidationError("--offset takes a count of 0 or more, not \(offset)") }
+    }
+
+    /// The texts a fetch compiles, by the option each came from, for diagnostics.
+    var sources: [SourceText] {
+        (predicateText.map { [SourceText("predicate", given: $0)] } ?? [])
+            + sort.compactMap { text in SortDescriptor(parsing: text).map { SourceText("--sort", given: text, compiled: $0.keyPath) } }
     }
 
     /// The predicate's text: the one given, or the template's with its variables replaced.
@@ -121,20 +140,32 @@ struct FetchOptions: ParsableArguments {
     /// The entity fetched.
     func entityName(in model: DataModel) throws -> String { try request(in: model).entityName }
 
+    /// The request: the entity and predicate given, or the template's, with the sort, limit and offset.
     func request(in model: DataModel) throws -> FetchRequest {
         var request: FetchRequest
         if let template {
-            request = try model.fetchRequestFromTemplate(withName: template, substitutionVariables: predicateArguments.variableValues)
+            guard model.fetchRequestTemplates[template] != nil else {
+                let names = model.fetchRequestTemplates.keys.sorted()
+                throw CommandFailure(.invalidData, "no fetch request template '\(template)' in the model"
+                                     + (names.isEmpty ? " (it has none)" : suggestion(for: template, among: names)
+                                        + " (it has \(names.map { "'\($0)'" }.joined(separator: ", ")))"))
+            }
+            request = try storeFailure {
+                try model.fetchRequestFromTemplate(withName: template, substitutionVariables: try predicateArguments.variableValues)
+            }
         } else {
-            request = FetchRequest(entityName: entity ?? "", predicate: predicateText ?? "TRUEPREDICATE",
-                                   arguments: predicateArguments.values)
+            let entity = entity ?? ""
+            try checkEntity(entity, in: model)
+            request = FetchRequest(entityName: entity, predicate: predicateText ?? "TRUEPREDICATE",
+                                   arguments: try predicateArguments.values)
         }
-        if let entity, template != nil, entity != request.entityName {
-            throw ValidationError("the template '\(template!)' fetches '\(request.entityName)', not '\(entity)'")
+        if let entity, let template, entity != request.entityName {
+            throw CommandFailure(.usage, "the template '\(template)' fetches '\(request.entityName)', not '\(entity)'")
         }
         request.sortDescriptors = try sort.map { text in
             guard let descriptor = SortDescriptor(parsing: text) else {
-                throw ValidationError("--sort takes a key path with :asc or :desc and :ci (name:desc:ci), not '\(text)'")
+                throw CommandFailure(.usage, "--sort takes a key path, then :asc or :desc (:ascending, :descending) and :ci "
+                                     + "(name:desc:ci), not '\(text)'")
             }
             return descriptor
         }
@@ -149,7 +180,7 @@ struct FetchOptions: ParsableArguments {
 struct ResultOptions: ParsableArguments {
     @Option(name: .customLong("select"), help: ArgumentHelp(
         "A property to fetch instead of objects: a key path, an expression or an aggregate (sum(salary), @count), "
-            + "optionally named with 'as NAME'. Results print one per row (as JSON, one object per line).",
+            + "optionally named with 'as NAME'. Results print one per row.",
         valueName: "expression"))
     var select: [String] = []
 
@@ -165,12 +196,21 @@ struct ResultOptions: ParsableArguments {
     /// Whether any of these options was given.
     var asksForResults: Bool { !select.isEmpty || !groupBy.isEmpty || having != nil || distinct }
 
+    func validate() throws {
+        if asksForResults, select.isEmpty {
+            throw ValidationError("--group-by, --having and --distinct need properties to fetch: add --select")
+        }
+    }
+
+    /// The texts a dictionary fetch compiles, by the option each came from, for diagnostics.
+    var sources: [SourceText] {
+        select.map { SourceText("--select", given: $0, compiled: ExpressionDescription(parsing: $0).expression) }
+            + groupBy.map { SourceText("--group-by", given: $0, compiled: $0.trimmingCharacters(in: .whitespaces)) }
+            + (having.map { [SourceText("--having", given: $0)] } ?? [])
+    }
+
     /// `base` as a dictionary fetch.
     func request(from base: FetchRequest) throws -> FetchRequest {
-        guard !select.isEmpty else {
-            printError("--group-by, --having and --distinct need properties to fetch: add --select")
-            throw ExitStatus.usage
-        }
         var request = base
         request.propertiesToFetch = select.map(ExpressionDescription.init(parsing:))
         request.propertiesToGroupBy = groupBy

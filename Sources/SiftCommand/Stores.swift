@@ -27,15 +27,10 @@ struct StoreLocation: ParsableArguments {
     /// Where the store is, for messages.
     var description: String { store ?? "\(postgres ?? "") (schema \(schema))" }
 
-    /// Opens the store, or exits with status 66 and the reason. `model` is
-    /// the model of a Core Data store file (or of a new server store).
+    /// Opens the store. `model` is the model of a Core Data store file (or
+    /// of a new server store).
     func open(model: String? = nil, readOnly: Bool = true, creatingWith newModel: DataModel? = nil) throws -> any SQLPersistentStore {
         if let store { return try openStore(store, model: model, readOnly: readOnly) }
-        do {
-            return try PostgresStore(url: postgres!, model: newModel, schemaName: schema, observesOtherProcesses: false)
-        } catch {
-            printError("error: \(error)")
-            throw ExitStatus.noInput
-        }
+        return try PostgresStore(url: postgres ?? "", model: newModel, schemaName: schema, observesOtherProcesses: false)
     }
 }

@@ -31,15 +31,22 @@ public struct PostgresDatabaseError: Error, CustomStringConvertible, Sendable {
     init(_ error: PSQLError, sql: String?) {
         self.init(message: error.serverInfo?[.message] ?? String(reflecting: error), sql: sql)
         code = error.serverInfo?[.sqlState]
+        table = error.serverInfo?[.tableName]
     }
 
     /// The server's SQLSTATE code, when it sent one (`40001`: a serialization failure).
     public var code: String?
 
+    /// The table the error is about, when the server named one (a
+    /// constraint's table, say).
+    public var table: String?
+
     /// The SQLSTATE codes Sift reads, named once.
     public enum SQLState {
         /// `22003`, numeric value out of range: an integer past 64 bits.
         public static let numericValueOutOfRange = "22003"
+        /// `23505`, unique violation: a primary key the table holds already.
+        public static let uniqueViolation = "23505"
     }
 }
 

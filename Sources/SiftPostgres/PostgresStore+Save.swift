@@ -108,6 +108,11 @@ extension PostgresStore {
             return .validation([SaveValidationFailure(object: "<batch update>", property: "",
                                                       reason: "an integer expression passed the 64-bit integers (an integer overflow)")])
         }
+        if let error = error as? PostgresDatabaseError, error.code == PostgresDatabaseError.SQLState.uniqueViolation {
+            // Sift's tables have no unique constraint but their primary keys: the store has data already.
+            let entity = model.entities.first { $0.superentity == nil && schema.table($0) == error.table }
+            return .keysInUse(path: location, entity: entity?.name)
+        }
         return Self.storeError(error)
     }
 

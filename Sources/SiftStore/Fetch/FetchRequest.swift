@@ -69,13 +69,16 @@ public struct SortDescriptor: Hashable, Sendable {
         self.caseInsensitive = caseInsensitive
     }
 
-    /// Reads a key path followed by the options `:asc`, `:desc` and `:ci`, in any order, each at most once
-    /// and not both `:asc` and `:desc` (`name:desc:ci`); nil for anything else.
+    /// Reads a key path followed by the options `:asc` (or `:ascending`), `:desc` (or `:descending`) and
+    /// `:ci`, in any order, each at most once and not both ascending and descending (`name:desc:ci`); nil
+    /// for anything else.
     ///
     /// - Parameter text: A key path, followed by `:desc` for a descending sort and `:ci` for case-insensitive
     ///   strings (`:asc` is the default).
     public init?(parsing text: String) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let long = ["ascending": "asc", "descending": "desc"]
+        let split = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let parts = Array(split.prefix(1)) + split.dropFirst().map { long[$0] ?? $0 }
         let options = Set(parts.dropFirst())
         guard let keyPath = parts.first, !keyPath.isEmpty, options.count == parts.count - 1,
               options.isSubset(of: ["asc", "desc", "ci"]), !options.isSuperset(of: ["asc", "desc"]) else { return nil }

@@ -67,6 +67,16 @@ public enum StoreError: Error, CustomStringConvertible {
     /// The file is not an SQLite database (a damaged file, or another kind of
     /// file); it was left as it was.
     case notADatabase(path: String)
+    /// The path names no store file that can be opened: a folder, a file in
+    /// a folder that does not exist, a missing file (when no store is to be
+    /// made), or an empty file (when there is no model to make a store with).
+    /// ``FileProblem`` says which; nothing was created.
+    case notAStoreFile(path: String, problem: FileProblem)
+    /// A write (an import, usually) of objects whose primary keys the store
+    /// already holds: the store has data already. `entity` is the entity
+    /// (the root of its hierarchy) whose table refused the key, when known;
+    /// nothing was written.
+    case keysInUse(path: String, entity: String?)
     /// An SQLite database of another application: it has tables but no Sift
     /// metadata. Sift neither reads nor changes it.
     case foreignDatabase(path: String, tables: [String])
@@ -178,6 +188,12 @@ public enum StoreError: Error, CustomStringConvertible {
         case .cannotWrite(let path, let reason): "cannot write '\(path)': \(reason); the old file is unchanged"
         case .notADatabase(let path):
             "'\(path)' is not an SQLite database (it may be damaged, or another kind of file); it was left unchanged"
+        case .notAStoreFile(let path, let problem): problem.message(path)
+        case .keysInUse(let path, let entity):
+            "'\(path)' already holds \(entity.map { "\($0) objects" } ?? "objects") with the keys being written "
+                + "(the store has data already); nothing was written: import into a new file, or into an empty store"
+        case .foreignDatabase(let path, let tables) where tables.isEmpty:
+            "'\(path)' is an SQLite database with no tables, not a store; it was left unchanged"
         case .foreignDatabase(let path, let tables):
             "'\(path)' is an SQLite database of another application (tables: \(tables.prefix(5).joined(separator: ", "))"
                 + (tables.count > 5 ? ", …" : "") + "), not a Sift store; it was left unchanged: give a new file for the store"
@@ -234,6 +250,10 @@ extension StoreError {
         case cannotWrite
         /// A file that is not an SQLite database.
         case notADatabase
+        /// A path that names no store file that can be opened.
+        case notAStoreFile
+        /// Primary keys the store already holds.
+        case keysInUse
         /// Another application's database.
         case foreignDatabase
         /// A damaged store.
@@ -294,6 +314,8 @@ extension StoreError {
         case .objectNotFound: .objectNotFound
         case .cannotWrite: .cannotWrite
         case .notADatabase: .notADatabase
+        case .notAStoreFile: .notAStoreFile
+        case .keysInUse: .keysInUse
         case .foreignDatabase: .foreignDatabase
         case .damaged: .damaged
         case .locked: .locked
@@ -310,6 +332,55 @@ extension StoreError {
         case .invalidRequest: .invalidRequest
         case .evaluation: .evaluation
         case .cannotMigrate: .cannotMigrate
+        }
+    }
+
+    /// Why a path names no store file that can be opened.
+    public enum FileProblem: Hashable, Sendable {
+        /// The path names a folder.
+        case folder
+        /// The folder the file would be in does not exist (its path).
+        case missingFolder(String)
+        /// There is no file, and no store is to be made (no model was given,
+        /// or the store is read-only).
+        case missing
+        /// The file is empty, and no model was given to make a store with.
+        case empty
+
+        /// What is wrong with the store file at `url`, before SQLite opens it:
+        /// nil when it is a file SQLite can open, or a new store can be made
+        /// there (`creating`).
+        package init?(storeAt url: URL, attributes: [FileAttributeKey: Any]?, creating: Bool) {
+            guard let attributes else {
+                let folder = url.deletingLastPathComponent()
+                var isFolder: ObjCBool = false
+                if !FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder) || !isFolder.boolValue {
+                    self = .missingFolder(folder.path)
+                } else if creating {
+                    return nil
+                } else {
+                    self = .missing
+                }
+                return
+            }
+            if attributes[.type] as? FileAttributeType == .typeDirectory {
+                self = .folder
+            } else if (attributes[.size] as? NSNumber)?.intValue == 0, !creating {
+                self = .empty
+            } else {
+                return nil
+            }
+        }
+
+        /// The sentence for the store at `path`.
+        func message(_ path: String) -> String {
+            switch self {
+            case .folder: "'\(path)' is a folder, not a store file: give the path of a store file"
+            case .missingFolder(let folder):
+                "there is no folder '\(folder)' for the store '\(path)': create the folder, or give a path in an existing one"
+            case .missing: "there is no store at '\(path)'"
+            case .empty: "'\(path)' is an empty file, not a store"
+            }
         }
     }
 
@@ -370,8 +441,8 @@ extension StoreError {
     }
 
     /// The error for an SQLite failure on the store at `path`: the failures a
-    /// user can act on (a lock, a read-only or full file, a damaged file)
-    /// get their own cases; the rest stay `.sqlite`.
+    /// user can act on (a lock, a read-only or full file, a damaged file, a
+    /// key the store holds already) get their own cases; the rest stay `.sqlite`.
     init(_ error: SQLiteError, path: String) {
         switch error.code & 0xFF {
         case SQLITE_BUSY, SQLITE_LOCKED: self = .locked(path: path)
@@ -379,6 +450,10 @@ extension StoreError {
         case SQLITE_FULL: self = .full(path: path)
         case SQLITE_CORRUPT: self = .damaged(path: path, reason: error.message)
         case SQLITE_NOTADB: self = .notADatabase(path: path)
+        // Sift's tables have no unique constraint but their primary keys:
+        // SQLITE_CONSTRAINT_PRIMARYKEY (1555) and SQLITE_CONSTRAINT_UNIQUE (2067).
+        case SQLITE_CONSTRAINT where error.code == 1555 || error.code == 2067:
+            self = .keysInUse(path: path, entity: nil)
         default: self = .sqlite(error)
         }
     }

@@ -54,13 +54,17 @@ public struct StoreInspection: Sendable {
     ///   - url: The store file to read.
     ///   - modelURL: A model file (JSON, `.xcdatamodel`, `.mom`) or bundle (`.xcdatamodeld`, `.momd`) to read
     ///     the store with; nil for the model the store keeps.
-    /// - Throws: `StoreError`: `.cannotWrite` when there is no file at `url`; `.foreignDatabase`,
+    /// - Throws: `StoreError`: `.notAStoreFile` when there is no file at `url` (or it is a folder, or
+    ///   empty); `.foreignDatabase`,
     ///   `.notADatabase` or `.damaged` when the file is not a readable store; `.modelDoesNotMatchStore` or
     ///   `.modelMismatch` when the given model is not the store's; `.invalidDataSet` when the model file does
     ///   not load; `.locked` or `.sqlite` when SQLite fails.
     public init(url: URL, model modelURL: URL? = nil) throws(StoreError) {
         let path = url.path
-        guard FileManager.default.fileExists(atPath: path) else { throw .cannotWrite(path: path, reason: "no such file") }
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        if let problem = StoreError.FileProblem(storeAt: url, attributes: attributes, creating: false) {
+            throw .notAStoreFile(path: path, problem: problem)
+        }
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection(path: path, readOnly: true)

@@ -4,13 +4,17 @@ import Foundation
 import SiftPostgres
 import Testing
 
-/// Runs the `sift` executable built beside the test bundle.
-func runSift(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+/// Runs the `sift` executable built beside the test bundle (with
+/// `environment` added to the test's own).
+func runSift(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String, error: String) {
     let products = Bundle.module.bundleURL.deletingLastPathComponent()
     let executable = products.appendingPathComponent("sift")
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    }
     let output = Pipe()
     let error = Pipe()
     process.standardOutput = output
@@ -178,10 +182,10 @@ struct StoreCommandTests {
         // Dictionary fetches: one JSON object per result, keys in the order selected.
         let grouped = try runSift(["query", "--store", store, "--entity", "Employee", "--select", "department.name",
                                    "--select", "sum(salary) as payroll", "--select", "@count as n", "--group-by", "department.name",
-                                   "--having", "n >= 10", "--sort", "n:desc", "--format", "json"])
+                                   "--having", "n >= 10", "--sort", "n:desc", "--format", "jsonl"])
         #expect(grouped.status == 0)
         let lines = grouped.output.split(separator: "\n")
-        #expect(!lines.isEmpty && lines.allSatisfy { $0.hasPrefix("{\"department.name\": ") && $0.contains(", \"payroll\": ") })
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.hasPrefix("{\"department.name\":\"") && $0.contains(",\"payroll\":") })
         let counts = lines.compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["n"] as? Int
         }
@@ -190,7 +194,7 @@ struct StoreCommandTests {
         // and the same form in a batch update's value.
         let bySelector = try runSift(["query", "--store", store, "--entity", "Employee", "--select", "department.name",
                                       "--select", "sum:(salary) as payroll", "--select", "count:(name) as n",
-                                      "--group-by", "department.name", "--having", "n >= 10", "--sort", "n:desc", "--format", "json"])
+                                      "--group-by", "department.name", "--having", "n >= 10", "--sort", "n:desc", "--format", "jsonl"])
         #expect(bySelector.status == 0, "\(bySelector.error)")
         #expect(bySelector.output == grouped.output)
         let selectorUpdate = try runSift(["update", "--store", store, "--entity", "Employee",
@@ -279,7 +283,8 @@ struct StoreCommandTests {
 @Suite("sift eval")
 struct EvalCommandTests {
     @Test func aValueIsTrueOrFalse() throws {
-        let yes = try runSift(["eval", "--value", #""ann@example.com""#, "--arg", "[^@]+@[^@]+", "SELF MATCHES %@"])
+        // A pattern that starts as JSON does is given as a JSON string.
+        let yes = try runSift(["eval", "--value", #""ann@example.com""#, "--arg", #""[^@]+@[^@]+""#, "SELF MATCHES %@"])
         #expect(yes.status == 0)
         #expect(yes.output == "true\n")
         let no = try runSift(["eval", "--value", #"{"age": 12}"#, "--var", "min=18", "age >= $min"])
@@ -325,6 +330,11 @@ struct PostgresCommandTests {
         let imported = try runSift(["import", "--data", data, "--postgres", url, "--schema", schema])
         #expect(imported.status == 0, "\(imported.error)")
         #expect(imported.output.contains("imported"))
+        // Importing again: the server's unique violation, as a sentence about the schema.
+        let again = try runSift(["import", "--data", data, "--postgres", url, "--schema", schema])
+        #expect(again.status == 73)
+        #expect(again.error == "error: '\(schema)' already holds Department objects with the keys being written (the store has "
+                + "data already); nothing was written: import into a new file, or into an empty store\n")
         // The same objects as from a SQLite file.
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("sift-cli-\(UUID()).sqlite")
         defer { try? FileManager.default.removeItem(at: file) }

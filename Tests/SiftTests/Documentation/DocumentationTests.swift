@@ -99,7 +99,8 @@ struct DocumentationTests {
             try process.run()
             let data = output.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            // Lines end with LF, or CRLF (CSV).
+            let lines = String(decoding: data, as: UTF8.self).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
                 .map { $0.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) }
             #expect(Array(lines.dropLast(lines.last == "" ? 1 : 0)) == expected.map {
                 $0.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)

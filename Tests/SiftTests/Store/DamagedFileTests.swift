@@ -127,7 +127,7 @@ struct DamagedStoreFileTests {
     @Test func anEmptyFileIsANewStoreOnlyWhenAModelIsGiven() throws {
         let folder = try ScratchFolder()
         let file = try folder.file("empty.sqlite", Data())
-        expectStoreError(StoreError.noModel(path: file.path)) { try openAndRead(file, model: nil) }
+        expectStoreError(StoreError.notAStoreFile(path: file.path, problem: .empty)) { try openAndRead(file, model: nil) }
         #expect(contents(file) == Data())
         // A missing or empty file becomes a new store for the model given.
         try openAndRead(file, model: Company.model)

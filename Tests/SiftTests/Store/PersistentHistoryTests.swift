@@ -67,12 +67,20 @@ struct PersistentHistoryFixtureTests {
               insert Page: 119
 
             """)
+        #expect(try runSift(["history", "--store", url.path, "--counts", "--format", "text"]).output == counts.output)
         let list = try runSift(["history", "--store", url.path])
         #expect(list.output.split(separator: "\n").count == 127)
         #expect(list.output.contains("\n  insert GraphicNovel 3\n"))
-        let json = try runSift(["history", "--store", url.path, "--format", "json"])
-        let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+        // JSON lines: a transaction a line; JSON: one array of them; CSV: a row per change.
+        let lines = try runSift(["history", "--store", url.path, "--format", "jsonl"])
+        let object = try JSONSerialization.jsonObject(with: Data(lines.output.utf8)) as? [String: Any]
         #expect((object?["changes"] as? [Any])?.count == 126)
+        #expect(object?["timestamp"] as? String == "2024-05-10T18:14:11.682Z")
+        let json = try runSift(["history", "--store", url.path, "--format", "json"])
+        let array = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]]
+        #expect((array?.first?["changes"] as? [Any])?.count == 126)
+        let csv = try runSift(["history", "--store", url.path, "--format", "csv"])
+        #expect(csv.output.components(separatedBy: "\r\n").filter { !$0.isEmpty }.count == 127)
         #expect(try runSift(["history", "--store", url.path, "--after", "1"]).output == "")
         #expect(try runSift(["history", "--store", url.path, "--since", "yesterday"]).status == 64)
     }
@@ -159,9 +167,10 @@ struct PersistentHistoryTests {
                .replacingOccurrences(of: "2001-01-01T00:00:00.000Z  author cleanup", with: Self.date(700_000_200) + "  author cleanup"))
     }
 
+    /// A date as `sift` prints every date: ISO 8601 in UTC, with milliseconds when it has a fraction of a second.
     static func date(_ seconds: Double) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSinceReferenceDate: seconds))
+        return formatter.string(from: Date(timeIntervalSinceReferenceDate: seconds)).replacingOccurrences(of: ".000Z", with: "Z")
     }
 }

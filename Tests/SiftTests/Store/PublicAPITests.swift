@@ -20,6 +20,8 @@ struct PublicAPITests {
         ("name:ci", "name", true, true),
         ("department.name:desc:ci", "department.name", false, true),
         ("name:ci:desc", "name", false, true),
+        ("name:descending", "name", false, false),
+        ("name:ascending:ci", "name", true, true),
     ])
     func sortDescriptorText(_ text: String, keyPath: String, ascending: Bool, caseInsensitive: Bool) throws {
         let descriptor = try #require(Sort(parsing: text))
@@ -29,7 +31,8 @@ struct PublicAPITests {
     }
 
     @Test("A sort descriptor's text with an unknown or contradictory option is refused",
-          arguments: ["name:descending", "name:", "", ":desc", "name:asc:desc", "name:desc:desc", "name:DESC"])
+          arguments: ["name:down", "name:", "", ":desc", "name:asc:desc", "name:desc:desc", "name:DESC", "name:desc:descending",
+                     "name:ascending:descending"])
     func sortDescriptorRefusals(_ text: String) {
         #expect(Sort(parsing: text) == nil)
     }

@@ -52,6 +52,15 @@ extension SQLiteStore {
     }
 
     package func storeError(_ error: any Error) -> StoreError {
-        StoreError(error, path: path)
+        let converted = StoreError(error, path: path)
+        // A key the store holds already: the entity whose table SQLite names
+        // ("UNIQUE constraint failed: ZAUTHOR.Z_PK").
+        if case .keysInUse(let path, nil) = converted, let sqlite = error as? SQLiteError,
+           let failed = sqlite.message.range(of: "failed: ") {
+            let table = sqlite.message[failed.upperBound...].prefix { $0 != "." }
+            let entity = model.entities.first { $0.superentity == nil && schema.table($0) == table }
+            return .keysInUse(path: path, entity: entity?.name)
+        }
+        return converted
     }
 }

@@ -72,9 +72,10 @@ public final class SQLiteStore: @unchecked Sendable {
     ///   - functions: The application's functions, callable in predicates, in memory and in SQL.
     ///   - readOnly: Whether the store only fetches.
     ///   - busyTimeout: How many seconds to wait for another connection's lock before failing.
-    /// - Throws: `StoreError`: `.noModel` when the file holds no store and no model was given (or the store
-    ///   keeps no model); `.readOnly` when the file is empty and the store is read-only (a missing file then fails to open, as
-    ///   `.sqlite`); `.modelMismatch` or
+    /// - Throws: `StoreError`: `.notAStoreFile` when the path is a folder, its folder does not exist, or
+    ///   there is no file (or an empty one) and no store is to be made (no model given, or read-only);
+    ///   `.noModel` when the file holds no store and no model was given (or the store
+    ///   keeps no model); `.modelMismatch` or
     ///   `.modelDoesNotMatchStore` when the store was made for another model; `.notADatabase`,
     ///   `.foreignDatabase` or `.damaged` when the file is not a readable store; `.locked` or `.sqlite` when
     ///   SQLite fails.
@@ -84,6 +85,10 @@ public final class SQLiteStore: @unchecked Sendable {
         let path = url.path
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+        if let problem = StoreError.FileProblem(storeAt: url, attributes: attributes,
+                                                 creating: model != nil && !readOnly) {
+            throw .notAStoreFile(path: path, problem: problem)
+        }
         // A file nobody may write opens read-only, even for a user (root) who could.
         let permissions = (attributes?[.posixPermissions] as? NSNumber)?.intValue
         let readOnly = readOnly || permissions.map { $0 & 0o222 == 0 } ?? false

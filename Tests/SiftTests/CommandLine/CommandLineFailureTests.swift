@@ -1,0 +1,285 @@
+// `sift` speaks Sift, not SQLite: every failure a sentence about the
+// user's store or text, one exit status per kind of failure in every
+// command, `error:` and did-you-mean everywhere, carets under the option
+// the text came from, JSON values checked, and the output options
+// (--format, --dry-run, --all, --version) as CommandLine.md shows them.
+
+import Foundation
+import Testing
+
+/// A scratch folder holding the company data set imported into `company.sqlite`.
+final class CommandLineScratch {
+    let folder: URL
+    var store: String { folder.appendingPathComponent("company.sqlite").path }
+    var data: String { CheckAndBatchTests.fixture("company.json") }
+
+    init(imported: Bool = true) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("sift-cli-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        if imported {
+            let result = try runSift(["import", "--data", CheckAndBatchTests.fixture("company.json"), "--store", store])
+            guard result.status == 0 else { throw CocoaError(.fileWriteUnknown) }
+        }
+    }
+
+    /// A file in the folder holding `data`.
+    func file(_ name: String, _ data: Data) throws -> String {
+        let url = folder.appendingPathComponent(name)
+        try data.write(to: url)
+        return url.path
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+}
+
+@Suite("sift's failures")
+struct CommandLineFailureTests {
+    /// A store failure a user can cause: the command, its exit status and the sentence it prints.
+    struct StoreCase: Sendable, CustomTestStringConvertible {
+        var name: String
+        var arguments: @Sendable (CommandLineScratch) throws -> [String]
+        var status: Int32
+        var message: String
+        var testDescription: String { name }
+    }
+
+    static let storeCases: [StoreCase] = [
+        StoreCase(name: "import onto a store holding the data", arguments: { ["import", "--data", $0.data, "--store", $0.store] },
+                  status: 73, message: "already holds Department objects with the keys being written (the store has data already)"),
+        StoreCase(name: "a folder as the store", arguments: { _ in ["count", "--store", "/tmp", "--entity", "Employee"] },
+                  status: 66, message: "error: '/tmp' is a folder, not a store file"),
+        StoreCase(name: "import into a folder", arguments: { ["import", "--data", $0.data, "--store", $0.folder.path] },
+                  status: 66, message: "is a folder, not a store file"),
+        StoreCase(name: "a store in a missing folder", arguments: { ["import", "--data", $0.data, "--store", "/nonexistent/dir/x.sqlite"] },
+                  status: 66, message: "error: there is no folder '/nonexistent/dir' for the store '/nonexistent/dir/x.sqlite'"),
+        StoreCase(name: "no store", arguments: { ["query", "--store", $0.folder.path + "/none.sqlite", "--entity", "Employee"] },
+                  status: 66, message: "error: there is no store at '"),
+        StoreCase(name: "an empty file inspected", arguments: { ["inspect", "--store", try $0.file("empty.sqlite", Data())] },
+                  status: 66, message: "empty.sqlite' is an empty file, not a store"),
+        StoreCase(name: "an empty file queried", arguments: { ["query", "--store", try $0.file("empty.sqlite", Data()), "--entity", "A"] },
+                  status: 66, message: "empty.sqlite' is an empty file, not a store"),
+    ]
+
+    @Test("A store failure is a sentence about the store, with its kind's status", arguments: storeCases)
+    func storeFailures(_ testCase: StoreCase) throws {
+        let scratch = try CommandLineScratch()
+        let result = try runSift(try testCase.arguments(scratch))
+        #expect(result.status == testCase.status, "\(result.error)")
+        #expect(result.error.contains(testCase.message), "\(result.error)")
+        #expect(result.error.hasPrefix("error: "))
+        #expect(!result.error.contains("SQLite error"))
+    }
+
+    @Test("A damaged file exits 74 from every command that reads it, with one sentence")
+    func damagedFilesExitAlike() throws {
+        let scratch = try CommandLineScratch(imported: false)
+        var generator = SystemRandomNumberGenerator()
+        let damaged = try scratch.file("random.sqlite", Data((0..<5_000).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        let commands: [[String]] = [
+            ["inspect", "--store", damaged], ["query", "--store", damaged, "--entity", "Employee"],
+            ["count", "--store", damaged, "--entity", "Employee"], ["explain", "--store", damaged, "--entity", "Employee"],
+            ["history", "--store", damaged], ["delete", "--store", damaged, "--entity", "Employee", "--all"],
+            ["migrate", "--store", damaged, "--model", CheckAndBatchTests.fixture("Company.xcdatamodeld")],
+        ]
+        for command in commands {
+            let result = try runSift(command)
+            #expect(result.status == 74, "\(command[0]): \(result.error)")
+            #expect(result.error == "error: '\(damaged)' is not an SQLite database (it may be damaged, or another kind of file); "
+                    + "it was left unchanged\n", "\(command[0])")
+        }
+    }
+
+    @Test("Unknown names: error: and a did-you-mean", arguments: [
+        (["count", "--entity", "Employe"], "error: no entity 'Employe' in the model; did you mean 'Employee'?"),
+        (["query", "--entity", "Employe"], "error: no entity 'Employe' in the model; did you mean 'Employee'?"),
+        (["update", "--entity", "Employe", "--set", "age=1"], "error: no entity 'Employe' in the model; did you mean 'Employee'?"),
+        (["delete", "--entity", "Tagg", "--all"], "error: no entity 'Tagg' in the model; did you mean 'Tag'?"),
+        (["query", "--entity", "Employee", "--sort", "agee"], "= note: did you mean 'age'?"),
+        (["update", "--entity", "Employee", "--set", "salry=1"], "= note: did you mean 'salary'?"),
+        (["query", "--template", "olderThan"], "error: no fetch request template 'olderThan' in the model (it has none)"),
+    ])
+    func unknownNames(_ arguments: [String], _ message: String) throws {
+        let scratch = try CommandLineScratch()
+        let result = try runSift(Array(arguments.prefix(1)) + ["--store", scratch.store] + arguments.dropFirst())
+        #expect(result.status == 65, "\(result.error)")
+        #expect(result.error.hasPrefix("error: "))
+        #expect(result.error.contains(message), "\(result.error)")
+        #expect(try runSift(["check", "--model", scratch.data, "--entity", "Employe", "age > 1"]).error
+                == "error: no entity 'Employe' in the model; did you mean 'Employee'?\n")
+    }
+
+    @Test("A diagnostic is labelled with its option, its caret under the text as typed", arguments: [
+        (["update", "--entity", "Employee", "--set", "titel=title"], " --> --set:1:1\n1 | titel=title\n  | ^^^^^\n"),
+        (["update", "--entity", "Employee", "--set", "age=agee + 1"], " --> --set:1:5\n1 | age=agee + 1\n  |     ^^^^\n"),
+        (["update", "--entity", "Employee", "--set", "age=age +"], " --> --set:1:10\n"),
+        (["query", "--entity", "Employee", "--select", "sum(salry) as total"], " --> --select:1:5\n1 | sum(salry) as total\n  |     ^^^^^\n"),
+        (["query", "--entity", "Employee", "--select", "name", "--group-by", "name", "--having", "nme == 'x'"],
+         " --> --having:1:1\n1 | nme == 'x'\n  | ^^^\n"),
+        (["query", "--entity", "Employee", "--sort", "name", "--sort", "agee:desc"], " --> --sort:1:1\n1 | agee:desc\n  | ^^^^\n"),
+        (["count", "--entity", "Employee", "agee > 3"], " --> predicate:1:1\n1 | agee > 3\n"),
+    ])
+    func caretsUnderTheirOption(_ arguments: [String], _ diagnostic: String) throws {
+        let scratch = try CommandLineScratch()
+        let result = try runSift(Array(arguments.prefix(1)) + ["--store", scratch.store] + arguments.dropFirst())
+        #expect(result.status == 65)
+        #expect(result.error.hasPrefix("error: "))
+        #expect(result.error.contains(diagnostic), "\(result.error)")
+    }
+
+    @Test("A value that starts as JSON must be JSON; others are strings", arguments: [
+        (["eval", "--value", #"{"age":41"#, "age > 3"], 65, "error: --value '{\"age\":41' starts as JSON but is not valid JSON: "
+            + "the text ends where ',' or '}' was expected at line 1, column 10"),
+        (["eval", "--value", "[1, 2,", "SELF == 1"], 65, "the text ends where a value was expected at line 1, column 7"),
+        (["parse", "--arg", "2024-05-01", "a == %@"], 65, "error: --arg '2024-05-01' starts as JSON but is not valid JSON: "
+            + "unexpected text after the value at line 1, column 5"),
+        (["parse", "--var", #"x={"a" 1}"#, "a == $x"], 65, "':' expected at line 1, column 6"),
+        (["parse", "--arg", "department.name", "--arg", "Legal", "%K == %@"], 0, ""),
+        (["eval", "--value", "Legal", "SELF == 'Legal'"], 0, ""),
+    ] as [([String], Int32, String)])
+    func jsonValues(_ arguments: [String], _ status: Int32, _ message: String) throws {
+        let result = try runSift(arguments)
+        #expect(result.status == status, "\(result.error)")
+        if !message.isEmpty { #expect(result.error.contains(message), "\(result.error)") }
+        if status == 0 { #expect(result.output == (arguments[0] == "eval" ? "true\n" : "department.name == \"Legal\"\n")) }
+    }
+
+    @Test func sortOptionsAndVariables() throws {
+        let scratch = try CommandLineScratch()
+        let long = try runSift(["query", "--store", scratch.store, "--entity", "Employee", "--sort", "age:descending", "--limit", "1",
+                                "--format", "jsonl"])
+        let short = try runSift(["query", "--store", scratch.store, "--entity", "Employee", "--sort", "age:desc", "--limit", "1",
+                                 "--format", "jsonl"])
+        #expect(long.status == 0 && long.output == short.output && !long.output.isEmpty)
+        let wrong = try runSift(["query", "--store", scratch.store, "--entity", "Employee", "--sort", "age:down"])
+        #expect(wrong.status == 64)
+        #expect(wrong.error == "error: --sort takes a key path, then :asc or :desc (:ascending, :descending) and :ci "
+                + "(name:desc:ci), not 'age:down'\n")
+        let substituted = try runSift(["parse", "--var", "min=3", "age > $min"])
+        #expect(substituted.status == 0 && substituted.output == "age > 3\n")
+        let unused = try runSift(["parse", "--var", "mni=3", "age > $min"])
+        #expect(unused.status == 64 && unused.error == "error: --var mni=…: the predicate has no variable $mni; did you mean 'min'?\n")
+    }
+
+    @Test func versionAndCompletion() throws {
+        let version = try runSift(["--version"])
+        #expect(version.status == 0 && version.output == "0.9.0\n")
+        let help = try runSift(["--help"])
+        #expect(help.output.contains("--generate-completion-script"))
+        let script = try runSift(["--generate-completion-script", "bash"])
+        #expect(script.status == 0 && script.output.contains("_sift"))
+        // The argument parser's own errors say error: in lowercase too.
+        #expect(try runSift(["parse", "--bogus", "a == 1"]).error.hasPrefix("error: "))
+    }
+
+    @Test func dryRunsAndDeletingEverything() throws {
+        let scratch = try CommandLineScratch()
+        let update = try runSift(["update", "--store", scratch.store, "--entity", "Employee", "--set", "age=age + 1", "--dry-run",
+                                  "--format", "json", "age > 60"])
+        #expect(update.status == 0, "\(update.error)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(update.output.utf8)) as? [String: Any])
+        #expect(object["count"] as? Int == 4 && object["dryRun"] as? Bool == true && (object["ids"] as? [Int]) == [114, 120, 136, 143])
+        #expect(update.error.hasPrefix("dry run: would have updated 4 Employee objects (keys 114, 120, 136, 143), selected in "))
+        #expect(update.error.hasSuffix("; nothing was written\n"))
+        // A dry run checks the assignments as the update does.
+        let refused = try runSift(["update", "--store", scratch.store, "--entity", "Employee", "--set", "age=salary", "--dry-run"])
+        #expect(refused.status == 65 && refused.error.contains("holds integer values"))
+        #expect(try runSift(["count", "--store", scratch.store, "--entity", "Employee", "age > 60"]).output == "4\n")
+        let delete = try runSift(["delete", "--store", scratch.store, "--entity", "Tag", "--dry-run", "name == 'intern'"])
+        #expect(delete.status == 0 && delete.output == "1\n")
+        #expect(delete.error.hasPrefix("dry run: would have deleted 1 Tag object (keys "))
+        #expect(try runSift(["count", "--store", scratch.store, "--entity", "Tag"]).output == "11\n")
+
+        let everything = try runSift(["delete", "--store", scratch.store, "--entity", "Tag"])
+        #expect(everything.status == 64)
+        #expect(everything.error.contains("error: delete needs a predicate selecting the objects, or --all to delete every Tag object"))
+        let all = try runSift(["delete", "--store", scratch.store, "--entity", "Tag", "--all"])
+        #expect(all.status == 0 && all.output == "11\n")
+        #expect(all.error.hasPrefix("deleted 11 Tag objects"))
+        let one = try runSift(["delete", "--store", scratch.store, "--entity", "Employee", "name == 'Alice Anderson'"])
+        #expect(one.error.hasPrefix("deleted 1 Employee object"), "\(one.error)")
+    }
+
+    @Test func everyFormat() throws {
+        let scratch = try CommandLineScratch()
+        let base = ["--store", scratch.store]
+        let count = try runSift(["count"] + base + ["--entity", "Employee", "--format", "json", "age > 40"])
+        #expect(count.output == "{\n  \"count\": 22\n}\n")
+        #expect(try runSift(["count"] + base + ["--entity", "Employee", "--format", "jsonl", "age > 40"]).output == "{\"count\":22}\n")
+        #expect(try runSift(["count"] + base + ["--entity", "Employee", "--format", "csv", "age > 40"]).output == "count\r\n22\r\n")
+
+        // CSV quotes a field with a comma or a quote, doubling quotes.
+        let names = try runSift(["query"] + base + ["--entity", "Employee", "--select", "name", "--select", "nickname",
+                                                     "--sort", "name", "--limit", "200", "--format", "csv"])
+        #expect(names.status == 0)
+        #expect(names.output.hasPrefix("name,nickname\r\n"))
+        for line in names.output.components(separatedBy: "\r\n") where line.contains("\"") {
+            #expect(line.hasPrefix("\"") || line.contains(",\""), "\(line)")
+        }
+        // JSON lines: compact, keys sorted; JSON: one array; the same rows.
+        let jsonl = try runSift(["query"] + base + ["--entity", "Employee", "--sort", "age:desc", "--limit", "3", "--format", "jsonl"])
+        let lines = jsonl.output.split(separator: "\n")
+        #expect(lines.count == 3 && lines.allSatisfy { $0.hasPrefix("{\"age\":") && !$0.contains("\": ") })
+        let json = try runSift(["query"] + base + ["--entity", "Employee", "--sort", "age:desc", "--limit", "3", "--format", "json"])
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        #expect(rows.count == 3)
+        for (row, line) in zip(rows, lines) {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(Set(object.keys) == Set(row.keys))
+            #expect(object.keys.allSatisfy { "\(object[$0] ?? "")" == "\(row[$0] ?? "")" })
+        }
+        #expect((rows.first?["startDate"] as? String)?.hasSuffix("Z") == true)
+        let table = try runSift(["query"] + base + ["--entity", "Tag", "--sort", "name", "--limit", "1", "--format", "csv"])
+        #expect(table.output.hasPrefix("id,name"))
+
+        // inspect, explain, eval --data and sql print the forms they have.
+        let inspect = try runSift(["inspect"] + base + ["--format", "json"])
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(inspect.output.utf8)) as? [String: Any])
+        #expect((summary["entities"] as? [[String: Any]])?.count == 3)
+        #expect(try runSift(["inspect"] + base + ["--format", "csv"]).output.hasPrefix("number,name,superentity,rows\r\n"))
+        let explain = try runSift(["explain"] + base + ["--entity", "Employee", "--format", "jsonl", "age > 3"])
+        let sections = try #require(try JSONSerialization.jsonObject(with: Data(explain.output.utf8)) as? [String: Any])
+        #expect(sections["sql"] is String && sections["bindings"] as? [String] == ["?1 = 3"])
+        #expect(try runSift(["explain"] + base + ["--entity", "Employee", "--format", "csv"]).status == 64)
+        let sql = try runSift(["sql", "--model", scratch.data, "--entity", "Employee", "--format", "jsonl", "age > 3"])
+        #expect(sql.output.hasPrefix("{\"bindings\":[\"?1 = 3\"],\"sql\":\"SELECT "))
+        let people = try scratch.file("people.json", Data(#"[{"name": "Ann, \"A\"", "age": 41}, {"name": "Bo", "age": 17}, 5]"#.utf8))
+        let evaluated = try runSift(["eval", "--data", people, "--format", "csv", "SELF == 5 OR age > 18"])
+        #expect(evaluated.output == "age,name,value\r\n41,\"Ann, \"\"A\"\"\",\r\n,,5\r\n")
+        let evaluatedTable = try runSift(["eval", "--data", people, "--format", "table", "SELF != 5 AND age > 18"])
+        #expect(evaluatedTable.output == "age  name\n---  --------\n41   Ann, \"A\"\n")
+        let evaluatedJSON = try runSift(["eval", "--data", people, "--format", "json", "SELF != 5 AND age > 18"])
+        #expect(evaluatedJSON.output == "[\n  {\n    \"age\": 41,\n    \"name\": \"Ann, \\\"A\\\"\"\n  }\n]\n")
+    }
+
+    @Test func progressOnlyOnATerminalAndTimingsWithoutPrinting() throws {
+        let scratch = try CommandLineScratch()
+        // Standard error is a pipe here: no progress line, only the summary.
+        let count = try runSift(["count", "--store", scratch.store, "--entity", "Employee"])
+        #expect(count.error.isEmpty)
+        let inspect = try runSift(["inspect", "--store", scratch.store])
+        #expect(inspect.error.isEmpty)
+        let query = try runSift(["query", "--store", scratch.store, "--entity", "Tag"])
+        #expect(query.error.range(of: #"^11 objects in [0-9]+\.[0-9] ms\n$"#, options: .regularExpression) != nil, "\(query.error)")
+        let one = try runSift(["query", "--store", scratch.store, "--entity", "Tag", "--limit", "1"])
+        #expect(one.error.hasPrefix("1 object in "))
+        let imported = try runSift(["import", "--data", scratch.data, "--store", scratch.folder.appendingPathComponent("b.sqlite").path])
+        #expect(imported.error.isEmpty && imported.output.hasPrefix("imported 79 objects into "))
+    }
+
+    @Test func theDemoNamesItsStoreInFullAndHonoursTheEnvironment() throws {
+        let scratch = try CommandLineScratch(imported: false)
+        let cache = scratch.folder.appendingPathComponent("xdg")
+        let result = try runSift(["demo", "--employees", "300"], environment: ["XDG_CACHE_HOME": cache.path])
+        #expect(result.status == 0, "\(result.error)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: cache.appendingPathComponent("sift").path)
+        let store = try #require(files.first { $0.hasSuffix(".sqlite") })
+        let path = cache.appendingPathComponent("sift").appendingPathComponent(store).path
+        #expect(result.output.contains("demo store \(path)\n"))
+        #expect(result.output.contains("Next: sift query --store \(path) --entity Employee"))
+        // $HOME without $XDG_CACHE_HOME: $HOME/.cache/sift.
+        let home = scratch.folder.appendingPathComponent("home")
+        let again = try runSift(["demo", "--employees", "300"], environment: ["XDG_CACHE_HOME": "", "HOME": home.path])
+        #expect(again.status == 0, "\(again.error)")
+        #expect(again.output.contains("demo store \(home.path)/.cache/sift/"))
+    }
+}
