@@ -3,7 +3,6 @@
 import ArgumentParser
 import Foundation
 import Sift
-import SiftPostgres
 import SiftStore
 
 struct Batch: ParsableCommand {
@@ -64,8 +63,8 @@ struct Batch: ParsableCommand {
         var nodesByEntity: [Int: [RowNode]] = [:]
         let compiler = PredicateCompiler(model: dataSet.model)
         var context: ObjectContext?
-        var scratch: PostgresStore?
-        defer { try? scratch?.destroy() }
+        var scratch: (any SQLPersistentStore)?
+        defer { destroyServerStore(scratch) }
         do {
             switch backend {
             case .memory:
@@ -77,9 +76,8 @@ struct Batch: ParsableCommand {
             case .atomic:
                 context = ObjectContext(store: try AtomicStore(url: URL(fileURLWithPath: data)))
             case .postgres:
-                let store = try PostgresStore(url: postgres ?? "", model: dataSet.model,
-                                              schemaName: "sift_batch_\(UUID().uuidString.prefix(12).lowercased())",
-                                              observesOtherProcesses: false)
+                let store = try openServerStore(url: postgres ?? "", model: dataSet.model,
+                                                schemaName: "sift_batch_\(UUID().uuidString.prefix(12).lowercased())")
                 scratch = store
                 try store.importDataSet(dataSet)
                 context = ObjectContext(store: store)

@@ -4,7 +4,6 @@ import ArgumentParser
 import Foundation
 import Sift
 import SiftDemo
-import SiftPostgres
 import SiftStore
 import Synchronization
 
@@ -123,8 +122,7 @@ struct Demo: ParsableCommand {
     /// The demo store on a server, in a schema of its own, filled on first use.
     func openOnServer(_ url: String) throws -> (any SQLPersistentStore, String) {
         let schemaName = Self.schemaName(employees)
-        let store = try PostgresStore(url: url, model: CompanyGenerator.model, schemaName: schemaName,
-                                      observesOtherProcesses: false)
+        let store = try openServerStore(url: url, model: CompanyGenerator.model, schemaName: schemaName)
         if try ObjectContext(store: store).count(for: FetchRequest(entityName: "Employee")) == 0 {
             print("Creating the demo store (\(employees) employees) in schema \(schemaName)…")
             let start = Date()
@@ -143,9 +141,8 @@ struct Demo: ParsableCommand {
         let store: any SQLPersistentStore
         if let postgres {
             print("■ Write path (on a scratch schema holding 1 000 employees, removed afterwards)")
-            let scratch = try PostgresStore(url: postgres, model: CompanyGenerator.model,
-                                            schemaName: "sift_demo_scratch_\(UUID().uuidString.prefix(8).lowercased())",
-                                            observesOtherProcesses: false)
+            let scratch = try openServerStore(url: postgres, model: CompanyGenerator.model,
+                                              schemaName: "sift_demo_scratch_\(UUID().uuidString.prefix(8).lowercased())")
             store = scratch
             try scratch.importNodes(CompanyGenerator.nodes(employees: 1000))
         } else {
@@ -154,7 +151,7 @@ struct Demo: ParsableCommand {
             try scratch.importNodes(CompanyGenerator.nodes(employees: 1000))
             store = scratch
         }
-        defer { try? (store as? PostgresStore)?.destroy() }
+        defer { destroyServerStore(store) }
         let mine = ObjectContext(store: store)
         let theirs = ObjectContext(store: store)
         let id = ObjectID(entity: 1, primaryKey: 1)

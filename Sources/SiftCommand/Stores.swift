@@ -5,7 +5,9 @@
 import ArgumentParser
 import Foundation
 import Sift
+#if PostgreSQL
 import SiftPostgres
+#endif
 import SiftStore
 
 /// Where a command's store is: a file, or a server.
@@ -31,6 +33,23 @@ struct StoreLocation: ParsableArguments {
     /// of a new server store).
     func open(model: String? = nil, readOnly: Bool = true, creatingWith newModel: DataModel? = nil) throws -> any SQLPersistentStore {
         if let store { return try openStore(store, model: model, readOnly: readOnly) }
-        return try PostgresStore(url: postgres ?? "", model: newModel, schemaName: schema, observesOtherProcesses: false)
+        return try openServerStore(url: postgres ?? "", model: newModel, schemaName: schema)
     }
+}
+
+/// A store on a PostgreSQL server, in `schemaName` (made on first open with
+/// `model`), not listening to other processes: a command's store.
+func openServerStore(url: String, model: DataModel?, schemaName: String) throws -> any SQLPersistentStore {
+    #if PostgreSQL
+    return try PostgresStore(url: url, model: model, schemaName: schemaName, observesOtherProcesses: false)
+    #else
+    throw CommandFailure(.usage, "this sift was built without the PostgreSQL trait: --postgres is not available")
+    #endif
+}
+
+/// Drops a scratch store's schema, when it is on a server.
+func destroyServerStore(_ store: (any SQLPersistentStore)?) {
+    #if PostgreSQL
+    try? (store as? PostgresStore)?.destroy()
+    #endif
 }
