@@ -128,11 +128,11 @@ struct CommandLineFailureTests {
 
     @Test("A value that starts as JSON must be JSON; others are strings", arguments: [
         (["eval", "--value", #"{"age":41"#, "age > 3"], 65, "error: --value '{\"age\":41' starts as JSON but is not valid JSON: "
-            + "the text ends where ',' or '}' was expected at line 1, column 10"),
-        (["eval", "--value", "[1, 2,", "SELF == 1"], 65, "the text ends where a value was expected at line 1, column 7"),
+            + "expected ',' or '}' in an object, found the end of the text at line 1, column 10"),
+        (["eval", "--value", "[1, 2,", "SELF == 1"], 65, "expected a value, found the end of the text at line 1, column 7"),
         (["parse", "--arg", "2024-05-01", "a == %@"], 65, "error: --arg '2024-05-01' starts as JSON but is not valid JSON: "
-            + "unexpected text after the value at line 1, column 5"),
-        (["parse", "--var", #"x={"a" 1}"#, "a == $x"], 65, "':' expected at line 1, column 6"),
+            + "expected the end of the text, found '-' at line 1, column 5"),
+        (["parse", "--var", #"x={"a" 1}"#, "a == $x"], 65, "expected ':' after a member name, found '1' at line 1, column 6"),
         (["parse", "--arg", "department.name", "--arg", "Legal", "%K == %@"], 0, ""),
         (["eval", "--value", "Legal", "SELF == 'Legal'"], 0, ""),
     ] as [([String], Int32, String)])
