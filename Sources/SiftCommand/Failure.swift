@@ -98,13 +98,13 @@ struct CommandFailure: Error, CustomStringConvertible {
         case .invalidPredicate, .notExpressibleInSQL, .unknownEntity, .unknownRelationship, .unknownKey,
              .readOnlyAttribute, .invalidDataSet, .objectDeleted, .invalidValue, .wrongType, .recordMismatch,
              .validation, .objectNotFound, .unsupportedModel, .unknownTemplate, .missingVariables, .invalidRequest,
-             .evaluation, .cannotMigrate:
+             .evaluation, .cannotMigrate, .duplicateReference:
             kind = .invalidData
         case .modelMismatch, .noModel, .notAStoreFile, .foreignDatabase, .modelDoesNotMatchStore:
             kind = .noInput
         case .readOnly, .cannotWrite, .keysInUse, .keysExhausted:
             kind = .cannotCreate
-        case .notADatabase, .damaged, .full:
+        case .notADatabase, .damaged, .full, .unreadableStoreFile:
             kind = .ioError
         case .locked, .conflicts:
             kind = .tryAgain

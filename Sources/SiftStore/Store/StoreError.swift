@@ -64,6 +64,13 @@ public enum StoreError: Error, CustomStringConvertible {
     case objectNotFound(ObjectReference)
     /// A store file that could not be written; the old file is intact.
     case cannotWrite(path: String, reason: String)
+    /// A store file its format cannot read (a malformed line, an object of
+    /// an entity the model lacks, a link to an object not in the file); the
+    /// reason is the format's, and the file was left as it was.
+    case unreadableStoreFile(path: String, reason: String)
+    /// A store's format gave a new object a reference another object of its
+    /// entity has; nothing was written.
+    case duplicateReference(entity: String, reference: String)
     /// The file is not an SQLite database (a damaged file, or another kind of
     /// file); it was left as it was.
     case notADatabase(path: String)
@@ -186,6 +193,9 @@ public enum StoreError: Error, CustomStringConvertible {
                 + conflicts.map(\.description).joined(separator: "; ")
         case .objectNotFound(let object): "\(object) is no longer in the store"
         case .cannotWrite(let path, let reason): "cannot write '\(path)': \(reason); the old file is unchanged"
+        case .unreadableStoreFile(let path, let reason): "the store file '\(path)' cannot be read: \(reason); it was left unchanged"
+        case .duplicateReference(let entity, let reference):
+            "a new \(entity) was given the reference \(reference), which another \(entity) has; nothing was written"
         case .notADatabase(let path):
             "'\(path)' is not an SQLite database (it may be damaged, or another kind of file); it was left unchanged"
         case .notAStoreFile(let path, let problem): problem.message(path)
@@ -248,6 +258,10 @@ extension StoreError {
         case objectNotFound
         /// A store file that could not be written.
         case cannotWrite
+        /// A store file its format cannot read.
+        case unreadableStoreFile
+        /// A reference given to two objects of an entity.
+        case duplicateReference
         /// A file that is not an SQLite database.
         case notADatabase
         /// A path that names no store file that can be opened.
@@ -313,6 +327,8 @@ extension StoreError {
         case .conflicts: .conflicts
         case .objectNotFound: .objectNotFound
         case .cannotWrite: .cannotWrite
+        case .unreadableStoreFile: .unreadableStoreFile
+        case .duplicateReference: .duplicateReference
         case .notADatabase: .notADatabase
         case .notAStoreFile: .notAStoreFile
         case .keysInUse: .keysInUse

@@ -39,7 +39,7 @@ enum CoreDataInvariants {
         var links: [ObjectID: [String: [Int64]]] = [:]
 
         init(_ store: any PersistentStore) throws {
-            if let atomic = store as? AtomicStore {
+            if let atomic = store as? AtomicStore<DataSetFormat> {
                 // The file, as the store last wrote it.
                 let model = atomic.model
                 for node in try DataSet(contentsOf: atomic.url).nodes {

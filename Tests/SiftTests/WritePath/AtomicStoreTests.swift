@@ -10,7 +10,7 @@ import Testing
 @Suite("Atomic store")
 struct AtomicStoreTests {
     /// The company fixture file itself, opened read-only (nothing here saves).
-    static let companyStore: AtomicStore = {
+    static let companyStore: AtomicStore<DataSetFormat> = {
         do {
             guard let url = Bundle.module.url(forResource: "Fixtures/company.json", withExtension: nil) else {
                 throw FixtureError.missing("company.json")

@@ -1,76 +1,116 @@
 // Store stage: the atomic store — a whole file, loaded at open.
 //
-// The file is a JSON data set (a model and its objects). Opening reads every
-// object into row nodes; every fetch is answered by the memory lowering over
-// them; every save applies the changes (with the same optimistic locking and
-// merge policies as the SQLite store, and the delete rules worked out again
-// over its rows, SaveRules.swift) and writes the whole file again,
-// atomically: a temporary file beside it, then a rename over it.
+// The file is in any format a store writer implements (`AtomicStoreFormat`:
+// Sift's JSON data set is one, `DataSetFormat`). Opening reads every object
+// into row nodes, each object's reference mapped to a primary key
+// (`ReferenceTable`); every fetch is answered by the memory lowering over
+// them; every save applies the changes (with the same optimistic locking
+// and merge policies as the SQLite store, and the delete rules worked out
+// again over its rows, SaveRules.swift), gives new objects their references,
+// and writes the whole file again, atomically: a temporary file beside it,
+// synced, then renamed over it.
 
 import Foundation
 import Sift
 
-/// A store kept in one JSON file, read whole and written whole.
+/// A store kept in one file, read whole and written whole, in any format:
+/// Sift's JSON data set (``DataSetFormat``, the default), or one of your
+/// own (``AtomicStoreFormat``), as Core Data's `NSAtomicStore` subclasses.
 ///
 /// ```swift
-/// let store = try AtomicStore(url: URL(fileURLWithPath: "company.json"))
+/// let store = try AtomicStore(url: URL(fileURLWithPath: "company.json"))   // a JSON data set
+/// let people = try AtomicStore(url: peopleFile, format: PeopleText(), model: peopleModel)
 /// let context = ObjectContext(store: store)
 /// ```
-public final class AtomicStore: PersistentStore, @unchecked Sendable {
+public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unchecked Sendable {
     public let model: DataModel
     /// The nodes contexts have read, shared by every context.
     public let rowCache: RowCache
     public let functions: FunctionRegistry
     /// The store's file.
     public let url: URL
+    /// The file's format.
+    public let format: Format
     /// Who hears about the store's saves.
     public let observers = StoreObservers()
     /// The requests compiled so far, by shape.
     public let compiledFetches = CompiledFetchCache()
     /// Every row of the store: what fetches evaluate and saves change.
     private let data: RowCache
+    /// Each object's reference and primary key, both ways.
+    private let references: LockedState<ReferenceTable<Format.Reference>>
     /// One save at a time.
     private let writing = LockedState(())
 
-    /// Opens the store at `url`: an existing data set file (made for `model`,
-    /// when given), or a new, empty store for `model`.
+    /// Opens the store at `url` in `format`: an existing file (made for
+    /// `model`, when given and the file carries a model), or a new, empty
+    /// store for `model` when the file is missing or empty.
     ///
     /// - Parameters:
-    ///   - url: The data set file; it need not exist yet.
-    ///   - model: The model the file must have been made for, or the model of a new store; nil to open an
-    ///     existing file with its own model.
+    ///   - url: The store's file; it need not exist yet.
+    ///   - format: The file's format.
+    ///   - model: The store's model; nil to open a file that carries its own.
     ///   - functions: The application's functions predicates may call.
-    /// - Throws: `StoreError`: `.invalidDataSet` when the file does not read as a data set; `.modelMismatch`
-    ///   when it was made for another model; `.noModel` when there is no file and no model to make one.
-    public init(url: URL, model: DataModel? = nil, functions: FunctionRegistry = FunctionRegistry()) throws(StoreError) {
+    /// - Throws: `StoreError`: `.unreadableStoreFile` when the format cannot read the file (or
+    ///   `.invalidDataSet`, for Sift's JSON data set); `.modelMismatch` when the file carries another model;
+    ///   `.noModel` when neither the file nor the caller gives a model; `.notAStoreFile` for a folder.
+    public init(url: URL, format: Format, model: DataModel? = nil,
+                functions: FunctionRegistry = FunctionRegistry()) throws(StoreError) {
         self.url = url
+        self.format = format
         self.functions = functions
-        if FileManager.default.fileExists(atPath: url.path) {
-            let dataSet: DataSet
+        var isFolder: ObjCBool = false
+        var contents: Data?
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) {
+            guard !isFolder.boolValue else { throw .notAStoreFile(path: url.path, problem: .folder) }
             do {
-                dataSet = try DataSet(contentsOf: url)
+                contents = try Data(contentsOf: url)
             } catch {
-                throw .invalidDataSet(error)
+                throw .unreadableStoreFile(path: url.path, reason: "\(error)")
             }
-            if let model, model.versionHash != dataSet.model.versionHash {
-                throw .modelMismatch(path: url.path, storeHash: dataSet.model.versionHash, modelHash: model.versionHash)
+        }
+        if let contents, !contents.isEmpty {
+            let fileModel = try Self.reading(url) { () throws in try format.model(in: contents) }
+            if let model, let fileModel, model.versionHash != fileModel.versionHash {
+                throw .modelMismatch(path: url.path, storeHash: fileModel.versionHash, modelHash: model.versionHash)
             }
-            self.model = dataSet.model
-            self.data = dataSet.makeRowCache()
+            guard let storeModel = model ?? fileModel else { throw .noModel(path: url.path) }
+            self.model = storeModel
+            let objects = try Self.reading(url) { () throws in try format.read(contents, model: storeModel) }
+            let (nodes, table) = try Self.rows(of: objects, format: format, model: storeModel, path: url.path)
+            self.data = RowCache(model: storeModel)
+            data.replaceAll(with: nodes)
+            self.references = LockedState(table)
         } else {
-            guard let model else { throw .noModel(path: url.path) }
+            guard let model else {
+                throw contents == nil ? .noModel(path: url.path) : .notAStoreFile(path: url.path, problem: .empty)
+            }
             self.model = model
             self.data = RowCache(model: model)
+            self.references = LockedState(ReferenceTable(roots: model.entities.count))
         }
         self.rowCache = RowCache(model: self.model)
     }
 
+    /// Runs a format's read, its errors reported as the store's.
+    private static func reading<T>(_ url: URL, _ body: () throws -> T) throws(StoreError) -> T {
+        do {
+            return try body()
+        } catch let error as DataSetError {
+            throw .invalidDataSet(error)
+        } catch {
+            throw .unreadableStoreFile(path: url.path, reason: "\(error)")
+        }
+    }
+
     /// Adds a data set's objects to the store and writes the file.
-    /// Objects whose keys the store already holds are replaced.
+    /// Objects whose keys the store already holds are replaced; the others
+    /// get references from the format.
     ///
     /// - Parameter dataSet: A data set of the store's model.
     /// - Throws: `StoreError`: `.modelMismatch` when the data set's model is not the store's; `.cannotWrite`
-    ///   when the file cannot be written (the old file is kept).
+    ///   when the file cannot be written (the old file is kept); `.duplicateReference` when the format gives
+    ///   two objects one reference.
     public func importDataSet(_ dataSet: DataSet) throws(StoreError) {
         guard dataSet.model.versionHash == model.versionHash else {
             throw .modelMismatch(path: url.path, storeHash: model.versionHash, modelHash: dataSet.model.versionHash)
@@ -80,9 +120,48 @@ public final class AtomicStore: PersistentStore, @unchecked Sendable {
             var tables = Self.tables(of: snapshot, model)
             for node in dataSet.nodes { tables[node.id.root][node.id.primaryKey] = node }
             let all = tables.flatMap(\.values)
-            try write(all)
+            var table = references.withLock { $0 }
+            try referencing(dataSet.nodes.map(\.id), in: tables, table: &table)
+            try write(all, references: table)
+            references.withLock { $0 = table }
             data.replaceAll(with: all)
         }
+    }
+
+    // MARK: References
+
+    /// The ID of the object the format calls `reference`, in `entityName`'s
+    /// table (an entity and its subentities share their root's references).
+    ///
+    /// - Parameters:
+    ///   - reference: The object's reference.
+    ///   - entityName: Its entity, or an ancestor.
+    /// - Returns: The object's ID, or nil when the store holds no such object.
+    public func objectID(for reference: Format.Reference, entityName: String) -> ObjectID? {
+        guard let entity = model.entity(named: entityName),
+              let key = references.withLock({ $0.key(for: reference, root: entity.rootIndex) }),
+              let node = data.snapshot().node(entity: entity.rootIndex, primaryKey: key) else { return nil }
+        return node.id
+    }
+
+    /// The format's reference of an object: what it was read with, or what
+    /// ``AtomicStoreFormat/newReference(entityName:values:primaryKey:)`` gave it at its first save.
+    ///
+    /// - Parameter objectID: A saved object's ID (a temporary ID has no reference yet).
+    /// - Returns: Its reference, or nil.
+    public func reference(for objectID: ObjectID) -> Format.Reference? {
+        references.withLock { $0.reference(for: objectID.primaryKey, root: objectID.root) }
+    }
+
+    /// The metadata a format keeps in a store file, read without opening the store.
+    ///
+    /// - Parameters:
+    ///   - url: The store's file.
+    ///   - format: Its format.
+    /// - Returns: The metadata, or nil when the format keeps none.
+    /// - Throws: `StoreError.unreadableStoreFile` when the format cannot read it.
+    public static func metadata(at url: URL, format: Format) throws(StoreError) -> [String: PredicateValue]? {
+        try reading(url) { () throws in try format.metadata(at: url) }
     }
 
     // MARK: Reading
@@ -282,7 +361,15 @@ public final class AtomicStore: PersistentStore, @unchecked Sendable {
         result.changes.updated.formUnion(result.ruleChanges.updated.subtracting(result.changes.inserted))
         listingWhatPointsBack(&tables)
         let all = withoutDanglingLinks(tables)
-        try write(all)
+        // New objects get their references from the format; deleted ones give theirs up. The table
+        // changes only when the file is written.
+        var table = references.withLock { $0 }
+        for id in result.changes.deleted where tables[id.root][id.primaryKey] == nil { table.remove(key: id.primaryKey, root: id.root) }
+        try referencing(request.inserts.compactMap { insert in
+            resolve(insert.id.primaryKey).map { ObjectID(entity: insert.id.entity, root: insert.id.root, primaryKey: $0) }
+        }, in: tables, table: &table)
+        try write(all, references: table)
+        references.withLock { $0 = table }
         data.replaceAll(with: all)
         // The written rows as contexts see them: to-many relationships not loaded.
         for insert in request.inserts {
@@ -400,50 +487,151 @@ public final class AtomicStore: PersistentStore, @unchecked Sendable {
         return all
     }
 
-    /// Writes every row to the file: a temporary file first, then a rename
-    /// over the old one, so the file is always either the old or the new.
-    func write(_ nodes: [RowNode]) throws(StoreError) {
-        var objects: [String: [[String: Any]]] = [:]
-        let encoder = JSONEncoder()
-        for node in nodes.sorted(by: { ($0.id.entity, $0.id.primaryKey) < ($1.id.entity, $1.id.primaryKey) }) {
-            let entity = model.entities[node.id.entity]
-            var object: [String: Any] = ["id": node.id.primaryKey]
-            for attribute in entity.attributes {
-                let value = node.values[attribute.slot]
-                guard let data = try? encoder.encode(value),
-                      let json = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) else {
-                    // Skipping it would write a file that no longer opens.
-                    throw .cannotWrite(path: url.path, reason: "\(entity.name) \(node.id.primaryKey): "
-                                       + "\(attribute.name) = \(value) has no JSON form")
-                }
-                object[attribute.name] = value == .null ? NSNull() : json
+    // MARK: The file
+
+    /// The rows of the objects a format read, each reference given a key.
+    private static func rows(of objects: [AtomicNode<Format.Reference>], format: Format, model: DataModel,
+                             path: String) throws(StoreError) -> ([RowNode], ReferenceTable<Format.Reference>) {
+        var table = ReferenceTable<Format.Reference>(roots: model.entities.count)
+        var entities: [Entity] = []
+        entities.reserveCapacity(objects.count)
+        for object in objects {
+            guard let entity = model.entity(named: object.entityName) else {
+                throw .unreadableStoreFile(path: path, reason: "an object of '\(object.entityName)', which is not an entity of the model")
             }
-            for relationship in entity.relationships {
-                if relationship.isToMany {
-                    object[relationship.name] = node.toMany[relationship.slot] ?? []
-                } else {
-                    object[relationship.name] = node.toOne[relationship.slot].map { $0 as Any } ?? NSNull()
-                }
+            guard table.add(object.reference, root: entity.rootIndex, preferred: format.primaryKey(for: object.reference)) != nil else {
+                throw .unreadableStoreFile(path: path, reason: "two objects of '\(model.entities[entity.rootIndex].name)' "
+                                           + "have the reference \(object.reference)")
             }
-            objects[entity.name, default: []].append(object)
+            entities.append(entity)
+        }
+        // As a data set's objects (ids for references), so that one reader checks every value and link.
+        var listed: [String: [(id: Int64, properties: [String: PredicateValue])]] = [:]
+        for (object, entity) in zip(objects, entities) {
+            var row = object.values
+            for (name, target) in object.toOne {
+                row[name] = .int(try key(of: target, through: name, of: entity, table, model, path))
+            }
+            for (name, targets) in object.toMany {
+                var keys: [PredicateValue] = []
+                for target in targets { keys.append(.int(try key(of: target, through: name, of: entity, table, model, path))) }
+                row[name] = .array(keys)
+            }
+            listed[entity.name, default: []].append((table.key(for: object.reference, root: entity.rootIndex) ?? 0, row))
         }
         do {
-            let modelObject = try JSONSerialization.jsonObject(with: model.jsonData)
-            let data = try JSONSerialization.data(withJSONObject: ["model": modelObject, "objects": objects],
-                                                  options: [.sortedKeys])
-            let temporary = url.deletingLastPathComponent()
-                .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
-            try data.write(to: temporary)
-            guard rename(temporary.path, url.path) == 0 else {
-                let reason = String(cString: strerror(errno))
-                try? FileManager.default.removeItem(at: temporary)
-                throw StoreError.cannotWrite(path: url.path, reason: reason)
-            }
-        } catch let error as StoreError {
-            throw error
+            return (try DataSet(model: model, keyedObjects: listed).nodes, table)
         } catch {
+            throw .unreadableStoreFile(path: path, reason: error.message)
+        }
+    }
+
+    /// The key of a relationship's destination, by its reference.
+    private static func key(of target: Format.Reference, through name: String, of entity: Entity,
+                            _ table: ReferenceTable<Format.Reference>, _ model: DataModel,
+                            _ path: String) throws(StoreError) -> Int64 {
+        guard let relationship = entity.relationship(named: name), let destination = model.entity(named: relationship.destination)
+        else { throw .unreadableStoreFile(path: path, reason: "'\(entity.name)' has no relationship '\(name)'") }
+        guard let key = table.key(for: target, root: destination.rootIndex) else {
+            throw .unreadableStoreFile(path: path, reason: "'\(entity.name).\(name)' points to \(target), "
+                                       + "which is no \(destination.name) of the file")
+        }
+        return key
+    }
+
+    /// An object of the file as its format sees it: values by name, links by reference.
+    private func object(_ node: RowNode, _ table: ReferenceTable<Format.Reference>) -> AtomicNode<Format.Reference>? {
+        guard let reference = table.reference(for: node.id.primaryKey, root: node.id.root) else { return nil }
+        let entity = model.entities[node.id.entity]
+        var object = AtomicNode<Format.Reference>(entityName: entity.name, reference: reference)
+        for attribute in entity.attributes where node.values[attribute.slot] != .null {
+            object.values[attribute.name] = node.values[attribute.slot]
+        }
+        for relationship in entity.relationships {
+            guard let destination = model.entity(named: relationship.destination) else { continue }
+            if relationship.isToMany {
+                let members = (node.toMany[relationship.slot] ?? []).compactMap { table.reference(for: $0, root: destination.rootIndex) }
+                if !members.isEmpty { object.toMany[relationship.name] = members }
+            } else if let target = node.toOne[relationship.slot],
+                      let reference = table.reference(for: target, root: destination.rootIndex) {
+                object.toOne[relationship.name] = reference
+            }
+        }
+        return object
+    }
+
+    /// Gives each of `ids` that has none a reference from the format, as its row is in `tables`.
+    private func referencing(_ ids: [ObjectID], in tables: [[Int64: RowNode]],
+                             table: inout ReferenceTable<Format.Reference>) throws(StoreError) {
+        for id in ids where table.reference(for: id.primaryKey, root: id.root) == nil {
+            guard let node = tables[id.root][id.primaryKey] else { continue }
+            let entity = model.entities[node.id.entity]
+            var values: [String: PredicateValue] = [:]
+            for attribute in entity.attributes where node.values[attribute.slot] != .null {
+                values[attribute.name] = node.values[attribute.slot]
+            }
+            let reference: Format.Reference
+            do {
+                reference = try format.newReference(entityName: entity.name, values: values, primaryKey: id.primaryKey)
+            } catch {
+                throw .cannotWrite(path: url.path, reason: "no reference for the new \(entity.name): \(error)")
+            }
+            guard table.set(reference, key: id.primaryKey, root: id.root) else {
+                throw .duplicateReference(entity: model.entities[id.root].name, reference: "\(reference)")
+            }
+        }
+    }
+
+    /// Writes every row to the file in the store's format: a temporary file
+    /// first, synced, then a rename over the old one, so the file is always
+    /// either the old or the new, byte for byte.
+    func write(_ nodes: [RowNode], references table: ReferenceTable<Format.Reference>) throws(StoreError) {
+        var objects: [AtomicNode<Format.Reference>] = []
+        objects.reserveCapacity(nodes.count)
+        for node in nodes.sorted(by: { ($0.id.entity, $0.id.primaryKey) < ($1.id.entity, $1.id.primaryKey) }) {
+            guard let object = object(node, table) else {
+                throw .cannotWrite(path: url.path, reason: "\(model.entities[node.id.entity].name) \(node.id.primaryKey) has no reference")
+            }
+            objects.append(object)
+        }
+        let contents: Data
+        do {
+            contents = try format.write(objects, model: model)
+        } catch {
+            throw .cannotWrite(path: url.path, reason: (error as? DataSetError)?.message ?? "\(error)")
+        }
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+        do {
+            try contents.write(to: temporary)
+            let handle = try FileHandle(forWritingTo: temporary)
+            defer { try? handle.close() }
+            try handle.synchronize()
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
             throw .cannotWrite(path: url.path, reason: "\(error)")
         }
+        guard rename(temporary.path, url.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(at: temporary)
+            throw .cannotWrite(path: url.path, reason: reason)
+        }
+    }
+}
+
+extension AtomicStore where Format == DataSetFormat {
+    /// Opens the store at `url` in Sift's JSON data set format: an existing
+    /// data set file (made for `model`, when given), or a new, empty store
+    /// for `model` when the file is missing or empty.
+    ///
+    /// - Parameters:
+    ///   - url: The data set file; it need not exist yet.
+    ///   - model: The model the file must have been made for, or the model of a new store; nil to open an
+    ///     existing file with its own model.
+    ///   - functions: The application's functions predicates may call.
+    /// - Throws: `StoreError`: `.invalidDataSet` when the file does not read as a data set; `.modelMismatch`
+    ///   when it was made for another model; `.noModel` when there is no file and no model to make one.
+    public convenience init(url: URL, model: DataModel? = nil, functions: FunctionRegistry = FunctionRegistry()) throws(StoreError) {
+        try self.init(url: url, format: DataSetFormat(), model: model, functions: functions)
     }
 }
 

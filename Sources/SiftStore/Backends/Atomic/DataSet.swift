@@ -143,6 +143,28 @@ public struct DataSet: Sendable {
     ///   not listed as ids, the two sides of a relationship disagree, a link
     ///   names a missing object, or a to-one has several destinations.
     public init(model: DataModel, objects: [String: [[String: PredicateValue]]]) throws(DataSetError) {
+        var keyed: [String: [(id: Int64, properties: [String: PredicateValue])]] = [:]
+        for (entityName, list) in objects {
+            var rows: [(id: Int64, properties: [String: PredicateValue])] = []
+            rows.reserveCapacity(list.count)
+            for object in list {
+                guard case .int(let id)? = object["id"] else {
+                    throw DataSetError("an object of '\(entityName)' has "
+                        + (object["id"].map { "the \"id\" \($0), which is not a 64-bit integer" } ?? "no integer \"id\""))
+                }
+                var properties = object
+                properties["id"] = nil
+                rows.append((id, properties))
+            }
+            keyed[entityName] = rows
+        }
+        try self.init(model: model, keyedObjects: keyed)
+    }
+
+    /// Builds nodes from objects given with their keys apart from their
+    /// properties (so that an attribute may be named `id`), as
+    /// ``init(model:objects:)`` does.
+    init(model: DataModel, keyedObjects objects: [String: [(id: Int64, properties: [String: PredicateValue])]]) throws(DataSetError) {
         self.model = model
         // Every object's entity and attributes, by root table and id.
         var rows: [[Int64: (entity: Int, values: [PredicateValue])]] = Array(repeating: [:], count: model.entities.count)
@@ -162,17 +184,13 @@ public struct DataSet: Sendable {
                 ($0.name, $0.isToMany, model.declaringEntity(of: $0.name, from: entity).index)
             }
             rows[root].reserveCapacity(rows[root].count + list.count)
-            for object in list {
-                guard case .int(let id)? = object["id"] else {
-                    throw DataSetError("an object of '\(entityName)' has "
-                        + (object["id"].map { "the \"id\" \($0), which is not a 64-bit integer" } ?? "no integer \"id\""))
-                }
+            for (id, object) in list {
                 if let other = rows[root][id] {
                     let otherName = model.entities[other.entity].name
                     throw DataSetError(otherName == entityName ? "two objects of '\(entityName)' have the id \(id)"
                         : "'\(entityName)' \(id) and '\(otherName)' \(id) share an id, and their entities share a table")
                 }
-                for key in object.keys where key != "id" && !propertyNames.contains(key) {
+                for key in object.keys where !propertyNames.contains(key) {
                     throw DataSetError("'\(entityName)' \(id) has a value for '\(key)', which is not a property of the entity")
                 }
                 var row: [PredicateValue] = []
