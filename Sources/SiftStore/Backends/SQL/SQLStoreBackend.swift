@@ -20,7 +20,7 @@ import Sift
 ///     print(try store.sqlQuery(for: request, columns: .rows).sql)
 /// }
 /// ```
-public protocol SQLPersistentStore: PersistentStore {
+public protocol SQLPersistentStore: ImportingStore {
     /// The database's name, for plans and messages ("SQLite", "PostgreSQL").
     var databaseName: String { get }
     /// How the model is laid out in tables, and the database its statements are for.
