@@ -20,6 +20,18 @@ public struct SaveRequest: Sendable {
         public var values: [PredicateValue]
         /// To-one keys by slot; negative keys are other inserts of the request.
         public var toOne: [Int64?]
+
+        /// A new row.
+        ///
+        /// - Parameters:
+        ///   - id: A temporary (negative) key, or a permanent one to keep.
+        ///   - values: Attribute values by slot.
+        ///   - toOne: To-one keys by slot.
+        public init(id: ObjectID, values: [PredicateValue], toOne: [Int64?]) {
+            self.id = id
+            self.values = values
+            self.toOne = toOne
+        }
     }
 
     /// Changed columns of a row, written only if the row still has the
@@ -37,6 +49,25 @@ public struct SaveRequest: Sendable {
         public var values: [PredicateValue]
         /// The row's to-one keys as they will be, by slot.
         public var toOne: [Int64?]
+
+        /// A change of a row read at `expectedVersion`.
+        ///
+        /// - Parameters:
+        ///   - id: The row.
+        ///   - expectedVersion: The version read.
+        ///   - attributeSlots: The attribute slots written.
+        ///   - toOneSlots: The to-one slots written.
+        ///   - values: The whole row's values as they will be.
+        ///   - toOne: The row's to-one keys as they will be.
+        public init(id: ObjectID, expectedVersion: Int64, attributeSlots: [Int], toOneSlots: [Int], values: [PredicateValue],
+                    toOne: [Int64?]) {
+            self.id = id
+            self.expectedVersion = expectedVersion
+            self.attributeSlots = attributeSlots
+            self.toOneSlots = toOneSlots
+            self.values = values
+            self.toOne = toOne
+        }
     }
 
     /// A row removed if it still has the expected version (nil: whatever it has).
@@ -45,6 +76,16 @@ public struct SaveRequest: Sendable {
         public var id: ObjectID
         /// The version it must still have; nil: whatever it has.
         public var expectedVersion: Int64?
+
+        /// A row removed.
+        ///
+        /// - Parameters:
+        ///   - id: The row.
+        ///   - expectedVersion: The version it must still have; nil: whatever it has.
+        public init(id: ObjectID, expectedVersion: Int64?) {
+            self.id = id
+            self.expectedVersion = expectedVersion
+        }
     }
 
     /// Links added to and removed from one to-many relationship of one object.
@@ -59,6 +100,22 @@ public struct SaveRequest: Sendable {
         public var removed: [Int64]
         /// Every member after the change, in order, for an ordered relationship.
         public var order: [Int64]? = nil
+
+        /// Members added to and removed from `owner`'s `relationship`.
+        ///
+        /// - Parameters:
+        ///   - owner: The owner.
+        ///   - relationship: The to-many relationship.
+        ///   - added: Keys of the members added.
+        ///   - removed: Keys of the members removed.
+        ///   - order: Every member after the change, for an ordered relationship.
+        public init(owner: ObjectID, relationship: Relationship, added: [Int64], removed: [Int64], order: [Int64]? = nil) {
+            self.owner = owner
+            self.relationship = relationship
+            self.added = added
+            self.removed = removed
+            self.order = order
+        }
     }
 
     /// A request that changes nothing yet.

@@ -1,0 +1,441 @@
+// Store stage: the incremental store — contexts on a backend of one's own
+// (`IncrementalStoreBackend`). Each fetch sends the backend the terms it
+// accepts and evaluates the rest in memory over the rows that come back,
+// the relationships those terms follow loaded a key path at a time; rows
+// go into the row cache with their versions and fetch times, so faults fire
+// from it while fresh, a batch at a time from the backend otherwise; the
+// backend's references map to object IDs (`ReferenceTable`); a save is one
+// change set, its delete rules worked out here over the backend's rows
+// (SaveRules.swift), answered with new versions and references or with the
+// conflicts the backend found. Requests reach the backend one at a time
+// unless it says it takes them concurrently.
+
+import Foundation
+import Sift
+
+/// A store on a backend of your own (an ``IncrementalStoreBackend``), as
+/// Core Data's `NSIncrementalStore` is: contexts fetch, fault, prefetch and
+/// save through it as through the built-in stores.
+///
+/// ```swift
+/// let store = IncrementalStore(backend: MyWebService(), model: model)
+/// let context = ObjectContext(store: store)
+/// let sales = try context.fetch(FetchRequest(entityName: "Employee", predicate: "department.name == 'Sales'"))
+/// ```
+public final class IncrementalStore<Backend: IncrementalStoreBackend>: PersistentStore, @unchecked Sendable {
+    public let model: DataModel
+    /// The nodes of the rows read so far, shared by every context.
+    public let rowCache: RowCache
+    public let functions: FunctionRegistry
+    /// Who hears about the store's saves.
+    public let observers = StoreObservers()
+    /// The requests compiled so far, by shape.
+    public let compiledFetches = CompiledFetchCache()
+    /// The backend.
+    public let backend: Backend
+    /// The store's identifier, in its objects' URIs.
+    public let identifier: String
+    /// Each row's reference and key, both ways.
+    private let references: LockedState<ReferenceTable<Backend.Reference>>
+    /// One backend request at a time, unless the backend takes them concurrently.
+    private let serial = LockedState(())
+
+    /// A store on `backend`, for `model`.
+    ///
+    /// - Parameters:
+    ///   - backend: The backend that holds the rows.
+    ///   - model: The model its rows follow.
+    ///   - identifier: The store's identifier, in its objects' URIs (a new UUID by default).
+    ///   - functions: The application's functions predicates may call.
+    public init(backend: Backend, model: DataModel, identifier: String = UUID().uuidString,
+                functions: FunctionRegistry = FunctionRegistry()) {
+        self.backend = backend
+        self.model = model
+        self.identifier = identifier
+        self.functions = functions
+        self.rowCache = RowCache(model: model)
+        self.references = LockedState(ReferenceTable(roots: model.entities.count))
+    }
+
+    // MARK: References
+
+    /// The ID of the object the backend calls `reference`, in `entityName`'s
+    /// table (subentities share their root's references); it is given a key
+    /// the first time it is asked for.
+    ///
+    /// - Parameters:
+    ///   - reference: The object's reference.
+    ///   - entityName: Its entity.
+    /// - Returns: The ID, or nil when the model has no such entity.
+    public func objectID(for reference: Backend.Reference, entityName: String) -> ObjectID? {
+        guard let entity = model.entity(named: entityName), let key = try? key(for: reference, root: entity.rootIndex) else { return nil }
+        return ObjectID(entity: entity, primaryKey: key)
+    }
+
+    /// The backend's reference of an object.
+    ///
+    /// - Parameter objectID: An object's ID (a temporary ID has no reference yet).
+    /// - Returns: Its reference, or nil.
+    public func reference(for objectID: ObjectID) -> Backend.Reference? {
+        references.withLock { $0.reference(for: objectID.primaryKey, root: objectID.root) }
+    }
+
+    /// An object's URI, as Core Data's `uriRepresentation()` writes it:
+    /// `x-coredata://<store identifier>/<Entity>/p<reference>`.
+    ///
+    /// - Parameter objectID: A saved object's ID.
+    /// - Returns: The URI, or nil for an object with no reference yet.
+    public func uri(for objectID: ObjectID) -> URL? {
+        guard let reference = reference(for: objectID) else { return nil }
+        let text = "\(reference)".addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? ""
+        return URL(string: "x-coredata://\(identifier)/\(model.entities[objectID.entity].name)/p\(text)")
+    }
+
+    private func key(for reference: Backend.Reference, root: Int) throws(StoreError) -> Int64 {
+        try references.withLock { table throws(StoreError) in
+            if let key = table.key(for: reference, root: root) { return key }
+            guard let key = table.add(reference, root: root, preferred: backend.primaryKey(for: reference)) else {
+                throw .keysExhausted(entity: model.entities[root].name)
+            }
+            return key
+        }
+    }
+
+    private func reference(_ key: Int64, root: Int) throws(StoreError) -> Backend.Reference {
+        guard let reference = references.withLock({ $0.reference(for: key, root: root) }) else {
+            throw .objectNotFound(ObjectReference(entity: model.entities[root].name, id: key))
+        }
+        return reference
+    }
+
+    // MARK: The backend
+
+    /// Calls the backend, one request at a time unless it takes them
+    /// concurrently; its errors become `StoreError.server`.
+    private func call<T>(_ body: () throws -> T) throws(StoreError) -> T {
+        do {
+            if backend.allowsConcurrentRequests { return try body() }
+            return try serial.withLock { _ in try body() }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .server("the backend failed: \(error)", sql: nil)
+        }
+    }
+
+    /// A backend row as the row cache holds it.
+    private func node(_ row: BackendRow<Backend.Reference>) throws(StoreError) -> RowNode {
+        guard let entity = model.entity(named: row.entityName) else {
+            throw .server("the backend gave a row of '\(row.entityName)', which is not an entity of the model", sql: nil)
+        }
+        var values: [PredicateValue] = []
+        values.reserveCapacity(entity.attributes.count)
+        for attribute in entity.attributes {
+            let raw = row.values[attribute.name] ?? .null
+            guard let value = DataSet.convert(raw, to: attribute.type) else {
+                throw .server("the backend gave \(entity.name) \(row.reference) the value \(raw) for '\(attribute.name)', "
+                              + "\(attribute.type.mismatch(raw))", sql: nil)
+            }
+            values.append(value)
+        }
+        var toOne = [Int64?](repeating: nil, count: entity.toOneCount)
+        for relationship in entity.relationships where !relationship.isToMany {
+            guard let target = row.toOne[relationship.name], let destination = model.entity(named: relationship.destination) else { continue }
+            toOne[relationship.slot] = try key(for: target, root: destination.rootIndex)
+        }
+        return RowNode(id: ObjectID(entity: entity, primaryKey: try key(for: row.reference, root: entity.rootIndex)),
+                       version: row.version, values: values, toOne: toOne,
+                       toMany: [[Int64]?](repeating: nil, count: entity.toManyCount))
+    }
+
+    /// The terms of a predicate the backend evaluates, and those memory does.
+    func split(_ predicate: BoundPredicate?) -> (sent: BoundPredicate?, residual: BoundPredicate?) {
+        guard let predicate else { return (nil, nil) }
+        let terms: [BoundPredicate]
+        if case .and(let operands) = predicate { terms = operands } else { terms = [predicate] }
+        let capabilities = backend.capabilities
+        let sent = terms.filter(capabilities.evaluates)
+        let residual = terms.filter { !capabilities.evaluates($0) }
+        func joined(_ terms: [BoundPredicate]) -> BoundPredicate? { terms.isEmpty ? nil : terms.count == 1 ? terms[0] : .and(terms) }
+        return (joined(sent), joined(residual))
+    }
+
+    // MARK: Reading
+
+    /// The rows a compiled request selects: the backend's answer to the terms
+    /// it accepts, then the rest evaluated in memory, sorted and paged where
+    /// the backend did not.
+    ///
+    /// - Parameter fetch: The request, compiled by `compile(_:)`.
+    /// - Returns: The rows' nodes, in order, offset and limit applied.
+    /// - Throws: `StoreError`: `.server` when the backend fails; `.evaluation` when a pattern runs out of its budget.
+    public func rows(for fetch: CompiledFetch) throws(StoreError) -> [RowNode] {
+        let (sent, residual) = split(fetch.predicate)
+        let capabilities = backend.capabilities
+        let sorts = capabilities.sorts && !fetch.sortKeys.isEmpty
+        let pages = capabilities.pages && residual == nil && (sorts || fetch.sortKeys.isEmpty)
+        let request = BackendFetch(entityName: fetch.entity.name, predicate: sent,
+                                   sortDescriptors: sorts ? fetch.request.sortDescriptors : nil,
+                                   offset: pages ? fetch.request.fetchOffset : 0, limit: pages ? fetch.request.fetchLimit : nil)
+        let rows = try call { try backend.fetch(request) }
+        var nodes: [RowNode] = []
+        nodes.reserveCapacity(rows.count)
+        for row in rows { nodes.append(try node(row)) }
+        nodes = rowCache.storeFetched(nodes)
+        let entity = fetch.entity
+        if let residual {
+            // The relationships the terms left for memory follow, a key path at a time.
+            var paths = RelationshipPaths.of(residual)
+            if !sorts { for key in fetch.sortKeys { paths.formUnion(RelationshipPaths.of(key.expression, [:])) } }
+            for path in paths.sorted() { _ = try loadPath(path, from: nodes, entity: entity) }
+            let domain = RowNodeDomain(cache: rowCache)
+            let current = nodes.compactMap { domain.snapshot.node(entity: entity.index, primaryKey: $0.id.primaryKey) }
+            let filter = MemoryPredicate(residual, domain: domain)
+            nodes = try StoreError.evaluating { () throws(EvaluationError) in try filter.filter(current) }
+        }
+        if !sorts {
+            if residual == nil {
+                var paths = Set<String>()
+                for key in fetch.sortKeys { paths.formUnion(RelationshipPaths.of(key.expression, [:])) }
+                for path in paths.sorted() { _ = try loadPath(path, from: nodes, entity: entity) }
+            }
+            nodes = try sortedNodes(nodes, fetch, domain: RowNodeDomain(cache: rowCache))
+        }
+        return pages ? nodes : fetch.request.page(nodes)
+    }
+
+    /// The IDs of the objects a compiled request selects.
+    ///
+    /// - Parameter fetch: The request, compiled by `compile(_:)`.
+    /// - Returns: The IDs, in order, offset and limit applied.
+    /// - Throws: `StoreError`, as ``rows(for:)`` does.
+    public func keys(for fetch: CompiledFetch) throws(StoreError) -> [ObjectID] {
+        try rows(for: fetch).map(\.id)
+    }
+
+    /// How many objects a compiled request selects.
+    ///
+    /// - Parameter fetch: The request, compiled by `compile(_:)`.
+    /// - Returns: The number of objects, offset and limit applied.
+    /// - Throws: `StoreError`, as ``rows(for:)`` does.
+    public func count(for fetch: CompiledFetch) throws(StoreError) -> Int {
+        try rows(for: fetch).count
+    }
+
+    /// The rows of `entity` with these keys: one backend request for the batch.
+    ///
+    /// - Parameters:
+    ///   - entity: The entity (or an ancestor) of the rows.
+    ///   - keys: Their primary keys.
+    /// - Returns: The nodes of the rows the backend holds.
+    /// - Throws: `StoreError.server` when the backend fails.
+    public func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {
+        let wanted = references.withLock { table in keys.compactMap { table.reference(for: $0, root: entity.rootIndex) } }
+        guard !wanted.isEmpty else { return [] }
+        let rows = try call { try backend.rows(wanted, entityName: entity.name) }
+        var nodes: [RowNode] = []
+        nodes.reserveCapacity(rows.count)
+        for row in rows { nodes.append(try node(row)) }
+        return rowCache.storeFetched(nodes)
+    }
+
+    /// The members of a to-many relationship for each owner: one backend
+    /// request, and one more for the members' rows with `loadingRows`.
+    ///
+    /// - Parameters:
+    ///   - relationship: A to-many relationship of `entity`.
+    ///   - owners: The owners' primary keys.
+    ///   - entity: The owners' entity.
+    ///   - loadingRows: Whether the members' rows are read into the row cache too.
+    /// - Returns: Each owner's member keys.
+    /// - Throws: `StoreError`: `.unknownRelationship` for a relationship of another entity; `.server` when the
+    ///   backend fails.
+    public func links(_ relationship: Relationship, of owners: [Int64], entity: Entity,
+                      loadingRows: Bool) throws(StoreError) -> [Int64: [Int64]] {
+        guard let destination = model.entity(named: relationship.destination) else {
+            throw .unknownRelationship(relationship.name, entity: entity.name)
+        }
+        let owned = references.withLock { table in
+            owners.compactMap { key in table.reference(for: key, root: entity.rootIndex).map { (key, $0) } }
+        }
+        var links: [Int64: [Int64]] = [:]
+        for owner in owners { links[owner] = [] }
+        guard !owned.isEmpty else { return links }
+        let answer = try call { try backend.destinations(of: relationship.name, entityName: entity.name, owners: owned.map(\.1)) }
+        for (key, reference) in owned {
+            var members: [Int64] = []
+            for member in answer[reference] ?? [] { members.append(try self.key(for: member, root: destination.rootIndex)) }
+            links[key] = members
+        }
+        if loadingRows {
+            let members = Array(Set(links.values.joined()))
+            let cached = rowCache.snapshot()
+            let missing = members.filter { cached.node(entity: destination.rootIndex, primaryKey: $0) == nil }
+            if !missing.isEmpty { _ = try rows(destination, keys: missing) }
+        }
+        return links
+    }
+
+    // MARK: Saving
+
+    /// Sends one save to the backend as a change set, its delete rules
+    /// worked out over the backend's rows; all of it is written, or none.
+    ///
+    /// - Parameter request: The changes.
+    /// - Returns: `.committed` with what was written, or `.conflicts` with the rows the backend found moved.
+    /// - Throws: `StoreError`: `.validation` when a deny rule refuses; `.server` when the backend fails (nothing
+    ///   written: the context keeps its changes, to retry).
+    public func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
+        let plan: DeletionPlan?
+        do {
+            plan = try request.deletionPlan(keys: [:], model: model, reader: BackendReader(store: self))
+        } catch {
+            throw StoreError(error)
+        }
+        var changes = BackendChanges<Backend.Reference>()
+        func object(_ key: Int64, root: Int) throws(StoreError) -> BackendObject<Backend.Reference> {
+            key < 0 ? .inserted(key) : .existing(try reference(key, root: root))
+        }
+        func values(_ row: [PredicateValue], of entity: Entity) -> [String: PredicateValue] {
+            var named: [String: PredicateValue] = [:]
+            for attribute in entity.attributes where row[attribute.slot] != .null { named[attribute.name] = row[attribute.slot] }
+            return named
+        }
+        func toOne(_ keys: [Int64?], of entity: Entity) throws(StoreError) -> [String: BackendObject<Backend.Reference>] {
+            var named: [String: BackendObject<Backend.Reference>] = [:]
+            for relationship in entity.relationships where !relationship.isToMany {
+                guard let key = keys[relationship.slot], let destination = model.entity(named: relationship.destination) else { continue }
+                named[relationship.name] = try object(key, root: destination.rootIndex)
+            }
+            return named
+        }
+        for insert in request.inserts {
+            let entity = model.entities[insert.id.entity]
+            changes.inserts.append(.init(temporaryID: insert.id.primaryKey, entityName: entity.name,
+                                         values: values(insert.values, of: entity), toOne: try toOne(insert.toOne, of: entity)))
+        }
+        for update in request.updates {
+            let entity = model.entities[update.id.entity]
+            changes.updates.append(.init(reference: try reference(update.id.primaryKey, root: update.id.root), entityName: entity.name,
+                                         expectedVersion: update.expectedVersion, values: values(update.values, of: entity),
+                                         toOne: try toOne(update.toOne, of: entity)))
+        }
+        var deleted = Set<ObjectID>()
+        for delete in request.deletes where deleted.insert(delete.id).inserted {
+            guard let reference = references.withLock({ $0.reference(for: delete.id.primaryKey, root: delete.id.root) }) else { continue }
+            changes.deletes.append(.init(reference: reference, entityName: model.entities[delete.id.entity].name,
+                                         expectedVersion: delete.expectedVersion))
+        }
+        var cascaded = Set<ObjectID>()
+        for id in plan?.deleted ?? [] where deleted.insert(id).inserted {
+            cascaded.insert(id)
+            changes.deletes.append(.init(reference: try reference(id.primaryKey, root: id.root),
+                                         entityName: model.entities[id.entity].name, expectedVersion: nil))
+        }
+        var cleared = Set<ObjectID>()
+        for clear in plan?.cleared ?? [] {
+            guard let destination = model.entity(named: clear.relationship.destination) else { continue }
+            var rows: [Backend.Reference] = []
+            for id in clear.rows { rows.append(try reference(id.primaryKey, root: id.root)) }
+            var targets: [Backend.Reference] = []
+            for key in clear.targets { targets.append(try reference(key, root: destination.rootIndex)) }
+            changes.clears.append(.init(entityName: clear.entity.name, relationship: clear.relationship.name, rows: rows, targets: targets))
+            cleared.formUnion(clear.rows)
+        }
+        for change in request.links {
+            // A to-many whose inverse is to-one changes through its members' keys.
+            if let destination = model.entity(named: change.relationship.destination),
+               let inverse = change.relationship.inverse.flatMap({ destination.relationship(named: $0) }), !inverse.isToMany { continue }
+            guard let destination = model.entity(named: change.relationship.destination) else { continue }
+            var added: [BackendObject<Backend.Reference>] = []
+            for key in change.added { added.append(try object(key, root: destination.rootIndex)) }
+            let removed = references.withLock { table in change.removed.compactMap { table.reference(for: $0, root: destination.rootIndex) } }
+            changes.links.append(.init(owner: try object(change.owner.primaryKey, root: change.owner.root),
+                                       entityName: model.entities[change.owner.entity].name,
+                                       relationship: change.relationship.name, added: added, removed: removed))
+        }
+
+        switch try call({ try backend.save(changes) }) {
+        case .conflicts(let conflicts):
+            var found: [RowConflict] = []
+            for conflict in conflicts {
+                guard let entity = model.entity(named: conflict.entityName) else { continue }
+                let id = ObjectID(entity: entity, primaryKey: try key(for: conflict.reference, root: entity.rootIndex))
+                found.append(RowConflict(id: id, current: try conflict.current.map(node)))
+            }
+            return .conflicts(found)
+        case .saved(let versions, let newReferences):
+            var result = SaveResult()
+            for insert in request.inserts where insert.id.primaryKey < 0 {
+                guard let reference = newReferences[insert.id.primaryKey] else {
+                    throw .server("the backend saved a new \(model.entities[insert.id.entity].name) but gave it no reference", sql: nil)
+                }
+                let key = try references.withLock { table throws(StoreError) -> Int64 in
+                    if let existing = table.key(for: reference, root: insert.id.root) {
+                        throw .duplicateReference(entity: model.entities[insert.id.root].name, reference: "\(reference) (key \(existing))")
+                    }
+                    guard let key = table.add(reference, root: insert.id.root, preferred: backend.primaryKey(for: reference)) else {
+                        throw .keysExhausted(entity: model.entities[insert.id.root].name)
+                    }
+                    return key
+                }
+                result.keys[insert.id.primaryKey] = key
+            }
+            let keys = result.keys
+            let now = Date().timeIntervalSinceReferenceDate
+            for insert in request.inserts {
+                let entity = model.entities[insert.id.entity]
+                let id = ObjectID(entity: entity, primaryKey: SaveRequest.resolve(insert.id.primaryKey, keys) ?? insert.id.primaryKey)
+                let version = try versions[reference(id.primaryKey, root: id.root)] ?? 1
+                result.nodes[insert.id] = RowNode(id: id, version: version, fetchTimestamp: now, values: insert.values,
+                                                  toOne: insert.toOne.map { SaveRequest.resolve($0, keys) },
+                                                  toMany: [[Int64]?](repeating: nil, count: entity.toManyCount))
+                result.changes.inserted.insert(id)
+            }
+            for update in request.updates {
+                let version = try versions[reference(update.id.primaryKey, root: update.id.root)] ?? update.expectedVersion &+ 1
+                result.nodes[update.id] = RowNode(id: update.id, version: version, fetchTimestamp: now, values: update.values,
+                                                  toOne: update.toOne.map { SaveRequest.resolve($0, keys) },
+                                                  toMany: [[Int64]?](repeating: nil, count: model.entities[update.id.entity].toManyCount))
+                result.changes.updated.insert(update.id)
+            }
+            result.ruleChanges.deleted = cascaded
+            result.ruleChanges.updated = cleared.union(plan?.touched ?? []).subtracting(deleted)
+            result.changes.deleted = deleted.union(request.gone)
+            result.changes.updated.formUnion(result.ruleChanges.updated)
+            for id in deleted { references.withLock { $0.remove(key: id.primaryKey, root: id.root) } }
+            rowCache.store(result.nodes.values)
+            rowCache.remove(result.changes.deleted)
+            rowCache.remove(result.ruleChanges.updated)
+            return .committed(result)
+        }
+    }
+}
+
+extension IncrementalStoreBackend {
+    /// No key of its own: Sift numbers a root entity's rows in the order it first meets them.
+    ///
+    /// - Parameter reference: A row's reference.
+    /// - Returns: nil.
+    public func primaryKey(for reference: Reference) -> Int64? { nil }
+}
+
+/// The backend's relationships, as the delete rules read them.
+private struct BackendReader<Backend: IncrementalStoreBackend>: DeletionReader {
+    let store: IncrementalStore<Backend>
+
+    func pairs(_ relationship: Relationship, of entity: Entity, owners: [Int64]) throws -> [(owner: Int64, member: Int64)] {
+        if relationship.isToMany {
+            let links = try store.links(relationship, of: owners, entity: entity, loadingRows: false)
+            return owners.flatMap { owner in (links[owner] ?? []).map { (owner, $0) } }
+        }
+        let rows = try store.rows(entity, keys: owners)
+        return rows.compactMap { row in row.toOne[relationship.slot].map { (row.id.primaryKey, $0) } }
+    }
+
+    func entities(of keys: [Int64], in entity: Entity) throws -> [Int64: Int] {
+        var found: [Int64: Int] = [:]
+        for row in try store.rows(entity, keys: keys) { found[row.id.primaryKey] = row.id.entity }
+        return found
+    }
+}
