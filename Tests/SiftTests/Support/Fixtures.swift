@@ -108,15 +108,18 @@ enum CompanyStore {
 }
 
 /// The kinds of store a context works on, for tests that must hold on each:
-/// SQLite, atomic, and PostgreSQL when a server is configured
-/// (`SIFT_POSTGRES_URL`; `.ci/run` starts one).
+/// SQLite, atomic, an incremental store on a backend of one's own (a server
+/// that evaluates only `name ==` itself), and PostgreSQL when a server is
+/// configured (`SIFT_POSTGRES_URL`; `.ci/run` starts one).
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite, atomic, postgres
+    case sqlite, atomic, incremental, postgres
 
     static let postgresURL = ProcessInfo.processInfo.environment["SIFT_POSTGRES_URL"]
 
     /// Every kind this run can make.
-    static var allCases: [StoreKind] { postgresURL == nil ? [.sqlite, .atomic] : [.sqlite, .atomic, .postgres] }
+    static var allCases: [StoreKind] {
+        postgresURL == nil ? [.sqlite, .atomic, .incremental] : [.sqlite, .atomic, .incremental, .postgres]
+    }
 
     /// The kinds kept in a local file (or memory).
     static let local: [StoreKind] = [.sqlite, .atomic]
@@ -135,6 +138,9 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
             let store = try AtomicStore(url: url, model: dataSet.model)
             try store.importDataSet(dataSet)
             return TestStore(store, file: url)
+        case .incremental:
+            let backend = try ServerBackend(dataSet, capabilities: .comparisons(of: ["name"], operators: [.equalTo]))
+            return TestStore(IncrementalStore(backend: backend, model: dataSet.model), file: nil)
         case .postgres:
             let store = try Self.makePostgres(dataSet.model)
             try store.importDataSet(dataSet)

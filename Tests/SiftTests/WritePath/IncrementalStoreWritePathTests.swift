@@ -38,6 +38,8 @@ final class ServerBackend: IncrementalStoreBackend, Sendable {
 
     func primaryKey(for reference: String) -> Int64? { Int64(reference) }
 
+    func reference(forPrimaryKey primaryKey: Int64) -> String? { String(primaryKey) }
+
     private func row(_ node: RowNode) -> BackendRow<String> {
         let entity = server.model.entities[node.id.entity]
         var row = BackendRow<String>(entityName: entity.name, reference: String(node.id.primaryKey), version: node.version)
@@ -107,7 +109,11 @@ final class ServerBackend: IncrementalStoreBackend, Sendable {
             request.links.append(.init(owner: ObjectID(entity: entity, primaryKey: key(link.owner)), relationship: relationship,
                                        added: link.added.map(key), removed: link.removed.compactMap { Int64($0) }))
         }
-        // The server applies the delete rules itself, so `clears` need no work here.
+        // The server applies the delete rules itself; a row whose link is cleared stays (the merge policy kept it).
+        for clear in changes.clears {
+            guard let entity = model.entity(named: clear.entityName) else { continue }
+            for row in clear.rows { request.kept.insert(ObjectID(entity: entity, primaryKey: Int64(row) ?? 0)) }
+        }
         switch try server.apply(request) {
         case .committed(let result):
             var versions: [String: Int64] = [:]

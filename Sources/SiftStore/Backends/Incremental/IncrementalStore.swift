@@ -77,7 +77,7 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
     /// - Parameter objectID: An object's ID (a temporary ID has no reference yet).
     /// - Returns: Its reference, or nil.
     public func reference(for objectID: ObjectID) -> Backend.Reference? {
-        references.withLock { $0.reference(for: objectID.primaryKey, root: objectID.root) }
+        objectID.primaryKey > 0 ? knownReference(objectID.primaryKey, root: objectID.root) : nil
     }
 
     /// An object's URI, as Core Data's `uriRepresentation()` writes it:
@@ -102,10 +102,21 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
     }
 
     private func reference(_ key: Int64, root: Int) throws(StoreError) -> Backend.Reference {
-        guard let reference = references.withLock({ $0.reference(for: key, root: root) }) else {
+        guard let reference = knownReference(key, root: root) else {
             throw .objectNotFound(ObjectReference(entity: model.entities[root].name, id: key))
         }
         return reference
+    }
+
+    /// The reference of a key: the one the backend gave, or, for a backend
+    /// whose keys are its references, the one it names for the key.
+    private func knownReference(_ key: Int64, root: Int) -> Backend.Reference? {
+        references.withLock { table in
+            if let reference = table.reference(for: key, root: root) { return reference }
+            guard let reference = backend.reference(forPrimaryKey: key), table.key(for: reference, root: root) == nil else { return nil }
+            table.set(reference, key: key, root: root)
+            return reference
+        }
     }
 
     // MARK: The backend
@@ -230,7 +241,7 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
     /// - Returns: The nodes of the rows the backend holds.
     /// - Throws: `StoreError.server` when the backend fails.
     public func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {
-        let wanted = references.withLock { table in keys.compactMap { table.reference(for: $0, root: entity.rootIndex) } }
+        let wanted = keys.compactMap { knownReference($0, root: entity.rootIndex) }
         guard !wanted.isEmpty else { return [] }
         let rows = try call { try backend.rows(wanted, entityName: entity.name) }
         var nodes: [RowNode] = []
@@ -255,9 +266,7 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
         guard let destination = model.entity(named: relationship.destination) else {
             throw .unknownRelationship(relationship.name, entity: entity.name)
         }
-        let owned = references.withLock { table in
-            owners.compactMap { key in table.reference(for: key, root: entity.rootIndex).map { (key, $0) } }
-        }
+        let owned = owners.compactMap { key in knownReference(key, root: entity.rootIndex).map { (key, $0) } }
         var links: [Int64: [Int64]] = [:]
         for owner in owners { links[owner] = [] }
         guard !owned.isEmpty else { return links }
@@ -292,6 +301,9 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
         } catch {
             throw StoreError(error)
         }
+        // Links the request writes to rows the backend no longer holds (another context deleted them):
+        // cleared, or refused when required, as every store does.
+        let dangling = try danglingLinks(request)
         var changes = BackendChanges<Backend.Reference>()
         func object(_ key: Int64, root: Int) throws(StoreError) -> BackendObject<Backend.Reference> {
             key < 0 ? .inserted(key) : .existing(try reference(key, root: root))
@@ -309,6 +321,28 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
             }
             return named
         }
+        func kept(_ keys: [Int64?], of entity: Entity) -> [Int64?] {
+            var keys = keys
+            for relationship in entity.relationships where !relationship.isToMany {
+                if let key = keys[relationship.slot], let destination = model.entity(named: relationship.destination),
+                   dangling.contains(ObjectID(entity: destination, primaryKey: key)) { keys[relationship.slot] = nil }
+            }
+            return keys
+        }
+        var request = request
+        var relinked = Set<ObjectID>()
+        for index in request.inserts.indices {
+            let entity = model.entities[request.inserts[index].id.entity]
+            let toOne = kept(request.inserts[index].toOne, of: entity)
+            if toOne != request.inserts[index].toOne { relinked.insert(request.inserts[index].id) }
+            request.inserts[index].toOne = toOne
+        }
+        for index in request.updates.indices {
+            let entity = model.entities[request.updates[index].id.entity]
+            let toOne = kept(request.updates[index].toOne, of: entity)
+            if toOne != request.updates[index].toOne { relinked.insert(request.updates[index].id) }
+            request.updates[index].toOne = toOne
+        }
         for insert in request.inserts {
             let entity = model.entities[insert.id.entity]
             changes.inserts.append(.init(temporaryID: insert.id.primaryKey, entityName: entity.name,
@@ -322,7 +356,7 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
         }
         var deleted = Set<ObjectID>()
         for delete in request.deletes where deleted.insert(delete.id).inserted {
-            guard let reference = references.withLock({ $0.reference(for: delete.id.primaryKey, root: delete.id.root) }) else { continue }
+            guard let reference = knownReference(delete.id.primaryKey, root: delete.id.root) else { continue }
             changes.deletes.append(.init(reference: reference, entityName: model.entities[delete.id.entity].name,
                                          expectedVersion: delete.expectedVersion))
         }
@@ -348,8 +382,10 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
                let inverse = change.relationship.inverse.flatMap({ destination.relationship(named: $0) }), !inverse.isToMany { continue }
             guard let destination = model.entity(named: change.relationship.destination) else { continue }
             var added: [BackendObject<Backend.Reference>] = []
-            for key in change.added { added.append(try object(key, root: destination.rootIndex)) }
-            let removed = references.withLock { table in change.removed.compactMap { table.reference(for: $0, root: destination.rootIndex) } }
+            for key in change.added where !dangling.contains(ObjectID(entity: destination, primaryKey: key)) {
+                added.append(try object(key, root: destination.rootIndex))
+            }
+            let removed = change.removed.compactMap { knownReference($0, root: destination.rootIndex) }
             changes.links.append(.init(owner: try object(change.owner.primaryKey, root: change.owner.root),
                                        entityName: model.entities[change.owner.entity].name,
                                        relationship: change.relationship.name, added: added, removed: removed))
@@ -400,7 +436,11 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
                 result.changes.updated.insert(update.id)
             }
             result.ruleChanges.deleted = cascaded
-            result.ruleChanges.updated = cleared.union(plan?.touched ?? []).subtracting(deleted)
+            // Rows whose written links were cleared: inserted ones by their permanent IDs.
+            let relinkedIDs = relinked.map { id in
+                ObjectID(entity: id.entity, root: id.root, primaryKey: SaveRequest.resolve(id.primaryKey, keys) ?? id.primaryKey)
+            }
+            result.ruleChanges.updated = cleared.union(plan?.touched ?? []).union(relinkedIDs).subtracting(deleted)
             result.changes.deleted = deleted.union(request.gone)
             result.changes.updated.formUnion(result.ruleChanges.updated)
             for id in deleted { references.withLock { $0.remove(key: id.primaryKey, root: id.root) } }
@@ -412,12 +452,61 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
     }
 }
 
+extension IncrementalStore {
+    /// The rows the request links to (to-one keys it writes, to-many members
+    /// it adds) that the backend no longer holds; throws a validation error
+    /// when such a link is required.
+    fileprivate func danglingLinks(_ request: SaveRequest) throws(StoreError) -> Set<ObjectID> {
+        var targets: [Int: Set<Int64>] = [:]   // by destination entity index
+        var required: [(owner: ObjectID, relationship: Relationship, destination: Entity, key: Int64)] = []
+        func note(_ owner: ObjectID, _ rows: [Int64?]) {
+            for relationship in model.entities[owner.entity].relationships where !relationship.isToMany {
+                guard let key = rows[relationship.slot], key > 0, let destination = model.entity(named: relationship.destination) else { continue }
+                targets[destination.index, default: []].insert(key)
+                if !relationship.isOptional { required.append((owner, relationship, destination, key)) }
+            }
+        }
+        for insert in request.inserts { note(insert.id, insert.toOne) }
+        for update in request.updates { note(update.id, update.toOne) }
+        for change in request.links {
+            guard let destination = model.entity(named: change.relationship.destination) else { continue }
+            targets[destination.index, default: []].formUnion(change.added.filter { $0 > 0 })
+        }
+        var gone = Set<ObjectID>()
+        let reader = BackendReader(store: self)
+        for (index, keys) in targets {
+            let destination = model.entities[index]
+            let found: [Int64: Int]
+            do {
+                found = try reader.entities(of: keys.sorted(), in: destination)
+            } catch {
+                throw StoreError(error)
+            }
+            for key in keys where found[key].map({ !model.isEntity(at: $0, kindOf: destination.index) }) ?? true {
+                gone.insert(ObjectID(entity: destination, primaryKey: key))
+            }
+        }
+        let failures = required.filter { gone.contains(ObjectID(entity: $0.destination, primaryKey: $0.key)) }.map { link in
+            SaveValidationFailure(object: "<\(model.entities[link.owner.entity].name) \(link.owner.primaryKey)>", property: link.relationship.name,
+                                  reason: "is required, but <\(link.destination.name) \(link.key)>, which it points at, is deleted")
+        }
+        guard failures.isEmpty else { throw .validation(failures) }
+        return gone
+    }
+}
+
 extension IncrementalStoreBackend {
     /// No key of its own: Sift numbers a root entity's rows in the order it first meets them.
     ///
     /// - Parameter reference: A row's reference.
     /// - Returns: nil.
     public func primaryKey(for reference: Reference) -> Int64? { nil }
+
+    /// No reference for a key the backend did not give.
+    ///
+    /// - Parameter primaryKey: A row's key.
+    /// - Returns: nil.
+    public func reference(forPrimaryKey primaryKey: Int64) -> Reference? { nil }
 }
 
 /// The backend's relationships, as the delete rules read them.

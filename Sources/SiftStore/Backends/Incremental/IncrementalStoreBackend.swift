@@ -236,6 +236,15 @@ public protocol IncrementalStoreBackend: AnyObject, Sendable {
     /// - Returns: Its key, or nil.
     func primaryKey(for reference: Reference) -> Int64?
 
+    /// The reference of the row with a primary key, for a backend whose keys
+    /// are its references (the inverse of ``primaryKey(for:)``), so that an
+    /// object ID made from a key alone finds its row; nil (the default) when
+    /// only references the backend gave are known.
+    ///
+    /// - Parameter primaryKey: A row's key.
+    /// - Returns: Its reference, or nil.
+    func reference(forPrimaryKey primaryKey: Int64) -> Reference?
+
     /// The rows a fetch selects: those of its entity (and subentities) that
     /// pass its predicate, in its order and page when it gives them.
     ///
