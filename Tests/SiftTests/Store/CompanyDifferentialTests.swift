@@ -731,10 +731,19 @@ final class CompanyBackends {
     let sqliteContext = ObjectContext(store: CompanyStore.store)
     let postgres: TestStore?
     let postgresContext: ObjectContext?
+    /// Incremental stores on a server backend that evaluates only `name ==`
+    /// (memory runs the rest: its answers are memory's), and everything
+    /// (its answers are SQLite's, known disagreements included).
+    let incremental: ObjectContext
+    let incrementalEverything: ObjectContext
 
     init() throws {
         postgres = StoreKind.postgresURL == nil ? nil : try StoreKind.postgres.make()
         postgresContext = postgres?.context()
+        incremental = ObjectContext(store: IncrementalStore(
+            backend: try ServerBackend(capabilities: .comparisons(of: ["name"], operators: [.equalTo])), model: Company.model))
+        incrementalEverything = ObjectContext(store: IncrementalStore(
+            backend: try ServerBackend(capabilities: .everything), model: Company.model))
     }
 
     /// What each backend answered, and whether each SQL store ran the whole predicate in SQL.
@@ -799,6 +808,19 @@ final class CompanyBackends {
                 Issue.record("SQLite and memory disagree on \(c.reproduction)\nSQLite: \(answers.sqlite)\nmemory: \(answers.memory)\nSQL: \(sqlText(c))",
                              sourceLocation: sourceLocation)
             }
+        }
+        // An incremental store answers as memory when memory runs the terms, as SQLite when its backend does.
+        var request = FetchRequest(entityName: c.entity)
+        request.predicate = .format(c.text, c.arguments)
+        let incremental = Self.fetch(request, in: self.incremental)
+        if !incremental.agrees(with: answers.memory) {
+            Issue.record("The incremental store (name == on its backend) and memory disagree on \(c.reproduction)\nincremental: \(incremental)\nmemory: \(answers.memory)",
+                         sourceLocation: sourceLocation)
+        }
+        let everything = Self.fetch(request, in: incrementalEverything)
+        if !everything.agrees(with: answers.memory), !everything.agrees(with: answers.sqlite) || !known.contains(.sqlite) {
+            Issue.record("The incremental store (everything on its backend) and memory disagree on \(c.reproduction)\nincremental: \(everything)\nmemory: \(answers.memory)",
+                         sourceLocation: sourceLocation)
         }
         if let postgres = answers.postgres, !postgres.agrees(with: answers.memory) {
             if known.contains(.postgres) {

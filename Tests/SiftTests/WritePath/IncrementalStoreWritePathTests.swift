@@ -259,7 +259,44 @@ struct IncrementalStoreWritePathTests {
         let alice = try #require(try context.fetch(FetchRequest(entityName: "Employee", predicate: "name == 'Alice Anderson'")).first)
         #expect(store.reference(for: alice.objectID) == "101")
         #expect(store.objectID(for: "101", entityName: "Employee") == alice.objectID)
-        #expect(store.uri(for: alice.objectID)?.absoluteString == "x-coredata://STORE-1/Employee/p101")
+        let uri = try #require(store.uri(for: alice.objectID))
+        #expect(uri.absoluteString == "x-coredata://STORE-1/Employee/p101")
+        #expect(store.objectID(for: uri) == alice.objectID)
+        #expect(context.object(for: try #require(store.objectID(for: uri))) === alice)
+        #expect(store.objectID(for: try #require(URL(string: "x-coredata://OTHER/Employee/p101"))) == nil)
+    }
+
+    @Test("The plan says what the backend evaluates and what memory does")
+    func plan() throws {
+        let store = IncrementalStore(backend: try ServerBackend(capabilities: .comparisons(of: ["name"], operators: [.equalTo])),
+                                     model: Company.dataSet.model)
+        var request = FetchRequest(entityName: "Employee", predicate: "name == 'Alice Anderson' AND age > 30",
+                                   sortDescriptors: [SortDescriptor("age")])
+        request.fetchLimit = 3
+        let plan = try store.plan(request)
+        #expect(plan.backend.map { "\($0)" }?.contains("name") == true && plan.memory.map { "\($0)" }?.contains("age") == true)
+        #expect(plan.memorySorts && plan.memoryPages)
+        #expect(plan.description.hasPrefix("backend: "))
+        let everything = IncrementalStore(backend: try ServerBackend(capabilities: .everything), model: Company.dataSet.model)
+        let whole = try everything.plan(request)
+        #expect(whole.memory == nil && !whole.memorySorts && !whole.memoryPages)
+    }
+
+    @Test("An observer that fetches from inside a save notification does not wait on the save")
+    func observerFetches() throws {
+        let store = IncrementalStore(backend: try ServerBackend(capabilities: .nothing), model: Company.dataSet.model)
+        let heard = Mutex(-1)
+        let observation = store.addObserver { _ in
+            let context = ObjectContext(store: store)
+            let count = (try? context.count(for: FetchRequest(entityName: "Employee", predicate: "nickname == 'Heard'"))) ?? -2
+            heard.withLock { $0 = count }
+        }
+        defer { observation.cancel() }
+        let context = ObjectContext(store: store)
+        let alice = try #require(try context.fetch(FetchRequest(entityName: "Employee", predicate: "name == 'Alice Anderson'")).first)
+        try alice.setValue("Heard", forKey: "nickname")
+        try context.save()
+        #expect(heard.withLock { $0 } == 1)
     }
 
     @Test("Several contexts on several threads save through one store")

@@ -91,6 +91,18 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
         return URL(string: "x-coredata://\(identifier)/\(model.entities[objectID.entity].name)/p\(text)")
     }
 
+    /// The ID of the object a URI names (``uri(for:)``'s form), when the URI
+    /// is of this store and names an entity of its model.
+    ///
+    /// - Parameter uri: An object's URI, `x-coredata://<store identifier>/<Entity>/p<reference>`.
+    /// - Returns: The object's ID, or nil.
+    public func objectID(for uri: URL) -> ObjectID? where Backend.Reference: LosslessStringConvertible {
+        let parts = uri.path.split(separator: "/", omittingEmptySubsequences: true)
+        guard uri.scheme == "x-coredata", uri.host == identifier, parts.count == 2, parts[1].hasPrefix("p"),
+              let reference = Backend.Reference(String(parts[1].dropFirst())) else { return nil }
+        return objectID(for: reference, entityName: String(parts[0]))
+    }
+
     private func key(for reference: Backend.Reference, root: Int) throws(StoreError) -> Int64 {
         try references.withLock { table throws(StoreError) in
             if let key = table.key(for: reference, root: root) { return key }
@@ -172,6 +184,23 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
     }
 
     // MARK: Reading
+
+    /// How a request runs: the terms the backend receives, those memory
+    /// evaluates, and whether memory sorts and pages — what `explain` shows
+    /// for a SQL store.
+    ///
+    /// - Parameter request: The fetch.
+    /// - Returns: The split.
+    /// - Throws: `StoreError.invalidPredicate` when the request does not compile.
+    public func plan(_ request: FetchRequest) throws(StoreError) -> BackendPlan {
+        let fetch = try compile(request)
+        let (sent, residual) = split(fetch.predicate)
+        let capabilities = backend.capabilities
+        let sorts = capabilities.sorts && !fetch.sortKeys.isEmpty
+        let pages = capabilities.pages && residual == nil && (sorts || fetch.sortKeys.isEmpty)
+        return BackendPlan(backend: sent, memory: residual, memorySorts: !sorts && !fetch.sortKeys.isEmpty,
+                           memoryPages: !pages && (request.fetchLimit != nil || request.fetchOffset > 0))
+    }
 
     /// The rows a compiled request selects: the backend's answer to the terms
     /// it accepts, then the rest evaluated in memory, sorted and paged where

@@ -81,6 +81,28 @@ public struct BackendFetch: Sendable {
     public var limit: Int?
 }
 
+/// How an incremental store runs a fetch: the terms its backend receives,
+/// the terms memory evaluates over the rows that come back, and whether
+/// memory sorts and pages.
+public struct BackendPlan: Sendable, CustomStringConvertible {
+    /// The terms the backend evaluates, joined by `AND`; nil when it gets none.
+    public var backend: BoundPredicate?
+    /// The terms memory evaluates; nil when the backend evaluates the whole predicate.
+    public var memory: BoundPredicate?
+    /// Whether memory sorts the rows.
+    public var memorySorts: Bool
+    /// Whether memory applies offset and limit.
+    public var memoryPages: Bool
+
+    /// The plan in lines: `backend:`, `memory:`, and what memory sorts and pages.
+    public var description: String {
+        var lines = ["backend: \(backend.map { "\($0)" } ?? "every row")", "memory: \(memory.map { "\($0)" } ?? "nothing")"]
+        if memorySorts { lines.append("memory sorts") }
+        if memoryPages { lines.append("memory applies offset and limit") }
+        return lines.joined(separator: "\n")
+    }
+}
+
 /// A row as a backend gives it: its entity, its reference, its version (for
 /// optimistic locking: it must change whenever the row does), its attribute
 /// values and its to-one relationships, by name.
