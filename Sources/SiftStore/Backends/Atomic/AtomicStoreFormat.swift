@@ -137,6 +137,7 @@ extension AtomicStoreFormat {
     ///
     /// - Parameter data: The whole file.
     /// - Returns: nil.
+    /// - Throws: Nothing.
     public func model(in data: Data) throws -> DataModel? { nil }
 
     /// Sift numbers the objects in the order the file lists them.
@@ -149,5 +150,6 @@ extension AtomicStoreFormat {
     ///
     /// - Parameter url: The store's file.
     /// - Returns: nil.
+    /// - Throws: Nothing.
     public func metadata(at url: URL) throws -> [String: PredicateValue]? { nil }
 }

@@ -92,6 +92,7 @@ public struct DataSetFormat: AtomicStoreFormat {
     ///   - values: Its values.
     ///   - primaryKey: Its key.
     /// - Returns: `primaryKey`.
+    /// - Throws: Nothing.
     public func newReference(entityName: String, values: [String: PredicateValue], primaryKey: Int64) throws -> Int64 {
         primaryKey
     }
