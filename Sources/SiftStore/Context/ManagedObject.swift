@@ -54,6 +54,9 @@ public final class ManagedObject: CustomStringConvertible {
     public internal(set) var isInserted = false
     /// Whether the object was deleted and the delete not saved yet.
     public internal(set) var isDeleted = false
+    /// Whether the next save checks the object's version even if it is
+    /// unchanged (``ObjectContext/detectConflicts(for:)``).
+    var isLocked = false
 
     init(objectID: ObjectID, description: EntityDescription, context: ObjectContext) {
         self.objectID = objectID
@@ -416,6 +419,7 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// Forgets unsaved changes (not insert or delete).
     func discardChanges() {
+        isLocked = false
         changedValues = [:]
         changedToOne = [:]
         addedToMany = [:]

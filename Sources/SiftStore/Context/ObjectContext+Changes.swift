@@ -45,6 +45,36 @@ extension ObjectContext {
     }
 
     /// Notes that `object` is about to change.
+    /// Marks an unchanged object for conflict detection at the next save
+    /// (Core Data's `detectConflicts(for:)`): the save fails with a conflict
+    /// (or its merge policy decides) when another context or process changed
+    /// or deleted the object's row since this context read it, as for a
+    /// changed object. The version read is the object's now (a fault fires).
+    /// A saved check moves the row's version on, like a write.
+    ///
+    /// ```swift
+    /// let department = try context.fetch(request)[0]
+    /// try context.detectConflicts(for: department)   // the raise below is only valid for this department
+    /// try employee.setValue(90_000.0, forKey: "salary")
+    /// try context.save()                             // conflicts if the department changed meanwhile
+    /// ```
+    ///
+    /// - Parameter object: An object of this context; an inserted or deleted one needs no check.
+    /// - Throws: `StoreError`: `.contextGone` for an object of another context; `.objectNotFound` or the
+    ///   store's error when its fault fires and fails.
+    public func detectConflicts(for object: ManagedObject) throws(StoreError) {
+        guard try object.context() === self else { throw .contextGone(object.reference) }
+        guard !object.isInserted, !object.isDeleted else { return }
+        _ = try object.values()
+        object.isLocked = true
+        changed[object.objectID] = object
+    }
+
+    /// Unchanged objects marked for conflict detection, in save order.
+    var lockedObjects: [ManagedObject] {
+        Self.ordered(changed.values.filter { $0.isLocked && !$0.isInserted && !$0.isDeleted && !$0.hasValueChanges })
+    }
+
     func willChange(_ object: ManagedObject) throws(StoreError) {
         guard !object.isDeleted else { throw .objectDeleted(object.reference) }
         if !object.isInserted { _ = try object.values() }

@@ -33,9 +33,11 @@ extension ObjectContext {
             refusedChanges = []
             throw refused
         }
-        guard hasChanges else { return }
+        let locked = lockedObjects
+        guard hasChanges || !locked.isEmpty else { return }
         let inserted = insertedObjects
-        let updated = updatedObjects
+        // An object marked for conflict detection is saved as an update that writes its values as read.
+        let updated = updatedObjects + locked
         let deleted = deletedObjects
         // The current state of every written object, read before the
         // transaction: inserted objects' in their order, updated ones' by ID

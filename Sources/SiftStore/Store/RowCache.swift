@@ -39,7 +39,22 @@ public final class RowCache: Sendable {
         self.model = model
         self.roots = model.entities.map(\.rootIndex)
         self.state = LockedState(State(tables: Array(repeating: [:], count: model.entities.count)))
+        self.registrations = nil
     }
+
+    /// A cache that tells `registrations` the IDs contexts register (`true`)
+    /// and unregister (`false`), outside its lock (an incremental store tells
+    /// its backend).
+    package init(model: DataModel, registrations: @escaping @Sendable ([ObjectID], Bool) -> Void) {
+        self.model = model
+        self.roots = model.entities.map(\.rootIndex)
+        self.state = LockedState(State(tables: Array(repeating: [:], count: model.entities.count)))
+        self.registrations = registrations
+    }
+
+    /// Who hears of registrations, if anyone.
+    @usableFromInline
+    let registrations: (@Sendable ([ObjectID], Bool) -> Void)?
 
     /// Adds or replaces nodes.
     ///
@@ -166,6 +181,7 @@ public final class RowCache: Sendable {
             state.references.reserveCapacity(state.references.count + ids.count)
             for id in ids { state.references[id, default: 0] += 1 }
         }
+        registrations?(ids, true)
     }
 
     /// Notes that a context no longer uses `id`; when nothing uses it any
@@ -198,6 +214,7 @@ public final class RowCache: Sendable {
                 }
             }
         }
+        registrations?(ids, false)
     }
 
     /// How many registrations `id` has.

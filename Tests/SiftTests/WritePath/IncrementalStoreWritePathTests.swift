@@ -22,11 +22,28 @@ final class ServerBackend: IncrementalStoreBackend, Sendable {
     let capabilities: BackendCapabilities
     let requests = Mutex<[String]>([])
     let failing = Mutex(false)
+    let wantsRegistrations: Bool
+    /// What contexts hold, by reference: registrations minus unregistrations.
+    let held = Mutex<[String: Int]>([:])
 
-    init(_ dataSet: DataSet = Company.dataSet, capabilities: BackendCapabilities) throws {
+    init(_ dataSet: DataSet = Company.dataSet, capabilities: BackendCapabilities, wantsRegistrations: Bool = false) throws {
         server = try SQLiteStore(inMemoryWith: dataSet.model)
         try server.importDataSet(dataSet)
         self.capabilities = capabilities
+        self.wantsRegistrations = wantsRegistrations
+    }
+
+    func objectsRegistered(_ objects: [(entityName: String, reference: String)]) {
+        held.withLock { held in for object in objects { held["\(object.entityName) \(object.reference)", default: 0] += 1 } }
+    }
+
+    func objectsUnregistered(_ objects: [(entityName: String, reference: String)]) {
+        held.withLock { held in
+            for object in objects {
+                let key = "\(object.entityName) \(object.reference)"
+                held[key] = (held[key] ?? 0) > 1 ? (held[key] ?? 0) - 1 : nil
+            }
+        }
     }
 
     var requestCount: Int { requests.withLock { $0.count } }
@@ -266,6 +283,21 @@ struct IncrementalStoreWritePathTests {
         #expect(store.objectID(for: try #require(URL(string: "x-coredata://OTHER/Employee/p101"))) == nil)
     }
 
+    @Test("The backend hears which objects contexts hold, when it asks to")
+    func registrations() throws {
+        let backend = try ServerBackend(capabilities: .nothing, wantsRegistrations: true)
+        let store = IncrementalStore(backend: backend, model: Company.dataSet.model)
+        do {
+            let context = ObjectContext(store: store)
+            let sales = try context.fetch(FetchRequest(entityName: "Employee", predicate: "department.name == 'Sales'"))
+            #expect(sales.count == 5)
+            for employee in sales { _ = employee["name", as: String.self] }        // the objects take their rows
+            #expect(backend.held.withLock { $0.keys.filter { $0.hasPrefix("Employee ") }.count } == 5)
+            withExtendedLifetime(context) {}
+        }
+        #expect(backend.held.withLock { $0.isEmpty })                     // the context is gone: nothing is held
+    }
+
     @Test("The plan says what the backend evaluates and what memory does")
     func plan() throws {
         let store = IncrementalStore(backend: try ServerBackend(capabilities: .comparisons(of: ["name"], operators: [.equalTo])),
@@ -321,5 +353,47 @@ struct IncrementalStoreWritePathTests {
         }
         #expect(try ObjectContext(store: backend.server).count(for: FetchRequest(entityName: "Employee", predicate: "nickname == 'x'")) == 12)
         #expect(try ObjectContext(store: store).count(for: FetchRequest(entityName: "Employee", predicate: "nickname == 'x'")) == 12)
+    }
+}
+
+@Suite("Conflict detection for unchanged objects")
+struct DetectConflictsWritePathTests {
+    @Test("An object marked with detectConflicts(for:) conflicts when another context changed it, on every store",
+          arguments: StoreKind.allCases)
+    func lockedObjects(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let mine = store.context()
+        let theirs = store.context()
+        let sales = FetchRequest(entityName: "Department", predicate: "name == 'Sales'")
+        let alice = FetchRequest(entityName: "Employee", predicate: "name == 'Alice Anderson'")
+        let department = try #require(try mine.fetch(sales).first)
+        let employee = try #require(try mine.fetch(alice).first)
+        try mine.detectConflicts(for: department)
+        #expect(!mine.hasChanges)
+
+        let changed = try #require(try theirs.fetch(sales).first)
+        try changed.setValue("Sales & Marketing", forKey: "name")
+        try theirs.save()
+
+        try employee.setValue(91_000.0, forKey: "salary")
+        #expect { try mine.save() } throws: { ($0 as? StoreError)?.code == .conflicts }
+        mine.mergePolicy = .storeTrump
+        try mine.save()
+        let reader = store.context()
+        #expect(try reader.fetch(alice).first?["salary", as: Double.self] == 91_000)
+        #expect(try reader.fetch(FetchRequest(entityName: "Department", predicate: "name == 'Sales & Marketing'")).count == 1)
+
+        // Unmarked, the same sequence saves; marked alone, a save checks just that object.
+        let third = store.context()
+        let fourth = store.context()
+        let renamed = FetchRequest(entityName: "Department", predicate: "name == 'Sales & Marketing'")
+        let seen = try #require(try third.fetch(renamed).first)
+        try third.detectConflicts(for: seen)
+        let other = try #require(try fourth.fetch(renamed).first)
+        try other.setValue("Sales", forKey: "name")
+        try fourth.save()
+        #expect { try third.save() } throws: { ($0 as? StoreError)?.code == .conflicts }
+        third.rollback()
+        try third.save()                                              // nothing marked any more: nothing to check
     }
 }

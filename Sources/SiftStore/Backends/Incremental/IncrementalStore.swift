@@ -53,8 +53,23 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
         self.model = model
         self.identifier = identifier
         self.functions = functions
-        self.rowCache = RowCache(model: model)
-        self.references = LockedState(ReferenceTable(roots: model.entities.count))
+        let table = LockedState(ReferenceTable<Backend.Reference>(roots: model.entities.count))
+        self.references = table
+        if backend.wantsRegistrations {
+            // Contexts register objects with the row cache; the backend hears of them by reference.
+            self.rowCache = RowCache(model: model) { [weak backend] ids, registered in
+                guard let backend else { return }
+                let objects = table.withLock { table in
+                    ids.compactMap { id in
+                        table.reference(for: id.primaryKey, root: id.root).map { (entityName: model.entities[id.entity].name, reference: $0) }
+                    }
+                }
+                guard !objects.isEmpty else { return }
+                if registered { backend.objectsRegistered(objects) } else { backend.objectsUnregistered(objects) }
+            }
+        } else {
+            self.rowCache = RowCache(model: model)
+        }
     }
 
     // MARK: References

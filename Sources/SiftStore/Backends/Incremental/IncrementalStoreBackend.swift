@@ -267,6 +267,21 @@ public protocol IncrementalStoreBackend: AnyObject, Sendable {
     /// - Returns: Its reference, or nil.
     func reference(forPrimaryKey primaryKey: Int64) -> Reference?
 
+    /// Whether the backend wants to hear which objects contexts hold
+    /// (``objectsRegistered(_:)`` and ``objectsUnregistered(_:)``; the default: no).
+    var wantsRegistrations: Bool { get }
+
+    /// Objects contexts began to hold (Core Data's `managedObjectContextDidRegisterObjects(with:)`), by
+    /// entity and reference: a backend that keeps per-object state (a subscription, a lease) starts it.
+    ///
+    /// - Parameter objects: The objects, each with its entity's name.
+    func objectsRegistered(_ objects: [(entityName: String, reference: Reference)])
+
+    /// Objects contexts let go of (Core Data's `managedObjectContextDidUnregisterObjects(with:)`).
+    ///
+    /// - Parameter objects: The objects, each with its entity's name.
+    func objectsUnregistered(_ objects: [(entityName: String, reference: Reference)])
+
     /// The rows a fetch selects: those of its entity (and subentities) that
     /// pass its predicate, in its order and page when it gives them.
     ///
@@ -304,6 +319,16 @@ public protocol IncrementalStoreBackend: AnyObject, Sendable {
 }
 
 extension IncrementalStoreBackend {
+    /// Registrations are not heard.
+    public var wantsRegistrations: Bool { false }
+    /// Ignores registrations.
+    ///
+    /// - Parameter objects: The objects.
+    public func objectsRegistered(_ objects: [(entityName: String, reference: Reference)]) {}
+    /// Ignores unregistrations.
+    ///
+    /// - Parameter objects: The objects.
+    public func objectsUnregistered(_ objects: [(entityName: String, reference: Reference)]) {}
     /// Evaluates nothing.
     public var capabilities: BackendCapabilities { .nothing }
     /// One request at a time.
