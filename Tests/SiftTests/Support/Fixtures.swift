@@ -108,17 +108,19 @@ enum CompanyStore {
 }
 
 /// The kinds of store a context works on, for tests that must hold on each:
-/// SQLite, atomic, an incremental store on a backend of one's own (a server
-/// that evaluates only `name ==` itself), and PostgreSQL when a server is
-/// configured (`SIFT_POSTGRES_URL`; `.ci/run` starts one).
+/// SQLite, atomic, incremental stores on a backend of one's own (a server
+/// that evaluates only `name ==` itself, and one that evaluates everything),
+/// and PostgreSQL when a server is configured (`SIFT_POSTGRES_URL`; `.ci/run`
+/// starts one).
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite, atomic, incremental, postgres
+    case sqlite, atomic, incremental, incrementalEverything, postgres
 
     static let postgresURL = ProcessInfo.processInfo.environment["SIFT_POSTGRES_URL"]
 
     /// Every kind this run can make.
     static var allCases: [StoreKind] {
-        postgresURL == nil ? [.sqlite, .atomic, .incremental] : [.sqlite, .atomic, .incremental, .postgres]
+        let local: [StoreKind] = [.sqlite, .atomic, .incremental, .incrementalEverything]
+        return postgresURL == nil ? local : local + [.postgres]
     }
 
     /// The kinds kept in a local file (or memory).
@@ -138,8 +140,9 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
             let store = try AtomicStore(url: url, model: dataSet.model)
             try store.importDataSet(dataSet)
             return TestStore(store, file: url)
-        case .incremental:
-            let backend = try ServerBackend(dataSet, capabilities: .comparisons(of: ["name"], operators: [.equalTo]))
+        case .incremental, .incrementalEverything:
+            let backend = try ServerBackend(dataSet, capabilities: self == .incremental
+                ? .comparisons(of: ["name"], operators: [.equalTo]) : .everything)
             return TestStore(IncrementalStore(backend: backend, model: dataSet.model), file: nil)
         case .postgres:
             let store = try Self.makePostgres(dataSet.model)

@@ -77,6 +77,13 @@ final class ServerBackend: IncrementalStoreBackend, Sendable {
         return try server.rows(for: server.compile(request)).map(row)
     }
 
+    func count(_ fetch: BackendFetch) throws -> Int? {
+        try note("count \(fetch.entityName)")
+        var request = FetchRequest(entityName: fetch.entityName)
+        request.predicate = fetch.predicate.map { .bound($0) }
+        return try server.count(for: server.compile(request))
+    }
+
     func rows(_ references: [String], entityName: String) throws -> [BackendRow<String>] {
         try note("rows \(entityName) \(references.count)")
         guard let entity = server.model.entity(named: entityName) else { return [] }
@@ -188,6 +195,11 @@ struct IncrementalStoreWritePathTests {
         #expect(try context.fetch(request).map(\.objectID.primaryKey) == expected)
         let exact = try context.fetch(FetchRequest(entityName: "Employee", predicate: "name == 'Alice Anderson'"))
         #expect(exact.count == 1)
+        // A count the backend runs whole is its own; one with a residual counts the rows that pass.
+        #expect(try context.count(for: FetchRequest(entityName: "Employee", predicate: "name == 'Alice Anderson'")) == 1)
+        #expect(backend.requests.withLock { $0.last } == "count Employee")
+        #expect(try context.count(for: FetchRequest(entityName: "Employee", predicate: "age > 30")) == reference.count(for: FetchRequest(entityName: "Employee", predicate: "age > 30")))
+        #expect(backend.requests.withLock { $0.last } == "fetch Employee")
     }
 
     @Test("Prefetching costs 1 + k requests; faults fire in batches")

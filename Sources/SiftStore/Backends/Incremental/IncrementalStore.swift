@@ -274,7 +274,12 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
     /// - Returns: The number of objects, offset and limit applied.
     /// - Throws: `StoreError`, as ``rows(for:)`` does.
     public func count(for fetch: CompiledFetch) throws(StoreError) -> Int {
-        try rows(for: fetch).count
+        let (sent, residual) = split(fetch.predicate)
+        if residual == nil, fetch.request.fetchLimit == nil, fetch.request.fetchOffset == 0 {
+            let request = BackendFetch(entityName: fetch.entity.name, predicate: sent, sortDescriptors: nil, offset: 0, limit: nil)
+            if let count = try call({ try backend.count(request) }) { return count }
+        }
+        return try rows(for: fetch).count
     }
 
     /// The rows of `entity` with these keys: one backend request for the batch.

@@ -290,6 +290,16 @@ public protocol IncrementalStoreBackend: AnyObject, Sendable {
     /// - Throws: Any error.
     func fetch(_ fetch: BackendFetch) throws -> [BackendRow<Reference>]
 
+    /// How many rows a fetch selects, when the backend counts without
+    /// returning rows; nil (the default) to let Sift count the rows ``fetch(_:)``
+    /// returns. Asked only when the backend evaluates the whole predicate and
+    /// the request has no offset or limit.
+    ///
+    /// - Parameter fetch: The fetch (no sorting, no paging).
+    /// - Returns: The number of rows, or nil.
+    /// - Throws: Any error.
+    func count(_ fetch: BackendFetch) throws -> Int?
+
     /// The rows with these references (a batch of faults), in any order;
     /// those it no longer holds left out.
     ///
@@ -319,6 +329,12 @@ public protocol IncrementalStoreBackend: AnyObject, Sendable {
 }
 
 extension IncrementalStoreBackend {
+    /// Sift counts the rows ``fetch(_:)`` returns.
+    ///
+    /// - Parameter fetch: The fetch.
+    /// - Returns: nil.
+    /// - Throws: Nothing.
+    public func count(_ fetch: BackendFetch) throws -> Int? { nil }
     /// Registrations are not heard.
     public var wantsRegistrations: Bool { false }
     /// Ignores registrations.
