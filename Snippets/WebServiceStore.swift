@@ -34,6 +34,11 @@ final class BooksService: IncrementalStoreBackend {
         BackendRow(entityName: "Book", reference: reference, version: book.version, values: book.values)
     }
 
+    /// The service's identity, in its objects' URIs (it keeps no model version to check).
+    func loadMetadata() throws -> BackendMetadata {
+        BackendMetadata(identifier: "books.example.com", modelVersionHash: nil)
+    }
+
     func fetch(_ fetch: BackendFetch) throws -> [BackendRow<String>] {
         requests.withLock { $0 += 1 }
         let wanted = Set(titles(in: fetch.predicate))
@@ -82,7 +87,7 @@ final class BooksService: IncrementalStoreBackend {
 // snippet.main
 let model = try DataModel([Entity("Book", attributes: [Attribute("title", .string), Attribute("pages", .integer64)])])
 let service = BooksService()
-let store = IncrementalStore(backend: service, model: model)
+let store = try IncrementalStore(backend: service, model: model)
 let context = ObjectContext(store: store)
 for (title, pages) in [("Dune", 412), ("Emma", 320), ("Dune", 96)] {
     let book = try context.insert("Book")
@@ -99,7 +104,7 @@ print(try store.plan(request))                             // the split, as tree
                                                            //   attribute Book.pages : integer
 let long = try context.fetch(request)                      // the service filters by title, memory by pages
 print(long.map { $0["pages", as: Int.self] ?? 0 })         // [412]
-print(store.uri(for: long[0].objectID)?.scheme ?? "")       // x-coredata
+print(store.uri(for: long[0].objectID)?.host ?? "")        // books.example.com
 
 // Another context changes the same book first: this one's save conflicts, and a merge policy decides.
 let other = ObjectContext(store: store)

@@ -740,9 +740,9 @@ final class CompanyBackends {
     init() throws {
         postgres = StoreKind.postgresURL == nil ? nil : try StoreKind.postgres.make()
         postgresContext = postgres?.context()
-        incremental = ObjectContext(store: IncrementalStore(
+        incremental = ObjectContext(store: try IncrementalStore(
             backend: try ServerBackend(capabilities: .comparisons(of: ["name"], operators: [.equalTo])), model: Company.model))
-        incrementalEverything = ObjectContext(store: IncrementalStore(
+        incrementalEverything = ObjectContext(store: try IncrementalStore(
             backend: try ServerBackend(capabilities: .everything), model: Company.model))
     }
 

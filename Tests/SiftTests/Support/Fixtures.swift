@@ -143,7 +143,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .incremental, .incrementalEverything:
             let backend = try ServerBackend(dataSet, capabilities: self == .incremental
                 ? .comparisons(of: ["name"], operators: [.equalTo]) : .everything)
-            return TestStore(IncrementalStore(backend: backend, model: dataSet.model), file: nil)
+            return TestStore(try IncrementalStore(backend: backend, model: dataSet.model), file: nil)
         case .postgres:
             let store = try Self.makePostgres(dataSet.model)
             try store.importDataSet(dataSet)

@@ -133,6 +133,31 @@ struct AtomicFormatTests {
         #expect(metadata?["format"] == "text-keyed data set")
     }
 
+    @Test("Metadata is read and written without opening the store, kept through saves, refused by a format with none")
+    func metadata() throws {
+        let folder = try ScratchFolder()
+        let file = try folder.file("company.json", Fixtures.data("company.json"))
+        #expect(try AtomicStore.metadata(at: file, format: DataSetFormat()) == nil)
+        try AtomicStore.setMetadata(["owner": "ops", "schema": 3], at: file, format: DataSetFormat())
+        #expect(try AtomicStore.metadata(at: file, format: DataSetFormat()) == ["owner": "ops", "schema": 3])
+
+        let store = try AtomicStore(url: file)
+        #expect(store.metadata["owner"] == "ops")
+        let context = ObjectContext(store: store)
+        let alice = try #require(try context.fetch(FetchRequest(entityName: "Employee", predicate: "name == 'Alice Anderson'")).first)
+        try alice.setValue("Al", forKey: "nickname")
+        try context.save()                                              // the whole file again, metadata kept
+        #expect(try AtomicStore.metadata(at: file, format: DataSetFormat())?["schema"] == 3)
+        try store.setMetadata(["owner": "dev"])
+        #expect(try AtomicStore.metadata(at: file, format: DataSetFormat()) == ["owner": "dev"])
+        #expect(try AtomicStore(url: file).metadata == ["owner": "dev"])
+
+        let notes = try folder.file("notes.jsonl", Data())
+        #expect { try AtomicStore.setMetadata(["a": 1], at: notes, format: UUIDLines()) } throws: {
+            ($0 as? StoreError)?.code == .cannotWrite
+        }
+    }
+
     @Test("UUID references, a missing and an empty file as new stores, conflicts between contexts")
     func uuidsAndNewStores() throws {
         let notes = try Self.notesModel()

@@ -23,6 +23,7 @@ final class ServerBackend: IncrementalStoreBackend, Sendable {
     let requests = Mutex<[String]>([])
     let failing = Mutex(false)
     let wantsRegistrations: Bool
+    let identifier = "STORE-1"
     /// What contexts hold, by reference: registrations minus unregistrations.
     let held = Mutex<[String: Int]>([:])
 
@@ -31,6 +32,11 @@ final class ServerBackend: IncrementalStoreBackend, Sendable {
         try server.importDataSet(dataSet)
         self.capabilities = capabilities
         self.wantsRegistrations = wantsRegistrations
+    }
+
+    func loadMetadata() throws -> BackendMetadata {
+        try note("metadata")
+        return BackendMetadata(identifier: identifier, modelVersionHash: server.model.versionHash)
     }
 
     func objectsRegistered(_ objects: [(entityName: String, reference: String)]) {
@@ -162,7 +168,7 @@ struct IncrementalStoreWritePathTests {
     @Test("Every corpus case answers as expected, whatever the backend evaluates", arguments: [0, 1, 2])
     func corpus(_ set: Int) throws {
         let backend = try ServerBackend(capabilities: Self.capabilitySets[set].1)
-        let store = IncrementalStore(backend: backend, model: Company.dataSet.model)
+        let store = try IncrementalStore(backend: backend, model: Company.dataSet.model)
         var checked = 0
         for testCase in CorpusCase.all {
             var request = FetchRequest(entityName: testCase.entity, predicate: testCase.predicate, arguments: testCase.args ?? [])
@@ -185,7 +191,7 @@ struct IncrementalStoreWritePathTests {
     @Test("The backend receives only the terms it accepts; sorting and paging move to memory with a residual")
     func split() throws {
         let backend = try ServerBackend(capabilities: .comparisons(of: ["name"], operators: [.equalTo]))
-        let store = IncrementalStore(backend: backend, model: Company.dataSet.model)
+        let store = try IncrementalStore(backend: backend, model: Company.dataSet.model)
         let context = ObjectContext(store: store)
         var request = FetchRequest(entityName: "Employee", predicate: "age > 30 AND department.name == 'Sales'",
                                    sortDescriptors: [SortDescriptor("age", ascending: false)])
@@ -205,7 +211,7 @@ struct IncrementalStoreWritePathTests {
     @Test("Prefetching costs 1 + k requests; faults fire in batches")
     func requestCounts() throws {
         let backend = try ServerBackend(capabilities: .everything)
-        let store = IncrementalStore(backend: backend, model: Company.dataSet.model)
+        let store = try IncrementalStore(backend: backend, model: Company.dataSet.model)
         var request = FetchRequest(entityName: "Employee")
         request.relationshipKeyPathsForPrefetching = ["department", "tags"]
         let context = ObjectContext(store: store)
@@ -220,7 +226,7 @@ struct IncrementalStoreWritePathTests {
         #expect(prefetched == 4, "\(backend.requests.withLock { $0 })")   // the fetch, then per key path its links and rows
 
         // A batched fetch: the rows come with the one fetch request, and every fault fires from the row cache.
-        let fresh = ObjectContext(store: IncrementalStore(backend: backend, model: Company.dataSet.model))
+        let fresh = ObjectContext(store: try IncrementalStore(backend: backend, model: Company.dataSet.model))
         var batched = FetchRequest(entityName: "Employee")
         batched.fetchBatchSize = 20
         let start = backend.requestCount
@@ -232,7 +238,7 @@ struct IncrementalStoreWritePathTests {
     @Test("Saves, cascades and links end as on a built-in store; conflicts go through the merge policy")
     func saves() throws {
         let backend = try ServerBackend(capabilities: .comparisons(of: ["name"], operators: [.equalTo]))
-        let store = IncrementalStore(backend: backend, model: Company.dataSet.model)
+        let store = try IncrementalStore(backend: backend, model: Company.dataSet.model)
         let builtIn = try StoreKind.sqlite.make()
         for target in [store as any PersistentStore, builtIn.store] {
             let context = ObjectContext(store: target)
@@ -266,7 +272,7 @@ struct IncrementalStoreWritePathTests {
         #expect { try second.save() } throws: { ($0 as? StoreError)?.code == .conflicts }
         second.mergePolicy = .objectTrump
         try second.save()
-        let reader = ObjectContext(store: IncrementalStore(backend: backend, model: Company.dataSet.model))
+        let reader = ObjectContext(store: try IncrementalStore(backend: backend, model: Company.dataSet.model))
         let saved = try #require(try reader.fetch(alice).first)
         #expect(saved["age", as: Int.self] == 59 && saved["nickname", as: String.self] == "Al")
 
@@ -283,11 +289,13 @@ struct IncrementalStoreWritePathTests {
     @Test("References are text that starts with a digit; object IDs have Core Data's URI form")
     func references() throws {
         let backend = try ServerBackend(capabilities: .nothing)
-        let store = IncrementalStore(backend: backend, model: Company.dataSet.model, identifier: "STORE-1")
+        let store = try IncrementalStore(backend: backend, model: Company.dataSet.model)
         let context = ObjectContext(store: store)
         let alice = try #require(try context.fetch(FetchRequest(entityName: "Employee", predicate: "name == 'Alice Anderson'")).first)
         #expect(store.reference(for: alice.objectID) == "101")
         #expect(store.objectID(for: "101", entityName: "Employee") == alice.objectID)
+        #expect { try IncrementalStore(backend: backend, model: DataModel([Entity("Note", attributes: [Attribute("text", .string)])])) }
+            throws: { ($0 as? StoreError)?.code == .modelMismatch }
         let uri = try #require(store.uri(for: alice.objectID))
         #expect(uri.absoluteString == "x-coredata://STORE-1/Employee/p101")
         #expect(store.objectID(for: uri) == alice.objectID)
@@ -298,7 +306,7 @@ struct IncrementalStoreWritePathTests {
     @Test("The backend hears which objects contexts hold, when it asks to")
     func registrations() throws {
         let backend = try ServerBackend(capabilities: .nothing, wantsRegistrations: true)
-        let store = IncrementalStore(backend: backend, model: Company.dataSet.model)
+        let store = try IncrementalStore(backend: backend, model: Company.dataSet.model)
         do {
             let context = ObjectContext(store: store)
             let sales = try context.fetch(FetchRequest(entityName: "Employee", predicate: "department.name == 'Sales'"))
@@ -312,7 +320,7 @@ struct IncrementalStoreWritePathTests {
 
     @Test("The plan says what the backend evaluates and what memory does")
     func plan() throws {
-        let store = IncrementalStore(backend: try ServerBackend(capabilities: .comparisons(of: ["name"], operators: [.equalTo])),
+        let store = try IncrementalStore(backend: try ServerBackend(capabilities: .comparisons(of: ["name"], operators: [.equalTo])),
                                      model: Company.dataSet.model)
         var request = FetchRequest(entityName: "Employee", predicate: "name == 'Alice Anderson' AND age > 30",
                                    sortDescriptors: [SortDescriptor("age")])
@@ -321,14 +329,14 @@ struct IncrementalStoreWritePathTests {
         #expect(plan.backend.map { "\($0)" }?.contains("name") == true && plan.memory.map { "\($0)" }?.contains("age") == true)
         #expect(plan.memorySorts && plan.memoryPages)
         #expect(plan.description.hasPrefix("backend: "))
-        let everything = IncrementalStore(backend: try ServerBackend(capabilities: .everything), model: Company.dataSet.model)
+        let everything = try IncrementalStore(backend: try ServerBackend(capabilities: .everything), model: Company.dataSet.model)
         let whole = try everything.plan(request)
         #expect(whole.memory == nil && !whole.memorySorts && !whole.memoryPages)
     }
 
     @Test("An observer that fetches from inside a save notification does not wait on the save")
     func observerFetches() throws {
-        let store = IncrementalStore(backend: try ServerBackend(capabilities: .nothing), model: Company.dataSet.model)
+        let store = try IncrementalStore(backend: try ServerBackend(capabilities: .nothing), model: Company.dataSet.model)
         let heard = Mutex(-1)
         let observation = store.addObserver { _ in
             let context = ObjectContext(store: store)
@@ -346,7 +354,7 @@ struct IncrementalStoreWritePathTests {
     @Test("Several contexts on several threads save through one store")
     func concurrentContexts() async throws {
         let backend = try ServerBackend(capabilities: .comparisons(of: ["name"], operators: [.equalTo]))
-        let store = IncrementalStore(backend: backend, model: Company.dataSet.model)
+        let store = try IncrementalStore(backend: backend, model: Company.dataSet.model)
         let reader = ObjectContext(store: store)                   // a context outlives the objects read through it
         let names = try reader.fetch(FetchRequest(entityName: "Employee")).compactMap { $0["name", as: String.self] }
         #expect(names.count == 60)

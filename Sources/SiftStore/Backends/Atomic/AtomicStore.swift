@@ -41,6 +41,8 @@ public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unc
     private let references: LockedState<ReferenceTable<Format.Reference>>
     /// One save at a time.
     private let writing = LockedState(())
+    /// The store's metadata, as read at open or last set; written with every save.
+    private let storedMetadata = LockedState<[String: PredicateValue]>([:])
 
     /// Opens the store at `url` in `format`: an existing file (made for
     /// `model`, when given and the file carries a model), or a new, empty
@@ -81,6 +83,8 @@ public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unc
             self.data = RowCache(model: storeModel)
             data.replaceAll(with: nodes)
             self.references = LockedState(table)
+            let metadata = try Self.reading(url) { () throws in try format.metadata(at: url) } ?? [:]
+            storedMetadata.withLock { $0 = metadata }
         } else {
             guard let model else {
                 throw contents == nil ? .noModel(path: url.path) : .notAStoreFile(path: url.path, problem: .empty)
@@ -162,6 +166,47 @@ public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unc
     /// - Throws: `StoreError.unreadableStoreFile` when the format cannot read it.
     public static func metadata(at url: URL, format: Format) throws(StoreError) -> [String: PredicateValue]? {
         try reading(url) { () throws in try format.metadata(at: url) }
+    }
+
+    /// Writes metadata into a store file its format keeps metadata in,
+    /// without opening the store (``AtomicStoreFormat/setMetadata(_:at:)``).
+    ///
+    /// - Parameters:
+    ///   - metadata: The new metadata.
+    ///   - url: The store's file.
+    ///   - format: Its format.
+    /// - Throws: `StoreError.cannotWrite` when the format keeps none or cannot write it; the file is left as it was.
+    public static func setMetadata(_ metadata: [String: PredicateValue], at url: URL, format: Format) throws(StoreError) {
+        do {
+            try format.setMetadata(metadata, at: url)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .cannotWrite(path: url.path, reason: "\(error)")
+        }
+    }
+
+    /// The store's metadata: as its file had it when the store opened, or as last set.
+    public var metadata: [String: PredicateValue] { storedMetadata.withLock { $0 } }
+
+    /// Sets the store's metadata and writes the file (with every object: the store has them all).
+    ///
+    /// - Parameter metadata: The new metadata.
+    /// - Throws: `StoreError.cannotWrite` when the file cannot be written; the store keeps its old metadata.
+    public func setMetadata(_ metadata: [String: PredicateValue]) throws(StoreError) {
+        try writing.withLock { _ throws(StoreError) in
+            let old = storedMetadata.withLock { $0 }
+            storedMetadata.withLock { $0 = metadata }
+            do {
+                try write(Self.tables(of: data.snapshot(), model).flatMap(\.values), references: references.withLock { $0 })
+            } catch let error as StoreError {
+                storedMetadata.withLock { $0 = old }
+                throw error
+            } catch {
+                storedMetadata.withLock { $0 = old }
+                throw .cannotWrite(path: url.path, reason: "\(error)")
+            }
+        }
     }
 
     // MARK: Reading
@@ -596,7 +641,7 @@ public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unc
         }
         let contents: Data
         do {
-            contents = try format.write(objects, model: model)
+            contents = try format.write(objects, metadata: storedMetadata.withLock { $0 }, model: model)
         } catch {
             throw .cannotWrite(path: url.path, reason: (error as? DataSetError)?.message ?? "\(error)")
         }

@@ -123,6 +123,27 @@ public protocol AtomicStoreFormat: Sendable {
     /// - Returns: Its key, or nil.
     func primaryKey(for reference: Reference) -> Int64?
 
+    /// Every object as the file's new contents, with the store's metadata,
+    /// for a format that keeps metadata (the default writes the objects alone,
+    /// with ``write(_:model:)``).
+    ///
+    /// - Parameters:
+    ///   - nodes: Every object of the store.
+    ///   - metadata: The store's metadata, as last read or set.
+    ///   - model: The store's model.
+    /// - Returns: The whole file.
+    /// - Throws: Any error, reported as `StoreError.cannotWrite`; the old file is kept.
+    func write(_ nodes: [AtomicNode<Reference>], metadata: [String: PredicateValue], model: DataModel) throws -> Data
+
+    /// Writes the store's metadata into the file without reading its
+    /// objects, for a format that keeps metadata (the default refuses).
+    ///
+    /// - Parameters:
+    ///   - metadata: The new metadata.
+    ///   - url: The store's file.
+    /// - Throws: Any error, reported as `StoreError.cannotWrite`; the file must be left as it was.
+    func setMetadata(_ metadata: [String: PredicateValue], at url: URL) throws
+
     /// The store's metadata read from the file without reading its objects,
     /// for a format that keeps some (the default: none).
     ///
@@ -152,4 +173,26 @@ extension AtomicStoreFormat {
     /// - Returns: nil.
     /// - Throws: Nothing.
     public func metadata(at url: URL) throws -> [String: PredicateValue]? { nil }
+
+    /// The objects alone: the format keeps no metadata.
+    ///
+    /// - Parameters:
+    ///   - nodes: Every object.
+    ///   - metadata: Ignored.
+    ///   - model: The store's model.
+    /// - Returns: What ``write(_:model:)`` gives.
+    /// - Throws: What ``write(_:model:)`` throws.
+    public func write(_ nodes: [AtomicNode<Reference>], metadata: [String: PredicateValue], model: DataModel) throws -> Data {
+        try write(nodes, model: model)
+    }
+
+    /// Refuses: the format keeps no metadata.
+    ///
+    /// - Parameters:
+    ///   - metadata: The new metadata.
+    ///   - url: The store's file.
+    /// - Throws: `StoreError.cannotWrite`, always.
+    public func setMetadata(_ metadata: [String: PredicateValue], at url: URL) throws {
+        throw StoreError.cannotWrite(path: url.path, reason: "its format keeps no metadata")
+    }
 }

@@ -58,6 +58,19 @@ public struct DataSetFormat: AtomicStoreFormat {
     /// - Returns: The JSON document.
     /// - Throws: `DataSetError` when a value has no JSON form.
     public func write(_ nodes: [AtomicNode<Int64>], model: DataModel) throws -> Data {
+        try write(nodes, metadata: [:], model: model)
+    }
+
+    /// The data set of every object, with the store's model and metadata (a
+    /// top-level `"metadata"` object, when there is any), keys sorted.
+    ///
+    /// - Parameters:
+    ///   - nodes: Every object.
+    ///   - metadata: The store's metadata.
+    ///   - model: The store's model.
+    /// - Returns: The JSON document.
+    /// - Throws: `DataSetError` when a value has no JSON form.
+    public func write(_ nodes: [AtomicNode<Int64>], metadata: [String: PredicateValue], model: DataModel) throws -> Data {
         var objects: [String: [[String: Any]]] = [:]
         let encoder = JSONEncoder()
         for node in nodes {
@@ -81,8 +94,54 @@ public struct DataSetFormat: AtomicStoreFormat {
             }
             objects[entity.name, default: []].append(object)
         }
-        let modelObject = try JSONSerialization.jsonObject(with: model.jsonData)
-        return try JSONSerialization.data(withJSONObject: ["model": modelObject, "objects": objects], options: [.sortedKeys])
+        var document: [String: Any] = ["model": try JSONSerialization.jsonObject(with: model.jsonData), "objects": objects]
+        if !metadata.isEmpty { document["metadata"] = try Self.json(metadata) }
+        return try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys])
+    }
+
+    /// Metadata as a JSON object.
+    private static func json(_ metadata: [String: PredicateValue]) throws -> Any {
+        let data = try JSONEncoder().encode(PredicateValue.dictionary(metadata))
+        return try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)
+    }
+
+    /// The file's top-level `"metadata"` object, read without building its objects.
+    ///
+    /// - Parameter url: The data set file.
+    /// - Returns: The metadata; nil when the file has none (or does not exist).
+    /// - Throws: `JSONReadError` when the file is not JSON.
+    public func metadata(at url: URL) throws -> [String: PredicateValue]? {
+        guard let data = try? Data(contentsOf: url), !data.isEmpty else { return nil }
+        guard let member = try JSONReader.members(from: data).last(where: { $0.key == "metadata" }) else { return nil }
+        guard case .dictionary(let metadata) = member.value else { throw DataSetError("its \"metadata\" is not an object") }
+        return metadata
+    }
+
+    /// Replaces the file's top-level `"metadata"` object, keeping the rest
+    /// of the document as it is: written beside the file, synced, renamed over it.
+    ///
+    /// - Parameters:
+    ///   - metadata: The new metadata.
+    ///   - url: The data set file.
+    /// - Throws: `DataSetError` when the file is not a JSON object; a file system error when it cannot be
+    ///   written (the file is left as it was).
+    public func setMetadata(_ metadata: [String: PredicateValue], at url: URL) throws {
+        guard var document = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] else {
+            throw DataSetError("the file is not a JSON object")
+        }
+        document["metadata"] = metadata.isEmpty ? nil : try Self.json(metadata)
+        let contents = try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys])
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+        do {
+            try contents.write(to: temporary)
+            let handle = try FileHandle(forWritingTo: temporary)
+            try handle.synchronize()
+            try handle.close()
+            guard rename(temporary.path, url.path) == 0 else { throw DataSetError(String(cString: strerror(errno))) }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
     }
 
     /// A new object's reference: the key Sift gave it.

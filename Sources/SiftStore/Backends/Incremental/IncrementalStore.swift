@@ -18,7 +18,7 @@ import Sift
 /// save through it as through the built-in stores.
 ///
 /// ```swift
-/// let store = IncrementalStore(backend: MyWebService(), model: model)
+/// let store = try IncrementalStore(backend: MyWebService(), model: model)
 /// let context = ObjectContext(store: store)
 /// let sales = try context.fetch(FetchRequest(entityName: "Employee", predicate: "department.name == 'Sales'"))
 /// ```
@@ -40,15 +40,26 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
     /// One backend request at a time, unless the backend takes them concurrently.
     private let serial = LockedState(())
 
-    /// A store on `backend`, for `model`.
+    /// A store on `backend`, for `model`, with the identity the backend gives
+    /// (``IncrementalStoreBackend/loadMetadata()``).
     ///
     /// - Parameters:
     ///   - backend: The backend that holds the rows.
     ///   - model: The model its rows follow.
-    ///   - identifier: The store's identifier, in its objects' URIs (a new UUID by default).
     ///   - functions: The application's functions predicates may call.
-    public init(backend: Backend, model: DataModel, identifier: String = UUID().uuidString,
-                functions: FunctionRegistry = FunctionRegistry()) {
+    /// - Throws: `StoreError`: `.modelMismatch` when the backend's rows follow another model version;
+    ///   `.server` when it fails to say.
+    public init(backend: Backend, model: DataModel, functions: FunctionRegistry = FunctionRegistry()) throws(StoreError) {
+        let metadata: BackendMetadata
+        do {
+            metadata = try backend.loadMetadata()
+        } catch {
+            throw .server("the backend did not say what it holds: \(error)", sql: nil)
+        }
+        if let hash = metadata.modelVersionHash, hash != model.versionHash {
+            throw .modelMismatch(path: "the backend \(metadata.identifier)", storeHash: hash, modelHash: model.versionHash)
+        }
+        let identifier = metadata.identifier
         self.backend = backend
         self.model = model
         self.identifier = identifier

@@ -81,6 +81,25 @@ public struct BackendFetch: Sendable {
     public var limit: Int?
 }
 
+/// What a backend says of itself when an incremental store opens on it.
+public struct BackendMetadata: Sendable {
+    /// The store's identifier: stable for the backend's data, in its objects' URIs.
+    public var identifier: String
+    /// The version hash of the model its rows follow (`DataModel.versionHash`), when it keeps one: a store
+    /// opened with another model is refused.
+    public var modelVersionHash: String?
+
+    /// A backend's identity.
+    ///
+    /// - Parameters:
+    ///   - identifier: The store's identifier.
+    ///   - modelVersionHash: The version hash of the model its rows follow, if it keeps one.
+    public init(identifier: String, modelVersionHash: String? = nil) {
+        self.identifier = identifier
+        self.modelVersionHash = modelVersionHash
+    }
+}
+
 /// How an incremental store runs a fetch: the terms its backend receives,
 /// the terms memory evaluates over the rows that come back, and whether
 /// memory sorts and pages.
@@ -281,6 +300,13 @@ public protocol IncrementalStoreBackend: AnyObject, Sendable {
     ///
     /// - Parameter objects: The objects, each with its entity's name.
     func objectsUnregistered(_ objects: [(entityName: String, reference: Reference)])
+
+    /// The backend's identity, read once when a store opens on it (Core
+    /// Data's `loadMetadata()`): its identifier and the model version its rows follow.
+    ///
+    /// - Returns: The metadata.
+    /// - Throws: Any error: the store does not open.
+    func loadMetadata() throws -> BackendMetadata
 
     /// The rows a fetch selects: those of its entity (and subentities) that
     /// pass its predicate, in its order and page when it gives them.
