@@ -477,6 +477,15 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
                 }
                 result.keys[insert.id.primaryKey] = key
             }
+            // An object written again under its old key (a merge policy kept what another context deleted)
+            // keeps its key, under the reference the backend gave it now.
+            for insert in request.inserts where insert.id.primaryKey > 0 {
+                guard let reference = newReferences[insert.id.primaryKey] else { continue }
+                references.withLock { table in
+                    table.remove(key: insert.id.primaryKey, root: insert.id.root)
+                    _ = table.set(reference, key: insert.id.primaryKey, root: insert.id.root)
+                }
+            }
             let keys = result.keys
             let now = Date().timeIntervalSinceReferenceDate
             for insert in request.inserts {

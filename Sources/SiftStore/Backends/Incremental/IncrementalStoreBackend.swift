@@ -168,7 +168,10 @@ public enum BackendObject<Reference: Hashable & Sendable>: Hashable, Sendable {
 public struct BackendChanges<Reference: Hashable & Sendable>: Sendable {
     /// A new object.
     public struct Insert: Sendable {
-        /// The number the change set knows it by until the backend gives it a reference.
+        /// The number the change set knows it by until the backend gives it a
+        /// reference: negative for a new object; positive (its old key) for an
+        /// object written again after another context deleted it, when the
+        /// merge policy keeps it.
         public var temporaryID: Int64
         /// Its entity.
         public var entityName: String
