@@ -4,14 +4,16 @@ import Foundation
 import SiftPostgres
 import Testing
 
-/// Runs the `sift` executable built beside the test bundle (with
-/// `environment` added to the test's own).
-func runSift(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String, error: String) {
-    let products = Bundle.module.bundleURL.deletingLastPathComponent()
-    let executable = products.appendingPathComponent("sift")
+/// Runs an executable the package built beside the test bundle (`sift`, a
+/// snippet), in `directory` when given, with `environment` added to the
+/// test's own; returns its exit status and what it printed on standard
+/// output and standard error.
+func runProduct(_ name: String, _ arguments: [String], in directory: URL? = nil,
+                environment: [String: String] = [:]) throws -> (status: Int32, output: String, error: String) {
     let process = Process()
-    process.executableURL = executable
+    process.executableURL = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent(name)
     process.arguments = arguments
+    if let directory { process.currentDirectoryURL = directory }
     if !environment.isEmpty {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
     }
@@ -24,6 +26,12 @@ func runSift(_ arguments: [String], environment: [String: String] = [:]) throws 
     let errorData = error.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+}
+
+/// Runs the `sift` executable built beside the test bundle (with
+/// `environment` added to the test's own).
+func runSift(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String, error: String) {
+    try runProduct("sift", arguments, environment: environment)
 }
 
 @Suite("sift parse")

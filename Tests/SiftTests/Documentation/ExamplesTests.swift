@@ -165,20 +165,9 @@ struct ExamplesTests {
         let executable = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent(snippet.name)
         try #require(FileManager.default.isExecutableFile(atPath: executable.path),
                      "snippet \(snippet.name) is not built: swift build --build-tests builds every snippet")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = Fixtures.repositoryRoot
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(snippet.name) failed: \(errorText)")
-        let lines = String(decoding: printed, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let run = try runProduct(snippet.name, arguments, in: Fixtures.repositoryRoot)
+        #expect(run.status == 0, "\(snippet.name) failed: \(run.error)")
+        let lines = run.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         var position = 0
         for expected in snippet.expectedOutput {
             guard let found = lines[position...].firstIndex(where: { SnippetFile.matches($0, expected) }) else {

@@ -236,19 +236,7 @@ struct AtomicFormatTests {
         let folder = try ScratchFolder()
         let file = folder.url.appendingPathComponent("people.txt").path
         func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
-            let executable = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("PeopleTextStore")
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments
-            let output = Pipe()
-            let error = Pipe()
-            process.standardOutput = output
-            process.standardError = error
-            try process.run()
-            let printed = output.fileHandleForReading.readDataToEndOfFile()
-            let complaint = error.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: printed, as: UTF8.self), String(decoding: complaint, as: UTF8.self))
+            try runProduct("PeopleTextStore", arguments)
         }
         #expect(try run([file, "--add", "Robert", "Tibbot", "86349382003", "TRUEPREDICATE"]).output == "Robert Tibbot 86349382003\n")
         #expect(try run([file, "--add", "Ann", "Lee", "12", "TRUEPREDICATE"]).output == "Ann Lee 12\nRobert Tibbot 86349382003\n")
