@@ -21,6 +21,12 @@
 //                and atomic backends, the SQLite driver (uses CSQLite)
 //   SiftPostgres the store on PostgreSQL: the SQL stage's statements on a server, a connection
 //                pool, saves as transactions, changes between processes by LISTEN/NOTIFY (postgres-nio)
+//   SiftHTTPAPI  the store API over HTTP: types, client and server stubs generated from
+//                its OpenAPI document (openapi.yaml; Scripts/generate-openapi), and the
+//                conversions between its JSON and Sift's values, rows and change sets
+//   SiftServer   `sift serve`: any store behind that API, on Hummingbird
+//   SiftRemote   the remote store: an incremental store on that API (AsyncHTTPClient),
+//                with an SQLite disk cache
 //   SiftCommand  the `sift` command line
 //   SiftFuzz     libFuzzer targets (Fuzz/run builds them)
 import PackageDescription
@@ -31,6 +37,8 @@ let package = Package(
         .library(name: "Sift", targets: ["Sift"]),
         .library(name: "SiftStore", targets: ["SiftStore"]),
         .library(name: "SiftPostgres", targets: ["SiftPostgres"]),
+        .library(name: "SiftServer", targets: ["SiftServer"]),
+        .library(name: "SiftRemote", targets: ["SiftRemote"]),
         .executable(name: "sift", targets: ["SiftCommand"]),
         .executable(name: "sift-benchmarks", targets: ["SiftBenchmarks"]),
         .executable(name: "sift-fuzz", targets: ["SiftFuzz"]),
@@ -49,6 +57,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        // The store over HTTP: the server on Hummingbird, the client on AsyncHTTPClient, both through
+        // the code swift-openapi-generator made from Sources/SiftHTTPAPI/openapi.yaml (committed).
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
         // `swift package generate-documentation`: the DocC catalogs of the library products.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -90,6 +105,24 @@ let package = Package(
             "Sift", "SiftStore", .product(name: "Logging", package: "swift-log"),
             .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
         ]),
+        // The store API over HTTP: what server and client share (its OpenAPI document, the generated
+        // code, the wire forms of values, rows and change sets).
+        .target(name: "SiftHTTPAPI", dependencies: [
+            "Sift", "SiftStore", .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+        ], exclude: ["openapi.yaml", "openapi-generator-config.yaml"]),
+        // `sift serve`: a store behind the API, on Hummingbird.
+        .target(name: "SiftServer", dependencies: [
+            "Sift", "SiftStore", "SiftHTTPAPI", .product(name: "Logging", package: "swift-log"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+        ]),
+        // The remote store: contexts on a server, with an SQLite disk cache (its own product, so
+        // SQLite-only users link no HTTP client).
+        .target(name: "SiftRemote", dependencies: [
+            "Sift", "SiftStore", "SiftHTTPAPI", .product(name: "Logging", package: "swift-log"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+        ]),
         // Generated demo data for `sift demo` and the benchmarks.
         .target(name: "SiftDemo", dependencies: ["Sift"]),
         // The command line.
@@ -99,6 +132,8 @@ let package = Package(
                 "Sift",
                 "SiftStore",
                 "SiftPostgres",
+                "SiftServer",
+                "SiftRemote",
                 "SiftDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -107,7 +142,7 @@ let package = Package(
         // glibc's allocator statistics, for the benchmarks' memory figures.
         .systemLibrary(name: "CMalloc"),
         .executableTarget(name: "SiftBenchmarks", dependencies: [
-            "Sift", "SiftStore", "SiftPostgres", "SiftDemo", "CSQLite", "CMalloc",
+            "Sift", "SiftStore", "SiftPostgres", "SiftServer", "SiftRemote", "SiftDemo", "CSQLite", "CMalloc",
             .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
         ]),
         // Fuzz targets: a libFuzzer fuzzer when built by Fuzz/run, a replayer
@@ -120,6 +155,9 @@ let package = Package(
                 "Sift",
                 "SiftStore",
                 "SiftPostgres",
+                "SiftServer",
+                "SiftRemote",
+                "SiftHTTPAPI",
                 "SiftDemo",
                 // Built so the command-line tests can run it.
                 "SiftCommand",

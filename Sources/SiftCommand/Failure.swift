@@ -106,7 +106,7 @@ struct CommandFailure: Error, CustomStringConvertible {
             kind = .cannotCreate
         case .notADatabase, .damaged, .full, .unreadableStoreFile:
             kind = .ioError
-        case .locked, .conflicts:
+        case .locked, .conflicts, .unavailable:
             kind = .tryAgain
         case .server:
             // No statement: the server was not reached, or the store in its schema not opened.

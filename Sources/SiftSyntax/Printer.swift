@@ -206,7 +206,9 @@ struct PredicatePrinter {
             output += " " + op.rawValue + " "
             print(right, level: op == .power ? p : p + 1)
         case .function(let name, let arguments):
-            output += name + "("
+            // A function named like a special form (`cast:(x)`) prints by
+            // its selector, which reads back as a function, not the form.
+            output += name + (Self.specialForms.contains(name.lowercased()) ? ":(" : "(")
             printList(arguments)
             output += ")"
         case .functionCall(let receiver, let selector, let arguments):
@@ -272,6 +274,9 @@ struct PredicatePrinter {
             $0 == "_" || ($0.isASCII ? ($0.properties.isAlphabetic || ("0"..."9").contains($0)) : $0.properties.isXIDContinue)
         }
     }
+
+    /// The names that are special forms directly before `(`.
+    static let specialForms: Set<String> = ["subquery", "function", "ternary", "cast"]
 
     /// A key as it must be written: with `#` when it is a reserved word.
     static func escapedName(_ name: String) -> String {

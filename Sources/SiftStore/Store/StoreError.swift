@@ -128,6 +128,20 @@ public enum StoreError: Error, CustomStringConvertible {
     /// cannot be: the reasons, each change it could not make (the store is
     /// left as it was).
     case cannotMigrate(path: String, reasons: [String])
+    /// A store on a server that cannot be reached now (the connection
+    /// failed or dropped, the server answered 5xx or did not answer in time):
+    /// nothing was written, a context keeps its changes, and the same
+    /// request can be tried again (``isRetryable``).
+    case unavailable(String)
+
+    /// Whether the same request may succeed if tried again later, unchanged:
+    /// a store that was locked or could not be reached.
+    public var isRetryable: Bool {
+        switch self {
+        case .locked, .unavailable: true
+        default: false
+        }
+    }
 
     /// Runs an evaluation, its budget errors as `.evaluation`.
     static func evaluating<T>(_ body: () throws(EvaluationError) -> T) throws(StoreError) -> T {
@@ -165,6 +179,7 @@ public enum StoreError: Error, CustomStringConvertible {
         case .missingVariables(let template, let names):
             "the template '\(template)' needs values for \(names.map { "$" + $0 }.joined(separator: ", "))"
         case .server(let message, let sql): "the database server: \(message)" + (sql.map { " (in: \($0))" } ?? "")
+        case .unavailable(let reason): "the store's server cannot be reached now (try again): \(reason)"
         case .unexpected(let message): "an unexpected failure (please report it): \(message)"
         case .invalidRequest(let problem): "this request cannot run: \(problem)"
         case .cannotMigrate(let path, let reasons):
@@ -300,6 +315,8 @@ extension StoreError {
         case evaluation
         /// A store that cannot be migrated.
         case cannotMigrate
+        /// A store's server that cannot be reached now.
+        case unavailable
     }
 
     /// The error's kind: which case it is, without what it carries.
@@ -348,6 +365,7 @@ extension StoreError {
         case .invalidRequest: .invalidRequest
         case .evaluation: .evaluation
         case .cannotMigrate: .cannotMigrate
+        case .unavailable: .unavailable
         }
     }
 

@@ -247,7 +247,8 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
         let pages = capabilities.pages && residual == nil && (sorts || fetch.sortKeys.isEmpty)
         let request = BackendFetch(entityName: fetch.entity.name, predicate: sent,
                                    sortDescriptors: sorts ? fetch.request.sortDescriptors : nil,
-                                   offset: pages ? fetch.request.fetchOffset : 0, limit: pages ? fetch.request.fetchLimit : nil)
+                                   offset: pages ? fetch.request.fetchOffset : 0, limit: pages ? fetch.request.fetchLimit : nil,
+                                   prefetchKeyPaths: fetch.request.relationshipKeyPathsForPrefetching)
         let rows = try call { try backend.fetch(request) }
         var nodes: [RowNode] = []
         nodes.reserveCapacity(rows.count)
@@ -348,6 +349,31 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
             if !missing.isEmpty { _ = try rows(destination, keys: missing) }
         }
         return links
+    }
+
+    // MARK: Changes the backend tells of
+
+    /// Tells the store of changes made in the backend by others (another
+    /// client of the same service, say): their rows leave the row cache, so
+    /// the next read sees them new, deleted ones are forgotten, and the
+    /// store's observers hear of them as of a save (a context merges them
+    /// with `mergeChanges(from:)`, a fetched results controller moves its objects).
+    ///
+    /// - Parameters:
+    ///   - inserted: Rows inserted, by entity name and reference.
+    ///   - updated: Rows changed.
+    ///   - deleted: Rows deleted.
+    public func backendDidChange(inserted: [(entityName: String, reference: Backend.Reference)] = [],
+                                 updated: [(entityName: String, reference: Backend.Reference)] = [],
+                                 deleted: [(entityName: String, reference: Backend.Reference)] = []) {
+        func ids(_ rows: [(entityName: String, reference: Backend.Reference)]) -> Set<ObjectID> {
+            Set(rows.compactMap { objectID(for: $0.reference, entityName: $0.entityName) })
+        }
+        let changes = StoreChanges(inserted: ids(inserted), updated: ids(updated), deleted: ids(deleted))
+        guard !changes.isEmpty else { return }
+        rowCache.remove(changes.updated.union(changes.deleted))
+        for id in changes.deleted { references.withLock { $0.remove(key: id.primaryKey, root: id.root) } }
+        announce(changes)
     }
 
     // MARK: Saving

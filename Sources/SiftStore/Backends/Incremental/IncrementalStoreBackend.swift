@@ -79,6 +79,11 @@ public struct BackendFetch: Sendable {
     public var offset: Int
     /// The most rows to return, when the backend pages (nil otherwise).
     public var limit: Int?
+    /// The relationship key paths the request prefetches (`department`,
+    /// `reports.projects`): a backend that can answer their rows with the
+    /// fetch's may, and give them to the store when it asks (``IncrementalStoreBackend/rows(_:entityName:)``
+    /// and ``IncrementalStoreBackend/destinations(of:entityName:owners:)`` come right after).
+    public var prefetchKeyPaths: [String] = []
 }
 
 /// What a backend says of itself when an incremental store opens on it.

@@ -76,7 +76,44 @@ extension SQLStoreBackend {
         try didImport()
     }
 
+    /// Writes `nodes` as the rows the store holds under their keys, with
+    /// their versions, replacing the rows it held under those keys, and
+    /// deletes the rows `deleted` names: no delete rules, no version checks,
+    /// in one transaction. For a store kept as a copy of rows another store
+    /// gave (a remote store's disk cache); to-many links without a to-one
+    /// inverse are not written.
+    ///
+    /// - Parameters:
+    ///   - nodes: Rows of the store's model, as the other store holds them.
+    ///   - deleted: Rows to drop.
+    /// - Throws: `StoreError`, nothing written: the database's error when writing fails.
+    package func mirror(_ nodes: [RowNode], deleting deleted: [ObjectID]) throws(StoreError) {
+        guard !nodes.isEmpty || !deleted.isEmpty else { return }
+        let writer = self.writer
+        let schema = self.schema
+        let model = self.model
+        try writeTransaction { executor -> ((), StoreChanges) in
+            var byRoot: [Int: [Int64]] = [:]
+            for id in deleted { byRoot[id.root, default: []].append(id.primaryKey) }
+            for node in nodes { byRoot[node.id.root, default: []].append(node.id.primaryKey) }
+            try deleteRows(byRoot, executor, schema: schema, model: model)
+            try writer.importNodes(nodes, executor, progress: nil)
+            return ((), StoreChanges())
+        }
+        rowCache.remove(Set(deleted + nodes.map(\.id)))
+    }
+
     package func didImport() throws(StoreError) {}
     public func close() {}
     package var writesRefused: String? { nil }
+}
+
+/// Deletes rows by key, root table by root table, without delete rules.
+private func deleteRows<E: SQLExecutor>(_ keys: [Int: [Int64]], _ executor: E, schema: SQLSchema, model: DataModel) throws {
+    for (root, keys) in keys {
+        let entity = model.entities[root]
+        let statement = try executor.prepare(
+            "DELETE FROM \(schema.table(entity)) WHERE \(schema.primaryKey(entity)) = \(schema.database.placeholder(1))")
+        for key in keys { _ = try executor.run(statement, [.integer(key)]) }
+    }
 }

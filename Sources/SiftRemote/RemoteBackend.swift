@@ -1,0 +1,667 @@
+// The remote store's backend: the incremental-store protocol
+// (`IncrementalStoreBackend`) spoken to a `sift serve` server through the
+// client generated from its OpenAPI document. The server evaluates the whole
+// language, so every predicate is sent (as format text and JSON arguments),
+// sorted and paged there; prefetched key paths come back with the fetch
+// (1 request, plus one per to-many step a fault reaches, never one per
+// object); saves carry the versions read and come back written or as
+// conflicts. References are the server's own keys, so object IDs and URIs
+// are the same on both sides.
+//
+// With a disk cache (an SQLite store in Core Data's layout beside the
+// app), every row that comes back is kept there with its version: a fetch
+// asked again within the staleness interval is answered from it without a
+// request, and with the server out of reach every read is answered from it
+// (the status turns `.offline`, observers hear it) while saves fail with the
+// retryable `StoreError.unavailable`. The change feed keeps it current:
+// rows other clients changed are fetched again, deleted ones dropped.
+
+import Foundation
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
+import Sift
+import SiftHTTPAPI
+import SiftStore
+import HTTPTypes
+
+/// How a remote store reaches its server and what it keeps.
+///
+/// ```swift
+/// var configuration = RemoteStoreConfiguration()
+/// configuration.token = "s3cret"
+/// configuration.cacheURL = URL(fileURLWithPath: "cache.sqlite")   // answers fetches offline
+/// configuration.stalenessInterval = 60                            // a fetch asked again within a minute is not sent
+/// ```
+public struct RemoteStoreConfiguration: Sendable {
+    /// The server's bearer token, when it asks for one.
+    public var token: String?
+    /// Where to keep the disk cache (an SQLite store); nil for none.
+    public var cacheURL: URL?
+    /// How long, in seconds, a fetch's answer from the server is answered
+    /// again from the disk cache without a request (0: always ask the server while it answers).
+    public var stalenessInterval: TimeInterval = 0
+    /// Whether the store follows the server's change feed, merging other clients' saves.
+    public var followsChanges: Bool = true
+    /// How long a request may take before the server counts as unreachable.
+    public var requestTimeout: Duration = .seconds(30)
+
+    /// No token, no disk cache, changes followed.
+    public init() {}
+}
+
+/// Whether a remote store's last request reached its server.
+public enum RemoteStatus: Hashable, Sendable {
+    /// The server answered.
+    case online
+    /// The server could not be reached: reads come from the disk cache, saves fail (retryable).
+    case offline(reason: String)
+}
+
+/// A store on a `sift serve` server: an ``IncrementalStore`` on a ``RemoteBackend``.
+///
+/// ```swift
+/// let store = try RemoteStore(url: URL(string: "http://127.0.0.1:8080")!)
+/// let context = ObjectContext(store: store)
+/// let sales = try context.fetch(FetchRequest(entityName: "Employee", predicate: "department.name == 'Sales'"))
+/// ```
+public typealias RemoteStore = IncrementalStore<RemoteBackend>
+
+extension IncrementalStore where Backend == RemoteBackend {
+    /// A store on the server at `url`, with the model the server serves.
+    ///
+    /// - Parameters:
+    ///   - url: The server, `http://HOST:PORT`.
+    ///   - configuration: Its token, the disk cache, the staleness interval, the change feed.
+    ///   - functions: The application's functions predicates may call (the server must know them too).
+    /// - Throws: `StoreError`: `.unavailable` when the server cannot be reached and there is no disk cache to
+    ///   open instead; `.server` when it answers with an error; the disk cache's error when it cannot be opened.
+    public convenience init(url: URL, configuration: RemoteStoreConfiguration = RemoteStoreConfiguration(),
+                            functions: FunctionRegistry = FunctionRegistry()) throws(StoreError) {
+        let backend = try RemoteBackend(url: url, configuration: configuration)
+        try self.init(backend: backend, model: backend.model, functions: functions)
+        backend.attach(self)
+    }
+}
+
+/// The incremental-store backend of a ``RemoteStore``: a `sift serve` server over HTTP.
+public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
+    /// References are the server's keys.
+    public typealias Reference = Int64
+
+    /// The server.
+    public let url: URL
+    /// The model the server serves.
+    public let model: DataModel
+    /// The server's store identifier.
+    public let identifier: String
+    /// Whether the server takes saves.
+    public let isWritable: Bool
+    /// The disk cache, when the configuration names one.
+    public let cache: SQLiteStore?
+    let configuration: RemoteStoreConfiguration
+    let client: Client
+    let feedClient: Client
+    private let state: LockedState<State>
+
+    struct State {
+        var status: RemoteStatus = .online
+        var observers: [UUID: @Sendable (RemoteStatus) -> Void] = [:]
+        /// When each fetch (by its text) was last answered by the server.
+        var answered: [String: Date] = [:]
+        /// Rows and links that came with the last fetch (prefetching), for the reads that follow it.
+        var stashedRows: [Int64: BackendRow<Int64>] = [:]
+        var stashedLinks: [String: [Int64]] = [:]
+        /// Tokens of this client's own saves, which the feed does not merge again.
+        var ownTokens: Set<String> = []
+        var feed: Task<Void, Never>?
+        weak var store: IncrementalStore<RemoteBackend>?
+    }
+
+    /// Connects to the server at `url` and reads what it serves.
+    ///
+    /// - Parameters:
+    ///   - url: The server.
+    ///   - configuration: The token, disk cache and feed.
+    /// - Throws: `StoreError`, as ``RemoteStore``'s initializer says.
+    public init(url: URL, configuration: RemoteStoreConfiguration = RemoteStoreConfiguration()) throws(StoreError) {
+        self.url = url
+        self.configuration = configuration
+        let middlewares: [any ClientMiddleware] = configuration.token.map { [BearerToken(token: $0)] } ?? []
+        let (seconds, attoseconds) = configuration.requestTimeout.components
+        let milliseconds = max(seconds * 1000 + attoseconds / 1_000_000_000_000_000, 1)
+        client = Client(serverURL: url, transport: AsyncHTTPClientTransport(configuration: .init(timeout: .milliseconds(milliseconds))),
+                        middlewares: middlewares)
+        feedClient = Client(serverURL: url, transport: AsyncHTTPClientTransport(configuration: .init(timeout: .seconds(45))),
+                            middlewares: middlewares)
+        state = LockedState(State())
+        let client = self.client
+        let description: Components.Schemas.StoreDescription
+        do {
+            description = try Self.answer(url) { try await client.getStore() } ok: { output in
+                switch output {
+                case .ok(let ok): return .answer(try ok.body.json)
+                case .default(let status, let failure): return .failure(status, try failure.body.json)
+                }
+            }
+        } catch {
+            // With the server out of reach, a disk cache opens in its place, with the model it keeps.
+            guard case .unavailable = error, let cacheURL = configuration.cacheURL,
+                  FileManager.default.fileExists(atPath: cacheURL.path) else { throw error }
+            let cache = try SQLiteStore(url: cacheURL)
+            self.cache = cache
+            model = cache.model
+            identifier = (try? cache.identifier) ?? cache.model.versionHash
+            isWritable = false
+            state.withLock { $0.status = .offline(reason: "\(error)") }
+            return
+        }
+        do {
+            let data = try JSONEncoder().encode(description.model.additionalProperties)
+            model = try DataModel(json: data)
+        } catch {
+            throw .server("the server's model cannot be read: \(error)", sql: nil)
+        }
+        identifier = description.identifier
+        isWritable = description.writable
+        if let cacheURL = configuration.cacheURL {
+            cache = try SQLiteStore(url: cacheURL, model: model)
+        } else {
+            cache = nil
+        }
+        state.withLock { _ = $0.ownTokens.insert(description.token) }
+        startToken = description.token
+    }
+
+    private var startToken: String?
+
+    deinit {
+        state.withLock { $0.feed }?.cancel()
+    }
+
+    /// Ties the backend to its store and starts following the change feed.
+    func attach(_ store: IncrementalStore<RemoteBackend>) {
+        state.withLock { $0.store = store }
+        guard configuration.followsChanges, let token = startToken else { return }
+        let feed = Task(executorPreference: BlockingBridge.executor) { [weak self] in
+            var token = token
+            while !Task.isCancelled {
+                guard let self, self.state.withLock({ $0.store }) != nil else { return }
+                token = await self.followChanges(after: token)
+            }
+        }
+        state.withLock { $0.feed = feed }
+    }
+
+    /// Stops following the change feed.
+    public func stopFollowingChanges() {
+        state.withLock { $0.feed }?.cancel()
+    }
+
+    // MARK: Status
+
+    /// Whether the last request reached the server.
+    public var status: RemoteStatus { state.withLock { $0.status } }
+
+    /// Calls `observer` each time the status changes (the server goes out of reach, or answers again).
+    ///
+    /// - Parameter observer: Hears the new status, on the thread that found it.
+    /// - Returns: A token; ``removeStatusObserver(_:)`` stops the calls.
+    @discardableResult
+    public func addStatusObserver(_ observer: @escaping @Sendable (RemoteStatus) -> Void) -> UUID {
+        let id = UUID()
+        state.withLock { $0.observers[id] = observer }
+        return id
+    }
+
+    /// Stops calls to a status observer.
+    ///
+    /// - Parameter id: The token ``addStatusObserver(_:)`` gave.
+    public func removeStatusObserver(_ id: UUID) {
+        state.withLock { $0.observers[id] = nil }
+    }
+
+    private func setStatus(_ status: RemoteStatus) {
+        let observers: [@Sendable (RemoteStatus) -> Void] = state.withLock { state in
+            guard state.status != status else { return [] }
+            state.status = status
+            return Array(state.observers.values)
+        }
+        for observer in observers { observer(status) }
+    }
+
+    // MARK: Requests
+
+    /// What an operation's output is: an answer, or a failure with its status.
+    enum Outcome<T> {
+        case answer(T)
+        case failure(Int, Components.Schemas.Failure)
+    }
+
+    /// Sends a request and waits: transport failures and 5xx answers are
+    /// `.unavailable`, other failures `StoreError`s by their code.
+    static func answer<Output: Sendable, T>(_ url: URL, _ send: @escaping @Sendable () async throws -> Output,
+                                            ok read: (Output) throws -> Outcome<T>) throws(StoreError) -> T {
+        let output: Output
+        do {
+            output = try BlockingBridge.run(send)
+        } catch {
+            if let clientError = error as? ClientError, let response = clientError.response, response.status.code < 500 {
+                throw .server("the server's answer (\(response.status.code)) cannot be read: \(clientError.underlyingError)", sql: nil)
+            }
+            throw .unavailable("\(url.absoluteString): \((error as? ClientError)?.underlyingError ?? error)")
+        }
+        let outcome: Outcome<T>
+        do {
+            outcome = try read(output)
+        } catch {
+            throw .server("the server's answer cannot be read: \(error)", sql: nil)
+        }
+        switch outcome {
+        case .answer(let value): return value
+        case .failure(let status, let failure): throw storeError(status, failure, url: url)
+        }
+    }
+
+    static func storeError(_ status: Int, _ failure: Components.Schemas.Failure, url: URL) -> StoreError {
+        if status >= 500 || failure.code == "unavailable" || failure.code == "timeout" {
+            return .unavailable("\(url.absoluteString) answered \(status): \(failure.message)")
+        }
+        switch failure.code {
+        case "read_only": return .readOnly(path: url.absoluteString)
+        case "invalid_predicate":
+            return .server("the server refused the predicate: \(failure.diagnostic?.rendered ?? failure.message)", sql: nil)
+        default: return .server("\(url.absoluteString) answered \(status) \(failure.code): \(failure.message)", sql: nil)
+        }
+    }
+
+    /// Runs a request; a server out of reach is answered by `offline` when
+    /// there is a disk cache (the status turns offline), thrown otherwise.
+    private func request<T>(_ online: () throws(StoreError) -> T, offline: ((SQLiteStore) throws(StoreError) -> T)?) throws(StoreError) -> T {
+        do {
+            let value = try online()
+            setStatus(.online)
+            return value
+        } catch {
+            guard case .unavailable(let reason) = error else { throw error }
+            setStatus(.offline(reason: reason))
+            guard let cache, let offline else { throw error }
+            return try offline(cache)
+        }
+    }
+
+    // MARK: IncrementalStoreBackend
+
+    /// The server evaluates the whole language: every term the format language can write is sent.
+    public var capabilities: BackendCapabilities {
+        BackendCapabilities(evaluates: { $0.canonicalFormat != nil }, sorts: true, pages: true)
+    }
+
+    /// Requests may overlap: the HTTP client and the server take them concurrently.
+    public var allowsConcurrentRequests: Bool { true }
+
+    /// The server's key.
+    ///
+    /// - Parameter reference: A row's reference (its key).
+    /// - Returns: The key.
+    public func primaryKey(for reference: Int64) -> Int64? { reference > 0 ? reference : nil }
+
+    /// The server's key.
+    ///
+    /// - Parameter primaryKey: A row's key.
+    /// - Returns: The key, as the reference.
+    public func reference(forPrimaryKey primaryKey: Int64) -> Int64? { primaryKey > 0 ? primaryKey : nil }
+
+    /// The server's identity and model version.
+    ///
+    /// - Returns: The metadata read when the backend connected.
+    public func loadMetadata() throws -> BackendMetadata {
+        BackendMetadata(identifier: identifier, modelVersionHash: model.versionHash)
+    }
+
+    public func fetch(_ fetch: BackendFetch) throws -> [BackendRow<Int64>] {
+        let format = fetch.predicate.flatMap(\.canonicalFormat)
+        if fetch.predicate != nil, format == nil {
+            throw StoreError.unexpected("a predicate the remote store accepted cannot be written for its server")
+        }
+        let signature = Self.signature(fetch, format)
+        if let cache, configuration.stalenessInterval > 0, let answered = state.withLock({ $0.answered[signature] }),
+           Date().timeIntervalSince(answered) < configuration.stalenessInterval {
+            return try cachedRows(fetch, cache)
+        }
+        let client = self.client
+        let page = 10_000
+        var rows: [BackendRow<Int64>] = []
+        var related: [Components.Schemas.Row] = []
+        var links: [Components.Schemas.Links] = []
+        return try request({ () throws(StoreError) -> [BackendRow<Int64>] in
+            var offset = fetch.offset
+            while true {
+                let limit = fetch.limit.map { max($0 - rows.count, 0) }
+                let body = Components.Schemas.FetchBody(
+                    entity: fetch.entityName, predicate: format?.format, arguments: format.map { WireValue.arguments($0.arguments) },
+                    sort: fetch.sortDescriptors?.map { .init(keyPath: $0.keyPath, ascending: $0.ascending, caseInsensitive: $0.caseInsensitive) },
+                    limit: limit.map { min($0, page) }, offset: offset,
+                    prefetch: fetch.prefetchKeyPaths.isEmpty ? nil : fetch.prefetchKeyPaths, result: .objects)
+                let answer = try Self.answer(url) { try await client.fetch(body: .json(body)) } ok: { output in
+                    switch output {
+                    case .ok(let ok): return .answer(try ok.body.json)
+                    case .default(let status, let failure): return .failure(status, try failure.body.json)
+                    }
+                }
+                let objects = answer.objects ?? []
+                do {
+                    for object in objects { rows.append(try WireRow.backendRow(object)) }
+                } catch {
+                    throw .server("the server sent a row that cannot be read: \(error)", sql: nil)
+                }
+                related += answer.related ?? []
+                links += answer.links ?? []
+                offset += objects.count
+                if answer.complete != false || objects.isEmpty || (limit.map { objects.count >= $0 } ?? false) { break }
+            }
+            stash(related: related, links: links)
+            if let cache {
+                try mirror(rows + (try backendRows(related)), into: cache)
+                state.withLock { $0.answered[signature] = Date() }
+            }
+            return rows
+        }, offline: { cache throws(StoreError) in try self.cachedRows(fetch, cache) })
+    }
+
+    public func count(_ fetch: BackendFetch) throws -> Int? {
+        let format = fetch.predicate.flatMap(\.canonicalFormat)
+        if fetch.predicate != nil, format == nil { return nil }
+        let client = self.client
+        return try request({ () throws(StoreError) -> Int? in
+            let body = Components.Schemas.FetchBody(entity: fetch.entityName, predicate: format?.format,
+                                                    arguments: format.map { WireValue.arguments($0.arguments) }, result: .count)
+            let answer = try Self.answer(url) { try await client.fetch(body: .json(body)) } ok: { output in
+                switch output {
+                case .ok(let ok): return .answer(try ok.body.json)
+                case .default(let status, let failure): return .failure(status, try failure.body.json)
+                }
+            }
+            return answer.count
+        }, offline: { cache throws(StoreError) in try cache.count(for: cache.compile(Self.request(fetch))) })
+    }
+
+    public func rows(_ references: [Int64], entityName: String) throws -> [BackendRow<Int64>] {
+        let stashed = state.withLock { state in references.compactMap { state.stashedRows[$0] } }
+        if stashed.count == references.count { return stashed.filter { model.entity(named: $0.entityName) != nil } }
+        let client = self.client
+        return try request({ () throws(StoreError) -> [BackendRow<Int64>] in
+            var rows: [BackendRow<Int64>] = []
+            for start in stride(from: 0, to: references.count, by: 10_000) {
+                let body = Components.Schemas.ObjectsBody(entity: entityName, keys: Array(references[start..<min(start + 10_000, references.count)]))
+                let answer = try Self.answer(url) { try await client.objects(body: .json(body)) } ok: { output in
+                    switch output {
+                    case .ok(let ok): return .answer(try ok.body.json)
+                    case .default(let status, let failure): return .failure(status, try failure.body.json)
+                    }
+                }
+                rows += try backendRows(answer.objects)
+            }
+            if let cache { try mirror(rows, into: cache) }
+            return rows
+        }, offline: { cache throws(StoreError) in
+            guard let entity = self.model.entity(named: entityName) else { throw .unknownEntity(entityName) }
+            return try cache.rows(entity, keys: references).map(self.backendRow)
+        })
+    }
+
+    public func destinations(of relationship: String, entityName: String, owners: [Int64]) throws -> [Int64: [Int64]] {
+        let stashed: [Int64: [Int64]]? = state.withLock { state in
+            var found: [Int64: [Int64]] = [:]
+            for owner in owners {
+                guard let members = state.stashedLinks["\(entityName).\(relationship).\(owner)"] else { return nil }
+                found[owner] = members
+            }
+            return found
+        }
+        if let stashed { return stashed }
+        let client = self.client
+        return try request({ () throws(StoreError) -> [Int64: [Int64]] in
+            var result: [Int64: [Int64]] = [:]
+            var related: [Components.Schemas.Row] = []
+            for start in stride(from: 0, to: owners.count, by: 10_000) {
+                let body = Components.Schemas.DestinationsBody(entity: entityName, relationship: relationship,
+                                                               owners: Array(owners[start..<min(start + 10_000, owners.count)]), includeRows: true)
+                let answer = try Self.answer(url) { try await client.destinations(body: .json(body)) } ok: { output in
+                    switch output {
+                    case .ok(let ok): return .answer(try ok.body.json)
+                    case .default(let status, let failure): return .failure(status, try failure.body.json)
+                    }
+                }
+                for link in answer.links { result[link.owner] = link.members }
+                related += answer.related ?? []
+            }
+            stash(related: related, links: [])
+            if let cache { try mirror(try backendRows(related), into: cache) }
+            return result
+        }, offline: { cache throws(StoreError) in
+            guard let entity = self.model.entity(named: entityName), let relation = entity.relationship(named: relationship) else {
+                throw .unknownRelationship(relationship, entity: entityName)
+            }
+            return try cache.links(relation, of: owners, entity: entity, loadingRows: false)
+        })
+    }
+
+    public func save(_ changes: BackendChanges<Int64>) throws -> BackendSaveOutcome<Int64> {
+        func target(_ object: BackendObject<Int64>) -> Components.Schemas.Target {
+            switch object {
+            case .existing(let key): .init(key: key)
+            case .inserted(let temporary): .init(inserted: temporary)
+            }
+        }
+        func targets(_ named: [String: BackendObject<Int64>]) -> Components.Schemas.TargetsByName {
+            .init(additionalProperties: named.mapValues(target))
+        }
+        let body = Components.Schemas.ChangeSet(
+            inserts: changes.inserts.map {
+                .init(temporaryID: $0.temporaryID, entity: $0.entityName, values: WireValue.values($0.values), toOne: targets($0.toOne))
+            },
+            updates: changes.updates.map {
+                .init(key: $0.reference, entity: $0.entityName, expectedVersion: $0.expectedVersion, values: WireValue.values($0.values),
+                      toOne: targets($0.toOne))
+            },
+            deletes: changes.deletes.map { .init(key: $0.reference, entity: $0.entityName, expectedVersion: $0.expectedVersion) },
+            links: changes.links.map {
+                .init(owner: target($0.owner), entity: $0.entityName, relationship: $0.relationship, added: $0.added.map(target),
+                      removed: $0.removed)
+            })
+        let client = self.client
+        enum Answer { case saved(Components.Schemas.SaveAnswer), conflicts(Components.Schemas.Conflicts) }
+        let answer = try request({ () throws(StoreError) -> Answer in
+            try Self.answer(url) { try await client.save(body: .json(body)) } ok: { output in
+                switch output {
+                case .ok(let ok): return .answer(.saved(try ok.body.json))
+                case .conflict(let conflict): return .answer(.conflicts(try conflict.body.json))
+                case .default(let status, let failure): return .failure(status, try failure.body.json)
+                }
+            }
+        }, offline: nil)
+        switch answer {
+        case .conflicts(let conflicts):
+            var found: [(reference: Int64, entityName: String, current: BackendRow<Int64>?)] = []
+            for conflict in conflicts.conflicts {
+                found.append((conflict.key, conflict.entity, try conflict.current.map { row throws(StoreError) in try backendRow(row) }))
+            }
+            return .conflicts(found)
+        case .saved(let saved):
+            state.withLock { state in
+                state.ownTokens.insert(saved.token)
+                state.answered = [:]
+            }
+            var versions: [Int64: Int64] = [:]
+            for version in saved.versions { versions[version.key] = version.version }
+            var keys: [Int64: Int64] = [:]
+            for assigned in saved.keys { keys[assigned.temporaryID] = assigned.key }
+            if let cache { try? mirrorSave(changes, versions: versions, keys: keys, into: cache) }
+            return .saved(versions: versions, references: keys)
+        }
+    }
+
+    // MARK: The change feed
+
+    /// Asks for the changes after `token` (waiting up to 10 seconds for one),
+    /// merges those of other clients, and returns the token to ask after next.
+    func followChanges(after token: String) async -> String {
+        let client = feedClient
+        let output: Operations.Changes.Output
+        do {
+            output = try await client.changes(query: .init(after: token, wait: 10))
+        } catch {
+            setStatus(.offline(reason: "\(error)"))
+            try? await Task.sleep(for: .seconds(1))
+            return token
+        }
+        guard case .ok(let ok) = output, let feed = try? ok.body.json else {
+            try? await Task.sleep(for: .seconds(1))
+            return token
+        }
+        setStatus(.online)
+        if feed.reset {
+            // Another run of the server, or changes too old: what is held may be stale.
+            state.withLock { $0.answered = [:] }
+            state.withLock { $0.store }?.rowCache.removeAll()
+            return feed.token
+        }
+        let own = state.withLock { $0.ownTokens }
+        for change in feed.changes where !own.contains(change.token) {
+            state.withLock { $0.answered = [:] }
+            if let cache {
+                let deleted = change.deleted.compactMap { key in model.entity(named: key.entity).map { ObjectID(entity: $0, primaryKey: key.key) } }
+                try? cache.mirror([], deleting: deleted)
+                let fresh = Dictionary(grouping: change.inserted + change.updated, by: \.entity)
+                for (entityName, keys) in fresh {
+                    _ = try? rows(keys.map(\.key), entityName: entityName)
+                }
+            }
+            let store = state.withLock { $0.store }
+            store?.backendDidChange(inserted: change.inserted.map { ($0.entity, $0.key) }, updated: change.updated.map { ($0.entity, $0.key) },
+                                    deleted: change.deleted.map { ($0.entity, $0.key) })
+        }
+        return feed.token
+    }
+
+    // MARK: Rows and the disk cache
+
+    private func stash(related: [Components.Schemas.Row], links: [Components.Schemas.Links]) {
+        let rows = (try? backendRows(related)) ?? []
+        state.withLock { state in
+            state.stashedRows = [:]
+            state.stashedLinks = [:]
+            for row in rows { state.stashedRows[row.reference] = row }
+            for link in links { state.stashedLinks["\(link.entity).\(link.relationship).\(link.owner)"] = link.members }
+        }
+    }
+
+    private func backendRows(_ rows: [Components.Schemas.Row]) throws(StoreError) -> [BackendRow<Int64>] {
+        var result: [BackendRow<Int64>] = []
+        result.reserveCapacity(rows.count)
+        for row in rows { result.append(try backendRow(row)) }
+        return result
+    }
+
+    private func backendRow(_ row: Components.Schemas.Row) throws(StoreError) -> BackendRow<Int64> {
+        do {
+            return try WireRow.backendRow(row)
+        } catch {
+            throw .server("the server sent a row that cannot be read: \(error)", sql: nil)
+        }
+    }
+
+    /// A node of the disk cache as the server's row.
+    private func backendRow(_ node: RowNode) -> BackendRow<Int64> {
+        let entity = model.entities[node.id.entity]
+        var values: [String: PredicateValue] = [:]
+        for attribute in entity.attributes where node.values[attribute.slot] != .null { values[attribute.name] = node.values[attribute.slot] }
+        var toOne: [String: Int64] = [:]
+        for relationship in entity.relationships where !relationship.isToMany {
+            if let key = node.toOne[relationship.slot] { toOne[relationship.name] = key }
+        }
+        return BackendRow(entityName: entity.name, reference: node.id.primaryKey, version: node.version, values: values, toOne: toOne)
+    }
+
+    /// The request a backend fetch is, for the disk cache.
+    static func request(_ fetch: BackendFetch) -> FetchRequest {
+        var request = FetchRequest(entityName: fetch.entityName, sortDescriptors: fetch.sortDescriptors ?? [], fetchLimit: fetch.limit,
+                                   fetchOffset: fetch.offset)
+        request.predicate = fetch.predicate.map { .bound($0) }
+        return request
+    }
+
+    private func cachedRows(_ fetch: BackendFetch, _ cache: SQLiteStore) throws(StoreError) -> [BackendRow<Int64>] {
+        try cache.rows(for: cache.compile(Self.request(fetch))).map(backendRow)
+    }
+
+    /// The text that names a fetch, for the staleness interval.
+    static func signature(_ fetch: BackendFetch, _ format: CanonicalFormat?) -> String {
+        let sort = (fetch.sortDescriptors ?? []).map { "\($0.keyPath):\($0.ascending):\($0.caseInsensitive)" }.joined(separator: ",")
+        return "\(fetch.entityName)|\(format?.description ?? "")|\(sort)|\(fetch.offset)|\(fetch.limit ?? -1)|\(fetch.prefetchKeyPaths)"
+    }
+
+    /// Rows as the disk cache keeps them: the server's keys and versions.
+    private func mirror(_ rows: [BackendRow<Int64>], into cache: SQLiteStore) throws(StoreError) {
+        var nodes: [RowNode] = []
+        nodes.reserveCapacity(rows.count)
+        for row in rows {
+            guard let node = node(row.entityName, key: row.reference, version: row.version, values: row.values, toOne: row.toOne) else { continue }
+            nodes.append(node)
+        }
+        try cache.mirror(nodes, deleting: [])
+    }
+
+    private func node(_ entityName: String, key: Int64, version: Int64, values: [String: PredicateValue], toOne: [String: Int64]) -> RowNode? {
+        guard let entity = model.entity(named: entityName), key > 0 else { return nil }
+        var slots = [PredicateValue](repeating: .null, count: entity.attributes.count)
+        for attribute in entity.attributes {
+            if let value = values[attribute.name] { slots[attribute.slot] = DataSet.convert(value, to: attribute.type) ?? .null }
+        }
+        var keys = [Int64?](repeating: nil, count: entity.toOneCount)
+        for relationship in entity.relationships where !relationship.isToMany { keys[relationship.slot] = toOne[relationship.name] }
+        return RowNode(id: ObjectID(entity: entity, primaryKey: key), version: version, values: slots, toOne: keys,
+                       toMany: [[Int64]?](repeating: nil, count: entity.toManyCount))
+    }
+
+    /// A committed save, written to the disk cache as the server holds it now.
+    private func mirrorSave(_ changes: BackendChanges<Int64>, versions: [Int64: Int64], keys: [Int64: Int64],
+                            into cache: SQLiteStore) throws(StoreError) {
+        func resolved(_ named: [String: BackendObject<Int64>]) -> [String: Int64] {
+            named.compactMapValues { object in
+                switch object {
+                case .existing(let key): key
+                case .inserted(let temporary): keys[temporary]
+                }
+            }
+        }
+        var nodes: [RowNode] = []
+        for insert in changes.inserts {
+            guard let key = keys[insert.temporaryID],
+                  let node = node(insert.entityName, key: key, version: versions[key] ?? 1, values: insert.values, toOne: resolved(insert.toOne))
+            else { continue }
+            nodes.append(node)
+        }
+        for update in changes.updates {
+            guard let node = node(update.entityName, key: update.reference, version: versions[update.reference] ?? update.expectedVersion + 1,
+                                  values: update.values, toOne: resolved(update.toOne)) else { continue }
+            nodes.append(node)
+        }
+        let deleted = changes.deletes.compactMap { delete in
+            model.entity(named: delete.entityName).map { ObjectID(entity: $0, primaryKey: delete.reference) }
+        }
+        try cache.mirror(nodes, deleting: deleted)
+    }
+}
+
+/// Adds the bearer token to every request.
+struct BearerToken: ClientMiddleware {
+    let token: String
+
+    func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+                   next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        request.headerFields[.authorization] = "Bearer \(token)"
+        return try await next(request, body, baseURL)
+    }
+}

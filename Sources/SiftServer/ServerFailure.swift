@@ -1,0 +1,63 @@
+// Why a request failed, as the API answers it: an HTTP status, a code, a
+// message and, for a predicate, the diagnostic (line, column, caret).
+
+import Foundation
+import Sift
+import SiftHTTPAPI
+import SiftStore
+
+struct ServerFailure: Error, Sendable {
+    var status: Int
+    var code: String
+    var message: String
+    var diagnostic: Components.Schemas.Diagnostic?
+
+    init(_ status: Int, _ code: String, _ message: String, diagnostic: Components.Schemas.Diagnostic? = nil) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.diagnostic = diagnostic
+    }
+
+    static func badRequest(_ message: String) -> ServerFailure { ServerFailure(400, "bad_request", message) }
+
+    static func tooLarge(_ message: String) -> ServerFailure { ServerFailure(413, "too_large", message) }
+
+    /// The JSON body.
+    var body: Components.Schemas.Failure {
+        Components.Schemas.Failure(code: code, message: message, diagnostic: diagnostic)
+    }
+
+    /// The answer of an operation whose only documented failure is `default`.
+    var response: Components.Responses.Failure { Components.Responses.Failure(body: .json(body)) }
+
+    /// A store's error, as the API answers it.
+    init(_ error: StoreError) {
+        switch error {
+        case .invalidPredicate(let compileError, let text):
+            let position = SourcePosition(offset: compileError.range.lowerBound, in: text)
+            self.init(400, "invalid_predicate", compileError.message,
+                      diagnostic: Components.Schemas.Diagnostic(line: position.line, column: position.column,
+                                                                rendered: compileError.rendered(in: text, sourceName: "predicate")))
+        case .notExpressibleInSQL, .unknownKey, .unknownRelationship, .readOnlyAttribute, .invalidValue, .wrongType,
+             .validation, .invalidRequest, .missingVariables, .unknownTemplate, .recordMismatch, .invalidDataSet:
+            self.init(400, "bad_request", "\(error)")
+        case .evaluation:
+            self.init(400, "too_costly", "\(error)")
+        case .unknownEntity:
+            self.init(404, "unknown_entity", "\(error)")
+        case .objectNotFound, .objectDeleted:
+            self.init(404, "not_found", "\(error)")
+        case .conflicts:
+            self.init(409, "conflict", "\(error)")
+        case .readOnly:
+            self.init(403, "read_only", "\(error)")
+        case .locked, .unavailable:
+            self.init(503, "unavailable", "\(error)")
+        case .keysExhausted, .full, .duplicateReference:
+            self.init(507, "store_full", "\(error)")
+        default:
+            self.init(500, "store_error", "\(error)")
+        }
+    }
+}

@@ -1,0 +1,335 @@
+// The API's operations (openapi.yaml) over one store: each request is read
+// from the generated types, checked against the server's limits, run on the
+// store on a thread of the server's own (stores are synchronous), and
+// answered with the generated types; a store's error becomes a JSON failure
+// with a status (ServerFailure.swift). Nothing here builds SQL: predicates
+// are the format language, compiled by the store as a context's are.
+
+import Dispatch
+import Foundation
+import OpenAPIRuntime
+import Sift
+import SiftHTTPAPI
+import SiftStore
+
+/// A save's answer: written, or the conflicts (nothing written).
+enum SaveOutcome: Sendable {
+    case saved(Components.Schemas.SaveAnswer)
+    case conflicts(Components.Schemas.Conflicts)
+}
+
+struct StoreAPI: APIProtocol {
+    let store: any PersistentStore
+    let configuration: ServerConfiguration
+    let log: ChangeLog
+    /// The store's identifier, in its objects' URIs.
+    let identifier: String
+    /// The server's threads for store work, and how many run at once.
+    let work: StoreWork
+
+    var model: DataModel { store.model }
+
+    // MARK: Running store work
+
+    /// Runs `body` on a store thread, within the request time limit; its
+    /// errors become failures.
+    func perform<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async -> Result<T, ServerFailure> {
+        do {
+            return .success(try await work.run(timeout: configuration.requestTimeout, body))
+        } catch let failure as ServerFailure {
+            return .failure(failure)
+        } catch let error as StoreError {
+            return .failure(ServerFailure(error))
+        } catch let error as WireError {
+            return .failure(.badRequest(error.description))
+        } catch {
+            return .failure(ServerFailure(500, "internal", "\(error)"))
+        }
+    }
+
+    func entity(_ name: String) throws(ServerFailure) -> Entity {
+        guard let entity = model.entity(named: name) else {
+            throw ServerFailure(404, "unknown_entity", "the model has no entity '\(name)'")
+        }
+        return entity
+    }
+
+    func checkPredicate(_ text: String?) throws(ServerFailure) {
+        guard let text else { return }
+        guard text.utf8.count <= configuration.maximumPredicateLength else {
+            throw .tooLarge("a predicate is at most \(configuration.maximumPredicateLength) bytes; this one is \(text.utf8.count)")
+        }
+    }
+
+    func checkCount(_ count: Int, of what: String) throws(ServerFailure) {
+        guard count <= configuration.maximumPageSize else {
+            throw .tooLarge("at most \(configuration.maximumPageSize) \(what) in one request; this one has \(count)")
+        }
+    }
+
+    func checkWritable() throws(ServerFailure) {
+        guard configuration.isWritable else {
+            throw ServerFailure(403, "read_only", "this server is read-only (start it with --writable to save)")
+        }
+    }
+
+    // MARK: Operations
+
+    func getStore(_ input: Operations.GetStore.Input) async throws -> Operations.GetStore.Output {
+        let model = self.model
+        let result = await perform { () throws -> Components.Schemas.StoreDescription in
+            let container = try JSONDecoder().decode(OpenAPIObjectContainer.self, from: model.jsonData)
+            return Components.Schemas.StoreDescription(
+                identifier: identifier, versionHash: model.versionHash, writable: configuration.isWritable,
+                model: .init(additionalProperties: container), token: log.token.description)
+        }
+        switch result {
+        case .success(let description): return .ok(.init(body: .json(description)))
+        case .failure(let failure): return .default(statusCode: failure.status, failure.response)
+        }
+    }
+
+
+    func fetch(_ input: Operations.Fetch.Input) async throws -> Operations.Fetch.Output {
+        guard case .json(let body) = input.body else { return .default(statusCode: 415, ServerFailure(415, "bad_request", "a JSON body").response) }
+        let result = await perform { () throws -> Components.Schemas.FetchAnswer in try runFetch(body) }
+        switch result {
+        case .success(let answer): return .ok(.init(body: .json(answer)))
+        case .failure(let failure): return .default(statusCode: failure.status, failure.response)
+        }
+    }
+
+    func runFetch(_ body: Components.Schemas.FetchBody) throws -> Components.Schemas.FetchAnswer {
+        let entity = try entity(body.entity)
+        try checkPredicate(body.predicate)
+        try checkPredicate(body.having)
+        let page = configuration.maximumPageSize
+        let asked = body.limit
+        var request = FetchRequest(entityName: entity.name, predicate: body.predicate, arguments: try WireValue.arguments(body.arguments),
+                                   sortDescriptors: (body.sort ?? []).map {
+                                       SortDescriptor($0.keyPath, ascending: $0.ascending ?? true, caseInsensitive: $0.caseInsensitive ?? false)
+                                   },
+                                   fetchLimit: min(max(asked ?? page, 0), page), fetchOffset: max(body.offset ?? 0, 0))
+        let steps = PredicateLimits.standard.regularExpressionStepsPerFetch
+        var answer = Components.Schemas.FetchAnswer()
+        switch body.result ?? .objects {
+        case .count:
+            request.fetchLimit = asked
+            let compiled = try store.compile(request)
+            answer.count = try EvaluationBudget.run(steps: steps) { () throws(StoreError) in try store.count(for: compiled) }
+        case .keys:
+            let compiled = try store.compile(request)
+            let ids = try EvaluationBudget.run(steps: steps) { () throws(StoreError) in try store.keys(for: compiled) }
+            answer.keys = ids.map { Components.Schemas.ObjectKey(entity: model.entities[$0.entity].name, key: $0.primaryKey) }
+            answer.complete = ids.count < page || (asked ?? .max) <= page
+        case .objects:
+            let compiled = try store.compile(request)
+            let nodes = try EvaluationBudget.run(steps: steps) { () throws(StoreError) in try store.rows(for: compiled) }
+            answer.objects = nodes.map { WireRow.row($0, model: model) }
+            answer.complete = nodes.count < page || (asked ?? .max) <= page
+            if let paths = body.prefetch, !paths.isEmpty {
+                try checkCount(paths.count, of: "prefetched key paths")
+                let (related, links) = try prefetch(paths, from: nodes, entity: entity)
+                answer.related = related
+                answer.links = links
+            }
+        case .dictionaries:
+            guard let columns = body.select, !columns.isEmpty else {
+                throw ServerFailure.badRequest("a dictionary fetch names its columns in 'select'")
+            }
+            for column in columns { try checkPredicate(column.expression) }
+            request.propertiesToFetch = columns.map { ExpressionDescription(name: $0.name, expression: $0.expression) }
+            request.propertiesToGroupBy = body.groupBy ?? []
+            request.havingPredicate = body.having.map { .format($0, []) }
+            if let having = body.having { request.havingPredicate = .format(having, try WireValue.arguments(body.havingArguments)) }
+            request.returnsDistinctResults = body.distinct ?? false
+            request.resultType = .dictionaries(columns.map(\.name))
+            let context = ObjectContext(store: store)
+            let rows = try context.fetchDictionaries(request)
+            answer.dictionaries = rows.map { row in
+                var named: [String: PredicateValue] = [:]
+                for (name, value) in row { named[name] = value }
+                return WireValue.values(named)
+            }
+            answer.complete = rows.count < page || (asked ?? .max) <= page
+        }
+        return answer
+    }
+
+    /// The rows the prefetched key paths reach from `nodes`, and the
+    /// members of the to-many relationships on the way: one store read per
+    /// relationship of each path.
+    func prefetch(_ paths: [String], from nodes: [RowNode],
+                  entity: Entity) throws -> ([Components.Schemas.Row], [Components.Schemas.Links]) {
+        var related: [ObjectID: RowNode] = [:]
+        var links: [Components.Schemas.Links] = []
+        var linked = Set<String>()
+        for path in paths {
+            var current = nodes
+            var currentEntity = entity
+            for key in path.split(separator: ".").map(String.init) {
+                guard let relationship = currentEntity.relationship(named: key),
+                      let destination = model.entity(named: relationship.destination) else {
+                    throw StoreError.unknownRelationship(path, entity: entity.name)
+                }
+                let next: [RowNode]
+                if relationship.isToMany {
+                    let owners = current.map(\.id.primaryKey)
+                    let members = try store.links(relationship, of: owners, entity: currentEntity, loadingRows: false)
+                    for owner in owners where linked.insert("\(currentEntity.name).\(relationship.name).\(owner)").inserted {
+                        links.append(.init(entity: currentEntity.name, relationship: relationship.name, owner: owner,
+                                           members: members[owner] ?? []))
+                    }
+                    let keys = Array(Set(members.values.joined())).sorted()
+                    try checkCount(keys.count, of: "related objects")
+                    next = try store.rows(destination, keys: keys)
+                } else {
+                    let keys = Array(Set(current.compactMap { $0.toOne[relationship.slot] })).sorted()
+                    next = try store.rows(destination, keys: keys)
+                }
+                for node in next { related[node.id] = node }
+                current = next
+                currentEntity = destination
+            }
+        }
+        return (related.values.sorted { ($0.id.entity, $0.id.primaryKey) < ($1.id.entity, $1.id.primaryKey) }
+                    .map { WireRow.row($0, model: model) }, links)
+    }
+
+    func objects(_ input: Operations.Objects.Input) async throws -> Operations.Objects.Output {
+        guard case .json(let body) = input.body else { return .default(statusCode: 415, ServerFailure(415, "bad_request", "a JSON body").response) }
+        let result = await perform { () throws -> Components.Schemas.ObjectsAnswer in
+            let entity = try entity(body.entity)
+            try checkCount(body.keys.count, of: "keys")
+            let nodes = try store.rows(entity, keys: body.keys)
+            return .init(objects: nodes.map { WireRow.row($0, model: model) })
+        }
+        switch result {
+        case .success(let answer): return .ok(.init(body: .json(answer)))
+        case .failure(let failure): return .default(statusCode: failure.status, failure.response)
+        }
+    }
+
+    func destinations(_ input: Operations.Destinations.Input) async throws -> Operations.Destinations.Output {
+        guard case .json(let body) = input.body else { return .default(statusCode: 415, ServerFailure(415, "bad_request", "a JSON body").response) }
+        let result = await perform { () throws -> Components.Schemas.DestinationsAnswer in
+            let entity = try entity(body.entity)
+            try checkCount(body.owners.count, of: "owners")
+            guard let relationship = entity.relationship(named: body.relationship), relationship.isToMany,
+                  let destination = model.entity(named: relationship.destination) else {
+                throw ServerFailure.badRequest("'\(body.relationship)' is not a to-many relationship of \(entity.name)")
+            }
+            let members = try store.links(relationship, of: body.owners, entity: entity, loadingRows: false)
+            var answer = Components.Schemas.DestinationsAnswer(links: body.owners.map {
+                .init(entity: entity.name, relationship: relationship.name, owner: $0, members: members[$0] ?? [])
+            })
+            if body.includeRows == true {
+                let keys = Array(Set(members.values.joined())).sorted()
+                try checkCount(keys.count, of: "related objects")
+                answer.related = try store.rows(destination, keys: keys).map { WireRow.row($0, model: model) }
+            }
+            return answer
+        }
+        switch result {
+        case .success(let answer): return .ok(.init(body: .json(answer)))
+        case .failure(let failure): return .default(statusCode: failure.status, failure.response)
+        }
+    }
+
+    func save(_ input: Operations.Save.Input) async throws -> Operations.Save.Output {
+        guard case .json(let body) = input.body else { return .default(statusCode: 415, ServerFailure(415, "bad_request", "a JSON body").response) }
+        if let hold = configuration.beforeSave { await hold() }
+        let result = await perform { () throws -> SaveOutcome in
+            try checkWritable()
+            let request = try SaveRequestReader(model: model).request(body)
+            switch try store.apply(request) {
+            case .committed(let saved):
+                store.announce(saved.changes)
+                let versions = saved.nodes.values.map {
+                    Components.Schemas.Version(entity: model.entities[$0.id.entity].name, key: $0.id.primaryKey, version: $0.version)
+                }
+                let keys = saved.keys.map { Components.Schemas.AssignedKey(temporaryID: $0.key, key: $0.value) }
+                return .saved(.init(versions: versions, keys: keys, token: log.token.description))
+            case .conflicts(let conflicts):
+                return .conflicts(.init(code: "conflict", message: "\(conflicts.count) object(s) changed since they were read; nothing was written",
+                                      conflicts: conflicts.map { conflict in
+                                          .init(entity: model.entities[conflict.id.entity].name, key: conflict.id.primaryKey,
+                                                current: conflict.current.map { WireRow.row($0, model: model) })
+                                      }))
+            }
+        }
+        switch result {
+        case .success(.saved(let answer)): return .ok(.init(body: .json(answer)))
+        case .success(.conflicts(let conflicts)): return .conflict(.init(body: .json(conflicts)))
+        case .failure(let failure): return .default(statusCode: failure.status, failure.response)
+        }
+    }
+
+    func batchUpdate(_ input: Operations.BatchUpdate.Input) async throws -> Operations.BatchUpdate.Output {
+        guard case .json(let body) = input.body else { return .default(statusCode: 415, ServerFailure(415, "bad_request", "a JSON body").response) }
+        let result = await perform { () throws -> Components.Schemas.BatchAnswer in
+            try checkWritable()
+            let entity = try entity(body.entity)
+            try checkPredicate(body.predicate)
+            for assignment in body.assignments { try checkPredicate(assignment.expression) }
+            let arguments = try WireValue.arguments(body.arguments)
+            let request = BatchUpdateRequest(entityName: entity.name, predicate: body.predicate.map { .format($0, arguments) },
+                                             propertiesToUpdate: body.assignments.map {
+                                                 ExpressionDescription(name: $0.property, expression: $0.expression)
+                                             })
+            let outcome = try ObjectContext(store: store).execute(request)
+            return .init(count: outcome.count, token: log.token.description)
+        }
+        switch result {
+        case .success(let answer): return .ok(.init(body: .json(answer)))
+        case .failure(let failure): return .default(statusCode: failure.status, failure.response)
+        }
+    }
+
+    func batchDelete(_ input: Operations.BatchDelete.Input) async throws -> Operations.BatchDelete.Output {
+        guard case .json(let body) = input.body else { return .default(statusCode: 415, ServerFailure(415, "bad_request", "a JSON body").response) }
+        let result = await perform { () throws -> Components.Schemas.BatchAnswer in
+            try checkWritable()
+            let entity = try entity(body.entity)
+            try checkPredicate(body.predicate)
+            let arguments = try WireValue.arguments(body.arguments)
+            let request = BatchDeleteRequest(entityName: entity.name, predicate: body.predicate.map { .format($0, arguments) })
+            let outcome = try ObjectContext(store: store).execute(request)
+            return .init(count: outcome.count, token: log.token.description)
+        }
+        switch result {
+        case .success(let answer): return .ok(.init(body: .json(answer)))
+        case .failure(let failure): return .default(statusCode: failure.status, failure.response)
+        }
+    }
+
+    func changes(_ input: Operations.Changes.Input) async throws -> Operations.Changes.Output {
+        var after: ChangeToken?
+        if let text = input.query.after {
+            guard let token = ChangeToken(text) else {
+                return .default(statusCode: 400, ServerFailure.badRequest("'\(text)' is not a change token").response)
+            }
+            after = token
+        }
+        let wait = min(max(input.query.wait ?? 0, 0), 30)
+        let deadline = ContinuousClock.now + .seconds(wait)
+        var answer = log.changes(after: after)
+        while answer.entries.isEmpty, !answer.reset, after != nil, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+            if Task.isCancelled { break }
+            answer = log.changes(after: after)
+        }
+        let model = self.model
+        func keys(_ ids: Set<ObjectID>) -> [Components.Schemas.ObjectKey] {
+            ids.sorted { ($0.entity, $0.primaryKey) < ($1.entity, $1.primaryKey) }
+                .map { .init(entity: model.entities[$0.entity].name, key: $0.primaryKey) }
+        }
+        let feed = Components.Schemas.ChangeFeed(
+            token: ChangeToken(run: log.run, sequence: answer.last).description, reset: answer.reset,
+            changes: answer.entries.map { entry in
+                .init(token: ChangeToken(run: log.run, sequence: entry.sequence).description,
+                      inserted: keys(entry.changes.inserted), updated: keys(entry.changes.updated), deleted: keys(entry.changes.deleted))
+            })
+        return .ok(.init(body: .json(feed)))
+    }
+}

@@ -1,0 +1,314 @@
+// `sift serve`: a store behind the HTTP API of openapi.yaml, on Hummingbird.
+// Safe by default: it binds 127.0.0.1, is read-only unless told otherwise,
+// refuses to listen beyond loopback without a bearer token, and bounds each
+// request's body, predicate, page and time. The server runs on threads of
+// its own (a task executor off Swift's cooperative pool), and store work —
+// synchronous, as contexts are — on a bounded number of threads beside it.
+
+import Dispatch
+import Foundation
+import Hummingbird
+import Logging
+import OpenAPIHummingbird
+import OpenAPIRuntime
+import Sift
+import SiftHTTPAPI
+import SiftStore
+
+/// How a ``StoreServer`` listens and what it allows.
+///
+/// ```swift
+/// var configuration = ServerConfiguration()
+/// configuration.port = 0                  // a free port
+/// configuration.isWritable = true         // saves and batch changes allowed
+/// ```
+public struct ServerConfiguration: Sendable {
+    /// The address to listen on: `127.0.0.1` (loopback only) unless told otherwise.
+    public var host: String = "127.0.0.1"
+    /// The port; 0 picks a free one (``StoreServer/start()`` says which).
+    public var port: Int = 8080
+    /// Whether saves and batch changes are allowed (read-only by default).
+    public var isWritable: Bool = false
+    /// The bearer token every request must carry; required for a host other than loopback.
+    public var token: String?
+    /// The largest request body, in bytes (4 MiB).
+    public var maximumBodySize: Int = 4 << 20
+    /// The longest predicate or expression, in bytes (16 KiB).
+    public var maximumPredicateLength: Int = 16 << 10
+    /// The most objects one request returns or names (10 000).
+    public var maximumPageSize: Int = 10_000
+    /// The longest a request may run before the server answers 503 (10 seconds).
+    public var requestTimeout: Duration = .seconds(10)
+    /// How many requests run store work at once (8).
+    public var maximumConcurrentRequests: Int = 8
+    /// Called before each save is applied (tests hold a save here to stop the server under it).
+    public var beforeSave: (@Sendable () async -> Void)?
+
+    /// The defaults: loopback, port 8080, read-only, no token.
+    public init() {}
+}
+
+/// Why a server cannot start.
+public enum ServerError: Error, CustomStringConvertible, Sendable {
+    /// A host other than loopback was asked for with no token.
+    case tokenRequired(host: String)
+    /// A limit that is not positive.
+    case invalidLimit(String)
+    /// The address could not be listened on.
+    case cannotListen(String)
+
+    public var description: String {
+        switch self {
+        case .tokenRequired(let host):
+            "listening on \(host), beyond this machine, needs a bearer token (--token): the store would be open to the network"
+        case .invalidLimit(let name): "the limit \(name) must be positive"
+        case .cannotListen(let reason): "cannot listen: \(reason)"
+        }
+    }
+}
+
+/// A store served over HTTP, as `sift serve` runs it: the model, fetches by
+/// predicate, objects and relationships by key, saves with optimistic
+/// locking, batch changes and a change feed (the API is in the package's
+/// `Sources/SiftHTTPAPI/openapi.yaml`).
+///
+/// ```swift
+/// var configuration = ServerConfiguration()
+/// configuration.port = 0
+/// let server = try StoreServer(store: store, configuration: configuration)
+/// let url = try await server.start()            // http://127.0.0.1:PORT
+/// // … a RemoteStore(url: url) anywhere …
+/// await server.stop()
+/// ```
+public final class StoreServer: Sendable {
+    /// The store served.
+    public let store: any PersistentStore
+    /// How the server listens and what it allows.
+    public let configuration: ServerConfiguration
+    private let log: ChangeLog
+    private let observation: StoreObservation
+    private let identifier: String
+    private let running = LockedState<(task: Task<Void, any Error>?, url: URL?)>((nil, nil))
+
+    /// A server for `store`; nothing listens until ``start()``.
+    ///
+    /// - Parameters:
+    ///   - store: The store to serve.
+    ///   - configuration: Where to listen and what to allow.
+    /// - Throws: `ServerError.tokenRequired` for a host beyond loopback with no token;
+    ///   `.invalidLimit` for a limit that is not positive.
+    public init(store: any PersistentStore, configuration: ServerConfiguration = ServerConfiguration()) throws(ServerError) {
+        if !Self.isLoopback(configuration.host), (configuration.token ?? "").isEmpty {
+            throw .tokenRequired(host: configuration.host)
+        }
+        for (name, value) in [("maximumBodySize", configuration.maximumBodySize),
+                              ("maximumPredicateLength", configuration.maximumPredicateLength),
+                              ("maximumPageSize", configuration.maximumPageSize),
+                              ("maximumConcurrentRequests", configuration.maximumConcurrentRequests)] where value <= 0 {
+            throw .invalidLimit(name)
+        }
+        self.store = store
+        self.configuration = configuration
+        let log = ChangeLog()
+        self.log = log
+        observation = store.addObserver { changes in log.append(changes) }
+        if let sqlite = store as? SQLiteStore, let uuid = try? sqlite.identifier, !uuid.isEmpty {
+            identifier = uuid
+        } else {
+            identifier = store.model.versionHash
+        }
+    }
+
+    deinit {
+        observation.cancel()
+    }
+
+    /// Whether `host` names this machine only.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// Starts listening and returns the server's address once it accepts connections.
+    ///
+    /// - Returns: `http://HOST:PORT`, with the port chosen when the configuration's is 0.
+    /// - Throws: `ServerError.cannotListen` when the address is taken or cannot be bound.
+    @discardableResult
+    public func start() async throws(ServerError) -> URL {
+        if let url = running.withLock({ $0.url }) { return url }
+        let (ready, readyContinuation) = AsyncStream<Result<Int, any Error>>.makeStream()
+        let application = makeApplication { port in readyContinuation.yield(.success(port)) }
+        let task = Task(executorPreference: BlockingBridge.executor) {
+            do {
+                try await application.run()
+            } catch {
+                readyContinuation.yield(.failure(error))
+                throw error
+            }
+            readyContinuation.yield(.failure(ServerError.cannotListen("the server stopped")))
+        }
+        var iterator = ready.makeAsyncIterator()
+        switch await iterator.next() {
+        case .success(let port)?:
+            let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+            guard let url = URL(string: "http://\(host):\(port)") else { throw .cannotListen("no URL for \(host):\(port)") }
+            running.withLock { $0 = (task, url) }
+            return url
+        case .failure(let error)?:
+            task.cancel()
+            throw .cannotListen("\(error)")
+        case nil:
+            throw .cannotListen("the server did not start")
+        }
+    }
+
+    /// Starts the server and runs until the task is cancelled (the command line stops on SIGINT or SIGTERM).
+    ///
+    /// - Parameter ready: Called with the address once the server accepts connections.
+    /// - Throws: `ServerError.cannotListen` when the address is taken or cannot be bound.
+    public func run(ready: @Sendable (URL) -> Void) async throws {
+        let url = try await start()
+        ready(url)
+        await withTaskCancellationHandler {
+            let task = running.withLock { $0.task }
+            _ = await task?.result
+        } onCancel: {
+            running.withLock { $0.task }?.cancel()
+        }
+    }
+
+    /// Stops listening and waits until the server has stopped; requests under way are cut off.
+    public func stop() async {
+        let task = running.withLock { state in
+            defer { state = (nil, nil) }
+            return state.task
+        }
+        task?.cancel()
+        _ = await task?.result
+    }
+
+    private func makeApplication(ready: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
+        let router = Router()
+        router.middlewares.add(FailureMiddleware())
+        if let token = configuration.token, !token.isEmpty { router.middlewares.add(BearerMiddleware(token: token)) }
+        router.middlewares.add(BodyLimitMiddleware(limit: configuration.maximumBodySize))
+        let api = StoreAPI(store: store, configuration: configuration, log: log, identifier: identifier,
+                           work: StoreWork(width: configuration.maximumConcurrentRequests))
+        do {
+            try api.registerHandlers(on: router)
+        } catch {
+            // Registering the generated routes fails only on a malformed path template, which a test would see.
+            preconditionFailure("the API's routes could not be registered: \(error)")
+        }
+        var logger = Logger(label: "sift.serve")
+        logger.logLevel = .warning
+        return Application(router: router,
+                           server: .http1(configuration: .init(idleTimeout: .seconds(60))),
+                           configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "sift"),
+                           onServerRunning: { channel in ready(channel.localAddress?.port ?? 0) },
+                           logger: logger)
+    }
+}
+
+/// Store work, on threads of its own, a bounded number at once, each within a time limit.
+final class StoreWork: Sendable {
+    private let queue = DispatchQueue(label: "sift.serve.store", attributes: .concurrent)
+    private let slots: DispatchSemaphore
+
+    init(width: Int) {
+        slots = DispatchSemaphore(value: width)
+    }
+
+    /// Runs `body` and returns its result, or throws a 503 failure when it
+    /// takes longer than `timeout` (the work runs on to its end, its result unused).
+    func run<T: Sendable>(timeout: Duration, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let pending = LockedState<CheckedContinuation<T, any Error>?>(continuation)
+            let slots = self.slots
+            queue.async {
+                slots.wait()
+                defer { slots.signal() }
+                let result = Result { try body() }
+                pending.withLock { state in
+                    defer { state = nil }
+                    return state
+                }?.resume(with: result)
+            }
+            let (seconds, attoseconds) = timeout.components
+            let nanoseconds = Double(seconds) * 1e9 + Double(attoseconds) / 1e9
+            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanoseconds, 1e15)))) {
+                pending.withLock { state in
+                    defer { state = nil }
+                    return state
+                }?.resume(throwing: ServerFailure(503, "timeout", "the request ran longer than the server allows"))
+            }
+        }
+    }
+}
+
+/// Every error as a JSON failure: the generated code's (a body that does not
+/// decode is a 400), Hummingbird's (a body too large is a 413), and any other.
+struct FailureMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let failure as ServerFailure {
+            return Self.response(failure)
+        } catch let error as HTTPError {
+            let code = error.status == .contentTooLarge ? "too_large" : error.status == .notFound ? "not_found" : "bad_request"
+            return Self.response(ServerFailure(Int(error.status.code), code, error.body ?? error.status.reasonPhrase))
+        } catch let error as ServerError {
+            return Self.response(ServerFailure(500, "internal", "\(error)"))
+        } catch let error as OpenAPIRuntime.ServerError {
+            // The request did not fit the API: a body or parameter that does not decode.
+            return Self.response(.badRequest("the request does not fit the API: \(error.underlyingError)"))
+        } catch {
+            return Self.response(ServerFailure(500, "internal", "\(error)"))
+        }
+    }
+
+    static func response(_ failure: ServerFailure) -> Response {
+        let data = (try? JSONEncoder().encode(failure.body)) ?? Data(#"{"code":"internal","message":"?"}"#.utf8)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: .init(code: failure.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// Requests without the bearer token are refused (401).
+struct BearerMiddleware<Context: RequestContext>: RouterMiddleware {
+    let token: String
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
+              Self.equal(Array(header.utf8.dropFirst(7)), Array(token.utf8)) else {
+            throw ServerFailure(401, "unauthorized", "this server needs its bearer token (Authorization: Bearer …)")
+        }
+        return try await next(request, context)
+    }
+
+    /// Compares in time that depends on the lengths only.
+    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for (x, y) in zip(a, b) { difference |= x ^ y }
+        return difference == 0
+    }
+}
+
+/// A body larger than the limit is refused (413) before it is read further.
+struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
+    let limit: Int
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var request = request
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw ServerFailure.tooLarge("a request body is at most \(limit) bytes; this one is \(length)")
+        }
+        do {
+            _ = try await request.collectBody(upTo: limit)
+        } catch {
+            throw ServerFailure.tooLarge("a request body is at most \(limit) bytes")
+        }
+        return try await next(request, context)
+    }
+}
