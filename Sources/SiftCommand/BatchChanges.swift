@@ -39,9 +39,9 @@ struct BatchChangeOptions: ParsableArguments {
     /// Opens the store for writing and checks the entity; runs `body` on a
     /// context (or, for a dry run, `dryRun` to select), and reports.
     func run(_ verb: String, sources: [SourceText], _ body: (ObjectContext) throws(StoreError) -> BatchResult,
-             dryRun select: (any SQLPersistentStore, ObjectContext) throws -> [ObjectID]) throws {
+             dryRun select: (any PersistentStore, ObjectContext) throws -> [ObjectID]) throws {
         let store = try location.open(model: model, readOnly: dryRun)
-        defer { store.close() }
+        defer { close(store) }
         try checkEntity(entity, in: store.model)
         let sources = (predicateText.map { [SourceText("predicate", given: $0)] } ?? []) + sources
         let progress = Progress(dryRun ? "selecting" : verb)

@@ -16,7 +16,7 @@ struct Count: ParsableCommand {
 
     func run() throws {
         let store = try options.open()
-        defer { store.close() }
+        defer { close(store) }
         let request = try options.request(in: store.model)
         let progress = Progress("counting")
         let count = try diagnosing(options.sources) {

@@ -3,6 +3,7 @@
 import ArgumentParser
 import Foundation
 import Sift
+import SiftRemote
 import SiftStore
 
 struct Explain: ParsableCommand {
@@ -23,9 +24,10 @@ struct Explain: ParsableCommand {
 
     func run() throws {
         let store = try options.open()
-        defer { store.close() }
+        defer { close(store) }
         let sections = try diagnosing(options.sources + results.sources) {
-            results.asksForResults ? try explainResults(store) : try explainObjects(store)
+            guard let sqlStore = store as? any SQLPersistentStore else { return try explainRemote(store) }
+            return results.asksForResults ? try explainResults(sqlStore) : try explainObjects(sqlStore)
         }
         switch format {
         case .table, .csv:
@@ -87,6 +89,35 @@ struct Explain: ParsableCommand {
             return sections
         }
         return sections + (try statement(query, store))
+    }
+
+    /// The sections of a fetch from a store served over HTTP: parsed,
+    /// bound, what the server evaluates (the text and arguments sent) and
+    /// what memory does here.
+    func explainRemote(_ store: any PersistentStore) throws -> [(String, PredicateValue)] {
+        guard let remote = store as? RemoteStore else {
+            throw CommandFailure(.usage, "explain shows the SQL of a store file or a PostgreSQL schema, or the plan of a served store")
+        }
+        if results.asksForResults {
+            throw CommandFailure(.usage, "explain of a dictionary fetch needs a store file or --postgres: a served store runs it in memory here")
+        }
+        let text = try options.predicate(in: store.model)
+        let request = try options.request(in: store.model)
+        let syntax: PredicateSyntax
+        do {
+            syntax = try PredicateParser.parse(text, arguments: options.template == nil ? try options.predicateArguments.values : [])
+        } catch let error as PredicateSyntaxError {
+            throw CommandFailure(.invalidData, diagnostic: SourceText("predicate", given: text).render(.syntax(error)))
+        }
+        var sections: [(String, PredicateValue)] = [("parsed", .string(syntax.description)), ("server", .string(remote.backend.url.absoluteString))]
+        let plan = try remote.plan(request)
+        if let bound = try remote.compile(request).predicate { sections.append(("bound", .string(bound.outline))) }
+        sections.append(("plan", .string(plan.description)))
+        if let sent = plan.backend?.canonicalFormat {
+            sections.append(("sent", .string(sent.format)))
+            sections.append(("arguments", .array(sent.arguments.enumerated().map { .string("%@ \($0 + 1) = \($1)") })))
+        }
+        return sections
     }
 
     /// A statement's sections: its SQL, its bindings, the database's plan.

@@ -27,7 +27,7 @@ struct Import: ParsableCommand {
                 throw CommandFailure(error).naming(url, as: store)
             }
         } else {
-            target = try location.open(creatingWith: dataSet.model)
+            target = try location.openSQL(creatingWith: dataSet.model)
         }
         defer { target.close() }
         do {

@@ -10,8 +10,12 @@ struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what a store holds: its layout, its model's source, its entities and row counts, its metadata.")
 
-    @Option(help: ArgumentHelp("The store file (Sift's, or one Core Data wrote).", valueName: "path"))
+    @Option(help: ArgumentHelp("The store file (Sift's, or one Core Data wrote), or a server `sift serve` runs: "
+                               + "http://HOST:PORT.", valueName: "path"))
     var store: String
+
+    @Option(help: ArgumentHelp("The bearer token of a `sift serve` server.", valueName: "token"))
+    var token: String?
 
     @Option(help: ArgumentHelp("The store's model (an .xcdatamodeld bundle: the version that made the store); "
                                + "by default the store's own.", valueName: "path"))
@@ -23,14 +27,20 @@ struct Inspect: ParsableCommand {
     var format: OutputFormat = .table
 
     func run() throws {
-        let url = URL(fileURLWithPath: store)
         let progress = Progress("reading")
-        let summary: StoreInspection
-        do {
+        let summary: (layout: String, modelSource: String, entities: [StoreInspection.EntitySummary], metadata: [String: String])
+        if isServerAddress(store) {
             defer { progress.finish() }
-            summary = try StoreInspection(url: url, model: model.map { URL(fileURLWithPath: $0) })
-        } catch {
-            throw CommandFailure(error).naming(url, as: store)
+            summary = try served()
+        } else {
+            let url = URL(fileURLWithPath: store)
+            do {
+                defer { progress.finish() }
+                let inspection = try StoreInspection(url: url, model: model.map { URL(fileURLWithPath: $0) })
+                summary = (inspection.layout.rawValue, inspection.modelSource, inspection.entities, inspection.metadata)
+            } catch {
+                throw CommandFailure(error).naming(url, as: store)
+            }
         }
         let entities = summary.entities.map { entity -> [(String, PredicateValue)] in
             [("number", entity.number.map { .int(Int64($0)) } ?? .null), ("name", .string(entity.name)),
@@ -39,7 +49,7 @@ struct Inspect: ParsableCommand {
         switch format {
         case .table:
             print("store:   \(store)")
-            print("layout:  \(summary.layout.rawValue)")
+            print("layout:  \(summary.layout)")
             print("model:   \(summary.modelSource)")
             print("\nentities:")
             let width = summary.entities.map(\.name.count).max() ?? 0
@@ -55,7 +65,7 @@ struct Inspect: ParsableCommand {
             }
         case .json, .jsonl:
             let object: [(String, PredicateValue)] = [
-                ("store", .string(store)), ("layout", .string(summary.layout.rawValue)), ("model", .string(summary.modelSource)),
+                ("store", .string(store)), ("layout", .string(summary.layout)), ("model", .string(summary.modelSource)),
                 ("entities", .array(entities.map { .dictionary(Dictionary($0, uniquingKeysWith: { a, _ in a })) })),
                 ("metadata", .dictionary(summary.metadata.mapValues(PredicateValue.string))),
             ]
@@ -65,5 +75,28 @@ struct Inspect: ParsableCommand {
         case .csv:
             ResultRows(columns: ["number", "name", "superentity", "rows"], rows: entities.map { $0.map(\.1) }).print(.csv)
         }
+    }
+
+    /// What a served store holds: its entities with the objects of each
+    /// (its own, not its subentities'), counted by the server.
+    func served() throws -> (layout: String, modelSource: String, entities: [StoreInspection.EntitySummary], metadata: [String: String]) {
+        let remote = try openRemoteStore(store, token: token)
+        let context = ObjectContext(store: remote)
+        var totals: [String: Int] = [:]
+        do {
+            for entity in remote.model.entities where !entity.isAbstract || !remote.model.descendants(of: entity).isEmpty {
+                totals[entity.name] = try context.count(for: FetchRequest(entityName: entity.name))
+            }
+        } catch {
+            throw CommandFailure(error)
+        }
+        let entities = remote.model.entities.map { entity in
+            let children = remote.model.entities.filter { $0.superentity == entity.name }
+            let own = (totals[entity.name] ?? 0) - children.reduce(0) { $0 + (totals[$1.name] ?? 0) }
+            return StoreInspection.EntitySummary(name: entity.name, number: nil, superentity: entity.superentity, rows: max(own, 0))
+        }
+        return ("served by \(remote.backend.url.absoluteString)", "the server's", entities,
+                ["identifier": remote.identifier, "versionHash": remote.model.versionHash,
+                 "writable": remote.backend.isWritable ? "yes" : "no"])
     }
 }

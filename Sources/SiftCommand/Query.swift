@@ -24,7 +24,7 @@ struct Query: ParsableCommand {
 
     func run() throws {
         let store = try options.open()
-        defer { store.close() }
+        defer { close(store) }
         var request = try options.request(in: store.model)
         let sources = options.sources + results.sources
         if results.asksForResults {
@@ -102,7 +102,7 @@ struct Query: ParsableCommand {
 
     /// Prints the results of a dictionary fetch: a table, a JSON array,
     /// JSON lines or CSV, the columns in the order selected.
-    func runDictionaryFetch(_ base: FetchRequest, store: any SQLPersistentStore, sources: [SourceText]) throws {
+    func runDictionaryFetch(_ base: FetchRequest, store: any PersistentStore, sources: [SourceText]) throws {
         let request = try results.request(from: base)
         let progress = Progress("querying")
         let rows = try diagnosing(sources) {

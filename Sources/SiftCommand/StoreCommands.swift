@@ -117,7 +117,7 @@ struct FetchOptions: ParsableArguments {
     var predicateText: String?
 
     /// Opens the store (read-only).
-    func open() throws -> any SQLPersistentStore { try location.open(model: model) }
+    func open() throws -> any PersistentStore { try location.open(model: model) }
 
     func validate() throws {
         if entity == nil, template == nil { throw ValidationError("give the entity to fetch (--entity) or a template (--template)") }

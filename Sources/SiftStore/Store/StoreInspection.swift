@@ -33,6 +33,20 @@ public struct StoreInspection: Sendable {
         public var superentity: String?
         /// How many objects of the entity itself (not its subentities) the store holds.
         public var rows: Int
+
+        /// A summary of one entity.
+        ///
+        /// - Parameters:
+        ///   - name: The entity's name.
+        ///   - number: Its number in a Core Data store, if it has one.
+        ///   - superentity: The entity it inherits from.
+        ///   - rows: How many objects of the entity itself the store holds.
+        public init(name: String, number: Int?, superentity: String?, rows: Int) {
+            self.name = name
+            self.number = number
+            self.superentity = superentity
+            self.rows = rows
+        }
     }
 
     /// Whose layout the store's tables follow.
