@@ -57,13 +57,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
-        // The store over HTTP: the server on Hummingbird, the client on AsyncHTTPClient, both through
-        // the code swift-openapi-generator made from Sources/SiftHTTPAPI/openapi.yaml (committed).
+        // The store over HTTP: the server on Hummingbird, the client on AsyncHTTPClient, both on the
+        // types swift-openapi-generator made from Sources/SiftHTTPAPI/openapi.yaml (committed).
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         // `swift package generate-documentation`: the DocC catalogs of the library products.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -121,7 +121,7 @@ let package = Package(
         .target(name: "SiftRemote", dependencies: [
             "Sift", "SiftStore", "SiftHTTPAPI", .product(name: "Logging", package: "swift-log"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
         // Generated demo data for `sift demo` and the benchmarks.
         .target(name: "SiftDemo", dependencies: ["Sift"]),

@@ -88,7 +88,8 @@ enum BoundTreeWriter {
         case .aggregate(let op, let collection):
             if case .map(let members, let variable, let each) = collection.kind {
                 guard let keys = keys(of: each, from: variable), let base = self.expression(members) else { return nil }
-                return appending(["@" + op.rawValue] + keys, to: base)
+                // `@count` ends a key path (`employees.department.@count`); the others take the key after them.
+                return appending(op == .count ? keys + ["@count"] : ["@" + op.rawValue] + keys, to: base)
             }
             return self.expression(collection).map { appending(["@" + op.rawValue], to: $0) }
         case .subquery(let collection, let variable, let predicate):

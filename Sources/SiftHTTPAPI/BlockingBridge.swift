@@ -9,18 +9,23 @@ import Dispatch
 package import Foundation
 import Sift
 
-/// A task executor whose jobs run on a concurrent dispatch queue's threads, off Swift's cooperative pool.
+/// A task executor whose jobs run on threads of their own, off Swift's
+/// cooperative pool: each job on a new serial dispatch queue, which libdispatch
+/// runs on its overcommitting pool (a thread even when every other one is
+/// blocked). On Linux the cooperative pool is libdispatch's default root
+/// queue, as wide as the machine has cores; jobs queued there behind callers
+/// blocked in `BlockingBridge.run` would never run.
 package final class DispatchTaskExecutor: TaskExecutor, @unchecked Sendable {
-    private let queue: DispatchQueue
+    private let label: String
 
     package init(label: String) {
-        queue = DispatchQueue(label: label, attributes: .concurrent)
+        self.label = label
     }
 
     package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        DispatchQueue(label: label).async { job.runSynchronously(on: executor) }
     }
 }
 

@@ -1,12 +1,18 @@
 // The remote store's backend: the incremental-store protocol
 // (`IncrementalStoreBackend`) spoken to a `sift serve` server through the
-// client generated from its OpenAPI document. The server evaluates the whole
+// types generated from its OpenAPI document. The server evaluates the whole
 // language, so every predicate is sent (as format text and JSON arguments),
 // sorted and paged there; prefetched key paths come back with the fetch
 // (1 request, plus one per to-many step a fault reaches, never one per
 // object); saves carry the versions read and come back written or as
 // conflicts. References are the server's own keys, so object IDs and URIs
 // are the same on both sides.
+//
+// Requests are AsyncHTTPClient's, waited on with its futures: a context is
+// synchronous, and a wait that needs no Swift concurrency cannot starve
+// (on Linux the cooperative pool is as wide as the machine has cores, and
+// callers blocked on it would keep an async request from ever running). The
+// bodies are the types generated from the OpenAPI document.
 //
 // With a disk cache (an SQLite store in Core Data's layout beside the
 // app), every row that comes back is kept there with its version: a fetch
@@ -17,12 +23,14 @@
 // rows other clients changed are fetched again, deleted ones dropped.
 
 import Foundation
-import OpenAPIAsyncHTTPClient
+import AsyncHTTPClient
+import Dispatch
+import NIOCore
+import NIOHTTP1
 import OpenAPIRuntime
 import Sift
 import SiftHTTPAPI
 import SiftStore
-import HTTPTypes
 
 /// How a remote store reaches its server and what it keeps.
 ///
@@ -99,9 +107,13 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     /// The disk cache, when the configuration names one.
     public let cache: SQLiteStore?
     let configuration: RemoteStoreConfiguration
-    let client: Client
-    let feedClient: Client
+    let httpClient: HTTPClient
+    /// The request time limit.
+    let timeout: TimeAmount
     private let state: LockedState<State>
+    private let sentRequests = LockedState(0)
+    /// Set when the change feed should stop.
+    private let stopped = LockedState(false)
 
     struct State {
         var status: RemoteStatus = .online
@@ -113,7 +125,6 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         var stashedLinks: [String: [Int64]] = [:]
         /// Tokens of this client's own saves, which the feed does not merge again.
         var ownTokens: Set<String> = []
-        var feed: Task<Void, Never>?
         weak var store: IncrementalStore<RemoteBackend>?
     }
 
@@ -126,23 +137,21 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     public init(url: URL, configuration: RemoteStoreConfiguration = RemoteStoreConfiguration()) throws(StoreError) {
         self.url = url
         self.configuration = configuration
-        let middlewares: [any ClientMiddleware] = configuration.token.map { [BearerToken(token: $0)] } ?? []
         let (seconds, attoseconds) = configuration.requestTimeout.components
-        let milliseconds = max(seconds * 1000 + attoseconds / 1_000_000_000_000_000, 1)
-        client = Client(serverURL: url, transport: AsyncHTTPClientTransport(configuration: .init(timeout: .milliseconds(milliseconds))),
-                        middlewares: middlewares)
-        feedClient = Client(serverURL: url, transport: AsyncHTTPClientTransport(configuration: .init(timeout: .seconds(45))),
-                            middlewares: middlewares)
+        timeout = .milliseconds(max(seconds * 1000 + attoseconds / 1_000_000_000_000_000, 1))
+        // A connection pool of its own: connections to this server only, closed with the store.
+        var http = HTTPClient.Configuration()
+        http.timeout.connect = .seconds(5)
+        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
+        self.httpClient = httpClient
         state = LockedState(State())
-        let client = self.client
+        // Every way out of this initializer but the last closes the connection pool.
+        var opened = false
+        defer { if !opened { _ = httpClient.shutdown() } }
         let description: Components.Schemas.StoreDescription
         do {
-            description = try Self.answer(url) { try await client.getStore() } ok: { output in
-                switch output {
-                case .ok(let ok): return .answer(try ok.body.json)
-                case .default(let status, let failure): return .failure(status, try failure.body.json)
-                }
-            }
+            description = try Self.exchange(httpClient, url, "GET", "v1/store", token: configuration.token, timeout: timeout,
+                                            body: Optional<Components.Schemas.FetchBody>.none).decoded()
         } catch {
             // With the server out of reach, a disk cache opens in its place, with the model it keeps.
             guard case .unavailable = error, let cacheURL = configuration.cacheURL,
@@ -153,6 +162,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             identifier = (try? cache.identifier) ?? cache.model.versionHash
             isWritable = false
             state.withLock { $0.status = .offline(reason: "\(error)") }
+            opened = true
             return
         }
         do {
@@ -170,31 +180,36 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         }
         state.withLock { _ = $0.ownTokens.insert(description.token) }
         startToken = description.token
+        opened = true
     }
 
     private var startToken: String?
 
     deinit {
-        state.withLock { $0.feed }?.cancel()
+        stopped.withLock { $0 = true }
+        let httpClient = self.httpClient
+        _ = httpClient.shutdown()
     }
 
     /// Ties the backend to its store and starts following the change feed.
     func attach(_ store: IncrementalStore<RemoteBackend>) {
         state.withLock { $0.store = store }
         guard configuration.followsChanges, let token = startToken else { return }
-        let feed = Task(executorPreference: BlockingBridge.executor) { [weak self] in
+        let stopped = self.stopped
+        let thread = Thread { [weak self] in
             var token = token
-            while !Task.isCancelled {
+            while !stopped.withLock({ $0 }) {
                 guard let self, self.state.withLock({ $0.store }) != nil else { return }
-                token = await self.followChanges(after: token)
+                token = self.followChanges(after: token)
             }
         }
-        state.withLock { $0.feed = feed }
+        thread.name = "sift.remote.feed"
+        thread.start()
     }
 
     /// Stops following the change feed.
     public func stopFollowingChanges() {
-        state.withLock { $0.feed }?.cancel()
+        stopped.withLock { $0 = true }
     }
 
     // MARK: Status
@@ -231,36 +246,79 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
 
     // MARK: Requests
 
-    /// What an operation's output is: an answer, or a failure with its status.
-    enum Outcome<T> {
-        case answer(T)
-        case failure(Int, Components.Schemas.Failure)
+    /// A server's answer: its status and body.
+    struct Exchange {
+        var url: URL
+        var status: Int
+        var data: Data
+
+        /// The body as `T` when the status is 2xx; the failure as a `StoreError` otherwise.
+        func decoded<T: Decodable>(_ type: T.Type = T.self) throws(StoreError) -> T {
+            guard (200..<300).contains(status) else { throw failure() }
+            do {
+                return try JSONDecoder().decode(T.self, from: data)
+            } catch {
+                throw .server("the server's answer cannot be read: \(error)", sql: nil)
+            }
+        }
+
+        func failure() -> StoreError {
+            guard let failure = try? JSONDecoder().decode(Components.Schemas.Failure.self, from: data) else {
+                return status >= 500 ? .unavailable("\(url.absoluteString) answered \(status)")
+                    : .server("\(url.absoluteString) answered \(status)", sql: nil)
+            }
+            return RemoteBackend.storeError(status, failure, url: url)
+        }
     }
 
-    /// Sends a request and waits: transport failures and 5xx answers are
-    /// `.unavailable`, other failures `StoreError`s by their code.
-    static func answer<Output: Sendable, T>(_ url: URL, _ send: @escaping @Sendable () async throws -> Output,
-                                            ok read: (Output) throws -> Outcome<T>) throws(StoreError) -> T {
-        let output: Output
-        do {
-            output = try BlockingBridge.run(send)
-        } catch {
-            if let clientError = error as? ClientError, let response = clientError.response, response.status.code < 500 {
-                throw .server("the server's answer (\(response.status.code)) cannot be read: \(clientError.underlyingError)", sql: nil)
+    /// Sends one request and waits for the answer: a connection that fails
+    /// or drops, or no answer in time, is `.unavailable`.
+    static func exchange<Body: Encodable>(_ client: HTTPClient, _ base: URL, _ method: String, _ path: String, query: String? = nil,
+                                          token: String?, timeout: TimeAmount, body: Body?) throws(StoreError) -> Exchange {
+        var address = base.appendingPathComponent(path).absoluteString
+        if let query { address += "?" + query }
+        guard let url = URL(string: address) else { throw .server("no address for \(path)", sql: nil) }
+        var headers = HTTPHeaders()
+        headers.add(name: "Accept", value: "application/json")
+        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+        var payload: HTTPClient.Body?
+        if let body {
+            do {
+                payload = .data(try JSONEncoder().encode(body))
+            } catch {
+                throw .server("a value JSON cannot carry: \(error)", sql: nil)
             }
-            throw .unavailable("\(url.absoluteString): \((error as? ClientError)?.underlyingError ?? error)")
+            headers.add(name: "Content-Type", value: "application/json")
         }
-        let outcome: Outcome<T>
+        let response: HTTPClient.Response
         do {
-            outcome = try read(output)
+            let request = try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method), headers: headers, body: payload)
+            response = try client.execute(request: request, deadline: .now() + timeout).wait()
         } catch {
-            throw .server("the server's answer cannot be read: \(error)", sql: nil)
+            throw .unavailable("\(base.absoluteString): \(error)")
         }
-        switch outcome {
-        case .answer(let value): return value
-        case .failure(let status, let failure): throw storeError(status, failure, url: url)
+        return Exchange(url: base, status: Int(response.status.code), data: response.body.map { Data($0.readableBytesView) } ?? Data())
+    }
+
+    /// Sends a request (counted in ``requestsSent``). A read that failed
+    /// before an answer came (a pooled connection the server closed, a
+    /// server just restarted) is sent once more.
+    func exchange<Body: Encodable>(_ method: String, _ path: String, query: String? = nil, idempotent: Bool = true,
+                                   timeout: TimeAmount? = nil, body: Body?) throws(StoreError) -> Exchange {
+        sentRequests.withLock { $0 += 1 }
+        do {
+            return try Self.exchange(httpClient, url, method, path, query: query, token: configuration.token,
+                                     timeout: timeout ?? self.timeout, body: body)
+        } catch {
+            guard idempotent else { throw error }
+            sentRequests.withLock { $0 += 1 }
+            return try Self.exchange(httpClient, url, method, path, query: query, token: configuration.token,
+                                     timeout: timeout ?? self.timeout, body: body)
         }
     }
+
+    /// How many requests the store has sent its server (the change feed's aside): what prefetching saves.
+    public var requestsSent: Int { sentRequests.withLock { $0 } }
 
     static func storeError(_ status: Int, _ failure: Components.Schemas.Failure, url: URL) -> StoreError {
         if status >= 500 || failure.code == "unavailable" || failure.code == "timeout" {
@@ -328,7 +386,6 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
            Date().timeIntervalSince(answered) < configuration.stalenessInterval {
             return try cachedRows(fetch, cache)
         }
-        let client = self.client
         let page = 10_000
         var rows: [BackendRow<Int64>] = []
         var related: [Components.Schemas.Row] = []
@@ -342,12 +399,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
                     sort: fetch.sortDescriptors?.map { .init(keyPath: $0.keyPath, ascending: $0.ascending, caseInsensitive: $0.caseInsensitive) },
                     limit: limit.map { min($0, page) }, offset: offset,
                     prefetch: fetch.prefetchKeyPaths.isEmpty ? nil : fetch.prefetchKeyPaths, result: .objects)
-                let answer = try Self.answer(url) { try await client.fetch(body: .json(body)) } ok: { output in
-                    switch output {
-                    case .ok(let ok): return .answer(try ok.body.json)
-                    case .default(let status, let failure): return .failure(status, try failure.body.json)
-                    }
-                }
+                let answer: Components.Schemas.FetchAnswer = try exchange("POST", "v1/fetch", body: body).decoded()
                 let objects = answer.objects ?? []
                 do {
                     for object in objects { rows.append(try WireRow.backendRow(object)) }
@@ -371,16 +423,10 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     public func count(_ fetch: BackendFetch) throws -> Int? {
         let format = fetch.predicate.flatMap(\.canonicalFormat)
         if fetch.predicate != nil, format == nil { return nil }
-        let client = self.client
         return try request({ () throws(StoreError) -> Int? in
             let body = Components.Schemas.FetchBody(entity: fetch.entityName, predicate: format?.format,
                                                     arguments: format.map { WireValue.arguments($0.arguments) }, result: .count)
-            let answer = try Self.answer(url) { try await client.fetch(body: .json(body)) } ok: { output in
-                switch output {
-                case .ok(let ok): return .answer(try ok.body.json)
-                case .default(let status, let failure): return .failure(status, try failure.body.json)
-                }
-            }
+            let answer: Components.Schemas.FetchAnswer = try exchange("POST", "v1/fetch", body: body).decoded()
             return answer.count
         }, offline: { cache throws(StoreError) in try cache.count(for: cache.compile(Self.request(fetch))) })
     }
@@ -388,17 +434,11 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     public func rows(_ references: [Int64], entityName: String) throws -> [BackendRow<Int64>] {
         let stashed = state.withLock { state in references.compactMap { state.stashedRows[$0] } }
         if stashed.count == references.count { return stashed.filter { model.entity(named: $0.entityName) != nil } }
-        let client = self.client
         return try request({ () throws(StoreError) -> [BackendRow<Int64>] in
             var rows: [BackendRow<Int64>] = []
             for start in stride(from: 0, to: references.count, by: 10_000) {
                 let body = Components.Schemas.ObjectsBody(entity: entityName, keys: Array(references[start..<min(start + 10_000, references.count)]))
-                let answer = try Self.answer(url) { try await client.objects(body: .json(body)) } ok: { output in
-                    switch output {
-                    case .ok(let ok): return .answer(try ok.body.json)
-                    case .default(let status, let failure): return .failure(status, try failure.body.json)
-                    }
-                }
+                let answer: Components.Schemas.ObjectsAnswer = try exchange("POST", "v1/objects", body: body).decoded()
                 rows += try backendRows(answer.objects)
             }
             if let cache { try mirror(rows, into: cache) }
@@ -419,19 +459,13 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             return found
         }
         if let stashed { return stashed }
-        let client = self.client
         return try request({ () throws(StoreError) -> [Int64: [Int64]] in
             var result: [Int64: [Int64]] = [:]
             var related: [Components.Schemas.Row] = []
             for start in stride(from: 0, to: owners.count, by: 10_000) {
                 let body = Components.Schemas.DestinationsBody(entity: entityName, relationship: relationship,
                                                                owners: Array(owners[start..<min(start + 10_000, owners.count)]), includeRows: true)
-                let answer = try Self.answer(url) { try await client.destinations(body: .json(body)) } ok: { output in
-                    switch output {
-                    case .ok(let ok): return .answer(try ok.body.json)
-                    case .default(let status, let failure): return .failure(status, try failure.body.json)
-                    }
-                }
+                let answer: Components.Schemas.DestinationsAnswer = try exchange("POST", "v1/destinations", body: body).decoded()
                 for link in answer.links { result[link.owner] = link.members }
                 related += answer.related ?? []
             }
@@ -469,16 +503,13 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
                 .init(owner: target($0.owner), entity: $0.entityName, relationship: $0.relationship, added: $0.added.map(target),
                       removed: $0.removed)
             })
-        let client = self.client
         enum Answer { case saved(Components.Schemas.SaveAnswer), conflicts(Components.Schemas.Conflicts) }
         let answer = try request({ () throws(StoreError) -> Answer in
-            try Self.answer(url) { try await client.save(body: .json(body)) } ok: { output in
-                switch output {
-                case .ok(let ok): return .answer(.saved(try ok.body.json))
-                case .conflict(let conflict): return .answer(.conflicts(try conflict.body.json))
-                case .default(let status, let failure): return .failure(status, try failure.body.json)
-                }
+            let exchange = try exchange("POST", "v1/save", idempotent: false, body: body)
+            if exchange.status == 409, let conflicts = try? JSONDecoder().decode(Components.Schemas.Conflicts.self, from: exchange.data) {
+                return .conflicts(conflicts)
             }
+            return .saved(try exchange.decoded())
         }, offline: nil)
         switch answer {
         case .conflicts(let conflicts):
@@ -505,18 +536,16 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
 
     /// Asks for the changes after `token` (waiting up to 10 seconds for one),
     /// merges those of other clients, and returns the token to ask after next.
-    func followChanges(after token: String) async -> String {
-        let client = feedClient
-        let output: Operations.Changes.Output
+    func followChanges(after token: String) -> String {
+        let query = "after=\(token.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(["."])) ?? "")&wait=10"
+        let feed: Components.Schemas.ChangeFeed
         do {
-            output = try await client.changes(query: .init(after: token, wait: 10))
+            let exchange = try Self.exchange(httpClient, url, "GET", "v1/changes", query: query, token: configuration.token,
+                                             timeout: .seconds(45), body: Optional<Components.Schemas.FetchBody>.none)
+            feed = try exchange.decoded()
         } catch {
-            setStatus(.offline(reason: "\(error)"))
-            try? await Task.sleep(for: .seconds(1))
-            return token
-        }
-        guard case .ok(let ok) = output, let feed = try? ok.body.json else {
-            try? await Task.sleep(for: .seconds(1))
+            if case .unavailable(let reason) = error { setStatus(.offline(reason: reason)) }
+            Thread.sleep(forTimeInterval: 1)
             return token
         }
         setStatus(.online)
@@ -651,17 +680,5 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             model.entity(named: delete.entityName).map { ObjectID(entity: $0, primaryKey: delete.reference) }
         }
         try cache.mirror(nodes, deleting: deleted)
-    }
-}
-
-/// Adds the bearer token to every request.
-struct BearerToken: ClientMiddleware {
-    let token: String
-
-    func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
-                   next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)) async throws -> (HTTPResponse, HTTPBody?) {
-        var request = request
-        request.headerFields[.authorization] = "Bearer \(token)"
-        return try await next(request, body, baseURL)
     }
 }

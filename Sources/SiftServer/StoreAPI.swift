@@ -239,6 +239,10 @@ struct StoreAPI: APIProtocol {
     func save(_ input: Operations.Save.Input) async throws -> Operations.Save.Output {
         guard case .json(let body) = input.body else { return .default(statusCode: 415, ServerFailure(415, "bad_request", "a JSON body").response) }
         if let hold = configuration.beforeSave { await hold() }
+        // A server stopping writes nothing more: the client hears 503 and keeps its changes.
+        if Task.isCancelled {
+            return .default(statusCode: 503, ServerFailure(503, "unavailable", "the server is stopping; nothing was written").response)
+        }
         let result = await perform { () throws -> SaveOutcome in
             try checkWritable()
             let request = try SaveRequestReader(model: model).request(body)

@@ -200,7 +200,7 @@ public final class StoreServer: Sendable {
             preconditionFailure("the API's routes could not be registered: \(error)")
         }
         var logger = Logger(label: "sift.serve")
-        logger.logLevel = .warning
+        logger.logLevel = ProcessInfo.processInfo.environment["SIFT_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
         return Application(router: router,
                            server: .http1(configuration: .init(idleTimeout: .seconds(60))),
                            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "sift"),
@@ -210,8 +210,10 @@ public final class StoreServer: Sendable {
 }
 
 /// Store work, on threads of its own, a bounded number at once, each within a time limit.
+/// (Each request's work on a serial queue of its own, which libdispatch runs on
+/// its overcommitting pool: never behind threads blocked elsewhere.)
 final class StoreWork: Sendable {
-    private let queue = DispatchQueue(label: "sift.serve.store", attributes: .concurrent)
+    private let timers = DispatchQueue(label: "sift.serve.timers")
     private let slots: DispatchSemaphore
 
     init(width: Int) {
@@ -224,7 +226,7 @@ final class StoreWork: Sendable {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let pending = LockedState<CheckedContinuation<T, any Error>?>(continuation)
             let slots = self.slots
-            queue.async {
+            DispatchQueue(label: "sift.serve.store").async {
                 slots.wait()
                 defer { slots.signal() }
                 let result = Result { try body() }
@@ -235,7 +237,7 @@ final class StoreWork: Sendable {
             }
             let (seconds, attoseconds) = timeout.components
             let nanoseconds = Double(seconds) * 1e9 + Double(attoseconds) / 1e9
-            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanoseconds, 1e15)))) {
+            timers.asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanoseconds, 1e15)))) {
                 pending.withLock { state in
                     defer { state = nil }
                     return state

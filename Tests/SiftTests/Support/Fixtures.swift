@@ -4,6 +4,7 @@
 import Foundation
 import Sift
 import SiftPostgres
+import SiftRemote
 import SiftStore
 import Testing
 
@@ -113,13 +114,13 @@ enum CompanyStore {
 /// and PostgreSQL when a server is configured (`SIFT_POSTGRES_URL`; `.ci/run`
 /// starts one).
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite, atomic, incremental, incrementalEverything, postgres
+    case sqlite, atomic, incremental, incrementalEverything, remote, postgres
 
     static let postgresURL = ProcessInfo.processInfo.environment["SIFT_POSTGRES_URL"]
 
     /// Every kind this run can make.
     static var allCases: [StoreKind] {
-        let local: [StoreKind] = [.sqlite, .atomic, .incremental, .incrementalEverything]
+        let local: [StoreKind] = [.sqlite, .atomic, .incremental, .incrementalEverything, .remote]
         return postgresURL == nil ? local : local + [.postgres]
     }
 
@@ -144,6 +145,11 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
             let backend = try ServerBackend(dataSet, capabilities: self == .incremental
                 ? .comparisons(of: ["name"], operators: [.equalTo]) : .everything)
             return TestStore(try IncrementalStore(backend: backend, model: dataSet.model), file: nil)
+        case .remote:
+            let served = try SQLiteStore(inMemoryWith: dataSet.model)
+            try served.importDataSet(dataSet)
+            let server = try TestServer(serving: served)
+            return TestStore(try RemoteStore(url: server.url), file: nil, server: server)
         case .postgres:
             let store = try Self.makePostgres(dataSet.model)
             try store.importDataSet(dataSet)
@@ -193,9 +199,13 @@ final class TestStore: Sendable {
     /// save another store announced) from overlapping the store's end.
     let checks = InvariantChecks()
 
-    init(_ store: any PersistentStore, file: URL?) {
+    /// The server of a remote store, stopped with it.
+    let server: TestServer?
+
+    init(_ store: any PersistentStore, file: URL?, server: TestServer? = nil) {
         self.store = store
         self.file = file
+        self.server = server
         let checks = self.checks
         observation = store.addObserver { [weak store] _ in
             checks.run {
@@ -210,6 +220,7 @@ final class TestStore: Sendable {
         observation?.cancel()
         if let file { try? FileManager.default.removeItem(at: file) }
         if let postgres = store as? PostgresStore { try? postgres.destroy() }
+        (store as? RemoteStore)?.backend.stopFollowingChanges()
     }
 
     /// A new context on the store.

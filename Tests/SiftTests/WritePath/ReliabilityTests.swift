@@ -20,7 +20,7 @@ struct ReliabilityTests {
         switch kind {
         case .sqlite: try SQLiteStore(url: url, model: Company.model).importDataSet(Company.dataSet)
         case .atomic: try AtomicStore(url: url, model: Company.model).importDataSet(Company.dataSet)
-        case .postgres, .incremental, .incrementalEverything: Issue.record("a store in a file only")
+        case .postgres, .incremental, .incrementalEverything, .remote: Issue.record("a store in a file only")
         }
         let count = 30_000
         for delay in [0.05, 0.3] {
