@@ -43,12 +43,13 @@ let package = Package(
         .executable(name: "sift-benchmarks", targets: ["SiftBenchmarks"]),
         .executable(name: "sift-fuzz", targets: ["SiftFuzz"]),
     ],
-    // The PostgreSQL store needs postgres-nio and SwiftNIO. A package that uses only `Sift` or
-    // `SiftStore` turns the trait off (`.package(url: …, from: …, traits: [])`) and then neither
-    // resolves nor builds them.
+    // The PostgreSQL store needs postgres-nio and SwiftNIO, the store over HTTP Hummingbird and
+    // AsyncHTTPClient. A package that uses only `Sift` or `SiftStore` turns the traits off
+    // (`.package(url: …, from: …, traits: [])`) and then neither resolves nor builds them.
     traits: [
         .trait(name: "PostgreSQL", description: "The SiftPostgres product: the store on a PostgreSQL server, through postgres-nio."),
-        .default(enabledTraits: ["PostgreSQL"]),
+        .trait(name: "HTTP", description: "The SiftServer and SiftRemote products: a store served over HTTP, and a store on such a server, through Hummingbird and AsyncHTTPClient."),
+        .default(enabledTraits: ["PostgreSQL", "HTTP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -64,6 +65,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         // `swift package generate-documentation`: the DocC catalogs of the library products.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -108,20 +110,22 @@ let package = Package(
         // The store API over HTTP: what server and client share (its OpenAPI document, the generated
         // code, the wire forms of values, rows and change sets).
         .target(name: "SiftHTTPAPI", dependencies: [
-            "Sift", "SiftStore", .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-        ], exclude: ["openapi.yaml", "openapi-generator-config.yaml"]),
+            "Sift", "SiftStore", .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["HTTP"])),
+        ], exclude: ["openapi.yaml", "openapi-generator-config.yaml", "Generated/openapi.yaml.sha256"]),
         // `sift serve`: a store behind the API, on Hummingbird.
         .target(name: "SiftServer", dependencies: [
             "Sift", "SiftStore", "SiftHTTPAPI", .product(name: "Logging", package: "swift-log"),
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+            .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["HTTP"])),
+            .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird", condition: .when(traits: ["HTTP"])),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["HTTP"])),
         ]),
         // The remote store: contexts on a server, with an SQLite disk cache (its own product, so
         // SQLite-only users link no HTTP client).
         .target(name: "SiftRemote", dependencies: [
             "Sift", "SiftStore", "SiftHTTPAPI", .product(name: "Logging", package: "swift-log"),
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["HTTP"])),
+            .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["HTTP"])),
+            .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["HTTP"])),
         ]),
         // Generated demo data for `sift demo` and the benchmarks.
         .target(name: "SiftDemo", dependencies: ["Sift"]),

@@ -3,7 +3,9 @@
 import ArgumentParser
 import Foundation
 import Sift
+#if HTTP
 import SiftRemote
+#endif
 import SiftStore
 
 struct Explain: ParsableCommand {
@@ -95,6 +97,7 @@ struct Explain: ParsableCommand {
     /// bound, what the server evaluates (the text and arguments sent) and
     /// what memory does here.
     func explainRemote(_ store: any PersistentStore) throws -> [(String, PredicateValue)] {
+        #if HTTP
         guard let remote = store as? RemoteStore else {
             throw CommandFailure(.usage, "explain shows the SQL of a store file or a PostgreSQL schema, or the plan of a served store")
         }
@@ -118,6 +121,9 @@ struct Explain: ParsableCommand {
             sections.append(("arguments", .array(sent.arguments.enumerated().map { .string("%@ \($0 + 1) = \($1)") })))
         }
         return sections
+        #else
+        throw CommandFailure(.usage, "explain shows the SQL of a store file or a PostgreSQL schema")
+        #endif
     }
 
     /// A statement's sections: its SQL, its bindings, the database's plan.

@@ -80,6 +80,7 @@ struct Inspect: ParsableCommand {
     /// What a served store holds: its entities with the objects of each
     /// (its own, not its subentities'), counted by the server.
     func served() throws -> (layout: String, modelSource: String, entities: [StoreInspection.EntitySummary], metadata: [String: String]) {
+        #if HTTP
         let remote = try openRemoteStore(store, token: token)
         let context = ObjectContext(store: remote)
         var totals: [String: Int] = [:]
@@ -98,5 +99,8 @@ struct Inspect: ParsableCommand {
         return ("served by \(remote.backend.url.absoluteString)", "the server's", entities,
                 ["identifier": remote.identifier, "versionHash": remote.model.versionHash,
                  "writable": remote.backend.isWritable ? "yes" : "no"])
+        #else
+        throw CommandFailure(.usage, "this sift was built without the HTTP trait: --store http://… is not available")
+        #endif
     }
 }

@@ -6,8 +6,10 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Sift
+#if HTTP
 import SiftHTTPAPI
 import SiftServer
+#endif
 import SiftStore
 
 struct Serve: ParsableCommand {
@@ -50,6 +52,7 @@ struct Serve: ParsableCommand {
     }
 
     func run() throws {
+        #if HTTP
         let served: any PersistentStore
         if let store {
             served = isServerAddress(store)
@@ -93,5 +96,8 @@ struct Serve: ParsableCommand {
         stop.wait()
         try? BlockingBridge.run { await server.stop() }
         printError("stopped")
+        #else
+        throw CommandFailure(.usage, "this sift was built without the HTTP trait: serve is not available")
+        #endif
     }
 }

@@ -9,7 +9,9 @@ import Sift
 #if PostgreSQL
 import SiftPostgres
 #endif
+#if HTTP
 import SiftRemote
+#endif
 import SiftStore
 
 /// Where a command's store is: a file, or a server.
@@ -62,6 +64,7 @@ func isServerAddress(_ text: String) -> Bool {
     text.hasPrefix("http://") || text.hasPrefix("https://")
 }
 
+#if HTTP
 /// A store `sift serve` serves, with the model it serves; no change feed (a command's store).
 func openRemoteStore(_ address: String, token: String?) throws -> RemoteStore {
     guard let url = URL(string: address), url.host != nil else {
@@ -76,6 +79,12 @@ func openRemoteStore(_ address: String, token: String?) throws -> RemoteStore {
         throw CommandFailure(error)
     }
 }
+#else
+/// Stores served over HTTP need the HTTP trait.
+func openRemoteStore(_ address: String, token: String?) throws -> any PersistentStore {
+    throw CommandFailure(.usage, "this sift was built without the HTTP trait: --store http://… is not available")
+}
+#endif
 
 /// Closes a store the command opened, when it holds a connection or file.
 func close(_ store: any PersistentStore) {

@@ -5,6 +5,7 @@
 // it is itself holding. The server runs on such an executor too, so a test
 // that blocks pool threads does not starve the server in the same process.
 
+#if HTTP  // the package trait that brings the HTTP stack (on by default)
 import Dispatch
 package import Foundation
 import Sift
@@ -48,3 +49,4 @@ package enum BlockingBridge {
         return try outcome.get()
     }
 }
+#endif

@@ -2,6 +2,7 @@
 // entity, key, version, attribute values and to-one keys by name), and as a
 // remote store's backend reads it back.
 
+#if HTTP  // the package trait that brings the HTTP stack (on by default)
 package import Foundation
 import Sift
 import SiftStore
@@ -51,3 +52,4 @@ package struct ChangeToken: Hashable, Sendable, CustomStringConvertible {
 
     package var description: String { "\(run).\(sequence)" }
 }
+#endif

@@ -4,6 +4,7 @@
 // not finite, UUIDs, bytes, object references, dictionaries — so that every
 // value crosses the wire and comes back the same.
 
+#if HTTP  // the package trait that brings the HTTP stack (on by default)
 package import Foundation
 package import OpenAPIRuntime
 import Sift
@@ -130,3 +131,4 @@ package enum WireValue {
         return values
     }
 }
+#endif

@@ -22,6 +22,7 @@
 // retryable `StoreError.unavailable`. The change feed keeps it current:
 // rows other clients changed are fetched again, deleted ones dropped.
 
+#if HTTP  // the package trait that brings the HTTP stack (on by default)
 import Foundation
 import AsyncHTTPClient
 import Dispatch
@@ -121,8 +122,9 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         /// When each fetch (by its text) was last answered by the server.
         var answered: [String: Date] = [:]
         /// Rows and links that came with the last fetch (prefetching), for the reads that follow it.
-        var stashedRows: [Int64: BackendRow<Int64>] = [:]
+        var stashedRows: [String: BackendRow<Int64>] = [:]
         var stashedLinks: [String: [Int64]] = [:]
+        var stashedAt: Date = .distantPast
         /// Tokens of this client's own saves, which the feed does not merge again.
         var ownTokens: Set<String> = []
         weak var store: IncrementalStore<RemoteBackend>?
@@ -324,6 +326,14 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         if status >= 500 || failure.code == "unavailable" || failure.code == "timeout" {
             return .unavailable("\(url.absoluteString) answered \(status): \(failure.message)")
         }
+        if let evaluation = failure.evaluation {
+            switch evaluation.kind {
+            case .fetchTooCostly: return .evaluation(.fetchTooCostly(term: evaluation.subject, steps: evaluation.steps))
+            case .regularExpressionTooCostly:
+                return .evaluation(.regularExpressionTooCostly(pattern: evaluation.subject, steps: evaluation.steps))
+            case .likeTooCostly: return .evaluation(.likeTooCostly(pattern: evaluation.subject, steps: evaluation.steps))
+            }
+        }
         switch failure.code {
         case "read_only": return .readOnly(path: url.absoluteString)
         case "invalid_predicate":
@@ -398,7 +408,8 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
                     entity: fetch.entityName, predicate: format?.format, arguments: format.map { WireValue.arguments($0.arguments) },
                     sort: fetch.sortDescriptors?.map { .init(keyPath: $0.keyPath, ascending: $0.ascending, caseInsensitive: $0.caseInsensitive) },
                     limit: limit.map { min($0, page) }, offset: offset,
-                    prefetch: fetch.prefetchKeyPaths.isEmpty ? nil : fetch.prefetchKeyPaths, result: .objects)
+                    prefetch: fetch.prefetchKeyPaths.isEmpty ? nil : fetch.prefetchKeyPaths, result: .objects,
+                    stepLimit: fetch.patternStepLimit)
                 let answer: Components.Schemas.FetchAnswer = try exchange("POST", "v1/fetch", body: body).decoded()
                 let objects = answer.objects ?? []
                 do {
@@ -425,15 +436,19 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         if fetch.predicate != nil, format == nil { return nil }
         return try request({ () throws(StoreError) -> Int? in
             let body = Components.Schemas.FetchBody(entity: fetch.entityName, predicate: format?.format,
-                                                    arguments: format.map { WireValue.arguments($0.arguments) }, result: .count)
+                                                    arguments: format.map { WireValue.arguments($0.arguments) }, result: .count,
+                                                    stepLimit: fetch.patternStepLimit)
             let answer: Components.Schemas.FetchAnswer = try exchange("POST", "v1/fetch", body: body).decoded()
             return answer.count
         }, offline: { cache throws(StoreError) in try cache.count(for: cache.compile(Self.request(fetch))) })
     }
 
     public func rows(_ references: [Int64], entityName: String) throws -> [BackendRow<Int64>] {
-        let stashed = state.withLock { state in references.compactMap { state.stashedRows[$0] } }
-        if stashed.count == references.count { return stashed.filter { model.entity(named: $0.entityName) != nil } }
+        let root = model.entity(named: entityName).map { model.root(of: $0).name } ?? entityName
+        let stashed = state.withLock { state in
+            Date().timeIntervalSince(state.stashedAt) < Self.stashLife ? references.compactMap { state.stashedRows["\(root).\($0)"] } : []
+        }
+        if !references.isEmpty, stashed.count == references.count { return stashed }
         return try request({ () throws(StoreError) -> [BackendRow<Int64>] in
             var rows: [BackendRow<Int64>] = []
             for start in stride(from: 0, to: references.count, by: 10_000) {
@@ -451,6 +466,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
 
     public func destinations(of relationship: String, entityName: String, owners: [Int64]) throws -> [Int64: [Int64]] {
         let stashed: [Int64: [Int64]]? = state.withLock { state in
+            guard Date().timeIntervalSince(state.stashedAt) < Self.stashLife else { return nil }
             var found: [Int64: [Int64]] = [:]
             for owner in owners {
                 guard let members = state.stashedLinks["\(entityName).\(relationship).\(owner)"] else { return nil }
@@ -481,6 +497,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     }
 
     public func save(_ changes: BackendChanges<Int64>) throws -> BackendSaveOutcome<Int64> {
+        dropStash()
         func target(_ object: BackendObject<Int64>) -> Components.Schemas.Target {
             switch object {
             case .existing(let key): .init(key: key)
@@ -502,7 +519,8 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             links: changes.links.map {
                 .init(owner: target($0.owner), entity: $0.entityName, relationship: $0.relationship, added: $0.added.map(target),
                       removed: $0.removed)
-            })
+            },
+            kept: changes.kept.isEmpty ? nil : changes.kept.map { .init(entity: $0.entityName, key: $0.reference) })
         enum Answer { case saved(Components.Schemas.SaveAnswer), conflicts(Components.Schemas.Conflicts) }
         let answer = try request({ () throws(StoreError) -> Answer in
             let exchange = try exchange("POST", "v1/save", idempotent: false, body: body)
@@ -558,6 +576,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         let own = state.withLock { $0.ownTokens }
         for change in feed.changes where !own.contains(change.token) {
             state.withLock { $0.answered = [:] }
+            dropStash()
             if let cache {
                 let deleted = change.deleted.compactMap { key in model.entity(named: key.entity).map { ObjectID(entity: $0, primaryKey: key.key) } }
                 try? cache.mirror([], deleting: deleted)
@@ -575,13 +594,27 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
 
     // MARK: Rows and the disk cache
 
+    /// How long rows that came with a fetch answer the reads that follow it (its prefetching), in seconds.
+    static let stashLife: TimeInterval = 2
+
+    /// Keeps the rows and links that came with a fetch for the reads that
+    /// follow it; a save or a change another client made drops them.
     private func stash(related: [Components.Schemas.Row], links: [Components.Schemas.Links]) {
         let rows = (try? backendRows(related)) ?? []
+        let roots = rows.map { row in model.entity(named: row.entityName).map { model.root(of: $0).name } ?? row.entityName }
         state.withLock { state in
             state.stashedRows = [:]
             state.stashedLinks = [:]
-            for row in rows { state.stashedRows[row.reference] = row }
+            state.stashedAt = Date()
+            for (row, root) in zip(rows, roots) { state.stashedRows["\(root).\(row.reference)"] = row }
             for link in links { state.stashedLinks["\(link.entity).\(link.relationship).\(link.owner)"] = link.members }
+        }
+    }
+
+    private func dropStash() {
+        state.withLock { state in
+            state.stashedRows = [:]
+            state.stashedLinks = [:]
         }
     }
 
@@ -682,3 +715,4 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         try cache.mirror(nodes, deleting: deleted)
     }
 }
+#endif

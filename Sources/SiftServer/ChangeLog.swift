@@ -5,6 +5,8 @@
 // token and waits (long poll) for the next; a token of another run of the
 // server, or older than the changes kept, answers `reset`: refetch.
 
+#if HTTP  // the package trait that brings the HTTP stack (on by default)
+import Dispatch
 import Foundation
 import Sift
 import SiftHTTPAPI
@@ -22,6 +24,11 @@ final class ChangeLog: Sendable {
     /// How many changes are kept.
     let capacity: Int
     private let state = LockedState<(entries: [Entry], last: Int64)>(([], 0))
+    /// Long polls waiting for the next change, each resumed once: by a change, its deadline, or the server stopping.
+    private let waiters = LockedState<[UUID: CheckedContinuation<Void, Never>]>([:])
+    /// The queue the deadlines fire on (a serial queue: libdispatch's overcommitting pool, never
+    /// behind threads blocked elsewhere; `Task.sleep` would need a thread of Swift's cooperative pool).
+    private let timers = DispatchQueue(label: "sift.serve.feed")
 
     init(capacity: Int = 10_000) {
         run = String(UUID().uuidString.prefix(8)).lowercased()
@@ -34,12 +41,33 @@ final class ChangeLog: Sendable {
     /// Records a change; returns its token.
     @discardableResult
     func append(_ changes: StoreChanges) -> ChangeToken {
-        state.withLock { state in
+        defer { wakeAll() }
+        return state.withLock { state in
             state.last += 1
             state.entries.append(Entry(sequence: state.last, changes: changes))
             if state.entries.count > capacity { state.entries.removeFirst(state.entries.count - capacity) }
             return ChangeToken(run: run, sequence: state.last)
         }
+    }
+
+    /// Waits until a change is appended, `seconds` pass, or ``wakeAll()``.
+    func waitForChange(seconds: Double) async {
+        let id = UUID()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            waiters.withLock { $0[id] = continuation }
+            timers.asyncAfter(deadline: .now() + seconds) { [weak self] in
+                self?.waiters.withLock { $0.removeValue(forKey: id) }?.resume()
+            }
+        }
+    }
+
+    /// Resumes every long poll (a change came, or the server is stopping).
+    func wakeAll() {
+        let all = waiters.withLock { waiters in
+            defer { waiters = [:] }
+            return Array(waiters.values)
+        }
+        for continuation in all { continuation.resume() }
     }
 
     /// The changes after `token`, oldest first, and whether the token is
@@ -53,3 +81,4 @@ final class ChangeLog: Sendable {
         }
     }
 }
+#endif

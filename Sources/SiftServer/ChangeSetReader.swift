@@ -4,6 +4,7 @@
 // for objects the same change set inserts). The store applies it in one
 // transaction with its own delete rules and optimistic locking.
 
+#if HTTP  // the package trait that brings the HTTP stack (on by default)
 import Foundation
 import Sift
 import SiftHTTPAPI
@@ -53,6 +54,10 @@ struct SaveRequestReader {
             for key in link.removed ?? [] { try checkKey(key) }
             request.links.append(SaveRequest.LinkChange(owner: ObjectID(entity: entity, primaryKey: try key(of: link.owner, inserted: inserted)),
                                                         relationship: relationship, added: added, removed: link.removed ?? []))
+        }
+        for kept in changes.kept ?? [] {
+            try checkKey(kept.key)
+            request.kept.insert(ObjectID(entity: try self.entity(kept.entity, concrete: false), primaryKey: kept.key))
         }
         return request
     }
@@ -105,3 +110,4 @@ struct SaveRequestReader {
         return keys
     }
 }
+#endif

@@ -1,6 +1,7 @@
 // Why a request failed, as the API answers it: an HTTP status, a code, a
 // message and, for a predicate, the diagnostic (line, column, caret).
 
+#if HTTP  // the package trait that brings the HTTP stack (on by default)
 import Foundation
 import Sift
 import SiftHTTPAPI
@@ -11,12 +12,15 @@ struct ServerFailure: Error, Sendable {
     var code: String
     var message: String
     var diagnostic: Components.Schemas.Diagnostic?
+    var evaluation: Components.Schemas.EvaluationFailure?
 
-    init(_ status: Int, _ code: String, _ message: String, diagnostic: Components.Schemas.Diagnostic? = nil) {
+    init(_ status: Int, _ code: String, _ message: String, diagnostic: Components.Schemas.Diagnostic? = nil,
+         evaluation: Components.Schemas.EvaluationFailure? = nil) {
         self.status = status
         self.code = code
         self.message = message
         self.diagnostic = diagnostic
+        self.evaluation = evaluation
     }
 
     static func badRequest(_ message: String) -> ServerFailure { ServerFailure(400, "bad_request", message) }
@@ -25,7 +29,7 @@ struct ServerFailure: Error, Sendable {
 
     /// The JSON body.
     var body: Components.Schemas.Failure {
-        Components.Schemas.Failure(code: code, message: message, diagnostic: diagnostic)
+        Components.Schemas.Failure(code: code, message: message, diagnostic: diagnostic, evaluation: evaluation)
     }
 
     /// The answer of an operation whose only documented failure is `default`.
@@ -42,8 +46,14 @@ struct ServerFailure: Error, Sendable {
         case .notExpressibleInSQL, .unknownKey, .unknownRelationship, .readOnlyAttribute, .invalidValue, .wrongType,
              .validation, .invalidRequest, .missingVariables, .unknownTemplate, .recordMismatch, .invalidDataSet:
             self.init(400, "bad_request", "\(error)")
-        case .evaluation:
-            self.init(400, "too_costly", "\(error)")
+        case .evaluation(let evaluation):
+            let detail: Components.Schemas.EvaluationFailure? = switch evaluation {
+            case .fetchTooCostly(let term, let steps): .init(kind: .fetchTooCostly, subject: term, steps: steps)
+            case .regularExpressionTooCostly(let pattern, let steps): .init(kind: .regularExpressionTooCostly, subject: pattern, steps: steps)
+            case .likeTooCostly(let pattern, let steps): .init(kind: .likeTooCostly, subject: pattern, steps: steps)
+            default: nil
+            }
+            self.init(400, "too_costly", "\(error)", evaluation: detail)
         case .unknownEntity:
             self.init(404, "unknown_entity", "\(error)")
         case .objectNotFound, .objectDeleted:
@@ -61,3 +71,4 @@ struct ServerFailure: Error, Sendable {
         }
     }
 }
+#endif

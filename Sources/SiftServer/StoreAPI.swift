@@ -5,6 +5,7 @@
 // with a status (ServerFailure.swift). Nothing here builds SQL: predicates
 // are the format language, compiled by the store as a context's are.
 
+#if HTTP  // the package trait that brings the HTTP stack (on by default)
 import Dispatch
 import Foundation
 import OpenAPIRuntime
@@ -26,6 +27,8 @@ struct StoreAPI: APIProtocol {
     let identifier: String
     /// The server's threads for store work, and how many run at once.
     let work: StoreWork
+    /// Set when the server is stopping.
+    let stopping: LockedState<Bool>
 
     var model: DataModel { store.model }
 
@@ -110,7 +113,9 @@ struct StoreAPI: APIProtocol {
                                        SortDescriptor($0.keyPath, ascending: $0.ascending ?? true, caseInsensitive: $0.caseInsensitive ?? false)
                                    },
                                    fetchLimit: min(max(asked ?? page, 0), page), fetchOffset: max(body.offset ?? 0, 0))
-        let steps = PredicateLimits.standard.regularExpressionStepsPerFetch
+        let standard = PredicateLimits.standard.regularExpressionStepsPerFetch
+        let steps = min(max(body.stepLimit ?? standard, 1), standard)
+        request.regularExpressionStepLimit = steps
         var answer = Components.Schemas.FetchAnswer()
         switch body.result ?? .objects {
         case .count:
@@ -240,7 +245,7 @@ struct StoreAPI: APIProtocol {
         guard case .json(let body) = input.body else { return .default(statusCode: 415, ServerFailure(415, "bad_request", "a JSON body").response) }
         if let hold = configuration.beforeSave { await hold() }
         // A server stopping writes nothing more: the client hears 503 and keeps its changes.
-        if Task.isCancelled {
+        if Task.isCancelled || stopping.withLock({ $0 }) {
             return .default(statusCode: 503, ServerFailure(503, "unavailable", "the server is stopping; nothing was written").response)
         }
         let result = await perform { () throws -> SaveOutcome in
@@ -319,8 +324,9 @@ struct StoreAPI: APIProtocol {
         let deadline = ContinuousClock.now + .seconds(wait)
         var answer = log.changes(after: after)
         while answer.entries.isEmpty, !answer.reset, after != nil, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-            if Task.isCancelled { break }
+            if Task.isCancelled || stopping.withLock({ $0 }) { break }
+            let left = deadline - ContinuousClock.now
+            await log.waitForChange(seconds: min(Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18, 0.5))
             answer = log.changes(after: after)
         }
         let model = self.model
@@ -337,3 +343,4 @@ struct StoreAPI: APIProtocol {
         return .ok(.init(body: .json(feed)))
     }
 }
+#endif

@@ -5,12 +5,14 @@
 // its own (a task executor off Swift's cooperative pool), and store work —
 // synchronous, as contexts are — on a bounded number of threads beside it.
 
+#if HTTP  // the package trait that brings the HTTP stack (on by default)
 import Dispatch
 import Foundation
 import Hummingbird
 import Logging
 import OpenAPIHummingbird
 import OpenAPIRuntime
+import ServiceLifecycle
 import Sift
 import SiftHTTPAPI
 import SiftStore
@@ -88,7 +90,9 @@ public final class StoreServer: Sendable {
     private let log: ChangeLog
     private let observation: StoreObservation
     private let identifier: String
-    private let running = LockedState<(task: Task<Void, any Error>?, url: URL?)>((nil, nil))
+    private let running = LockedState<(task: Task<Void, any Error>?, group: ServiceGroup?, url: URL?)>((nil, nil, nil))
+    /// Set by ``stop()``: held saves write nothing, long polls answer at once.
+    private let stopping = LockedState(false)
 
     /// A server for `store`; nothing listens until ``start()``.
     ///
@@ -135,11 +139,13 @@ public final class StoreServer: Sendable {
     @discardableResult
     public func start() async throws(ServerError) -> URL {
         if let url = running.withLock({ $0.url }) { return url }
+        stopping.withLock { $0 = false }
         let (ready, readyContinuation) = AsyncStream<Result<Int, any Error>>.makeStream()
-        let application = makeApplication { port in readyContinuation.yield(.success(port)) }
+        let (application, logger) = makeApplication { port in readyContinuation.yield(.success(port)) }
+        let group = ServiceGroup(configuration: .init(services: [application], logger: logger))
         let task = Task(executorPreference: BlockingBridge.executor) {
             do {
-                try await application.run()
+                try await group.run()
             } catch {
                 readyContinuation.yield(.failure(error))
                 throw error
@@ -151,7 +157,7 @@ public final class StoreServer: Sendable {
         case .success(let port)?:
             let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
             guard let url = URL(string: "http://\(host):\(port)") else { throw .cannotListen("no URL for \(host):\(port)") }
-            running.withLock { $0 = (task, url) }
+            running.withLock { $0 = (task, group, url) }
             return url
         case .failure(let error)?:
             task.cancel()
@@ -176,23 +182,31 @@ public final class StoreServer: Sendable {
         }
     }
 
-    /// Stops listening and waits until the server has stopped; requests under way are cut off.
+    /// Stops listening and waits until the server has stopped: requests under
+    /// way end (a held save writes nothing, a long poll answers at once), and
+    /// any still running after five seconds are cut off.
     public func stop() async {
-        let task = running.withLock { state in
-            defer { state = (nil, nil) }
-            return state.task
+        stopping.withLock { $0 = true }
+        let (task, group) = running.withLock { state in
+            defer { state = (nil, nil, nil) }
+            return (state.task, state.group)
         }
-        task?.cancel()
-        _ = await task?.result
+        guard let task else { return }
+        log.wakeAll()
+        await group?.triggerGracefulShutdown()
+        // Requests still running after five seconds are cut off (a dispatch timer: no thread of
+        // Swift's cooperative pool is needed to fire it).
+        DispatchQueue(label: "sift.serve.stop").asyncAfter(deadline: .now() + 5) { task.cancel() }
+        _ = await task.result
     }
 
-    private func makeApplication(ready: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
+    private func makeApplication(ready: @escaping @Sendable (Int) -> Void) -> (some ApplicationProtocol, Logger) {
         let router = Router()
         router.middlewares.add(FailureMiddleware())
         if let token = configuration.token, !token.isEmpty { router.middlewares.add(BearerMiddleware(token: token)) }
         router.middlewares.add(BodyLimitMiddleware(limit: configuration.maximumBodySize))
         let api = StoreAPI(store: store, configuration: configuration, log: log, identifier: identifier,
-                           work: StoreWork(width: configuration.maximumConcurrentRequests))
+                           work: StoreWork(width: configuration.maximumConcurrentRequests), stopping: stopping)
         do {
             try api.registerHandlers(on: router)
         } catch {
@@ -201,11 +215,11 @@ public final class StoreServer: Sendable {
         }
         var logger = Logger(label: "sift.serve")
         logger.logLevel = ProcessInfo.processInfo.environment["SIFT_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
-        return Application(router: router,
+        return (Application(router: router,
                            server: .http1(configuration: .init(idleTimeout: .seconds(60))),
                            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "sift"),
                            onServerRunning: { channel in ready(channel.localAddress?.port ?? 0) },
-                           logger: logger)
+                           logger: logger), logger)
     }
 }
 
@@ -314,3 +328,4 @@ struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
         return try await next(request, context)
     }
 }
+#endif

@@ -98,4 +98,8 @@ public enum EvaluationBudget {
     /// The steps the budget this thread runs under has used so far; nil
     /// outside a fetch.
     public static var usedSteps: Int? { current?.used }
+
+    /// The steps the budget this thread runs under has left (what a
+    /// backend that matches patterns itself may take); nil outside a fetch.
+    public static var remainingSteps: Int? { current.map { max($0.limit - $0.used, 0) } }
 }

@@ -65,7 +65,11 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) rethrows
 @Suite("Remote store over HTTP")
 struct RemoteStoreTests {
     @Test("Every corpus case answers through the server as the local store answers it")
-    func corpus() throws {
+    func corpus() async throws {
+        try await offThePool { try self.run_corpus() }
+    }
+
+    func run_corpus() throws {
         let served = try ServedCompany()
         let remote = try served.client { $0.followsChanges = false }
         var checked = 0
@@ -92,7 +96,11 @@ struct RemoteStoreTests {
     }
 
     @Test("Sorting, paging, counting and dictionary fetches agree with the local store")
-    func sortingAndPaging() throws {
+    func sortingAndPaging() async throws {
+        try await offThePool { try self.run_sortingAndPaging() }
+    }
+
+    func run_sortingAndPaging() throws {
         let served = try ServedCompany()
         let remote = try served.client { $0.followsChanges = false }
         var request = FetchRequest(entityName: "Employee", predicate: "age > %@", arguments: [.int(30)],
@@ -117,7 +125,11 @@ struct RemoteStoreTests {
     }
 
     @Test("Prefetching comes with the fetch: 1 request for the objects and their departments, none to read them")
-    func prefetching() throws {
+    func prefetching() async throws {
+        try await offThePool { try self.run_prefetching() }
+    }
+
+    func run_prefetching() throws {
         let served = try ServedCompany()
         let remote = try served.client { $0.followsChanges = false }
         let context = ObjectContext(store: remote)
@@ -138,7 +150,11 @@ struct RemoteStoreTests {
     @Test("Two clients edit the same object: each merge policy decides, as on one store", arguments: [
         MergePolicy.error, .rollback, .storeTrump, .objectTrump, .overwrite,
     ])
-    func twoClients(_ policy: MergePolicy) throws {
+    func twoClients(_ policy: MergePolicy) async throws {
+        try await offThePool { try self.run_twoClients(policy) }
+    }
+
+    func run_twoClients(_ policy: MergePolicy) throws {
         let served = try ServedCompany()
         let first = try served.client()
         let second = try served.client()
@@ -151,7 +167,11 @@ struct RemoteStoreTests {
         try alice.setValue(.int(40), forKey: "age")
         try alsoAlice.setValue(.int(50), forKey: "age")
         try alsoAlice.setValue(.string("Al"), forKey: "nickname")
+        let heard = Mutex(false)
+        let observation = first.addObserver { _ in heard.withLock { $0 = true } }
+        defer { observation.cancel() }
         try a.save()
+        heard.withLock { $0 = false }   // a's own save, announced at once; the feed brings b's
         switch policy {
         case .error:
             #expect {
@@ -174,15 +194,16 @@ struct RemoteStoreTests {
         }
         // The first client hears the second's save through the feed.
         if policy != .error && policy != .rollback && policy != .storeTrump {
-            let heard = Mutex(false)
-            let observation = first.addObserver { _ in heard.withLock { $0 = true } }
-            defer { observation.cancel() }
             #expect(eventually { heard.withLock { $0 } })
         }
     }
 
     @Test("Another client's save reaches this one's contexts through the change feed")
-    func changeFeed() throws {
+    func changeFeed() async throws {
+        try await offThePool { try self.run_changeFeed() }
+    }
+
+    func run_changeFeed() throws {
         let served = try ServedCompany()
         let watcher = try served.client()
         let writer = try served.client { $0.followsChanges = false }
@@ -205,7 +226,11 @@ struct RemoteStoreTests {
     }
 
     @Test("The server stopped under a save: nothing written, the changes kept, the retry saves them")
-    func serverStoppedMidSave() throws {
+    func serverStoppedMidSave() async throws {
+        try await offThePool { try self.run_serverStoppedMidSave() }
+    }
+
+    func run_serverStoppedMidSave() throws {
         let held = Mutex(false)
         let release = Mutex(false)
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("sift-stop-\(UUID().uuidString).sqlite")
@@ -259,7 +284,11 @@ struct RemoteStoreTests {
     }
 
     @Test("A restarted server: clients reconnect and the feed resumes, from a reset")
-    func restartedServer() throws {
+    func restartedServer() async throws {
+        try await offThePool { try self.run_restartedServer() }
+    }
+
+    func run_restartedServer() throws {
         let store = try SQLiteStore(inMemoryWith: Company.model)
         try store.importDataSet(Company.dataSet)
         var server: TestServer? = try TestServer(serving: store)
@@ -288,7 +317,11 @@ struct RemoteStoreTests {
     }
 
     @Test("The disk cache answers while the server is away, says so, and refuses saves as retryable")
-    func offline() throws {
+    func offline() async throws {
+        try await offThePool { try self.run_offline() }
+    }
+
+    func run_offline() throws {
         let cacheURL = FileManager.default.temporaryDirectory.appendingPathComponent("sift-cache-\(UUID().uuidString).sqlite")
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cacheURL.path + suffix) } }
         let served = try ServedCompany()
@@ -327,7 +360,11 @@ struct RemoteStoreTests {
     }
 
     @Test("Within the staleness interval a fetch asked again is answered from the disk cache, without a request")
-    func staleness() throws {
+    func staleness() async throws {
+        try await offThePool { try self.run_staleness() }
+    }
+
+    func run_staleness() throws {
         let cacheURL = FileManager.default.temporaryDirectory.appendingPathComponent("sift-stale-\(UUID().uuidString).sqlite")
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cacheURL.path + suffix) } }
         let served = try ServedCompany()
@@ -348,7 +385,11 @@ struct RemoteStoreTests {
     }
 
     @Test("Sixteen clients incrementing one value for a while lose no increment")
-    func sixteenClients() throws {
+    func sixteenClients() async throws {
+        try await offThePool { try self.run_sixteenClients() }
+    }
+
+    func run_sixteenClients() throws {
         let served = try ServedCompany(file: true)
         let seconds = Double(ProcessInfo.processInfo.environment["SIFT_REMOTE_STRESS_SECONDS"] ?? "") ?? 30
         let predicate = "name == 'Alice Anderson'"
@@ -415,7 +456,11 @@ struct StoreServerTests {
     }
 
     @Test("A predicate that does not check is a 400 with its diagnostic")
-    func diagnostics() throws {
+    func diagnostics() async throws {
+        try await offThePool { try self.run_diagnostics() }
+    }
+
+    func run_diagnostics() throws {
         let served = try ServedCompany()
         let (status, answer) = try post(served.url, "v1/fetch", Data(#"{"entity": "Employee", "predicate": "agee > 3"}"#.utf8))
         #expect(status == 400)
@@ -430,7 +475,11 @@ struct StoreServerTests {
     }
 
     @Test("Bodies, predicates and pages are bounded; a costly MATCHES ends in an error")
-    func limits() throws {
+    func limits() async throws {
+        try await offThePool { try self.run_limits() }
+    }
+
+    func run_limits() throws {
         let served = try ServedCompany { configuration in
             configuration.maximumBodySize = 4096
             configuration.maximumPageSize = 10
@@ -451,7 +500,11 @@ struct StoreServerTests {
     }
 
     @Test("Read-only unless writable; a token guards every request; beyond loopback only with a token")
-    func safety() throws {
+    func safety() async throws {
+        try await offThePool { try self.run_safety() }
+    }
+
+    func run_safety() throws {
         let readOnly = try ServedCompany { $0.isWritable = false }
         let remote = try readOnly.client { $0.followsChanges = false }
         let context = ObjectContext(store: remote)
@@ -476,7 +529,11 @@ struct StoreServerTests {
     }
 
     @Test("Values cross the wire and come back the same")
-    func wireValues() throws {
+    func wireValues() async throws {
+        try await offThePool { try self.run_wireValues() }
+    }
+
+    func run_wireValues() throws {
         let values: [PredicateValue] = [
             .null, .bool(true), .int(-7), .int(.max), .double(2.5), .double(3), .double(.nan), .double(-.infinity), .string("é\u{0}x"),
             .date(Date(timeIntervalSinceReferenceDate: 12.25)), .data(Data([0, 1, 255])), .uuid(UUID()),

@@ -32,6 +32,18 @@ final class TestServer: Sendable {
     }
 
     deinit {
-        stop()
+        // Not waited for: a test's thread may be one of Swift's cooperative pool.
+        let server = self.server
+        Task(executorPreference: BlockingBridge.executor) { await server.stop() }
+    }
+}
+
+/// Runs `body` on a thread of its own and waits for it without holding a
+/// thread of Swift's cooperative pool (which is as wide as the machine has
+/// cores): a test that blocks on servers in its own process, starting and
+/// stopping them, leaves the pool to the servers.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }

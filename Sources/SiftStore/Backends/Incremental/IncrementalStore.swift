@@ -248,7 +248,8 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
         let request = BackendFetch(entityName: fetch.entity.name, predicate: sent,
                                    sortDescriptors: sorts ? fetch.request.sortDescriptors : nil,
                                    offset: pages ? fetch.request.fetchOffset : 0, limit: pages ? fetch.request.fetchLimit : nil,
-                                   prefetchKeyPaths: fetch.request.relationshipKeyPathsForPrefetching)
+                                   prefetchKeyPaths: fetch.request.relationshipKeyPathsForPrefetching,
+                                   patternStepLimit: EvaluationBudget.remainingSteps ?? fetch.request.regularExpressionStepLimit)
         let rows = try call { try backend.fetch(request) }
         var nodes: [RowNode] = []
         nodes.reserveCapacity(rows.count)
@@ -293,7 +294,8 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
     public func count(for fetch: CompiledFetch) throws(StoreError) -> Int {
         let (sent, residual) = split(fetch.predicate)
         if residual == nil, fetch.request.fetchLimit == nil, fetch.request.fetchOffset == 0 {
-            let request = BackendFetch(entityName: fetch.entity.name, predicate: sent, sortDescriptors: nil, offset: 0, limit: nil)
+            let request = BackendFetch(entityName: fetch.entity.name, predicate: sent, sortDescriptors: nil, offset: 0, limit: nil,
+                                       patternStepLimit: EvaluationBudget.remainingSteps ?? fetch.request.regularExpressionStepLimit)
             if let count = try call({ try backend.count(request) }) { return count }
         }
         return try rows(for: fetch).count
@@ -444,6 +446,10 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
             changes.updates.append(.init(reference: try reference(update.id.primaryKey, root: update.id.root), entityName: entity.name,
                                          expectedVersion: update.expectedVersion, values: values(update.values, of: entity),
                                          toOne: try toOne(update.toOne, of: entity)))
+        }
+        for id in request.kept.sorted(by: { ($0.entity, $0.primaryKey) < ($1.entity, $1.primaryKey) }) {
+            guard let reference = knownReference(id.primaryKey, root: id.root) else { continue }
+            changes.kept.append(.init(reference: reference, entityName: model.entities[id.entity].name))
         }
         var deleted = Set<ObjectID>()
         for delete in request.deletes where deleted.insert(delete.id).inserted {

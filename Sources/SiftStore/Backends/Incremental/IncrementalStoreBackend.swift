@@ -84,6 +84,10 @@ public struct BackendFetch: Sendable {
     /// fetch's may, and give them to the store when it asks (``IncrementalStoreBackend/rows(_:entityName:)``
     /// and ``IncrementalStoreBackend/destinations(of:entityName:owners:)`` come right after).
     public var prefetchKeyPaths: [String] = []
+    /// The steps `MATCHES` and `LIKE` may take over the whole fetch, when the
+    /// request sets a budget (`regularExpressionStepLimit`): a backend that
+    /// evaluates patterns itself keeps to it.
+    public var patternStepLimit: Int?
 }
 
 /// What a backend says of itself when an incremental store opens on it.
@@ -235,6 +239,16 @@ public struct BackendChanges<Reference: Hashable & Sendable>: Sendable {
         public var targets: [Reference]
     }
 
+    /// An object whose stored state a merge policy kept over this save's
+    /// changes: delete rules leave it, clearing its links to rows the save
+    /// deletes (a backend that works out delete rules itself honours it).
+    public struct Kept: Sendable {
+        /// The object.
+        public var reference: Reference
+        /// Its entity.
+        public var entityName: String
+    }
+
     /// New objects, in order.
     public var inserts: [Insert] = []
     /// Changed objects.
@@ -245,6 +259,8 @@ public struct BackendChanges<Reference: Hashable & Sendable>: Sendable {
     public var links: [LinkChange] = []
     /// Links cleared by nullify rules.
     public var clears: [Clear] = []
+    /// Objects a merge policy kept as stored: delete rules leave them.
+    public var kept: [Kept] = []
 }
 
 /// What a backend answers a save with.
