@@ -146,7 +146,7 @@ let package = Package(
         // glibc's allocator statistics, for the benchmarks' memory figures.
         .systemLibrary(name: "CMalloc"),
         .executableTarget(name: "SiftBenchmarks", dependencies: [
-            "Sift", "SiftStore", "SiftPostgres", "SiftServer", "SiftRemote", "SiftDemo", "CSQLite", "CMalloc",
+            "Sift", "SiftStore", "SiftPostgres", "SiftHTTPAPI", "SiftServer", "SiftRemote", "SiftDemo", "CSQLite", "CMalloc",
             .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
         ]),
         // Fuzz targets: a libFuzzer fuzzer when built by Fuzz/run, a replayer

@@ -113,6 +113,8 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     let timeout: TimeAmount
     private let state: LockedState<State>
     private let sentRequests = LockedState(0)
+    /// This client's name in the change feed: its own saves come back under it.
+    let origin = UUID().uuidString
     /// Set when the change feed should stop.
     private let stopped = LockedState(false)
 
@@ -125,8 +127,6 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         var stashedRows: [String: BackendRow<Int64>] = [:]
         var stashedLinks: [String: [Int64]] = [:]
         var stashedAt: Date = .distantPast
-        /// Tokens of this client's own saves, which the feed does not merge again.
-        var ownTokens: Set<String> = []
         weak var store: IncrementalStore<RemoteBackend>?
     }
 
@@ -180,7 +180,6 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         } else {
             cache = nil
         }
-        state.withLock { _ = $0.ownTokens.insert(description.token) }
         startToken = description.token
         opened = true
     }
@@ -322,7 +321,10 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     /// How many requests the store has sent its server (the change feed's aside): what prefetching saves.
     public var requestsSent: Int { sentRequests.withLock { $0 } }
 
+    /// A failure the server answered, as the store error a local store would have thrown; any
+    /// other 5xx is `.unavailable` (retryable: nothing was written).
     static func storeError(_ status: Int, _ failure: Components.Schemas.Failure, url: URL) -> StoreError {
+        if failure.code == "keys_exhausted" { return .keysExhausted(entity: failure.entity ?? "") }
         if status >= 500 || failure.code == "unavailable" || failure.code == "timeout" {
             return .unavailable("\(url.absoluteString) answered \(status): \(failure.message)")
         }
@@ -335,6 +337,8 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             }
         }
         switch failure.code {
+        case "keys_exhausted": return .keysExhausted(entity: failure.entity ?? "")
+        case "unknown_entity": return .unknownEntity(failure.entity ?? "")
         case "read_only": return .readOnly(path: url.absoluteString)
         case "invalid_predicate":
             return .server("the server refused the predicate: \(failure.diagnostic?.rendered ?? failure.message)", sql: nil)
@@ -400,15 +404,23 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         var rows: [BackendRow<Int64>] = []
         var related: [Components.Schemas.Row] = []
         var links: [Components.Schemas.Links] = []
+        // With a disk cache, the rows the predicate's key paths reach come too, so that the cache
+        // answers the same fetch offline.
+        var prefetch = fetch.prefetchKeyPaths
+        if cache != nil, let predicate = fetch.predicate {
+            prefetch += RelationshipPaths.of(predicate).subtracting(prefetch).sorted()
+        }
         return try request({ () throws(StoreError) -> [BackendRow<Int64>] in
-            var offset = fetch.offset
+            // A negative offset skips nothing and a negative limit is none, as everywhere in Sift.
+            var offset = max(fetch.offset, 0)
+            let wanted = fetch.limit.flatMap { $0 < 0 ? nil : $0 }
             while true {
-                let limit = fetch.limit.map { max($0 - rows.count, 0) }
+                let limit = wanted.map { max($0 - rows.count, 0) }
                 let body = Components.Schemas.FetchBody(
                     entity: fetch.entityName, predicate: format?.format, arguments: format.map { WireValue.arguments($0.arguments) },
                     sort: fetch.sortDescriptors?.map { .init(keyPath: $0.keyPath, ascending: $0.ascending, caseInsensitive: $0.caseInsensitive) },
                     limit: limit.map { min($0, page) }, offset: offset,
-                    prefetch: fetch.prefetchKeyPaths.isEmpty ? nil : fetch.prefetchKeyPaths, result: .objects,
+                    prefetch: prefetch.isEmpty ? nil : prefetch, result: .objects,
                     stepLimit: fetch.patternStepLimit)
                 let answer: Components.Schemas.FetchAnswer = try exchange("POST", "v1/fetch", body: body).decoded()
                 let objects = answer.objects ?? []
@@ -508,6 +520,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             .init(additionalProperties: named.mapValues(target))
         }
         let body = Components.Schemas.ChangeSet(
+            origin: origin,
             inserts: changes.inserts.map {
                 .init(temporaryID: $0.temporaryID, entity: $0.entityName, values: WireValue.values($0.values), toOne: targets($0.toOne))
             },
@@ -537,10 +550,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             }
             return .conflicts(found)
         case .saved(let saved):
-            state.withLock { state in
-                state.ownTokens.insert(saved.token)
-                state.answered = [:]
-            }
+            state.withLock { $0.answered = [:] }
             var versions: [Int64: Int64] = [:]
             for version in saved.versions { versions[version.key] = version.version }
             var keys: [Int64: Int64] = [:]
@@ -573,8 +583,8 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             state.withLock { $0.store }?.rowCache.removeAll()
             return feed.token
         }
-        let own = state.withLock { $0.ownTokens }
-        for change in feed.changes where !own.contains(change.token) {
+        // This client's own saves are merged already, when the save answered (the feed may bring them first).
+        for change in feed.changes where change.origin != origin {
             state.withLock { $0.answered = [:] }
             dropStash()
             if let cache {

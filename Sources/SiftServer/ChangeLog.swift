@@ -17,6 +17,8 @@ final class ChangeLog: Sendable {
     struct Entry: Sendable {
         var sequence: Int64
         var changes: StoreChanges
+        /// Who saved, when the request named itself.
+        var origin: String?
     }
 
     /// This run of the server: tokens of other runs are unknown.
@@ -42,12 +44,28 @@ final class ChangeLog: Sendable {
     @discardableResult
     func append(_ changes: StoreChanges) -> ChangeToken {
         defer { wakeAll() }
+        let origin = origins.withLock { $0[Self.thread] }
         return state.withLock { state in
             state.last += 1
-            state.entries.append(Entry(sequence: state.last, changes: changes))
+            state.entries.append(Entry(sequence: state.last, changes: changes, origin: origin))
             if state.entries.count > capacity { state.entries.removeFirst(state.entries.count - capacity) }
             return ChangeToken(run: run, sequence: state.last)
         }
+    }
+
+    /// Who is saving on each thread, while ``announcing(from:_:)`` runs.
+    private let origins = LockedState<[ObjectIdentifier: String]>([:])
+
+    private static var thread: ObjectIdentifier { ObjectIdentifier(Thread.current) }
+
+    /// Runs `body` (a save's announcement) with the changes it announces on
+    /// this thread recorded as `origin`'s.
+    func announcing(from origin: String?, _ body: () -> Void) {
+        guard let origin else { return body() }
+        let thread = Self.thread
+        origins.withLock { $0[thread] = origin }
+        defer { origins.withLock { $0[thread] = nil } }
+        body()
     }
 
     /// Waits until a change is appended, `seconds` pass, or ``wakeAll()``.

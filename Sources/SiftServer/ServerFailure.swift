@@ -13,14 +13,16 @@ struct ServerFailure: Error, Sendable {
     var message: String
     var diagnostic: Components.Schemas.Diagnostic?
     var evaluation: Components.Schemas.EvaluationFailure?
+    var entity: String?
 
     init(_ status: Int, _ code: String, _ message: String, diagnostic: Components.Schemas.Diagnostic? = nil,
-         evaluation: Components.Schemas.EvaluationFailure? = nil) {
+         evaluation: Components.Schemas.EvaluationFailure? = nil, entity: String? = nil) {
         self.status = status
         self.code = code
         self.message = message
         self.diagnostic = diagnostic
         self.evaluation = evaluation
+        self.entity = entity
     }
 
     static func badRequest(_ message: String) -> ServerFailure { ServerFailure(400, "bad_request", message) }
@@ -29,7 +31,7 @@ struct ServerFailure: Error, Sendable {
 
     /// The JSON body.
     var body: Components.Schemas.Failure {
-        Components.Schemas.Failure(code: code, message: message, diagnostic: diagnostic, evaluation: evaluation)
+        Components.Schemas.Failure(code: code, message: message, diagnostic: diagnostic, evaluation: evaluation, entity: entity)
     }
 
     /// The answer of an operation whose only documented failure is `default`.
@@ -54,8 +56,8 @@ struct ServerFailure: Error, Sendable {
             default: nil
             }
             self.init(400, "too_costly", "\(error)", evaluation: detail)
-        case .unknownEntity:
-            self.init(404, "unknown_entity", "\(error)")
+        case .unknownEntity(let name):
+            self.init(404, "unknown_entity", "\(error)", entity: name)
         case .objectNotFound, .objectDeleted:
             self.init(404, "not_found", "\(error)")
         case .conflicts:
@@ -64,7 +66,9 @@ struct ServerFailure: Error, Sendable {
             self.init(403, "read_only", "\(error)")
         case .locked, .unavailable:
             self.init(503, "unavailable", "\(error)")
-        case .keysExhausted, .full, .duplicateReference:
+        case .keysExhausted(let entity):
+            self.init(507, "keys_exhausted", "\(error)", entity: entity)
+        case .full, .duplicateReference:
             self.init(507, "store_full", "\(error)")
         default:
             self.init(500, "store_error", "\(error)")

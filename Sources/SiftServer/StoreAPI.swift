@@ -253,7 +253,7 @@ struct StoreAPI: APIProtocol {
             let request = try SaveRequestReader(model: model).request(body)
             switch try store.apply(request) {
             case .committed(let saved):
-                store.announce(saved.changes)
+                log.announcing(from: body.origin) { store.announce(saved.changes) }
                 let versions = saved.nodes.values.map {
                     Components.Schemas.Version(entity: model.entities[$0.id.entity].name, key: $0.id.primaryKey, version: $0.version)
                 }
@@ -337,7 +337,7 @@ struct StoreAPI: APIProtocol {
         let feed = Components.Schemas.ChangeFeed(
             token: ChangeToken(run: log.run, sequence: answer.last).description, reset: answer.reset,
             changes: answer.entries.map { entry in
-                .init(token: ChangeToken(run: log.run, sequence: entry.sequence).description,
+                .init(token: ChangeToken(run: log.run, sequence: entry.sequence).description, origin: entry.origin,
                       inserted: keys(entry.changes.inserted), updated: keys(entry.changes.updated), deleted: keys(entry.changes.deleted))
             })
         return .ok(.init(body: .json(feed)))

@@ -753,6 +753,10 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/ChangeSet`.
         package struct ChangeSet: Codable, Hashable, Sendable {
+            /// Who saves (a client's own identifier): the change feed names it, so a client knows its own saves.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChangeSet/origin`.
+            package var origin: Swift.String?
             /// - Remark: Generated from `#/components/schemas/ChangeSet/inserts`.
             package var inserts: [Components.Schemas.Insert]?
             /// - Remark: Generated from `#/components/schemas/ChangeSet/updates`.
@@ -768,18 +772,21 @@ extension Components {
             /// Creates a new `ChangeSet`.
             ///
             /// - Parameters:
+            ///   - origin: Who saves (a client's own identifier): the change feed names it, so a client knows its own saves.
             ///   - inserts:
             ///   - updates:
             ///   - deletes:
             ///   - links:
             ///   - kept: Objects a merge policy kept as stored: delete rules leave them, clearing their links to rows the save deletes.
             package init(
+                origin: Swift.String? = nil,
                 inserts: [Components.Schemas.Insert]? = nil,
                 updates: [Components.Schemas.Update]? = nil,
                 deletes: [Components.Schemas.Delete]? = nil,
                 links: [Components.Schemas.LinkChange]? = nil,
                 kept: [Components.Schemas.ObjectKey]? = nil
             ) {
+                self.origin = origin
                 self.inserts = inserts
                 self.updates = updates
                 self.deletes = deletes
@@ -787,6 +794,7 @@ extension Components {
                 self.kept = kept
             }
             package enum CodingKeys: String, CodingKey {
+                case origin
                 case inserts
                 case updates
                 case deletes
@@ -1049,6 +1057,10 @@ extension Components {
         package struct Change: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Change/token`.
             package var token: Swift.String
+            /// The origin the save named
+            ///
+            /// - Remark: Generated from `#/components/schemas/Change/origin`.
+            package var origin: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Change/inserted`.
             package var inserted: [Components.Schemas.ObjectKey]
             /// - Remark: Generated from `#/components/schemas/Change/updated`.
@@ -1059,22 +1071,26 @@ extension Components {
             ///
             /// - Parameters:
             ///   - token:
+            ///   - origin: The origin the save named
             ///   - inserted:
             ///   - updated:
             ///   - deleted:
             package init(
                 token: Swift.String,
+                origin: Swift.String? = nil,
                 inserted: [Components.Schemas.ObjectKey],
                 updated: [Components.Schemas.ObjectKey],
                 deleted: [Components.Schemas.ObjectKey]
             ) {
                 self.token = token
+                self.origin = origin
                 self.inserted = inserted
                 self.updated = updated
                 self.deleted = deleted
             }
             package enum CodingKeys: String, CodingKey {
                 case token
+                case origin
                 case inserted
                 case updated
                 case deleted
@@ -1146,7 +1162,7 @@ extension Components {
         }
         /// - Remark: Generated from `#/components/schemas/Failure`.
         package struct Failure: Codable, Hashable, Sendable {
-            /// bad_request, invalid_predicate, unknown_entity, not_found, read_only, unauthorized, too_large, timeout, conflict, unavailable, internal.
+            /// bad_request, invalid_predicate, too_costly, unknown_entity, not_found, read_only, unauthorized, too_large, timeout, conflict, unavailable, keys_exhausted, store_full, store_error, internal.
             ///
             /// - Remark: Generated from `#/components/schemas/Failure/code`.
             package var code: Swift.String
@@ -1156,29 +1172,37 @@ extension Components {
             package var diagnostic: Components.Schemas.Diagnostic?
             /// - Remark: Generated from `#/components/schemas/Failure/evaluation`.
             package var evaluation: Components.Schemas.EvaluationFailure?
+            /// The entity the failure is about (unknown_entity, keys_exhausted).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Failure/entity`.
+            package var entity: Swift.String?
             /// Creates a new `Failure`.
             ///
             /// - Parameters:
-            ///   - code: bad_request, invalid_predicate, unknown_entity, not_found, read_only, unauthorized, too_large, timeout, conflict, unavailable, internal.
+            ///   - code: bad_request, invalid_predicate, too_costly, unknown_entity, not_found, read_only, unauthorized, too_large, timeout, conflict, unavailable, keys_exhausted, store_full, store_error, internal.
             ///   - message:
             ///   - diagnostic:
             ///   - evaluation:
+            ///   - entity: The entity the failure is about (unknown_entity, keys_exhausted).
             package init(
                 code: Swift.String,
                 message: Swift.String,
                 diagnostic: Components.Schemas.Diagnostic? = nil,
-                evaluation: Components.Schemas.EvaluationFailure? = nil
+                evaluation: Components.Schemas.EvaluationFailure? = nil,
+                entity: Swift.String? = nil
             ) {
                 self.code = code
                 self.message = message
                 self.diagnostic = diagnostic
                 self.evaluation = evaluation
+                self.entity = entity
             }
             package enum CodingKeys: String, CodingKey {
                 case code
                 case message
                 case diagnostic
                 case evaluation
+                case entity
             }
         }
         /// A pattern that ran out of its budget (code too_costly).

@@ -576,6 +576,15 @@ public struct SQLSchema: Sendable {
                                                             .value(.integer(Int64(entityNumber(root)))))])))
     }
 
+    /// Deletes one row of `entity`'s table by its key (parameter 1), with no
+    /// delete rules: for a store kept as a copy of another store's rows.
+    ///
+    /// - Parameter entity: The entity (its root's table holds the row).
+    /// - Returns: The statement.
+    package func deleteRowByKey(_ entity: Entity) -> String {
+        "DELETE FROM \(table(entity)) WHERE \(primaryKey(entity)) = \(database.placeholder(1))"
+    }
+
     /// Reserves `count` keys of an entity's table in one statement, safe
     /// with many writers at once (the row is locked until the statement's
     /// transaction ends): the largest key handed out moves up by `count`,

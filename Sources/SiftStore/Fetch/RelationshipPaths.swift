@@ -6,8 +6,8 @@ import Sift
 
 /// The relationship key paths (from the evaluated object) an expression
 /// follows: what must be loaded before memory evaluates it over store rows.
-enum RelationshipPaths {
-    static func of(_ p: BoundPredicate, _ variables: [String: [String]] = [:]) -> Set<String> {
+package enum RelationshipPaths {
+    package static func of(_ p: BoundPredicate, _ variables: [String: [String]] = [:]) -> Set<String> {
         switch p {
         case .constant: return []
         case .not(let q): return of(q, variables)

@@ -112,8 +112,7 @@ extension SQLStoreBackend {
 private func deleteRows<E: SQLExecutor>(_ keys: [Int: [Int64]], _ executor: E, schema: SQLSchema, model: DataModel) throws {
     for (root, keys) in keys {
         let entity = model.entities[root]
-        let statement = try executor.prepare(
-            "DELETE FROM \(schema.table(entity)) WHERE \(schema.primaryKey(entity)) = \(schema.database.placeholder(1))")
+        let statement = try executor.prepare(schema.deleteRowByKey(entity))
         for key in keys { _ = try executor.run(statement, [.integer(key)]) }
     }
 }
