@@ -66,7 +66,7 @@ public enum RemoteStatus: Hashable, Sendable {
     case offline(reason: String)
 }
 
-/// A store on a `sift serve` server: an ``IncrementalStore`` on a ``RemoteBackend``.
+/// A store on a `sift serve` server: an `IncrementalStore` on a ``RemoteBackend``.
 ///
 /// ```swift
 /// let store = try RemoteStore(url: URL(string: "http://127.0.0.1:8080")!)
@@ -386,10 +386,18 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     /// The server's identity and model version.
     ///
     /// - Returns: The metadata read when the backend connected.
+    /// - Throws: Nothing: the metadata was read when the backend connected.
     public func loadMetadata() throws -> BackendMetadata {
         BackendMetadata(identifier: identifier, modelVersionHash: model.versionHash)
     }
 
+    /// The rows a fetch selects, from the server (every page of them), or
+    /// from the disk cache within the staleness interval or offline.
+    ///
+    /// - Parameter fetch: The fetch, its whole predicate written as format text for the server.
+    /// - Returns: The rows, in the fetch's order.
+    /// - Throws: `StoreError`: `.unavailable` when the server cannot be reached and there is no disk cache;
+    ///   the server's refusal otherwise (`.evaluation` for a pattern over its budget).
     public func fetch(_ fetch: BackendFetch) throws -> [BackendRow<Int64>] {
         let format = fetch.predicate.flatMap(\.canonicalFormat)
         if fetch.predicate != nil, format == nil {
@@ -443,6 +451,11 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         }, offline: { cache throws(StoreError) in try self.cachedRows(fetch, cache) })
     }
 
+    /// How many rows a fetch selects, counted by the server (or the disk cache offline).
+    ///
+    /// - Parameter fetch: The fetch.
+    /// - Returns: The count.
+    /// - Throws: `StoreError`, as ``fetch(_:)`` does.
     public func count(_ fetch: BackendFetch) throws -> Int? {
         let format = fetch.predicate.flatMap(\.canonicalFormat)
         if fetch.predicate != nil, format == nil { return nil }
@@ -455,6 +468,14 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         }, offline: { cache throws(StoreError) in try cache.count(for: cache.compile(Self.request(fetch))) })
     }
 
+    /// Rows by key (a batch of faults): those the last fetch brought with it, or one request
+    /// (the disk cache offline).
+    ///
+    /// - Parameters:
+    ///   - references: The rows' keys.
+    ///   - entityName: Their entity, or an ancestor.
+    /// - Returns: The rows the server holds.
+    /// - Throws: `StoreError`, as ``fetch(_:)`` does.
     public func rows(_ references: [Int64], entityName: String) throws -> [BackendRow<Int64>] {
         let root = model.entity(named: entityName).map { model.root(of: $0).name } ?? entityName
         let stashed = state.withLock { state in
@@ -476,6 +497,15 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         })
     }
 
+    /// A to-many relationship's members for a batch of owners, with the members' rows, in one
+    /// request (the disk cache offline).
+    ///
+    /// - Parameters:
+    ///   - relationship: The relationship's name.
+    ///   - entityName: The owners' entity.
+    ///   - owners: The owners' keys.
+    /// - Returns: Each owner's member keys.
+    /// - Throws: `StoreError`, as ``fetch(_:)`` does.
     public func destinations(of relationship: String, entityName: String, owners: [Int64]) throws -> [Int64: [Int64]] {
         let stashed: [Int64: [Int64]]? = state.withLock { state in
             guard Date().timeIntervalSince(state.stashedAt) < Self.stashLife else { return nil }
@@ -508,6 +538,12 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         })
     }
 
+    /// Sends one change set; the server writes all of it in one transaction or finds conflicts.
+    ///
+    /// - Parameter changes: The change set, with the versions read.
+    /// - Returns: New versions and keys, or the conflicts (nothing written).
+    /// - Throws: `StoreError`: `.unavailable` (retryable) when the server cannot be reached — nothing was
+    ///   written, unless its answer was lost after it wrote; `.readOnly` for a read-only server.
     public func save(_ changes: BackendChanges<Int64>) throws -> BackendSaveOutcome<Int64> {
         dropStash()
         func target(_ object: BackendObject<Int64>) -> Components.Schemas.Target {
