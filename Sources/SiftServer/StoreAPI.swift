@@ -145,7 +145,6 @@ struct StoreAPI: APIProtocol {
             for column in columns { try checkPredicate(column.expression) }
             request.propertiesToFetch = columns.map { ExpressionDescription(name: $0.name, expression: $0.expression) }
             request.propertiesToGroupBy = body.groupBy ?? []
-            request.havingPredicate = body.having.map { .format($0, []) }
             if let having = body.having { request.havingPredicate = .format(having, try WireValue.arguments(body.havingArguments)) }
             request.returnsDistinctResults = body.distinct ?? false
             request.resultType = .dictionaries(columns.map(\.name))
