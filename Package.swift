@@ -49,6 +49,7 @@ let package = Package(
     traits: [
         .trait(name: "PostgreSQL", description: "The SiftPostgres product: the store on a PostgreSQL server, through postgres-nio."),
         .trait(name: "HTTP", description: "The SiftServer and SiftRemote products: a store served over HTTP, and a store on such a server, through Hummingbird and AsyncHTTPClient."),
+        .trait(name: "Benchmarks", description: "GRDB 7 in the benchmarks, the record library the fetch figures are measured against (in no library product)."),
         .default(enabledTraits: ["PostgreSQL", "HTTP"]),
     ],
     dependencies: [
@@ -66,6 +67,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // The benchmarks' record-library baseline, behind the Benchmarks trait (off by default).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // `swift package generate-documentation`: the DocC catalogs of the library products.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -142,12 +145,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Benchmarks: `swift run -c release sift-benchmarks`.
+        // Benchmarks: `swift run -c release --enable-all-traits sift-benchmarks` (GRDB's figures
+        // need the Benchmarks trait; without it the rest run).
         // glibc's allocator statistics, for the benchmarks' memory figures.
         .systemLibrary(name: "CMalloc"),
         .executableTarget(name: "SiftBenchmarks", dependencies: [
             "Sift", "SiftStore", "SiftPostgres", "SiftHTTPAPI", "SiftServer", "SiftRemote", "SiftDemo", "CSQLite", "CMalloc",
             .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+            .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Benchmarks"])),
         ]),
         // Fuzz targets: a libFuzzer fuzzer when built by Fuzz/run, a replayer
         // of saved inputs otherwise.

@@ -178,6 +178,36 @@ func storeBenchmark() {
            "= \(formatted(fetched.nanosecondsPerOperation / raw.nanosecondsPerOperation, digits: 2))x (target ≤ 1.5x)")
     report("fetch and read every attribute by name: \(formatted(fetchedAndRead.nanosecondsPerOperation)) ns/row",
            "= \(formatted(fetchedAndRead.nanosecondsPerOperation / raw.nanosecondsPerOperation, digits: 2))x the raw loop (target ≤ 2.0x)")
+    // The application's path: a fresh context, a request with its defaults (objects as faults),
+    // every attribute read by name, the context released; next to GRDB records read and released.
+    var application = FetchRequest(entityName: "Employee")
+    application.fetchLimit = count
+    let (grdb, app) = Measurement.compare(operations: count, rounds: 5, setUp: clear, baseline: {
+        #if Benchmarks
+        readEveryField(grdbEmployees(path: store.url!.path, limit: count))
+        #endif
+    }, candidate: {
+        let context = ObjectContext(store: store)
+        for object in try! context.fetch(application) {
+            for name in names { blackHole(object[name]) }
+            blackHole(try! object.object(forKey: "department"))
+        }
+    })
+    #if Benchmarks
+    let (_, grdbFetched) = Measurement.compare(operations: count, rounds: 5, setUp: clear, baseline: {}, candidate: {
+        blackHole(grdbEmployees(path: store.url!.path, limit: count))
+    })
+    report("GRDB 7 records, fetched: \(formatted(grdbFetched.nanosecondsPerOperation)) ns/row = \(formatted(grdbFetched.nanosecondsPerOperation / raw.nanosecondsPerOperation, digits: 2))x raw;",
+           "fetched and every field read \(formatted(grdb.nanosecondsPerOperation)) ns/row;",
+           "Sift's fetch and read \(formatted(fetchedAndRead.nanosecondsPerOperation / grdb.nanosecondsPerOperation, digits: 2))x GRDB (target < 1x)")
+    report("the application's path (fresh context, faults, reads by name, context released): \(formatted(app.nanosecondsPerOperation)) ns/object",
+           "= \(formatted(app.nanosecondsPerOperation / grdb.nanosecondsPerOperation, digits: 2))x GRDB records (target < 1x)")
+    #else
+    report("the application's path (fresh context, faults, reads by name, context released): \(formatted(app.nanosecondsPerOperation)) ns/object",
+           "= \(formatted(app.nanosecondsPerOperation / raw.nanosecondsPerOperation, digits: 2))x the raw loop",
+           "(GRDB's figures: build with --enable-all-traits)")
+    _ = grdb
+    #endif
     // Reads alone, over objects already fetched.
     clear()
     let context = ObjectContext(store: store)
@@ -224,6 +254,33 @@ func storeBenchmark() {
     report("holding \(count) fetched objects: \(formatted(perObject, digits: 0)) bytes each",
            "vs \(formatted(Double(valueBytes) / Double(count), digits: 0)) bytes of values = \(formatted(perObject / (Double(valueBytes) / Double(count)), digits: 2))x (target ≤ 2x)")
     _ = (kept, keptRows, heldObjects)
+    clear()
+    // Growth: the fetch alone and the memory each held object costs, at 200 000 and 1 000 000.
+    var perObjectAt: [(Int, Double, Double)] = []
+    for size in [200_000, 1_000_000] {
+        var sized = request
+        sized.fetchLimit = size
+        var held: (ObjectContext, [ManagedObject])?
+        let fetch = Measurement.run("fetch \(size)", operations: size, rounds: 3) {
+            held = nil
+            store.rowCache.removeAll()
+            let context = ObjectContext(store: store)
+            held = (context, try! context.fetch(sized))
+        }
+        held = nil
+        store.rowCache.removeAll()
+        let before = Int(mallinfo2().uordblks)
+        let context = ObjectContext(store: store)
+        let objects = try! context.fetch(sized)
+        let bytes = Double(Int(mallinfo2().uordblks) - before) / Double(objects.count)
+        perObjectAt.append((size, fetch.nanosecondsPerOperation, bytes))
+        _ = (held, objects)
+    }
+    for (size, nanoseconds, bytes) in perObjectAt {
+        report("fetch \(size) objects: \(formatted(nanoseconds)) ns/object, \(formatted(bytes, digits: 0)) bytes held each")
+    }
+    report("time per object at 1 000 000 / at 200 000: \(formatted(perObjectAt[1].1 / perObjectAt[0].1, digits: 2))x (target ≤ 1.2x)")
+    clear()
     }
 
     // 3. Prefetching a to-one and a to-many for 10 000 objects, next to

@@ -193,6 +193,10 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
     /// Whether the predicate has a test that can run out of budget
     /// (`MATCHES`, `LIKE`).
     let mayFail: Bool
+    /// The predicate compiled, and the domain it reads: a table's columns
+    /// are evaluated from them (`filter(_:)` over a `RowTable`).
+    let source: BoundPredicate
+    let domain: Domain
 
     /// Compiles `predicate` for objects of `domain`.
     ///
@@ -208,6 +212,8 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
         test = compiler.test(predicate)
         slotCount = compiler.slotCount
         mayFail = compiler.mayFail
+        source = predicate
+        self.domain = domain
     }
 
     /// Compiles a predicate bound without a model for objects of `domain`:
@@ -230,6 +236,8 @@ public struct MemoryPredicate<Domain: EvaluationDomain> {
         test = compiler.test(predicate)
         slotCount = compiler.slotCount
         mayFail = compiler.mayFail
+        source = predicate
+        self.domain = domain
     }
 
     /// Whether `object` satisfies the predicate.

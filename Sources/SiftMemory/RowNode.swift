@@ -124,12 +124,23 @@ public struct RowSnapshot: Sendable {
     @usableFromInline let model: DataModel
     /// Each entity's root entity, by index: whose table holds its nodes.
     @usableFromInline let roots: [Int]
+    /// The nodes laid out by column, made as predicates ask for them
+    /// (`table(entity:)`); shared by the copies of the snapshot, and by
+    /// later snapshots of a cache whose nodes have not changed.
+    let columnar: ColumnStore
 
     /// A snapshot of these tables (by root entity index) of `model`'s nodes.
     package init(tables: [[Int64: RowNode]], model: DataModel, roots: [Int]) {
+        self.init(tables: tables, model: model, roots: roots, columns: ColumnStore())
+    }
+
+    /// A snapshot of these tables whose columns are kept in `columns`: the
+    /// same store for every snapshot of the same nodes.
+    package init(tables: [[Int64: RowNode]], model: DataModel, roots: [Int], columns: ColumnStore) {
         self.tables = tables
         self.model = model
         self.roots = roots
+        self.columnar = columns
     }
 
     /// The node of `primaryKey` in the table of the entity at `entity`,

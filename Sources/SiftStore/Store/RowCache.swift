@@ -2,7 +2,8 @@
 // every context of a store, with a reference count per object that contexts
 // hold (register, unregister): a node nothing holds any more is purged. A
 // snapshot of it is what the memory lowering evaluates over (`RowSnapshot`,
-// `RowNodeDomain`, in the memory stage).
+// `RowNodeDomain`, in the memory stage); snapshots of the same nodes share
+// the columns the memory lowering lays out from them (`RowTable`).
 
 import Foundation
 import Sift
@@ -26,8 +27,13 @@ public final class RowCache: Sendable {
     let roots: [Int]
 
     private struct State {
-        var tables: [[Int64: RowNode]]
+        var tables: [[Int64: RowNode]] {
+            // Columns laid out from the nodes hold until the nodes change.
+            didSet { columns = nil }
+        }
         var references: [ObjectID: Int] = [:]
+        /// The columns of snapshots of the nodes as they are now.
+        var columns: ColumnStore?
     }
 
     private let state: LockedState<State>
@@ -144,12 +150,18 @@ public final class RowCache: Sendable {
         state.withLock { $0.tables[id.root][id.primaryKey] }
     }
 
-    /// A view of every node now in the cache, read without locks.
+    /// A view of every node now in the cache, read without locks. Snapshots
+    /// taken while the nodes do not change share the columns predicates have
+    /// read (`RowSnapshot.table(entity:)`).
     ///
     /// - Returns: A snapshot of the cache's nodes now; later changes to the
     ///   cache do not reach it.
     public func snapshot() -> RowSnapshot {
-        state.withLock { RowSnapshot(tables: $0.tables, model: model, roots: roots) }
+        state.withLock { state in
+            let columns = state.columns ?? ColumnStore()
+            state.columns = columns
+            return RowSnapshot(tables: state.tables, model: model, roots: roots, columns: columns)
+        }
     }
 
     /// How many nodes the cache holds.
@@ -285,6 +297,6 @@ extension RowCache {
     public func nodes(of entity: String, matching predicate: BoundPredicate) throws(EvaluationError) -> [RowNode] {
         guard let index = model.entity(named: entity)?.index else { return [] }
         let domain = RowNodeDomain(cache: self)
-        return try MemoryPredicate(predicate, domain: domain).filter(domain.snapshot.nodes(entity: index))
+        return try MemoryPredicate(predicate, domain: domain).filter(domain.snapshot.table(entity: index))
     }
 }

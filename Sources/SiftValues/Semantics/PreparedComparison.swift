@@ -23,6 +23,10 @@ public struct PreparedComparison {
     let foldedMembers: [PredicateValue]?
     /// The members of an IN list of numbers, for a hashed lookup.
     let numericMembers: Set<Double>?
+    /// With `[c]` or `[d]` and a constant string that folds to ASCII: its
+    /// folded bytes, which an ASCII value is compared with as it is read,
+    /// without being folded into a new string first.
+    let asciiRight: [UInt8]?
 
     /// Prepares a comparison against a right operand: folds a string by the
     /// options, compiles a `MATCHES` or `LIKE` pattern, and sets up a hashed
@@ -52,6 +56,12 @@ public struct PreparedComparison {
             numericMembers = Set(members.compactMap(ValueComparison.number))
         } else {
             numericMembers = nil
+        }
+        if let foldedRight, options.foldingFlags != 0, foldedRight.utf8.allSatisfy({ $0 < 0x80 }),
+           [.equalTo, .notEqualTo, .beginsWith, .endsWith, .contains].contains(op) {
+            asciiRight = Array(foldedRight.utf8)
+        } else {
+            asciiRight = nil
         }
         if case .array(let members) = right, !options.isEmpty {
             foldedMembers = members.map {
@@ -89,6 +99,7 @@ public struct PreparedComparison {
     ///   operator asks; false otherwise, including when the values do not
     ///   compare or a `MATCHES` pattern is not a valid regular expression.
     public func test(_ left: PredicateValue) -> Bool {
+        if let asciiRight, case .string(let s) = left, let holds = asciiTest(s, asciiRight) { return holds }
         switch op {
         case .equalTo:
             return equal(left)
@@ -158,6 +169,38 @@ public struct PreparedComparison {
         case .conformsTo, .utiEquals:
             return false
         }
+    }
+
+    /// `==`, `!=`, `BEGINSWITH`, `ENDSWITH` or `CONTAINS` with `[c]`/`[d]`
+    /// between an ASCII value and the folded ASCII constant: the value's
+    /// bytes folded as they are compared (an ASCII string folds to its
+    /// lower case with `[c]`, to itself with `[d]`). Nil when the value is
+    /// not ASCII (folding may then change it more: the general path).
+    @inline(__always)
+    func asciiTest(_ value: String, _ pattern: [UInt8]) -> Bool? {
+        let lowers = options.contains(.caseInsensitive)
+        let op = op
+        return value.utf8.withContiguousStorageIfAvailable { text -> Bool? in
+            for byte in text where byte >= 0x80 { return nil }
+            @inline(__always) func folded(_ byte: UInt8) -> UInt8 {
+                lowers && byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            }
+            func matches(at start: Int) -> Bool {
+                for index in pattern.indices where folded(text[start + index]) != pattern[index] { return false }
+                return true
+            }
+            let (n, m) = (text.count, pattern.count)
+            switch op {
+            case .equalTo: return n == m && matches(at: 0)
+            case .notEqualTo: return !(n == m && matches(at: 0))
+            case .beginsWith: return m > 0 && n >= m && matches(at: 0)
+            case .endsWith: return m > 0 && n >= m && matches(at: n - m)
+            default:
+                guard m > 0, n >= m else { return false }
+                for start in 0...(n - m) where matches(at: start) { return true }
+                return false
+            }
+        } ?? nil
     }
 
     /// A test for a constant right operand, with fast paths for the common

@@ -19,5 +19,10 @@ struct MemoryCorpusTests {
         }
         let ids = try Company.cache.nodes(of: testCase.entity, matching: bound).map(\.id.primaryKey)
         #expect(testCase.expect == .matches(ids), "\(testCase.predicate)")
+        // The cache evaluates by columns; node by node gives the same.
+        let domain = RowNodeDomain(cache: Company.cache)
+        let index = Company.model.entity(named: testCase.entity)!.index
+        let nodeByNode = try MemoryPredicate(bound, domain: domain).filter(domain.snapshot.nodes(entity: index))
+        #expect(nodeByNode.map(\.id.primaryKey) == ids, "\(testCase.predicate): node by node")
     }
 }

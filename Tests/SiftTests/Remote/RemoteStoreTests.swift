@@ -302,8 +302,10 @@ struct RemoteStoreTests {
         server = nil
         #expect(throws: StoreError.self) { try ObjectContext(store: watcher).count(for: FetchRequest(entityName: "Employee")) }
         server = try TestServer(serving: store, port: port)
-        #expect(try eventually { (try? ObjectContext(store: watcher).count(for: FetchRequest(entityName: "Employee"))) == 60 })
-        #expect(eventually(15) { watcher.backend.status == .online })
+        // Generous waits: under a loaded machine (the whole suite in parallel) a reconnection
+        // can wait out a request's timeout first.
+        #expect(try eventually(30) { (try? ObjectContext(store: watcher).count(for: FetchRequest(entityName: "Employee"))) == 60 })
+        #expect(eventually(30) { watcher.backend.status == .online })
         // A save through another client after the restart reaches the watcher.
         let writer = try RemoteStore(url: url, configuration: { var c = RemoteStoreConfiguration(); c.followsChanges = false; return c }())
         let context = ObjectContext(store: writer)
@@ -312,7 +314,7 @@ struct RemoteStoreTests {
         // The feed asks again within its wait; give it time to come back from the reset.
         Thread.sleep(forTimeInterval: 1.5)
         try context.save()
-        #expect(eventually(15) { heard.withLock { $0.contains { $0.updated.contains(cy.objectID) } } })
+        #expect(eventually(30) { heard.withLock { $0.contains { $0.updated.contains(cy.objectID) } } })
         server?.stop()
     }
 

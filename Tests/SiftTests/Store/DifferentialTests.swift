@@ -205,9 +205,14 @@ struct DifferentialTests {
                 request.predicate = .bound(bound)
                 let sql = try ObjectContext(store: store).fetchObjectIDs(request).map(\.primaryKey)
                 let memory = try cache.nodes(of: entity, matching: bound).map(\.id.primaryKey)
+                // By columns (what the cache runs) and node by node: the same rows.
+                let domain = RowNodeDomain(cache: cache)
+                let index = cache.model.entity(named: entity)!.index
+                let nodeByNode = try MemoryPredicate(bound, domain: domain).filter(domain.snapshot.nodes(entity: index))
                 checked += 1
                 if !memory.isEmpty { selectedSome += 1 }
                 #expect(sql == memory, "\(text)\nSQL: \((try? store.sqlQuery(for: request).sql) ?? "")")
+                #expect(nodeByNode.map(\.id.primaryKey) == memory, "\(text): node by node and by columns")
             }
         }
     }

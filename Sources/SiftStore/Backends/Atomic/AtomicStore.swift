@@ -213,11 +213,14 @@ public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unc
 
     /// The rows of the entity that match, sorted, before offset and limit.
     func matching(_ fetch: CompiledFetch) throws(StoreError) -> [RowNode] {
+        // Evaluated by columns: the file's rows change only when it is saved, so the columns a
+        // fetch lays out serve the fetches after it.
         let domain = RowNodeDomain(cache: data)
-        var nodes = domain.snapshot.nodes(entity: fetch.entity.index)
+        let table = domain.snapshot.table(entity: fetch.entity.index)
+        var nodes = table.nodes
         if let predicate = fetch.predicate {
             let filter = MemoryPredicate(predicate, domain: domain)
-            nodes = try StoreError.evaluating { () throws(EvaluationError) in try filter.filter(nodes) }
+            nodes = try StoreError.evaluating { () throws(EvaluationError) in try filter.filter(table) }
         }
         return try sortedNodes(nodes, fetch, domain: domain)
     }
