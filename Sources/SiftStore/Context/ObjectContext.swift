@@ -302,6 +302,13 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Fires an object's fault, and the faults of its batch with it.
     func fire(_ object: ManagedObject) throws(StoreError) {
+        // A fault alone (fetched as a fault, reached through a relationship) whose row the
+        // cache holds fresh: read and registered under one lock.
+        if object.batch == nil, object.isFault, let node = store.rowCache.registeredNode(object.objectID, where: isFresh) {
+            if node.id.entity != object.objectID.entity { object.learnEntity(of: node.id, in: self) }
+            object.node = node
+            return
+        }
         let members = object.batch?.members.compactMap { objects[$0] }.filter(\.isFault) ?? [object]
         try fireFaults(members.contains { $0 === object } ? members : members + [object])
     }

@@ -173,7 +173,27 @@ public final class RowCache: Sendable {
     ///
     /// - Parameter id: The ID whose reference count goes up by one.
     package func register(_ id: ObjectID) {
-        registerAll([id])
+        state.withLock { $0.references[id, default: 0] += 1 }
+        registrations?([id], true)
+    }
+
+    /// The node of `id` when the cache holds one that `isUsable` accepts,
+    /// registered for the caller under the same lock (a context firing a
+    /// fault: one lock, not a read and then a registration).
+    ///
+    /// - Parameters:
+    ///   - id: The object's ID.
+    ///   - isUsable: Whether the cached node will do (fresh enough).
+    /// - Returns: The node, now registered once more; nil (and nothing
+    ///   registered) when there is none or it will not do.
+    package func registeredNode(_ id: ObjectID, where isUsable: (RowNode) -> Bool) -> RowNode? {
+        let node = state.withLock { state -> RowNode? in
+            guard let node = state.tables[id.root][id.primaryKey], isUsable(node) else { return nil }
+            state.references[id, default: 0] += 1
+            return node
+        }
+        if node != nil { registrations?([id], true) }
+        return node
     }
 
     /// Notes that a context uses each of `ids`, under one lock.
