@@ -43,13 +43,43 @@ public final class ManagedObject: CustomStringConvertible {
     @exclusivity(unchecked) @usableFromInline private(set) var snapshotValues: [PredicateValue] = []
     /// The faults fetched with this one, fired together.
     var batch: FaultBatch?
+    /// The unsaved changes, made the first time the object changes: an
+    /// object that is only read holds one nil reference, not four tables.
+    @exclusivity(unchecked) @usableFromInline var changes: ObjectChanges?
+
+    /// The object's changes, made now if it has none yet.
+    @usableFromInline
+    func makeChanges() -> ObjectChanges {
+        if let changes { return changes }
+        let made = ObjectChanges()
+        changes = made
+        return made
+    }
+
     /// Unsaved attribute values, by slot.
-    @exclusivity(unchecked) @usableFromInline var changedValues: [Int: PredicateValue] = [:]
+    var changedValues: [Int: PredicateValue] {
+        get { changes?.values ?? [:] }
+        set { makeChanges().values = newValue }
+        _modify { let changes = makeChanges(); yield &changes.values }
+    }
     /// Unsaved to-one targets (primary keys, negative for unsaved objects), by slot.
-    var changedToOne: [Int: Int64?] = [:]
-    /// Unsaved to-many additions and removals, by slot.
-    var addedToMany: [Int: OrderedSet<Int64>] = [:]
-    var removedToMany: [Int: Set<Int64>] = [:]
+    var changedToOne: [Int: Int64?] {
+        get { changes?.toOne ?? [:] }
+        set { makeChanges().toOne = newValue }
+        _modify { let changes = makeChanges(); yield &changes.toOne }
+    }
+    /// Unsaved to-many additions, by slot.
+    var addedToMany: [Int: OrderedSet<Int64>] {
+        get { changes?.addedToMany ?? [:] }
+        set { makeChanges().addedToMany = newValue }
+        _modify { let changes = makeChanges(); yield &changes.addedToMany }
+    }
+    /// Unsaved to-many removals, by slot.
+    var removedToMany: [Int: Set<Int64>] {
+        get { changes?.removedToMany ?? [:] }
+        set { makeChanges().removedToMany = newValue }
+        _modify { let changes = makeChanges(); yield &changes.removedToMany }
+    }
     /// Whether the object was inserted and not saved yet.
     public internal(set) var isInserted = false
     /// Whether the object was deleted and the delete not saved yet.
@@ -81,7 +111,7 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// Whether attributes or relationships changed (not counting insert and delete).
     var hasValueChanges: Bool {
-        !changedValues.isEmpty || !changedToOne.isEmpty || !addedToMany.isEmpty || !removedToMany.isEmpty
+        !(changes?.isEmpty ?? true)
     }
 
     /// The object as a reference, for predicates (`SELF == %@`).
@@ -210,7 +240,7 @@ public final class ManagedObject: CustomStringConvertible {
         // Inlined where it is read: an unchanged, fired object of the
         // handle's entity is one bounds check from the value.
         let slot = handle.slot
-        if handle.entity == objectID.entity, changedValues.isEmpty, slot >= 0, slot < snapshotValues.count {
+        if handle.entity == objectID.entity, changes?.values.isEmpty ?? true, slot >= 0, slot < snapshotValues.count {
             return snapshotValues[slot]
         }
         return try? value(for: handle)
@@ -219,7 +249,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// The value in an attribute slot: the unsaved change, else the snapshot.
     @inline(__always)
     private func value(atSlot slot: Int) throws(StoreError) -> PredicateValue {
-        if !changedValues.isEmpty, let changed = changedValues[slot] { return changed }
+        if let changes, let changed = changes.values[slot] { return changed }
         if slot >= 0, slot < snapshotValues.count { return snapshotValues[slot] }
         let values = try values().values
         return slot >= 0 && slot < values.count ? values[slot] : .null
@@ -254,7 +284,7 @@ public final class ManagedObject: CustomStringConvertible {
         // subentity's, or a wrong key, the slow way.
         if let link = description_.toOneLink(named: key) {
             let target: Int64?
-            if !changedToOne.isEmpty, let changed = changedToOne[link.slot] {
+            if let changes, let changed = changes.toOne[link.slot] {
                 target = changed
             } else {
                 let toOne = try values().toOne
@@ -420,13 +450,27 @@ public final class ManagedObject: CustomStringConvertible {
     /// Forgets unsaved changes (not insert or delete).
     func discardChanges() {
         isLocked = false
-        changedValues = [:]
-        changedToOne = [:]
-        addedToMany = [:]
-        removedToMany = [:]
+        changes = nil
     }
 
     public var description: String {
         "<\(description_.entity.name) \(objectID.primaryKey)\(isFault ? " (fault)" : "")\(isInserted ? " (inserted)" : "")\(isDeleted ? " (deleted)" : "")>"
     }
+}
+
+/// An object's unsaved changes, by slot.
+@usableFromInline
+final class ObjectChanges {
+    /// Attribute values.
+    @usableFromInline var values: [Int: PredicateValue] = [:]
+    /// To-one targets (primary keys, negative for unsaved objects; nil to empty it).
+    var toOne: [Int: Int64?] = [:]
+    /// To-many additions and removals.
+    var addedToMany: [Int: OrderedSet<Int64>] = [:]
+    var removedToMany: [Int: Set<Int64>] = [:]
+
+    init() {}
+
+    /// Whether nothing is changed.
+    var isEmpty: Bool { values.isEmpty && toOne.isEmpty && addedToMany.isEmpty && removedToMany.isEmpty }
 }
