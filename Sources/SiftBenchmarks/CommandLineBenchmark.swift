@@ -65,7 +65,7 @@ func commandLineBenchmark() {
             let dataSet = try! DataSet(contentsOf: data)
             let cache = dataSet.makeRowCache()
             let domain = RowNodeDomain(cache: cache)
-            let employees = domain.snapshot.nodes(entity: dataSet.model.entity(named: "Employee")!.index)
+            let employees = domain.snapshot.table(entity: dataSet.model.entity(named: "Employee")!.index)
             let compiler = PredicateCompiler(model: dataSet.model)
             for line in cases {
                 let object = try! JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: String]
