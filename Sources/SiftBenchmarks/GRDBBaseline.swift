@@ -46,10 +46,4 @@ func readEveryField(_ records: [GRDBEmployee]) {
                    record.startDate, record.department))
     }
 }
-
-/// Whether the GRDB baseline is built in (the `Benchmarks` trait).
-let hasGRDB = true
-#else
-/// Whether the GRDB baseline is built in (the `Benchmarks` trait).
-let hasGRDB = false
 #endif
