@@ -181,49 +181,32 @@ enum ValueColumn {
             self = .integers(Array(repeating: 0, count: nodes.count), nulls: Array(repeating: true, count: nodes.count))
             return
         }
-        var nulls = [Bool](repeating: false, count: nodes.count)
+        /// The values as `T` (nil rows as `zero`) and which rows are nil; nil when a value is of another type.
+        func typed<T>(_ zero: T, _ cast: (PredicateValue) -> T?) -> (values: [T], nulls: [Bool])? {
+            var column = [T](repeating: zero, count: nodes.count)
+            var nulls = [Bool](repeating: false, count: nodes.count)
+            for (row, node) in nodes.enumerated() {
+                let element = value(node)
+                if case .null = element {
+                    nulls[row] = true
+                } else if let x = cast(element) {
+                    column[row] = x
+                } else {
+                    return nil
+                }
+            }
+            return (column, nulls)
+        }
         switch first {
         case .int:
-            var column = [Int64](repeating: 0, count: nodes.count)
-            for (row, node) in nodes.enumerated() {
-                switch value(node) {
-                case .int(let x): column[row] = x
-                case .null: nulls[row] = true
-                default: self = .mixed; return
-                }
-            }
-            self = .integers(column, nulls: nulls)
+            self = typed(Int64(0)) { if case .int(let x) = $0 { x } else { nil } }.map { .integers($0, nulls: $1) } ?? .mixed
         case .double:
-            var column = [Double](repeating: 0, count: nodes.count)
-            for (row, node) in nodes.enumerated() {
-                switch value(node) {
-                case .double(let x): column[row] = x
-                case .null: nulls[row] = true
-                default: self = .mixed; return
-                }
-            }
-            self = .doubles(column, nulls: nulls)
+            self = typed(Double(0)) { if case .double(let x) = $0 { x } else { nil } }.map { .doubles($0, nulls: $1) } ?? .mixed
         case .bool:
-            var column = [Bool](repeating: false, count: nodes.count)
-            for (row, node) in nodes.enumerated() {
-                switch value(node) {
-                case .bool(let x): column[row] = x
-                case .null: nulls[row] = true
-                default: self = .mixed; return
-                }
-            }
-            self = .booleans(column, nulls: nulls)
+            self = typed(false) { if case .bool(let x) = $0 { x } else { nil } }.map { .booleans($0, nulls: $1) } ?? .mixed
         case .string:
-            var strings: [String?] = []
-            strings.reserveCapacity(nodes.count)
-            for node in nodes {
-                switch value(node) {
-                case .string(let s): strings.append(s)
-                case .null: strings.append(nil)
-                default: self = .mixed; return
-                }
-            }
-            self = .strings(StringColumn(strings))
+            self = typed("") { if case .string(let x) = $0 { x } else { nil } }
+                .map { .strings(StringColumn(zip($0, $1).map { string, isNil in isNil ? nil : string })) } ?? .mixed
         default:
             self = .mixed
         }
@@ -281,6 +264,10 @@ package final class ColumnStore: @unchecked Sendable {
 }
 
 extension RowSnapshot {
+    /// The same nodes with none of their columns made yet (what making
+    /// them costs is measured on such a snapshot).
+    package var withoutColumns: RowSnapshot { RowSnapshot(tables: tables, model: model, roots: roots) }
+
     /// The nodes of an entity and its subentities, in primary-key order, as
     /// a table whose columns predicates read (made once per snapshot).
     ///
