@@ -13,12 +13,12 @@ package enum WireRow {
     package static func row(_ node: RowNode, model: DataModel) -> Components.Schemas.Row {
         let entity = model.entities[node.id.entity]
         var values: [String: PredicateValue] = [:]
-        for attribute in entity.attributes where attribute.slot < node.values.count && node.values[attribute.slot] != .null {
-            values[attribute.name] = node.values[attribute.slot]
+        for attribute in entity.attributes where attribute.slot < node.values.count && node.value(at: attribute.slot) != .null {
+            values[attribute.name] = node.value(at: attribute.slot)
         }
         var toOne: [String: Int64] = [:]
         for relationship in entity.relationships where !relationship.isToMany && relationship.slot < node.toOne.count {
-            if let key = node.toOne[relationship.slot] { toOne[relationship.name] = key }
+            if let key = node.toOneKey(at: relationship.slot) { toOne[relationship.name] = key }
         }
         return Components.Schemas.Row(entity: entity.name, key: node.id.primaryKey, version: node.version,
                                       values: WireValue.values(values),

@@ -75,7 +75,7 @@ public struct RowNodeDomain: EvaluationDomain, Sendable {
     ///   - node: The node to read.
     /// - Returns: The attribute's value; `.null` when it has none.
     @inline(__always)
-    public func value(_ slot: Int, of node: RowNode) -> PredicateValue { node.values[slot] }
+    public func value(_ slot: Int, of node: RowNode) -> PredicateValue { node.value(at: slot) }
 
     /// The node a to-one relationship leads to, in the snapshot.
     ///
@@ -86,7 +86,7 @@ public struct RowNodeDomain: EvaluationDomain, Sendable {
     ///   its node is not in the snapshot.
     @inline(__always)
     public func object(_ relationship: RelationshipHandle, of node: RowNode) -> RowNode? {
-        node.toOne[relationship.slot].flatMap { snapshot.node(entity: relationship.destination, primaryKey: $0) }
+        node.toOneKey(at: relationship.slot).flatMap { snapshot.node(entity: relationship.destination, primaryKey: $0) }
     }
 
     /// The nodes a to-many relationship leads to, in the snapshot.
@@ -97,7 +97,7 @@ public struct RowNodeDomain: EvaluationDomain, Sendable {
     /// - Returns: The related nodes the snapshot holds, in the relationship's
     ///   order.
     public func objects(_ relationship: RelationshipHandle, of node: RowNode) -> [RowNode] {
-        (node.toMany[relationship.slot] ?? []).compactMap { snapshot.node(entity: relationship.destination, primaryKey: $0) }
+        (node.toManyKeys(at: relationship.slot) ?? []).compactMap { snapshot.node(entity: relationship.destination, primaryKey: $0) }
     }
 
     /// Calls `body` with each node of a to-many relationship, without
@@ -110,7 +110,7 @@ public struct RowNodeDomain: EvaluationDomain, Sendable {
     /// - Returns: False if `body` stopped early; true otherwise.
     @inline(__always)
     public func forEach(_ relationship: RelationshipHandle, of node: RowNode, _ body: (RowNode) -> Bool) -> Bool {
-        for key in node.toMany[relationship.slot] ?? [] {
+        for key in node.toManyKeys(at: relationship.slot) ?? [] {
             if let member = snapshot.node(entity: relationship.destination, primaryKey: key), !body(member) { return false }
         }
         return true

@@ -76,23 +76,36 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// One object's values, as the store delivered them.
-public final class RowNode: Sendable {
-    /// The object this node holds.
-    public let id: ObjectID
-    /// The object's version (incremented by every save of the row).
-    public let version: Int64
-    /// When the values were fetched, in seconds since 2001-01-01.
-    public let fetchTimestamp: Double
-    /// Attribute values, by attribute slot.
-    public let values: [PredicateValue]
-    /// To-one relationships, by to-one slot: the destination's primary key.
-    public let toOne: [Int64?]
-    /// To-many relationships, by to-many slot: the destinations' primary
-    /// keys, or nil when the store has not loaded them.
-    public let toMany: [[Int64]?]
+/// One object's values, as the store delivered them: a view of one row of
+/// a ``RowBatch``.
+///
+/// A node is two words: the batch that holds the row, and the row's index
+/// in it. The rows of one fetch share one batch, whose values are laid out
+/// by column; a node made on its own (``init(id:version:fetchTimestamp:values:toOne:toMany:)``)
+/// is a batch of one row. Read a value with ``value(at:)``, a to-one key
+/// with ``toOneKey(at:)`` and a to-many's keys with ``toManyKeys(at:)``:
+/// they read the batch in place, where ``values``, ``toOne`` and ``toMany``
+/// make arrays.
+public struct RowNode: Sendable {
+    /// The rows this node is one of.
+    public let batch: RowBatch
+    @usableFromInline let index: Int32
+    /// The node's row in ``batch``.
+    @inlinable
+    public var row: Int { Int(index) }
 
-    /// Creates a node holding one object's values.
+    /// The node of row `row` of `batch`.
+    ///
+    /// - Parameters:
+    ///   - batch: The rows the node is one of.
+    ///   - row: The row's index in `batch`, below its `count`.
+    @inlinable
+    public init(batch: RowBatch, row: Int) {
+        self.batch = batch
+        self.index = Int32(truncatingIfNeeded: row)
+    }
+
+    /// Creates a node holding one object's values: a batch of one row.
     ///
     /// - Parameters:
     ///   - id: The object the node holds.
@@ -106,20 +119,83 @@ public final class RowNode: Sendable {
     ///     destinations' primary keys, or nil when they are not loaded.
     public init(id: ObjectID, version: Int64 = 1, fetchTimestamp: Double = Date().timeIntervalSinceReferenceDate,
                 values: [PredicateValue], toOne: [Int64?] = [], toMany: [[Int64]?] = []) {
-        self.id = id
-        self.version = version
-        self.fetchTimestamp = fetchTimestamp
-        self.values = values
-        self.toOne = toOne
-        self.toMany = toMany
+        self.init(batch: RowBatch(id: id, version: version, fetchTimestamp: fetchTimestamp,
+                                  values: values, toOne: toOne, toMany: toMany), row: 0)
+    }
+
+    /// The object this node holds.
+    public var id: ObjectID {
+        ObjectID(entity: batch.entity, root: batch.root, primaryKey: batch.primaryKey(at: row))
+    }
+    /// The object's version (incremented by every save of the row).
+    public var version: Int64 { batch.version(at: row) }
+    /// When the values were fetched, in seconds since 2001-01-01.
+    public var fetchTimestamp: Double { batch.fetchTimestamp }
+
+    /// The value in an attribute slot; `.null` for a slot the node does not have.
+    ///
+    /// - Parameter slot: The attribute's slot.
+    /// - Returns: The value the store delivered.
+    public func value(at slot: Int) -> PredicateValue { batch.value(slot: slot, row: row) }
+
+    /// The destination's primary key of a to-one slot; nil when there is
+    /// none (or the node has no such slot).
+    ///
+    /// - Parameter slot: The to-one relationship's slot.
+    /// - Returns: The destination's primary key, or nil.
+    public func toOneKey(at slot: Int) -> Int64? { batch.toOneKey(slot: slot, row: row) }
+
+    /// The members' primary keys of a to-many slot; nil when the store has
+    /// not loaded them (or the node has no such slot).
+    ///
+    /// - Parameter slot: The to-many relationship's slot.
+    /// - Returns: The members' primary keys, or nil.
+    public func toManyKeys(at slot: Int) -> [Int64]? { batch.toManyKeys(slot: slot, row: row) }
+
+    /// Attribute values, by attribute slot (an array made on each call:
+    /// ``value(at:)`` reads one in place).
+    public var values: [PredicateValue] { batch.values(row) }
+    /// To-one relationships, by to-one slot: the destination's primary key.
+    public var toOne: [Int64?] { (0..<batch.toOneCount).map { batch.toOneKey(slot: $0, row: row) } }
+    /// To-many relationships, by to-many slot: the destinations' primary
+    /// keys, or nil when the store has not loaded them.
+    public var toMany: [[Int64]?] { (0..<batch.toManyCount).map { batch.toManyKeys(slot: $0, row: row) } }
+
+    /// A copy of the node with its to-many relationships replaced.
+    ///
+    /// - Parameter toMany: The to-many relationships, by slot.
+    /// - Returns: A node of one row with the same ID, version, timestamp,
+    ///   values and to-one keys.
+    public func replacingToMany(_ toMany: [[Int64]?]) -> RowNode {
+        RowNode(id: id, version: version, fetchTimestamp: fetchTimestamp, values: values, toOne: toOne, toMany: toMany)
+    }
+}
+
+/// A row cache's entry for one object ID: its node, when the cache holds
+/// one, and how many registrations (contexts' uses) keep it.
+public struct CachedRow: Sendable {
+    /// The node, or nil when the cache holds none (only registrations).
+    public var node: RowNode?
+    /// How many registrations keep the node (`RowCache.register`).
+    public var references: Int32
+
+    /// An entry for `node`, kept by `references` registrations.
+    ///
+    /// - Parameters:
+    ///   - node: The node, or nil.
+    ///   - references: How many registrations keep it.
+    @inlinable
+    public init(node: RowNode?, references: Int32 = 0) {
+        self.node = node
+        self.references = references
     }
 }
 
 /// A consistent, lock-free view of the nodes in a row cache at one moment.
 public struct RowSnapshot: Sendable {
-    /// For each root entity (by index), the nodes of its table by primary
+    /// For each root entity (by index), the entries of its table by primary
     /// key; the tables of other entities are empty.
-    @usableFromInline let tables: [[Int64: RowNode]]
+    @usableFromInline let tables: [[Int64: CachedRow]]
     /// The model the nodes follow.
     @usableFromInline let model: DataModel
     /// Each entity's root entity, by index: whose table holds its nodes.
@@ -130,13 +206,13 @@ public struct RowSnapshot: Sendable {
     let columnar: ColumnStore
 
     /// A snapshot of these tables (by root entity index) of `model`'s nodes.
-    package init(tables: [[Int64: RowNode]], model: DataModel, roots: [Int]) {
+    package init(tables: [[Int64: CachedRow]], model: DataModel, roots: [Int]) {
         self.init(tables: tables, model: model, roots: roots, columns: ColumnStore())
     }
 
     /// A snapshot of these tables whose columns are kept in `columns`: the
     /// same store for every snapshot of the same nodes.
-    package init(tables: [[Int64: RowNode]], model: DataModel, roots: [Int], columns: ColumnStore) {
+    package init(tables: [[Int64: CachedRow]], model: DataModel, roots: [Int], columns: ColumnStore) {
         self.tables = tables
         self.model = model
         self.roots = roots
@@ -152,14 +228,14 @@ public struct RowSnapshot: Sendable {
     /// - Returns: The node, or nil when the snapshot has none for the key.
     @inlinable
     public func node(entity: Int, primaryKey: Int64) -> RowNode? {
-        tables[roots[entity]][primaryKey]
+        tables[roots[entity]][primaryKey]?.node
     }
 
     /// The nodes by primary key of an entity's table (its relatives' too).
     ///
     /// - Parameter entity: The index of an entity of the table, in the model.
     /// - Returns: Every node of the table, by primary key.
-    public func nodesByKey(entity: Int) -> [Int64: RowNode] { tables[roots[entity]] }
+    public func nodesByKey(entity: Int) -> [Int64: RowNode] { tables[roots[entity]].compactMapValues(\.node) }
 
     /// Every node of an entity and its subentities, in primary-key order.
     ///
@@ -167,9 +243,12 @@ public struct RowSnapshot: Sendable {
     /// - Returns: The nodes of the entity and its subentities, sorted by
     ///   primary key.
     public func nodes(entity: Int) -> [RowNode] {
-        let table = tables[roots[entity]].values
         let all = model.entities[entity].subentities.isEmpty && roots[entity] == entity
-        return (all ? Array(table) : table.filter { model.isEntity(at: $0.id.entity, kindOf: entity) })
-            .sorted { $0.id.primaryKey < $1.id.primaryKey }
+        var nodes: [RowNode] = []
+        nodes.reserveCapacity(tables[roots[entity]].count)
+        for entry in tables[roots[entity]].values {
+            if let node = entry.node, all || model.isEntity(at: node.batch.entity, kindOf: entity) { nodes.append(node) }
+        }
+        return nodes.sorted { $0.id.primaryKey < $1.id.primaryKey }
     }
 }

@@ -81,7 +81,7 @@ public final class RowTable: @unchecked Sendable {
         guard case .strings = values(slot: slot) else { return nil }
         return cached(slot &* 4 &+ flags, \.foldedColumns) {
             StringColumn(nodes.map { node -> String? in
-                guard slot < node.values.count, case .string(let s) = node.values[slot] else { return nil }
+                guard case .string(let s) = node.value(at: slot) else { return nil }
                 return StringFolding.fold(s, options)
             })
         }
@@ -110,7 +110,7 @@ public final class RowTable: @unchecked Sendable {
     func toOneRows(slot: Int, destination: RowTable) -> [Int32] {
         cached(slot, \.toOneColumns) {
             nodes.map { node in
-                guard slot < node.toOne.count, let key = node.toOne[slot] else { return -1 }
+                guard let key = node.toOneKey(at: slot) else { return -1 }
                 return destination.row(ofKey: key) ?? -1
             }
         }
@@ -125,7 +125,7 @@ public final class RowTable: @unchecked Sendable {
             offsets.reserveCapacity(nodes.count + 1)
             var rows: [Int32] = []
             for node in nodes {
-                if slot < node.toMany.count, let keys = node.toMany[slot] {
+                if let keys = node.toManyKeys(at: slot) {
                     for key in keys { if let row = destination.row(ofKey: key) { rows.append(row) } }
                 }
                 offsets.append(rows.count)
@@ -176,7 +176,7 @@ enum ValueColumn {
     }
 
     init(_ nodes: [RowNode], slot: Int) {
-        func value(_ node: RowNode) -> PredicateValue { slot < node.values.count ? node.values[slot] : .null }
+        func value(_ node: RowNode) -> PredicateValue { node.value(at: slot) }
         guard let first = nodes.lazy.map(value).first(where: { $0 != .null }) else {
             self = .integers(Array(repeating: 0, count: nodes.count), nulls: Array(repeating: true, count: nodes.count))
             return
@@ -284,7 +284,7 @@ extension RowSnapshot {
     /// its subentities lead.
     func rootTable(_ root: Int) -> RowTable {
         columnar.table(root, root: true) {
-            RowTable(entity: root, nodes: tables[root].values.sorted { $0.id.primaryKey < $1.id.primaryKey })
+            RowTable(entity: root, nodes: tables[root].values.compactMap(\.node).sorted { $0.id.primaryKey < $1.id.primaryKey })
         }
     }
 }

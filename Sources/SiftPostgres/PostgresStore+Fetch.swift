@@ -29,7 +29,7 @@ extension PostgresStore: SQLStoreBackend {
             try connection.forEachRow(query.sql, query.bindings, logger: logger) { collector.add($0) }
         }
         if let owner { for key in collector.owners { owner(key) } }
-        return rowCache.storeFetched(collector.nodes)
+        return rowCache.storeFetched(collector.readers.nodes(now: collector.now))
     }
 
     package func fetchObjectIDs(_ query: SQLQuery, entity: Entity) throws(StoreError) -> [ObjectID] {
@@ -93,13 +93,12 @@ extension PostgresStore: SQLStoreBackend {
     }
 }
 
-/// Builds nodes from rows as they arrive (on the connection's event loop;
+/// Lays rows out in batches as they arrive (on the connection's event loop;
 /// read after the statement completes).
 final class RowCollector: @unchecked Sendable {
     let readers: RowReaders
     let ownerColumn: Bool
     let now = Date().timeIntervalSinceReferenceDate
-    var nodes: [RowNode] = []
     var owners: [Int64] = []
 
     init(_ readers: RowReaders, ownerColumn: Bool) {
@@ -109,9 +108,7 @@ final class RowCollector: @unchecked Sendable {
 
     func add(_ row: PostgresRow) {
         let row = PostgresStoreRow(row.makeRandomAccess())
-        guard let node = readers.node(row, now: now) else { return }
-        if ownerColumn { owners.append(row.integer(0)) }
-        nodes.append(node)
+        if readers.add(row), ownerColumn { owners.append(row.integer(0)) }
     }
 }
 

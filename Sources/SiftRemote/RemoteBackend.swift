@@ -683,10 +683,10 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     private func backendRow(_ node: RowNode) -> BackendRow<Int64> {
         let entity = model.entities[node.id.entity]
         var values: [String: PredicateValue] = [:]
-        for attribute in entity.attributes where node.values[attribute.slot] != .null { values[attribute.name] = node.values[attribute.slot] }
+        for attribute in entity.attributes where node.value(at: attribute.slot) != .null { values[attribute.name] = node.value(at: attribute.slot) }
         var toOne: [String: Int64] = [:]
         for relationship in entity.relationships where !relationship.isToMany {
-            if let key = node.toOne[relationship.slot] { toOne[relationship.name] = key }
+            if let key = node.toOneKey(at: relationship.slot) { toOne[relationship.name] = key }
         }
         return BackendRow(entityName: entity.name, reference: node.id.primaryKey, version: node.version, values: values, toOne: toOne)
     }

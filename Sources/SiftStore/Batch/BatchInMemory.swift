@@ -19,7 +19,7 @@ struct StoreDeletionReader<Store: PersistentStore>: DeletionReader {
             return owners.flatMap { owner in (links[owner] ?? []).map { (owner, $0) } }
         }
         return try store.rows(entity, keys: owners).compactMap { node in
-            node.toOne[relationship.slot].map { (node.id.primaryKey, $0) }
+            node.toOneKey(at: relationship.slot).map { (node.id.primaryKey, $0) }
         }
     }
 
@@ -102,7 +102,7 @@ extension PersistentStore {
                 let targets = Set(clear.targets)
                 for node in try rows(clear.entity, keys: clear.rows.map(\.primaryKey)) {
                     let slot = clear.relationship.slot
-                    guard let target = node.toOne[slot], targets.contains(target) else { continue }
+                    guard let target = node.toOneKey(at: slot), targets.contains(target) else { continue }
                     var update = updates[node.id] ?? SaveRequest.Update(
                         id: node.id, expectedVersion: node.version, attributeSlots: [], toOneSlots: [], values: node.values,
                         toOne: node.toOne)

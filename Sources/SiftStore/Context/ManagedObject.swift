@@ -31,18 +31,6 @@ public final class ManagedObject: CustomStringConvertible {
     /// context alive; using an object after its context is gone is the
     /// typed error `StoreError.contextGone`.
     private weak var owner: ObjectContext?
-    /// The snapshot: the values and version last read, once fired.
-    /// (Reads of it and of the changes are the hot path of every value
-    /// read; a context is confined to one thread, so they skip the
-    /// runtime's exclusivity bookkeeping.)
-    @exclusivity(unchecked) var node: RowNode? {
-        didSet { snapshotValues = node?.values ?? [] }
-    }
-    /// The snapshot's values, held here too: a read goes from the object
-    /// straight to its values, one memory load fewer than through the node.
-    @exclusivity(unchecked) @usableFromInline private(set) var snapshotValues: [PredicateValue] = []
-    /// The faults fetched with this one, fired together.
-    var batch: FaultBatch?
     /// The unsaved changes, made the first time the object changes: an
     /// object that is only read holds one nil reference, not four tables.
     @exclusivity(unchecked) @usableFromInline var changes: ObjectChanges?
@@ -80,6 +68,13 @@ public final class ManagedObject: CustomStringConvertible {
         set { makeChanges().removedToMany = newValue }
         _modify { let changes = makeChanges(); yield &changes.removedToMany }
     }
+    /// The snapshot: the values and version last read, once fired.
+    /// (Reads of it and of the changes are the hot path of every value
+    /// read; a context is confined to one thread, so they skip the
+    /// runtime's exclusivity bookkeeping. Declared just before the flags,
+    /// which fill the space the node leaves in its last word: an object is
+    /// 71 bytes.)
+    @exclusivity(unchecked) @usableFromInline var node: RowNode?
     /// Whether the object was inserted and not saved yet.
     public internal(set) var isInserted = false
     /// Whether the object was deleted and the delete not saved yet.
@@ -240,9 +235,7 @@ public final class ManagedObject: CustomStringConvertible {
         // Inlined where it is read: an unchanged, fired object of the
         // handle's entity is one bounds check from the value.
         let slot = handle.slot
-        if handle.entity == objectID.entity, changes?.values.isEmpty ?? true, slot >= 0, slot < snapshotValues.count {
-            return snapshotValues[slot]
-        }
+        if handle.entity == objectID.entity, changes?.values.isEmpty ?? true, let node { return node.value(at: slot) }
         return try? value(for: handle)
     }
 
@@ -250,15 +243,14 @@ public final class ManagedObject: CustomStringConvertible {
     @inline(__always)
     private func value(atSlot slot: Int) throws(StoreError) -> PredicateValue {
         if let changes, let changed = changes.values[slot] { return changed }
-        if slot >= 0, slot < snapshotValues.count { return snapshotValues[slot] }
-        let values = try values().values
-        return slot >= 0 && slot < values.count ? values[slot] : .null
+        if let node { return node.value(at: slot) }
+        return try values().value(at: slot)
     }
 
     /// The current target key of a to-one slot.
     func toOneKey(_ relationship: Relationship) throws(StoreError) -> Int64? {
         if let changed = changedToOne[relationship.slot] { return changed }
-        return try values().toOne[relationship.slot]
+        return try values().toOneKey(at: relationship.slot)
     }
 
     /// The current member keys of a to-many slot.
@@ -287,8 +279,7 @@ public final class ManagedObject: CustomStringConvertible {
             if let changes, let changed = changes.toOne[link.slot] {
                 target = changed
             } else {
-                let toOne = try values().toOne
-                target = link.slot < toOne.count ? toOne[link.slot] : nil
+                target = try values().toOneKey(at: link.slot)
             }
             guard let target else { return nil }
             let context = try context()

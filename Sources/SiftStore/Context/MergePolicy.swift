@@ -101,7 +101,7 @@ extension MergePolicy {
             toOneSlots = object.changedToOne.keys.sorted()
             if self == .storeTrump, let snapshot = object.node {
                 // Only the changes to properties the store left as the context read them.
-                attributeSlots.removeAll { current.values[$0] != snapshot.values[$0] }
+                attributeSlots.removeAll { current.value(at: $0) != snapshot.value(at: $0) }
             }
         }
         var values = current.values

@@ -160,7 +160,7 @@ extension ObjectContext {
             objectID: conflict.id, entity: entity.name, contextVersion: object?.node?.version ?? 0,
             contextValues: contextValues, storeVersion: conflict.current?.version,
             storeValues: conflict.current.map { node in
-                Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, node.values[$0.slot]) })
+                Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, node.value(at: $0.slot)) })
             })
     }
 
@@ -236,7 +236,7 @@ extension ObjectContext {
 
     /// Turns an object into a fault that reads the store's row when next used.
     func makeFault(_ object: ManagedObject) {
-        object.batch = nil
+        forgetFaultBatch(of: object)
         guard object.node != nil else { return }
         object.node = nil
         store.rowCache.unregister(object.objectID)

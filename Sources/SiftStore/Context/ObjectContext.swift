@@ -47,7 +47,10 @@ public final class ObjectContext: @unchecked Sendable {
     public var stalenessInterval: Double = .infinity
     /// How a save resolves conflicts with changes other contexts saved.
     public var mergePolicy: MergePolicy = .error
-    var objects: [ObjectID: ManagedObject] = [:]
+    var objects = ObjectRegistry()
+    /// The faults fetched together (a batched fetch's batches), by ID:
+    /// fired together. Kept here, not in each object.
+    var faultBatches: [ObjectID: FaultBatch] = [:]
     /// Objects with unsaved changes (inserted, updated, deleted), by ID.
     var changed: [ObjectID: ManagedObject] = [:]
     /// Deletes that a deny rule refuses, reported at save (if the object is
@@ -84,7 +87,15 @@ public final class ObjectContext: @unchecked Sendable {
     public var model: DataModel { store.model }
 
     deinit {
-        store.rowCache.unregister(objects.values.lazy.filter { $0.node != nil }.map(\.objectID))
+        store.rowCache.unregister(realizedIDs())
+    }
+
+    /// The IDs of the objects that hold a node (registered with the row cache).
+    private func realizedIDs() -> [ObjectID] {
+        var ids: [ObjectID] = []
+        ids.reserveCapacity(objects.count)
+        objects.forEach { if $0.node != nil { ids.append($0.objectID) } }
+        return ids
     }
 
     /// How many objects the context holds.
@@ -129,6 +140,7 @@ public final class ObjectContext: @unchecked Sendable {
 
     func unregisterObject(_ object: ManagedObject) {
         objects[object.objectID] = nil
+        forgetFaultBatch(of: object)
         if object.node != nil {
             object.node = nil
             store.rowCache.unregister(object.objectID)
@@ -179,7 +191,7 @@ public final class ObjectContext: @unchecked Sendable {
                 let batch = FaultBatch(Array(ids[start..<min(start + request.fetchBatchSize, ids.count)]))
                 for id in batch.members {
                     let object = object(for: id)
-                    if object.isFault { object.batch = batch }
+                    if object.isFault { faultBatches[id] = batch }
                     result.append(object)
                 }
             }
@@ -191,7 +203,13 @@ public final class ObjectContext: @unchecked Sendable {
     /// The context's objects for fetched nodes: faults backed by the row
     /// cache, or realized when the request says so; then the prefetching.
     func realize(_ nodes: [RowNode], _ request: FetchRequest, _ entity: Entity) throws(StoreError) -> [ManagedObject] {
-        objects.reserveCapacity(objects.count + nodes.count)
+        if let made = realizeNew(nodes, request, entity) {
+            for keyPath in request.relationshipKeyPathsForPrefetching {
+                try prefetch(keyPath, from: nodes, entity: entity)
+            }
+            return made
+        }
+        objects.reserveCapacity(nodes.count)
         var newlyRealized: [ObjectID] = []
         let result = nodes.map { node -> ManagedObject in
             let object = object(for: node.id)
@@ -200,7 +218,7 @@ public final class ObjectContext: @unchecked Sendable {
                 // A refetch refreshes an unchanged object; one with unsaved
                 // changes keeps the snapshot its save will be checked against.
                 if object.node == nil || !object.hasChanges { object.node = node }
-                object.batch = nil
+                forgetFaultBatch(of: object)
             }
             return object
         }
@@ -209,6 +227,29 @@ public final class ObjectContext: @unchecked Sendable {
             try prefetch(keyPath, from: nodes, entity: entity)
         }
         return result
+    }
+
+    /// The objects for fetched nodes of a table the context holds no object
+    /// of, made and registered without a lookup each; nil (nothing done)
+    /// when the context holds objects of the table, or the nodes are not
+    /// all of it with increasing keys (so distinct).
+    private func realizeNew(_ nodes: [RowNode], _ request: FetchRequest, _ entity: Entity) -> [ManagedObject]? {
+        let root = entity.rootIndex
+        guard nodes.count > 1, objects.isEmpty(root: root) else { return nil }
+        var previous = Int64.min
+        var made: [ManagedObject] = []
+        made.reserveCapacity(nodes.count)
+        for node in nodes {
+            let id = node.id
+            guard id.root == root, id.primaryKey > previous || made.isEmpty else { return nil }
+            previous = id.primaryKey
+            let object = ManagedObject(objectID: id, description: descriptions[id.entity], context: self)
+            if !request.returnsObjectsAsFaults { object.node = node }
+            made.append(object)
+        }
+        if !request.returnsObjectsAsFaults { store.rowCache.register(made.lazy.map(\.objectID)) }
+        objects.addUnhashed(made, root: root)
+        return made
     }
 
     /// The number of objects a request selects (one `COUNT(*)` statement
@@ -273,9 +314,9 @@ public final class ObjectContext: @unchecked Sendable {
             for name in properties {
                 switch entity.property(named: name)! {
                 case .attribute(let a):
-                    dictionary[name] = node.values[a.slot]
+                    dictionary[name] = node.value(at: a.slot)
                 case .relationship(let r) where !r.isToMany:
-                    dictionary[name] = node.toOne[r.slot].map {
+                    dictionary[name] = node.toOneKey(at: r.slot).map {
                         .object(ObjectReference(entity: r.destination, id: $0))
                     } ?? .null
                 case .relationship:
@@ -292,7 +333,13 @@ public final class ObjectContext: @unchecked Sendable {
         if object.node == nil { store.rowCache.register(object.objectID) }
         if node.id.entity != object.objectID.entity { object.learnEntity(of: node.id, in: self) }
         object.node = node
-        object.batch = nil
+        forgetFaultBatch(of: object)
+    }
+
+    /// Takes an object out of its batch of faults, if it is in one.
+    @inline(__always)
+    func forgetFaultBatch(of object: ManagedObject) {
+        if !faultBatches.isEmpty { faultBatches[object.objectID] = nil }
     }
 
     /// Whether a cached node is fresh enough to fire a fault with.
@@ -304,12 +351,13 @@ public final class ObjectContext: @unchecked Sendable {
     func fire(_ object: ManagedObject) throws(StoreError) {
         // A fault alone (fetched as a fault, reached through a relationship) whose row the
         // cache holds fresh: read and registered under one lock.
-        if object.batch == nil, object.isFault, let node = store.rowCache.registeredNode(object.objectID, where: isFresh) {
+        let batch = faultBatches.isEmpty ? nil : faultBatches[object.objectID]
+        if batch == nil, object.isFault, let node = store.rowCache.registeredNode(object.objectID, where: isFresh) {
             if node.id.entity != object.objectID.entity { object.learnEntity(of: node.id, in: self) }
             object.node = node
             return
         }
-        let members = object.batch?.members.compactMap { objects[$0] }.filter(\.isFault) ?? [object]
+        let members = batch?.members.compactMap { objects[$0] }.filter(\.isFault) ?? [object]
         try fireFaults(members.contains { $0 === object } ? members : members + [object])
     }
 
@@ -360,12 +408,13 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Forgets every object and every unsaved change: the context holds none.
     public func reset() {
-        store.rowCache.unregister(objects.values.lazy.filter { $0.node != nil }.map(\.objectID))
-        for object in objects.values {
+        store.rowCache.unregister(realizedIDs())
+        objects.forEach { object in
             object.node = nil
             object.discardChanges()
         }
         objects.removeAll()
+        faultBatches = [:]
         changed = [:]
         denied = [:]
         refusedChanges = []
@@ -377,7 +426,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// statement the first time and kept in the object's node.
     func toManyKeys(of object: ManagedObject, _ relationship: Relationship) throws(StoreError) -> [Int64] {
         let node = try object.values()
-        if let keys = node.toMany[relationship.slot] { return keys }
+        if let keys = node.toManyKeys(at: relationship.slot) { return keys }
         let keys = try loadToMany(relationship, of: [node], entity: object.description_.entity)[node.id.primaryKey] ?? []
         return keys
     }
@@ -411,7 +460,7 @@ public final class ObjectContext: @unchecked Sendable {
             return
         }
         var toMany = current.toMany
-        for slot in toMany.indices where node.toMany[slot] != nil { toMany[slot] = node.toMany[slot] }
+        for slot in toMany.indices where node.toManyKeys(at: slot) != nil { toMany[slot] = node.toManyKeys(at: slot) }
         object.node = RowNode(id: current.id, version: current.version, fetchTimestamp: current.fetchTimestamp,
                               values: current.values, toOne: current.toOne, toMany: toMany)
     }

@@ -236,7 +236,7 @@ public struct StoreMigration: Sendable {
                 var value: PredicateValue
                 switch attribute.source {
                 case .slot(let slot, let toDouble):
-                    value = node.values[slot]
+                    value = node.value(at: slot)
                     if toDouble, case .int(let i) = value { value = .double(Double(i)) }
                 case .constant(let constant):
                     value = constant
@@ -254,8 +254,8 @@ public struct StoreMigration: Sendable {
             var toMany = [[Int64]?](repeating: [], count: plan.target.toManyCount)
             for relationship in plan.relationships {
                 var keys: [Int64] = switch relationship.source {
-                case .toOne(let slot): node.toOne[slot].map { [$0] } ?? []
-                case .toMany(let slot): node.toMany[slot] ?? []
+                case .toOne(let slot): node.toOneKey(at: slot).map { [$0] } ?? []
+                case .toMany(let slot): node.toManyKeys(at: slot) ?? []
                 case .none: []
                 }
                 // Only rows the destination keeps, of an entity the relationship may point at.

@@ -16,7 +16,7 @@ import Sift
 /// let id = ObjectID(entity: employee, primaryKey: 1)
 /// cache.store([RowNode(id: id, values: ["Ann", 41], toOne: [nil])])   // values by slot; no department
 /// cache.register(id)                                       // a context uses the object
-/// if let node = cache.node(id) { print(node.values[1]) }   // 41
+/// if let node = cache.node(id) { print(node.value(at: 1)) }   // 41
 /// cache.unregister(id)                                     // its last user is gone: the node is purged
 /// print(cache.node(id) == nil)                             // true
 /// ```
@@ -27,13 +27,15 @@ public final class RowCache: Sendable {
     let roots: [Int]
 
     private struct State {
-        var tables: [[Int64: RowNode]] {
-            // Columns laid out from the nodes hold until the nodes change.
-            didSet { columns = nil }
-        }
-        var references: [ObjectID: Int] = [:]
-        /// The columns of snapshots of the nodes as they are now.
+        /// Each root entity's entries by primary key: the node and its
+        /// reference count in one entry, so a registration is one hashed
+        /// operation.
+        var tables: [[Int64: CachedRow]]
+        /// The columns of snapshots of the nodes as they are now; dropped
+        /// whenever a node changes (not when a count does).
         var columns: ColumnStore?
+        /// How many entries hold a node.
+        var nodeCount = 0
     }
 
     private let state: LockedState<State>
@@ -74,16 +76,43 @@ public final class RowCache: Sendable {
     @usableFromInline
     func storeAll(_ nodes: [RowNode]) {
         state.withLock { state in
-            if nodes.count > 1024 {
-                // Grow each table once, not by doubling as the nodes come.
-                var added = Array(repeating: 0, count: state.tables.count)
-                for node in nodes { added[node.id.root] += 1 }
-                for (entity, count) in added.enumerated() where count > 0 {
-                    state.tables[entity].reserveCapacity(state.tables[entity].count + count)
-                }
-            }
-            for node in nodes { state.tables[node.id.root][node.id.primaryKey] = node }
+            Self.reserve(&state, for: nodes)
+            for node in nodes { Self.put(node, into: &state) }
+            state.columns = nil
         }
+    }
+
+    /// Grows each table once for many nodes, not by doubling as they come.
+    private static func reserve(_ state: inout State, for nodes: [RowNode]) {
+        guard nodes.count > 1024 else { return }
+        var added = Array(repeating: 0, count: state.tables.count)
+        for node in nodes { added[node.batch.root] += 1 }
+        for (entity, count) in added.enumerated() where count > 0 {
+            state.tables[entity].reserveCapacity(state.tables[entity].count + count)
+        }
+    }
+
+    /// Puts `node` in its entry; returns the node it replaced.
+    @discardableResult
+    private static func put(_ node: RowNode, into state: inout State) -> RowNode? {
+        let id = node.id
+        let (replaced, added) = modify(&state.tables[id.root], id.primaryKey) { entry -> (RowNode?, Bool) in
+            guard entry != nil else {
+                entry = CachedRow(node: node)
+                return (nil, true)
+            }
+            let replaced = entry!.node
+            entry!.node = node
+            return (replaced, replaced == nil)
+        }
+        if added { state.nodeCount += 1 }
+        return replaced
+    }
+
+    /// Changes the entry of `key` in place: one hashed operation.
+    @inline(__always)
+    private static func modify<R>(_ table: inout [Int64: CachedRow], _ key: Int64, _ body: (inout CachedRow?) -> R) -> R {
+        body(&table[key])
     }
 
     /// Adds or replaces nodes read afresh from the store, keeping the to-many
@@ -98,24 +127,21 @@ public final class RowCache: Sendable {
     @discardableResult
     public func storeFetched(_ nodes: [RowNode]) -> [RowNode] {
         state.withLock { state in
-            // Grow each table once, not by doubling as the nodes come.
-            if nodes.count > 1024 {
-                var added = Array(repeating: 0, count: state.tables.count)
-                for node in nodes { added[node.id.root] += 1 }
-                for (entity, count) in added.enumerated() where count > 0 {
-                    state.tables[entity].reserveCapacity(state.tables[entity].count + count)
-                }
-            }
-            return nodes.map { node in
+            Self.reserve(&state, for: nodes)
+            state.columns = nil
+            var stored = nodes
+            for index in nodes.indices {
+                let node = nodes[index]
                 // One hash a node: the new node goes in, the one it replaced comes back.
-                guard let cached = state.tables[node.id.root].updateValue(node, forKey: node.id.primaryKey),
-                      cached.version == node.version, cached.toMany.contains(where: { $0 != nil }) else { return node }
-                let toMany = zip(node.toMany, cached.toMany).map { $0 ?? $1 }
-                let stored = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
-                                     values: node.values, toOne: node.toOne, toMany: toMany)
-                state.tables[node.id.root][node.id.primaryKey] = stored
-                return stored
+                guard let cached = Self.put(node, into: &state), cached.batch.toManyCount > 0,
+                      cached.version == node.version else { continue }
+                let toMany = cached.toMany
+                guard toMany.contains(where: { $0 != nil }) else { continue }
+                let kept = node.replacingToMany(zip(node.toMany, toMany).map { $0 ?? $1 })
+                Self.put(kept, into: &state)
+                stored[index] = kept
             }
+            return stored
         }
     }
 
@@ -130,13 +156,14 @@ public final class RowCache: Sendable {
     @discardableResult
     public func setToMany(slot: Int, _ keys: [ObjectID: [Int64]]) -> [RowNode] {
         state.withLock { state in
-            keys.compactMap { id, targets in
-                guard let node = state.tables[id.root][id.primaryKey] else { return nil }
+            state.columns = nil
+            return keys.compactMap { id, targets in
+                guard let node = state.tables[id.root][id.primaryKey]?.node else { return nil }
                 var toMany = node.toMany
+                guard slot < toMany.count else { return nil }
                 toMany[slot] = targets
-                let updated = RowNode(id: node.id, version: node.version, fetchTimestamp: node.fetchTimestamp,
-                                      values: node.values, toOne: node.toOne, toMany: toMany)
-                state.tables[id.root][id.primaryKey] = updated
+                let updated = node.replacingToMany(toMany)
+                state.tables[id.root][id.primaryKey]?.node = updated
                 return updated
             }
         }
@@ -147,7 +174,7 @@ public final class RowCache: Sendable {
     /// - Parameter id: The object's ID.
     /// - Returns: The cached node, or nil.
     public func node(_ id: ObjectID) -> RowNode? {
-        state.withLock { $0.tables[id.root][id.primaryKey] }
+        state.withLock { $0.tables[id.root][id.primaryKey]?.node }
     }
 
     /// A view of every node now in the cache, read without locks. Snapshots
@@ -166,20 +193,28 @@ public final class RowCache: Sendable {
 
     /// How many nodes the cache holds.
     public var count: Int {
-        state.withLock { $0.tables.reduce(0) { $0 + $1.count } }
+        state.withLock { $0.nodeCount }
     }
 
     /// Notes that a context uses `id`.
     ///
     /// - Parameter id: The ID whose reference count goes up by one.
     package func register(_ id: ObjectID) {
-        state.withLock { $0.references[id, default: 0] += 1 }
+        state.withLock { Self.retain(id, &$0) }
         registrations?([id], true)
+    }
+
+    @inline(__always)
+    private static func retain(_ id: ObjectID, _ state: inout State) {
+        modify(&state.tables[id.root], id.primaryKey) { entry in
+            if entry == nil { entry = CachedRow(node: nil, references: 1) } else { entry!.references &+= 1 }
+        }
     }
 
     /// The node of `id` when the cache holds one that `isUsable` accepts,
     /// registered for the caller under the same lock (a context firing a
-    /// fault: one lock, not a read and then a registration).
+    /// fault: one lock and one hashed operation, not a read and then a
+    /// registration).
     ///
     /// - Parameters:
     ///   - id: The object's ID.
@@ -188,9 +223,11 @@ public final class RowCache: Sendable {
     ///   registered) when there is none or it will not do.
     package func registeredNode(_ id: ObjectID, where isUsable: (RowNode) -> Bool) -> RowNode? {
         let node = state.withLock { state -> RowNode? in
-            guard let node = state.tables[id.root][id.primaryKey], isUsable(node) else { return nil }
-            state.references[id, default: 0] += 1
-            return node
+            Self.modify(&state.tables[id.root], id.primaryKey) { entry -> RowNode? in
+                guard let node = entry?.node, isUsable(node) else { return nil }
+                entry!.references &+= 1
+                return node
+            }
         }
         if node != nil { registrations?([id], true) }
         return node
@@ -209,9 +246,9 @@ public final class RowCache: Sendable {
     // boundary went through witness tables: 31 % of dropping a context).
     @usableFromInline
     func registerAll(_ ids: [ObjectID]) {
+        guard !ids.isEmpty else { return }
         state.withLock { state in
-            state.references.reserveCapacity(state.references.count + ids.count)
-            for id in ids { state.references[id, default: 0] += 1 }
+            for id in ids { Self.retain(id, &state) }
         }
         registrations?(ids, true)
     }
@@ -235,15 +272,25 @@ public final class RowCache: Sendable {
 
     @usableFromInline
     func unregisterAll(_ ids: [ObjectID]) {
+        guard !ids.isEmpty else { return }
         state.withLock { state in
+            var purged = 0
             for id in ids {
-                guard let count = state.references[id] else { continue }
-                if count <= 1 {
-                    state.references[id] = nil
-                    state.tables[id.root][id.primaryKey] = nil
-                } else {
-                    state.references[id] = count - 1
+                let gone = Self.modify(&state.tables[id.root], id.primaryKey) { entry -> Bool in
+                    guard let references = entry?.references, references > 0 else { return false }
+                    if references <= 1 {
+                        let hadNode = entry!.node != nil
+                        entry = nil
+                        return hadNode
+                    }
+                    entry!.references = references - 1
+                    return false
                 }
+                if gone { purged += 1 }
+            }
+            if purged > 0 {
+                state.nodeCount -= purged
+                state.columns = nil
             }
         }
         registrations?(ids, false)
@@ -255,7 +302,7 @@ public final class RowCache: Sendable {
     /// - Returns: The number of registrations not yet unregistered; 0 when
     ///   there are none.
     package func referenceCount(_ id: ObjectID) -> Int {
-        state.withLock { $0.references[id] ?? 0 }
+        state.withLock { Int($0.tables[id.root][id.primaryKey]?.references ?? 0) }
     }
 
     /// Removes the nodes of `ids` (rows deleted from the store), whoever
@@ -271,7 +318,15 @@ public final class RowCache: Sendable {
     @usableFromInline
     func removeNodes(_ ids: [ObjectID]) {
         state.withLock { state in
-            for id in ids { state.tables[id.root][id.primaryKey] = nil }
+            for id in ids {
+                let removed = Self.modify(&state.tables[id.root], id.primaryKey) { entry -> Bool in
+                    guard let held = entry else { return false }
+                    if held.references > 0 { entry!.node = nil } else { entry = nil }
+                    return held.node != nil
+                }
+                if removed { state.nodeCount -= 1 }
+            }
+            state.columns = nil
         }
     }
 
@@ -280,7 +335,8 @@ public final class RowCache: Sendable {
     public func removeAll() {
         state.withLock { state in
             state.tables = Array(repeating: [:], count: model.entities.count)
-            state.references = [:]
+            state.nodeCount = 0
+            state.columns = nil
         }
     }
 
@@ -290,9 +346,22 @@ public final class RowCache: Sendable {
     ///
     /// - Parameter nodes: The nodes the cache holds afterwards.
     public func replaceAll(with nodes: some Sequence<RowNode>) {
-        var tables = Array(repeating: [Int64: RowNode](), count: model.entities.count)
-        for node in nodes { tables[node.id.root][node.id.primaryKey] = node }
-        state.withLock { $0.tables = tables }
+        var tables = Array(repeating: [Int64: CachedRow](), count: model.entities.count)
+        var count = 0
+        for node in nodes {
+            let id = node.id
+            if tables[id.root].updateValue(CachedRow(node: node), forKey: id.primaryKey) == nil { count += 1 }
+        }
+        state.withLock { state in
+            for (root, table) in state.tables.enumerated() {
+                for (key, entry) in table where entry.references > 0 {
+                    tables[root][key, default: CachedRow(node: nil)].references = entry.references
+                }
+            }
+            state.tables = tables
+            state.nodeCount = count
+            state.columns = nil
+        }
     }
 }
 

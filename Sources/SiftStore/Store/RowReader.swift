@@ -83,15 +83,16 @@ package final class RowReader {
         unloaded = Array(repeating: nil, count: member.toManyCount)
     }
 
-    /// The node of the current row.
-    package func node<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64, now: Double) -> RowNode {
-        var values: [PredicateValue]
+    /// Reads the values and to-one keys of the current row, by slot, into
+    /// `values` and `toOne` (arrays reused from row to row).
+    @inline(__always)
+    private func read<Row: StoreRow>(_ row: Row, into values: inout [PredicateValue], _ toOne: inout [Int64?]) {
         if everyAttributeInOrder {
-            values = []
-            values.reserveCapacity(types.count)
+            values.removeAll(keepingCapacity: true)
             for i in types.indices { values.append(row.value(Int(columns[i]), as: types[i])) }
         } else {
-            values = member.initialValues
+            values.removeAll(keepingCapacity: true)
+            values.append(contentsOf: member.initialValues)
             for i in types.indices { values[Int(slots[i])] = row.value(Int(columns[i]), as: types[i]) }
         }
         if hasExternal {
@@ -105,22 +106,60 @@ package final class RowReader {
             guard case .data(let bytes) = values[slot], let value = try? transformer.transformedValue(bytes) else { continue }
             values[slot] = value
         }
-        var toOne = [Int64?](repeating: nil, count: member.toOneCount)
+        toOne.removeAll(keepingCapacity: true)
+        toOne.append(contentsOf: repeatElement(nil, count: member.toOneCount))
         for (column, slot) in member.toOne {
             toOne[slot] = row.isNull(base + column) ? nil : row.integer(base + column)
         }
+    }
+
+    /// The node of the current row: a batch of its own.
+    package func node<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64, now: Double) -> RowNode {
+        var values: [PredicateValue] = []
+        var toOne: [Int64?] = []
+        values.reserveCapacity(member.attributeCount)
+        read(row, into: &values, &toOne)
         return RowNode(id: ObjectID(entity: member.entity, root: member.root, primaryKey: primaryKey), version: version,
                        fetchTimestamp: now, values: values, toOne: toOne, toMany: unloaded)
+    }
+
+    /// The rows read into batches so far.
+    private var builder: RowBatchBuilder?
+    /// The current row's values and to-one keys, reused from row to row.
+    private var rowValues: [PredicateValue] = []
+    private var rowToOne: [Int64?] = []
+
+    /// Adds the current row to the batch being read; returns its row in it.
+    func add<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64) -> Int {
+        read(row, into: &rowValues, &rowToOne)
+        if builder == nil {
+            builder = RowBatchBuilder(entity: member.entity, root: member.root, attributeCount: member.attributeCount,
+                                      toOneCount: member.toOneCount, toManyCount: member.toManyCount)
+        }
+        let index = builder!.count
+        builder!.append(key: primaryKey, version: version, values: rowValues, toOne: rowToOne)
+        return index
+    }
+
+    /// The batch of the rows added, and a fresh start.
+    func takeBatch(now: Double) -> RowBatch? {
+        defer { builder = nil }
+        return builder?.batch(fetchTimestamp: now)
     }
 }
 
 /// Reads the rows of a fetch whose entity may have subentities: the row's
-/// entity column says which member's reader takes it.
-package struct RowReaders {
+/// entity column says which member's reader takes it. The rows of each
+/// entity go into one batch (`RowBatch`), laid out by column.
+package final class RowReaders {
     let readers: [RowReader]
     let entityColumn: Int?
     /// Columns before the row's own (a link query's owner key).
     package let base: Int
+    /// Each row added: its reader and its row in that reader's batch (only
+    /// when the fetch's entity has subentities).
+    private var order: [(reader: Int32, row: Int32)] = []
+    private var added = 0
 
     package init(_ layout: RowLayout, base: Int, externalData: URL?, transformers: ValueTransformerRegistry) {
         readers = layout.members.map { RowReader($0, base: base, externalData: externalData, transformers: transformers) }
@@ -128,16 +167,42 @@ package struct RowReaders {
         self.base = base
     }
 
-    /// The node of the current row; nil for a row of an entity the model
+    /// The reader of the current row; nil for a row of an entity the model
     /// does not know (not an object of this fetch).
     @inline(__always)
+    private func reader<Row: StoreRow>(_ row: Row) -> Int? {
+        guard let entityColumn else { return 0 }
+        let number = row.integer(entityColumn)
+        return readers.firstIndex(where: { $0.member.number == number })
+    }
+
+    /// The node of the current row, a batch of its own; nil for a row of an
+    /// entity the model does not know.
     package func node<Row: StoreRow>(_ row: Row, now: Double) -> RowNode? {
-        var which = 0
-        if let entityColumn {
-            let number = row.integer(entityColumn)
-            guard let found = readers.firstIndex(where: { $0.member.number == number }) else { return nil }
-            which = found
-        }
+        guard let which = reader(row) else { return nil }
         return readers[which].node(row, primaryKey: row.integer(base), version: row.integer(base + 1), now: now)
+    }
+
+    /// Adds the current row to its entity's batch; false for a row of an
+    /// entity the model does not know (not an object of this fetch).
+    @discardableResult
+    package func add<Row: StoreRow>(_ row: Row) -> Bool {
+        guard let which = reader(row) else { return false }
+        let index = readers[which].add(row, primaryKey: row.integer(base), version: row.integer(base + 1))
+        if entityColumn != nil { order.append((Int32(which), Int32(index))) }
+        added += 1
+        return true
+    }
+
+    /// The nodes of the rows added, in the order they came, fetched at
+    /// `now`; the readers start afresh.
+    package func nodes(now: Double) -> [RowNode] {
+        defer { order = []; added = 0 }
+        let batches = readers.map { $0.takeBatch(now: now) }
+        guard entityColumn != nil else {
+            guard let batch = batches[0] else { return [] }
+            return (0..<batch.count).map { RowNode(batch: batch, row: $0) }
+        }
+        return order.map { RowNode(batch: batches[Int($0.reader)]!, row: Int($0.row)) }
     }
 }

@@ -470,11 +470,11 @@ public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unc
                 var members: [Int64: [Int64]] = [:]
                 for node in tables[destination.rootIndex].values
                 where model.isEntity(at: node.id.entity, kindOf: destination.index) && inverse.slot < node.toOne.count {
-                    if let owner = node.toOne[inverse.slot] { members[owner, default: []].append(node.id.primaryKey) }
+                    if let owner = node.toOneKey(at: inverse.slot) { members[owner, default: []].append(node.id.primaryKey) }
                 }
                 for (key, node) in tables[entity.rootIndex] where node.id.entity == entity.index {
                     let pointing = members[key] ?? []
-                    let listed = node.toMany[relationship.slot] ?? []
+                    let listed = node.toManyKeys(at: relationship.slot) ?? []
                     guard listed.count != pointing.count || Set(listed) != Set(pointing) else { continue }
                     let wanted = Set(pointing)
                     let kept = listed.filter(wanted.contains)
@@ -499,7 +499,7 @@ public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unc
             let slot = clear.relationship.slot
             for id in clear.rows {
                 guard let node = tables[id.root][id.primaryKey], slot < node.toOne.count,
-                      let target = node.toOne[slot], targets.contains(target) else { continue }
+                      let target = node.toOneKey(at: slot), targets.contains(target) else { continue }
                 var toOne = node.toOne
                 toOne[slot] = nil
                 let version = changed.contains(id) ? node.version : node.version &+ 1
@@ -592,15 +592,15 @@ public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unc
         guard let reference = table.reference(for: node.id.primaryKey, root: node.id.root) else { return nil }
         let entity = model.entities[node.id.entity]
         var object = AtomicNode<Format.Reference>(entityName: entity.name, reference: reference)
-        for attribute in entity.attributes where node.values[attribute.slot] != .null {
-            object.values[attribute.name] = node.values[attribute.slot]
+        for attribute in entity.attributes where node.value(at: attribute.slot) != .null {
+            object.values[attribute.name] = node.value(at: attribute.slot)
         }
         for relationship in entity.relationships {
             guard let destination = model.entity(named: relationship.destination) else { continue }
             if relationship.isToMany {
-                let members = (node.toMany[relationship.slot] ?? []).compactMap { table.reference(for: $0, root: destination.rootIndex) }
+                let members = (node.toManyKeys(at: relationship.slot) ?? []).compactMap { table.reference(for: $0, root: destination.rootIndex) }
                 if !members.isEmpty { object.toMany[relationship.name] = members }
-            } else if let target = node.toOne[relationship.slot],
+            } else if let target = node.toOneKey(at: relationship.slot),
                       let reference = table.reference(for: target, root: destination.rootIndex) {
                 object.toOne[relationship.name] = reference
             }
@@ -615,8 +615,8 @@ public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unc
             guard let node = tables[id.root][id.primaryKey] else { continue }
             let entity = model.entities[node.id.entity]
             var values: [String: PredicateValue] = [:]
-            for attribute in entity.attributes where node.values[attribute.slot] != .null {
-                values[attribute.name] = node.values[attribute.slot]
+            for attribute in entity.attributes where node.value(at: attribute.slot) != .null {
+                values[attribute.name] = node.value(at: attribute.slot)
             }
             let reference: Format.Reference
             do {
@@ -696,7 +696,7 @@ private struct TableReader: DeletionReader {
         guard relationship.isToMany else {
             return owners.compactMap { owner in
                 guard let node = table[owner], relationship.slot < node.toOne.count,
-                      let member = node.toOne[relationship.slot] else { return nil }
+                      let member = node.toOneKey(at: relationship.slot) else { return nil }
                 return (owner, member)
             }
         }
@@ -709,8 +709,8 @@ private struct TableReader: DeletionReader {
             let wanted = Set(owners)
             for node in tables[destination.rootIndex].values where model.isEntity(at: node.id.entity, kindOf: destination.index) {
                 let pointing: [Int64] = inverse.isToMany
-                    ? (inverse.slot < node.toMany.count ? node.toMany[inverse.slot] ?? [] : [])
-                    : (inverse.slot < node.toOne.count ? [node.toOne[inverse.slot]].compactMap { $0 } : [])
+                    ? (inverse.slot < node.toMany.count ? node.toManyKeys(at: inverse.slot) ?? [] : [])
+                    : (inverse.slot < node.toOne.count ? [node.toOneKey(at: inverse.slot)].compactMap { $0 } : [])
                 for owner in pointing where wanted.contains(owner) && members[owner]?.contains(node.id.primaryKey) == false {
                     members[owner, default: []].append(node.id.primaryKey)
                 }

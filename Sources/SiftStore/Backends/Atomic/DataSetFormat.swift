@@ -36,13 +36,13 @@ public struct DataSetFormat: AtomicStoreFormat {
         return dataSet.nodes.map { node in
             let entity = dataSet.model.entities[node.id.entity]
             var object = AtomicNode<Int64>(entityName: entity.name, reference: node.id.primaryKey)
-            for attribute in entity.attributes where node.values[attribute.slot] != .null {
-                object.values[attribute.name] = node.values[attribute.slot]
+            for attribute in entity.attributes where node.value(at: attribute.slot) != .null {
+                object.values[attribute.name] = node.value(at: attribute.slot)
             }
             for relationship in entity.relationships {
                 if relationship.isToMany {
-                    if let members = node.toMany[relationship.slot], !members.isEmpty { object.toMany[relationship.name] = members }
-                } else if let target = node.toOne[relationship.slot] {
+                    if let members = node.toManyKeys(at: relationship.slot), !members.isEmpty { object.toMany[relationship.name] = members }
+                } else if let target = node.toOneKey(at: relationship.slot) {
                     object.toOne[relationship.name] = target
                 }
             }

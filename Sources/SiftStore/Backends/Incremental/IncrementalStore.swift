@@ -625,7 +625,7 @@ private struct BackendReader<Backend: IncrementalStoreBackend>: DeletionReader {
             return owners.flatMap { owner in (links[owner] ?? []).map { (owner, $0) } }
         }
         let rows = try store.rows(entity, keys: owners)
-        return rows.compactMap { row in row.toOne[relationship.slot].map { (row.id.primaryKey, $0) } }
+        return rows.compactMap { row in row.toOneKey(at: relationship.slot).map { (row.id.primaryKey, $0) } }
     }
 
     func entities(of keys: [Int64], in entity: Entity) throws -> [Int64: Int] {

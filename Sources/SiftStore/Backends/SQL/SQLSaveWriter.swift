@@ -330,7 +330,7 @@ package struct SQLSaveWriter {
                 return numbers[ObjectID(entity: destination, primaryKey: key)]
             })
             for (slot, statement) in plan.links {
-                guard let targets = node.toMany[slot] else { continue }
+                guard let targets = node.toManyKeys(at: slot) else { continue }
                 for target in targets { try executor.run(statement, [.integer(node.id.primaryKey), .integer(target)]) }
             }
             if index % 10_000 == 9_999 { progress?(index + 1, nodes.count) }
@@ -340,7 +340,7 @@ package struct SQLSaveWriter {
         for node in nodes {
             let entity = model.entities[node.id.entity]
             for relationship in entity.relationships where relationship.isToMany && relationship.isOrdered {
-                guard let members = node.toMany[relationship.slot], !members.isEmpty,
+                guard let members = node.toManyKeys(at: relationship.slot), !members.isEmpty,
                       let update = schema.updateOrderKey(relationship, in: entity) else { continue }
                 let statement = try orderKeys[update.sql] ?? executor.prepare(update.sql)
                 orderKeys[update.sql] = statement

@@ -16,23 +16,20 @@ extension SQLiteStore: SQLStoreBackend {
     package func fetchNodes(_ query: SQLQuery, entity: Entity, ownerColumn: Bool,
                             owner: ((Int64) -> Void)?) throws(StoreError) -> [RowNode] {
         let now = Date().timeIntervalSinceReferenceDate
-        // Every node starts with its to-many relationships not loaded: one shared array.
+        // The rows go into one batch per entity, by column.
         let readers = RowReaders(schema.rowLayout(entity), base: ownerColumn ? 1 : 0, externalData: externalData,
                                  transformers: valueTransformers)
-        var nodes: [RowNode] = []
         do {
             try withConnection { connection in
                 try connection.forEachRow(query.sql, query.bindings) { row in
-                    guard let node = readers.node(row, now: now) else { return true }
-                    if let owner { owner(row.integer(0)) }
-                    nodes.append(node)
+                    if readers.add(row), let owner { owner(row.integer(0)) }
                     return true
                 }
             }
         } catch {
             throw StoreError(error, path: path, sql: query.sql)
         }
-        return rowCache.storeFetched(nodes)
+        return rowCache.storeFetched(readers.nodes(now: now))
     }
 
     package func fetchObjectIDs(_ query: SQLQuery, entity: Entity) throws(StoreError) -> [ObjectID] {

@@ -1,0 +1,84 @@
+// Store stage: the objects a context holds, one per object ID (uniquing).
+//
+// Objects are found by ID in a hashed table. A fetch into a table the
+// context holds no object of (a new context, or an entity it has not
+// fetched) adds its objects as one array instead, with no hashed operation
+// per row: they are hashed only when something first looks an object of
+// that table up by ID (a relationship, `object(for:)`, a merge).
+
+/// A context's objects by ID, each root entity's table apart.
+struct ObjectRegistry {
+    /// The objects looked up by ID.
+    private var byID: [ObjectID: ManagedObject] = [:]
+    /// Objects added in bulk and not hashed yet, by root entity index.
+    private var unhashed: [Int: [[ManagedObject]]] = [:]
+    /// How many objects each root entity's table holds (hashed or not).
+    private var countByRoot: [Int: Int] = [:]
+
+    /// How many objects the registry holds.
+    private(set) var count = 0
+
+    /// The object for `id`, if the registry holds one; setting nil removes it.
+    subscript(id: ObjectID) -> ManagedObject? {
+        mutating get {
+            if !unhashed.isEmpty, unhashed[id.root] != nil { hash(root: id.root) }
+            return byID[id]
+        }
+        set {
+            if !unhashed.isEmpty, unhashed[id.root] != nil { hash(root: id.root) }
+            if let newValue {
+                if byID.updateValue(newValue, forKey: id) == nil { added(1, root: id.root) }
+            } else if byID.removeValue(forKey: id) != nil {
+                added(-1, root: id.root)
+            }
+        }
+    }
+
+    /// Whether the registry holds no object of the root entity at `root`:
+    /// objects of it may be added in bulk, unhashed.
+    func isEmpty(root: Int) -> Bool { (countByRoot[root] ?? 0) == 0 }
+
+    /// Adds objects of the root entity at `root` that the registry does not
+    /// hold, with distinct IDs, without hashing them.
+    mutating func addUnhashed(_ objects: [ManagedObject], root: Int) {
+        guard !objects.isEmpty else { return }
+        unhashed[root, default: []].append(objects)
+        added(objects.count, root: root)
+    }
+
+    /// Every object held.
+    var all: [ManagedObject] {
+        var result = Array(byID.values)
+        for arrays in unhashed.values { for objects in arrays { result.append(contentsOf: objects) } }
+        return result
+    }
+
+    /// Calls `body` with every object held.
+    func forEach(_ body: (ManagedObject) -> Void) {
+        for object in byID.values { body(object) }
+        for arrays in unhashed.values { for objects in arrays { for object in objects { body(object) } } }
+    }
+
+    /// Makes room for `more` objects looked up by ID.
+    mutating func reserveCapacity(_ more: Int) { byID.reserveCapacity(byID.count + more) }
+
+    /// Forgets every object.
+    mutating func removeAll() {
+        byID = [:]
+        unhashed = [:]
+        countByRoot = [:]
+        count = 0
+    }
+
+    private mutating func added(_ delta: Int, root: Int) {
+        count += delta
+        countByRoot[root, default: 0] += delta
+    }
+
+    /// Hashes the objects of a root entity added in bulk.
+    private mutating func hash(root: Int) {
+        guard let arrays = unhashed.removeValue(forKey: root) else { return }
+        byID.reserveCapacity(byID.count + arrays.reduce(0) { $0 + $1.count })
+        for objects in arrays { for object in objects { byID[object.objectID] = object } }
+    }
+}
