@@ -1,0 +1,100 @@
+// Row batches: rows laid out by column give back exactly the values they
+// were given, whatever the order of types and nils; and a fetch's nodes are
+// views of one batch per entity.
+
+import Foundation
+import SiftMemory
+import Sift
+import SiftStore
+import Testing
+
+@Suite("Row batches")
+struct RowBatchTests {
+    /// A value of a random kind, often nil, sometimes of another type than
+    /// the column's first.
+    static func randomValue(_ kind: Int, _ generator: inout SystemRandomNumberGenerator) -> PredicateValue {
+        let pick = Int.random(in: 0..<20, using: &generator)
+        if pick < 4 { return .null }
+        let kind = pick == 19 ? Int.random(in: 0..<7, using: &generator) : kind
+        switch kind {
+        case 0: return .int(Int64.random(in: .min ... .max, using: &generator))
+        case 1: return .double([0, -0.0, .nan, .infinity, 1.5, Double.random(in: -1e9...1e9, using: &generator)].randomElement(using: &generator)!)
+        case 2: return .date(Date(timeIntervalSinceReferenceDate: Double(Int.random(in: -1_000_000...1_000_000, using: &generator)) / 7))
+        case 3: return .bool(Bool.random(using: &generator))
+        case 4: return .string(["", "a", "Ünïcödé", String(repeating: "long text ", count: Int.random(in: 1...5, using: &generator))]
+            .randomElement(using: &generator)!)
+        case 5: return .data(Data([1, 2, 3]))
+        default: return .uuid(UUID())
+        }
+    }
+
+    /// Two values the same in every respect: case, payload, NaN as NaN.
+    static func same(_ a: PredicateValue, _ b: PredicateValue) -> Bool { String(reflecting: a) == String(reflecting: b) }
+
+    @Test("Every value read back as given: typed columns, leading and trailing nils, a type change midway")
+    func valuesReadBackAsGiven() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let columns = Int.random(in: 0...6, using: &generator)
+            let kinds = (0..<columns).map { _ in Int.random(in: 0..<7, using: &generator) }
+            let rows = Int.random(in: 0...150, using: &generator)
+            var builder = RowBatchBuilder(entity: 0, root: 0, attributeCount: columns, toOneCount: 1, toManyCount: 1)
+            var given: [([PredicateValue], Int64?)] = []
+            for row in 0..<rows {
+                let values = kinds.map { Self.randomValue($0, &generator) }
+                let key: Int64? = Bool.random(using: &generator) ? Int64.random(in: .min ... .max, using: &generator) : nil
+                builder.append(key: Int64(row) * 3, version: Int64(row) + 1, values: values, toOne: [key])
+                given.append((values, key))
+            }
+            let batch = builder.batch(fetchTimestamp: 42)
+            #expect(batch.count == rows)
+            for (row, (values, key)) in given.enumerated() {
+                let node = batch.node(at: row)
+                #expect(node.id == ObjectID(entity: 0, primaryKey: Int64(row) * 3))
+                #expect(node.version == Int64(row) + 1)
+                #expect(node.fetchTimestamp == 42)
+                #expect(node.toOneKey(at: 0) == key)
+                #expect(node.toManyKeys(at: 0) == nil)
+                for slot in values.indices where !Self.same(node.value(at: slot), values[slot]) {
+                    Issue.record("row \(row) slot \(slot): \(node.value(at: slot)) for \(values[slot])")
+                }
+                #expect(node.values.count == values.count)
+                #expect(node.value(at: columns) == .null)   // a slot the rows do not have
+                #expect(node.value(at: -1) == .null)
+            }
+        }
+    }
+
+    @Test("A node made alone is a batch of one row holding the arrays it was made from")
+    func nodeMadeAlone() {
+        let node = RowNode(id: ObjectID(entity: 1, primaryKey: 7), version: 3, fetchTimestamp: 5,
+                           values: [.int(1), .null, .string("x")], toOne: [nil, 4], toMany: [[1, 2], nil])
+        #expect(node.batch.count == 1)
+        #expect(node.values == [.int(1), .null, .string("x")])
+        #expect(node.toOne == [nil, 4])
+        #expect(node.toMany == [[1, 2], nil])
+        #expect(node.toOneKey(at: 5) == nil && node.toManyKeys(at: 5) == nil)
+        let replaced = node.replacingToMany([nil, [9]])
+        #expect(replaced.toMany == [nil, [9]])
+        #expect(replaced.values == node.values && replaced.version == 3 && replaced.id == node.id)
+    }
+
+    @Test("A fetch's nodes share one batch per entity, in the order the store returned them",
+          arguments: SQLStoreKind.allCases)
+    func fetchedNodesShareABatch(_ kind: SQLStoreKind) throws {
+        let tested = try kind.fresh()
+        let store = tested.test.store
+        let request = FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")])
+        let fetch = try store.compile(request)
+        let nodes = try store.rows(for: fetch)
+        #expect(nodes.count > 10)
+        #expect(Set(nodes.map { ObjectIdentifier($0.batch) }).count == 1)
+        let context = tested.context()
+        let objects = try context.fetch(request)
+        #expect(nodes.map { $0.id } == objects.map { $0.objectID })
+        for (node, object) in zip(nodes, objects) {
+            #expect(node.value(at: 0) == (try object.value(forKey: store.model.entities[node.id.entity].attributes[0].name)))
+        }
+        withExtendedLifetime(context) {}
+    }
+}
