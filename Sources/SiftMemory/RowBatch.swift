@@ -16,27 +16,41 @@ import SiftValues
 /// alone), their values laid out by column. Immutable.
 ///
 /// A batch is what ``RowNode`` views: ``node(at:)`` gives row `row`'s node.
-public final class RowBatch: Sendable {
-    private let entityIndex: Int32
-    private let rootIndex: Int32
+/// The columns are buffers the batch owns and frees; reading a value is a
+/// load from its column, with no reference counting.
+public final class RowBatch: @unchecked Sendable {
+    // @unchecked: the buffers are written once, before `init` returns, and
+    // only read afterwards.
+    @usableFromInline let entityIndex: Int32
+    @usableFromInline let rootIndex: Int32
     /// The index of the rows' entity in the model.
-    public var entity: Int { Int(entityIndex) }
+    @inlinable public var entity: Int { Int(entityIndex) }
     /// The index of the entity's root entity: whose table holds the rows.
-    public var root: Int { Int(rootIndex) }
+    @inlinable public var root: Int { Int(rootIndex) }
     /// When the rows were fetched, in seconds since 2001-01-01.
     public let fetchTimestamp: Double
     /// How many rows the batch holds.
     public let count: Int
-    /// How many attribute slots, to-one slots and to-many slots each row has.
-    public let attributeCount: Int, toOneCount: Int, toManyCount: Int
-    private let storage: Storage
+    /// How many attribute slots each row has.
+    public let attributeCount: Int
+    /// How many to-one slots each row has.
+    public let toOneCount: Int
+    /// How many to-many slots each row has.
+    public let toManyCount: Int
 
-    private enum Storage: Sendable {
-        /// One row, as the arrays it was made from.
-        case row(key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?], toMany: [[Int64]?])
-        /// Rows by column.
-        case columns(BatchColumns)
-    }
+    /// A batch of one row keeps the key, version and arrays it was made
+    /// from (and no columns): one allocation, as a node on its own.
+    @usableFromInline let isSingle: Bool
+    @usableFromInline let singleKey: Int64
+    @usableFromInline let singleVersion: Int64
+    @usableFromInline let singleValues: [PredicateValue]
+    @usableFromInline let singleToOne: [Int64?]
+    @usableFromInline let singleToMany: [[Int64]?]
+    /// Primary keys and versions by row (columns only).
+    @usableFromInline let keys: UnsafeMutablePointer<Int64>?
+    @usableFromInline let versions: UnsafeMutablePointer<Int64>?
+    /// Attribute columns by slot, then to-one key columns by slot.
+    @usableFromInline let columns: UnsafeMutablePointer<RawColumn>?
 
     /// A batch of one row.
     init(id: ObjectID, version: Int64, fetchTimestamp: Double, values: [PredicateValue], toOne: [Int64?], toMany: [[Int64]?]) {
@@ -47,19 +61,45 @@ public final class RowBatch: Sendable {
         attributeCount = values.count
         toOneCount = toOne.count
         toManyCount = toMany.count
-        storage = .row(key: id.primaryKey, version: version, values: values, toOne: toOne, toMany: toMany)
+        isSingle = true
+        singleKey = id.primaryKey
+        singleVersion = version
+        singleValues = values
+        singleToOne = toOne
+        singleToMany = toMany
+        keys = nil
+        versions = nil
+        columns = nil
     }
 
-    /// A batch of rows laid out by column.
-    init(entity: Int32, root: Int32, fetchTimestamp: Double, columns: BatchColumns, toManyCount: Int) {
+    /// A batch of rows laid out by column: it takes the buffers over.
+    init(entity: Int32, root: Int32, fetchTimestamp: Double, count: Int, keys: UnsafeMutablePointer<Int64>,
+         versions: UnsafeMutablePointer<Int64>, columns: UnsafeMutablePointer<RawColumn>,
+         attributeCount: Int, toOneCount: Int, toManyCount: Int) {
         entityIndex = entity
         rootIndex = root
         self.fetchTimestamp = fetchTimestamp
-        count = columns.keys.count
-        attributeCount = columns.values.count
-        toOneCount = columns.toOne.count
+        self.count = count
+        self.attributeCount = attributeCount
+        self.toOneCount = toOneCount
         self.toManyCount = toManyCount
-        storage = .columns(columns)
+        isSingle = false
+        singleKey = 0
+        singleVersion = 0
+        singleValues = []
+        singleToOne = []
+        singleToMany = []
+        self.keys = keys
+        self.versions = versions
+        self.columns = columns
+    }
+
+    deinit {
+        guard let columns else { return }
+        for index in 0..<(attributeCount + toOneCount) { columns[index].free(count: count) }
+        columns.deallocate()
+        keys?.deallocate()
+        versions?.deallocate()
     }
 
     /// The node of a row.
@@ -72,11 +112,9 @@ public final class RowBatch: Sendable {
     ///
     /// - Parameter row: The row's index, below ``count``.
     /// - Returns: The row's primary key.
+    @inlinable
     public func primaryKey(at row: Int) -> Int64 {
-        switch storage {
-        case .row(let key, _, _, _, _): return key
-        case .columns(let columns): return columns.keys[row]
-        }
+        isSingle ? singleKey : keys![row]
     }
 
     /// The version of a row.
@@ -84,10 +122,7 @@ public final class RowBatch: Sendable {
     /// - Parameter row: The row's index, below ``count``.
     /// - Returns: The row's version.
     public func version(at row: Int) -> Int64 {
-        switch storage {
-        case .row(_, let version, _, _, _): return version
-        case .columns(let columns): return columns.versions[row]
-        }
+        isSingle ? singleVersion : versions![row]
     }
 
     /// The value of an attribute slot of a row; `.null` for a slot the rows do not have.
@@ -96,12 +131,11 @@ public final class RowBatch: Sendable {
     ///   - slot: The attribute's slot.
     ///   - row: The row's index, below ``count``.
     /// - Returns: The value.
+    @inlinable
     public func value(slot: Int, row: Int) -> PredicateValue {
         guard slot >= 0, slot < attributeCount else { return .null }
-        switch storage {
-        case .row(_, _, let values, _, _): return values[slot]
-        case .columns(let columns): return columns.values[slot].value(row)
-        }
+        if isSingle { return singleValues[slot] }
+        return columns![slot].value(row)
     }
 
     /// The destination's key of a to-one slot of a row; nil when there is none.
@@ -110,12 +144,11 @@ public final class RowBatch: Sendable {
     ///   - slot: The to-one relationship's slot.
     ///   - row: The row's index, below ``count``.
     /// - Returns: The destination's primary key, or nil.
+    @inlinable
     public func toOneKey(slot: Int, row: Int) -> Int64? {
         guard slot >= 0, slot < toOneCount else { return nil }
-        switch storage {
-        case .row(_, _, _, let toOne, _): return toOne[slot]
-        case .columns(let columns): return columns.toOne[slot].key(row)
-        }
+        if isSingle { return singleToOne[slot] }
+        return columns![attributeCount &+ slot].key(row)
     }
 
     /// The members' keys of a to-many slot of a row; nil when they are not loaded.
@@ -125,91 +158,104 @@ public final class RowBatch: Sendable {
     ///   - row: The row's index, below ``count``.
     /// - Returns: The members' primary keys, or nil.
     public func toManyKeys(slot: Int, row: Int) -> [Int64]? {
-        guard slot >= 0, slot < toManyCount else { return nil }
-        switch storage {
-        case .row(_, _, _, _, let toMany): return toMany[slot]
-        case .columns: return nil
-        }
+        guard slot >= 0, slot < toManyCount, isSingle else { return nil }
+        return singleToMany[slot]
     }
 
     /// Every attribute value of a row, by slot.
     func values(_ row: Int) -> [PredicateValue] {
-        switch storage {
-        case .row(_, _, let values, _, _): return values
-        case .columns(let columns): return columns.values.map { $0.value(row) }
-        }
-    }
-
-    /// The typed column of an attribute slot, when the rows are laid out by column.
-    package func column(_ slot: Int) -> BatchColumn? {
-        guard case .columns(let columns) = storage, slot >= 0, slot < columns.values.count else { return nil }
-        return columns.values[slot]
+        if isSingle { return singleValues }
+        return (0..<attributeCount).map { columns![$0].value(row) }
     }
 }
 
-/// Which rows of a column hold nil: one bit a row, no words when none does.
-package struct NullMask: Sendable {
-    var words: [UInt64] = []
+/// How a column's values are stored.
+@usableFromInline
+enum ColumnKind: UInt8, Sendable {
+    /// No buffer: every row holds nil.
+    case nulls
+    case integers, doubles
+    /// Dates as seconds since 2001-01-01.
+    case dates
+    case booleans
+    /// `String?`, nil for nil.
+    case strings
+    /// `PredicateValue`: values of several types, or of a type without a buffer of its own.
+    case values
+}
+
+/// One column of a batch: its kind, its buffer and its nil bits (one a row;
+/// none when no row holds nil). Plain pointers: reading one counts no
+/// references. The batch frees them.
+@usableFromInline
+struct RawColumn {
+    @usableFromInline let kind: ColumnKind
+    @usableFromInline let data: UnsafeMutableRawPointer?
+    @usableFromInline let nulls: UnsafeMutablePointer<UInt64>?
 
     /// Whether row `row` holds nil.
-    @inline(__always)
-    package func contains(_ row: Int) -> Bool {
-        let word = row >> 6
-        return word < words.count && words[word] & (1 << UInt64(row & 63)) != 0
+    @inlinable @inline(__always)
+    func isNull(_ row: Int) -> Bool {
+        guard let nulls else { return false }
+        return nulls[row &>> 6] & (1 &<< UInt64(row & 63)) != 0
     }
+
+    /// The value of row `row`.
+    @inlinable @inline(__always)
+    func value(_ row: Int) -> PredicateValue {
+        switch kind {
+        case .nulls: return .null
+        case .integers: return isNull(row) ? .null : .int(data!.assumingMemoryBound(to: Int64.self)[row])
+        case .doubles: return isNull(row) ? .null : .double(data!.assumingMemoryBound(to: Double.self)[row])
+        case .dates:
+            return isNull(row) ? .null : .date(Date(timeIntervalSinceReferenceDate: data!.assumingMemoryBound(to: Double.self)[row]))
+        case .booleans: return isNull(row) ? .null : .bool(data!.assumingMemoryBound(to: Bool.self)[row])
+        case .strings: return data!.assumingMemoryBound(to: String?.self)[row].map(PredicateValue.string) ?? .null
+        case .values: return data!.assumingMemoryBound(to: PredicateValue.self)[row]
+        }
+    }
+
+    /// Row `row` of a key column (integers), or nil.
+    @inlinable @inline(__always)
+    func key(_ row: Int) -> Int64? {
+        kind == .integers && !isNull(row) ? data!.assumingMemoryBound(to: Int64.self)[row] : nil
+    }
+
+    /// A column of `values` (copied), with `nulls` as its nil bits.
+    static func make<T>(_ kind: ColumnKind, _ values: [T], nulls: [UInt64]) -> RawColumn {
+        let data = UnsafeMutablePointer<T>.allocate(capacity: max(values.count, 1))
+        data.initialize(from: values, count: values.count)
+        var bits: UnsafeMutablePointer<UInt64>?
+        if nulls.contains(where: { $0 != 0 }) {
+            let words = (values.count + 63) / 64
+            bits = UnsafeMutablePointer<UInt64>.allocate(capacity: max(words, 1))
+            bits!.initialize(repeating: 0, count: max(words, 1))
+            for (index, word) in nulls.prefix(words).enumerated() { bits![index] = word }
+        }
+        return RawColumn(kind: kind, data: UnsafeMutableRawPointer(data), nulls: bits)
+    }
+
+    /// Frees the buffers of a column of `count` rows.
+    func free(count: Int) {
+        switch kind {
+        case .strings: data?.assumingMemoryBound(to: String?.self).deinitialize(count: count)
+        case .values: data?.assumingMemoryBound(to: PredicateValue.self).deinitialize(count: count)
+        default: break
+        }
+        data?.deallocate()
+        nulls?.deallocate()
+    }
+}
+
+/// Which rows of a column hold nil, as it is built: one bit a row.
+struct NullMask {
+    var words: [UInt64] = []
 
     mutating func insert(_ row: Int) {
         let word = row >> 6
         if word >= words.count { words.append(contentsOf: repeatElement(0, count: word - words.count + 1)) }
         words[word] |= 1 << UInt64(row & 63)
     }
-}
-
-/// One attribute's values for the rows of a batch, in a buffer of their type.
-package enum BatchColumn: Sendable {
-    /// Every row holds nil.
-    case nulls
-    case integers([Int64], NullMask)
-    case doubles([Double], NullMask)
-    /// Dates as seconds since 2001-01-01.
-    case dates([Double], NullMask)
-    case booleans([Bool], NullMask)
-    case strings([String?])
-    /// Values of several types, or of a type without a buffer of its own.
-    case values([PredicateValue])
-
-    /// The value of row `row`.
-    @inline(__always)
-    package func value(_ row: Int) -> PredicateValue {
-        switch self {
-        case .nulls: return .null
-        case .integers(let values, let nulls): return nulls.contains(row) ? .null : .int(values[row])
-        case .doubles(let values, let nulls): return nulls.contains(row) ? .null : .double(values[row])
-        case .dates(let values, let nulls):
-            return nulls.contains(row) ? .null : .date(Date(timeIntervalSinceReferenceDate: values[row]))
-        case .booleans(let values, let nulls): return nulls.contains(row) ? .null : .bool(values[row])
-        case .strings(let values): return values[row].map(PredicateValue.string) ?? .null
-        case .values(let values): return values[row]
-        }
-    }
-}
-
-/// A to-one relationship's destination keys for the rows of a batch.
-package struct KeyColumn: Sendable {
-    var keys: [Int64] = []
-    var nulls = NullMask()
-
-    /// The key of row `row`, or nil.
-    @inline(__always)
-    func key(_ row: Int) -> Int64? { nulls.contains(row) ? nil : keys[row] }
-}
-
-/// The columns of a batch's rows.
-package struct BatchColumns: Sendable {
-    var keys: [Int64] = []
-    var versions: [Int64] = []
-    var values: [BatchColumn] = []
-    var toOne: [KeyColumn] = []
 }
 
 /// Lays rows out by column as a store reads them, one row at a time, then
@@ -221,7 +267,7 @@ package struct RowBatchBuilder {
     private var keys: [Int64] = []
     private var versions: [Int64] = []
     private var columns: [ColumnBuilder]
-    private var toOne: [KeyColumn]
+    private var toOne: [(keys: [Int64], nulls: NullMask)]
 
     /// A builder for rows of the entity at `entity` (its root at `root`).
     package init(entity: Int, root: Int, attributeCount: Int, toOneCount: Int, toManyCount: Int) {
@@ -229,7 +275,7 @@ package struct RowBatchBuilder {
         self.root = Int32(clamping: root)
         self.toManyCount = toManyCount
         columns = Array(repeating: ColumnBuilder(), count: attributeCount)
-        toOne = Array(repeating: KeyColumn(), count: toOneCount)
+        toOne = Array(repeating: ([], NullMask()), count: toOneCount)
     }
 
     /// How many rows have been added.
@@ -253,9 +299,19 @@ package struct RowBatchBuilder {
 
     /// The batch of the rows added, fetched at `fetchTimestamp`.
     package func batch(fetchTimestamp: Double) -> RowBatch {
-        RowBatch(entity: entity, root: root, fetchTimestamp: fetchTimestamp,
-                 columns: BatchColumns(keys: keys, versions: versions, values: columns.map { $0.column() }, toOne: toOne),
-                 toManyCount: toManyCount)
+        let count = keys.count
+        let keyBuffer = UnsafeMutablePointer<Int64>.allocate(capacity: max(count, 1))
+        keyBuffer.initialize(from: keys, count: count)
+        let versionBuffer = UnsafeMutablePointer<Int64>.allocate(capacity: max(count, 1))
+        versionBuffer.initialize(from: versions, count: count)
+        let raw = UnsafeMutablePointer<RawColumn>.allocate(capacity: max(columns.count + toOne.count, 1))
+        for (slot, column) in columns.enumerated() { (raw + slot).initialize(to: column.column()) }
+        for (slot, keys) in toOne.enumerated() {
+            (raw + columns.count + slot).initialize(to: .make(.integers, keys.keys, nulls: keys.nulls.words))
+        }
+        return RowBatch(entity: entity, root: root, fetchTimestamp: fetchTimestamp, count: count, keys: keyBuffer,
+                        versions: versionBuffer, columns: raw, attributeCount: columns.count, toOneCount: toOne.count,
+                        toManyCount: toManyCount)
     }
 }
 
@@ -283,12 +339,27 @@ private struct ColumnBuilder {
         case (_, .null): appendNull()
         case (.empty, _): start(with: value)
         default:
-            plain = (0..<count).map(column().value)
+            plain = (0..<count).map(self.value)
             numbers = []; reals = []; flags = []; texts = []; nulls = NullMask()
             kind = .values
             plain.append(value)
         }
         count += 1
+    }
+
+    /// The value of a row added (for a column turning into plain values).
+    private func value(_ row: Int) -> PredicateValue {
+        let word = row >> 6
+        if word < nulls.words.count, nulls.words[word] & (1 << UInt64(row & 63)) != 0 { return .null }
+        switch kind {
+        case .empty: return .null
+        case .integers: return .int(numbers[row])
+        case .doubles: return .double(reals[row])
+        case .dates: return .date(Date(timeIntervalSinceReferenceDate: reals[row]))
+        case .booleans: return .bool(flags[row])
+        case .strings: return texts[row].map(PredicateValue.string) ?? .null
+        case .values: return plain[row]
+        }
     }
 
     private mutating func appendNull() {
@@ -317,15 +388,16 @@ private struct ColumnBuilder {
         for row in 0..<leading { nulls.insert(row) }
     }
 
-    func column() -> BatchColumn {
+    /// The column's buffer, made for the batch.
+    func column() -> RawColumn {
         switch kind {
-        case .empty: return .nulls
-        case .integers: return .integers(numbers, nulls)
-        case .doubles: return .doubles(reals, nulls)
-        case .dates: return .dates(reals, nulls)
-        case .booleans: return .booleans(flags, nulls)
-        case .strings: return .strings(texts)
-        case .values: return .values(plain)
+        case .empty: return RawColumn(kind: .nulls, data: nil, nulls: nil)
+        case .integers: return .make(.integers, numbers, nulls: nulls.words)
+        case .doubles: return .make(.doubles, reals, nulls: nulls.words)
+        case .dates: return .make(.dates, reals, nulls: nulls.words)
+        case .booleans: return .make(.booleans, flags, nulls: nulls.words)
+        case .strings: return .make(.strings, texts, nulls: [])
+        case .values: return .make(.values, plain, nulls: [])
         }
     }
 }

@@ -49,6 +49,7 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The ID of a row of the entity at `entity`, whose root entity is at `root`.
+    @usableFromInline
     package init(entity: Int, root: Int, primaryKey: Int64) {
         self.primaryKey = primaryKey
         self.entityIndex = Int32(clamping: entity)
@@ -124,18 +125,21 @@ public struct RowNode: Sendable {
     }
 
     /// The object this node holds.
+    @inlinable
     public var id: ObjectID {
         ObjectID(entity: batch.entity, root: batch.root, primaryKey: batch.primaryKey(at: row))
     }
     /// The object's version (incremented by every save of the row).
     public var version: Int64 { batch.version(at: row) }
     /// When the values were fetched, in seconds since 2001-01-01.
+    @inlinable
     public var fetchTimestamp: Double { batch.fetchTimestamp }
 
     /// The value in an attribute slot; `.null` for a slot the node does not have.
     ///
     /// - Parameter slot: The attribute's slot.
     /// - Returns: The value the store delivered.
+    @inlinable
     public func value(at slot: Int) -> PredicateValue { batch.value(slot: slot, row: row) }
 
     /// The destination's primary key of a to-one slot; nil when there is
@@ -143,6 +147,7 @@ public struct RowNode: Sendable {
     ///
     /// - Parameter slot: The to-one relationship's slot.
     /// - Returns: The destination's primary key, or nil.
+    @inlinable
     public func toOneKey(at slot: Int) -> Int64? { batch.toOneKey(slot: slot, row: row) }
 
     /// The members' primary keys of a to-many slot; nil when the store has

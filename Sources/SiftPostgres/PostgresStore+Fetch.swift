@@ -108,7 +108,7 @@ final class RowCollector: @unchecked Sendable {
 
     func add(_ row: PostgresRow) {
         let row = PostgresStoreRow(row.makeRandomAccess())
-        if readers.add(row), ownerColumn { owners.append(row.integer(0)) }
+        if readers.add(row, now: now), ownerColumn { owners.append(row.integer(0)) }
     }
 }
 

@@ -123,28 +123,41 @@ package final class RowReader {
                        fetchTimestamp: now, values: values, toOne: toOne, toMany: unloaded)
     }
 
-    /// The rows read into batches so far.
+    /// Up to this many rows of a fetch are nodes of their own: a batch's
+    /// columns cost more than they save for a few rows.
+    static let fewRows = 8
+    /// The first rows read, as nodes of their own.
+    private var few: [RowNode] = []
+    /// The rows read into columns, once there are more than a few.
     private var builder: RowBatchBuilder?
     /// The current row's values and to-one keys, reused from row to row.
     private var rowValues: [PredicateValue] = []
     private var rowToOne: [Int64?] = []
 
-    /// Adds the current row to the batch being read; returns its row in it.
-    func add<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64) -> Int {
-        read(row, into: &rowValues, &rowToOne)
+    /// Adds the current row to what is being read; returns its row.
+    func add<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64, now: Double) -> Int {
         if builder == nil {
-            builder = RowBatchBuilder(entity: member.entity, root: member.root, attributeCount: member.attributeCount,
-                                      toOneCount: member.toOneCount, toManyCount: member.toManyCount)
+            if few.count < Self.fewRows {
+                few.append(node(row, primaryKey: primaryKey, version: version, now: now))
+                return few.count - 1
+            }
+            var made = RowBatchBuilder(entity: member.entity, root: member.root, attributeCount: member.attributeCount,
+                                       toOneCount: member.toOneCount, toManyCount: member.toManyCount)
+            for node in few { made.append(key: node.id.primaryKey, version: node.version, values: node.values, toOne: node.toOne) }
+            few = []
+            builder = made
         }
+        read(row, into: &rowValues, &rowToOne)
         let index = builder!.count
         builder!.append(key: primaryKey, version: version, values: rowValues, toOne: rowToOne)
         return index
     }
 
-    /// The batch of the rows added, and a fresh start.
-    func takeBatch(now: Double) -> RowBatch? {
-        defer { builder = nil }
-        return builder?.batch(fetchTimestamp: now)
+    /// The nodes of the rows added, by row, and a fresh start.
+    func takeNodes(now: Double) -> [RowNode] {
+        defer { builder = nil; few = [] }
+        guard let batch = builder?.batch(fetchTimestamp: now) else { return few }
+        return (0..<batch.count).map { RowNode(batch: batch, row: $0) }
     }
 }
 
@@ -159,7 +172,6 @@ package final class RowReaders {
     /// Each row added: its reader and its row in that reader's batch (only
     /// when the fetch's entity has subentities).
     private var order: [(reader: Int32, row: Int32)] = []
-    private var added = 0
 
     package init(_ layout: RowLayout, base: Int, externalData: URL?, transformers: ValueTransformerRegistry) {
         readers = layout.members.map { RowReader($0, base: base, externalData: externalData, transformers: transformers) }
@@ -186,23 +198,19 @@ package final class RowReaders {
     /// Adds the current row to its entity's batch; false for a row of an
     /// entity the model does not know (not an object of this fetch).
     @discardableResult
-    package func add<Row: StoreRow>(_ row: Row) -> Bool {
+    package func add<Row: StoreRow>(_ row: Row, now: Double) -> Bool {
         guard let which = reader(row) else { return false }
-        let index = readers[which].add(row, primaryKey: row.integer(base), version: row.integer(base + 1))
+        let index = readers[which].add(row, primaryKey: row.integer(base), version: row.integer(base + 1), now: now)
         if entityColumn != nil { order.append((Int32(which), Int32(index))) }
-        added += 1
         return true
     }
 
     /// The nodes of the rows added, in the order they came, fetched at
     /// `now`; the readers start afresh.
     package func nodes(now: Double) -> [RowNode] {
-        defer { order = []; added = 0 }
-        let batches = readers.map { $0.takeBatch(now: now) }
-        guard entityColumn != nil else {
-            guard let batch = batches[0] else { return [] }
-            return (0..<batch.count).map { RowNode(batch: batch, row: $0) }
-        }
-        return order.map { RowNode(batch: batches[Int($0.reader)]!, row: Int($0.row)) }
+        defer { order = [] }
+        let nodes = readers.map { $0.takeNodes(now: now) }
+        guard entityColumn != nil else { return nodes[0] }
+        return order.map { nodes[Int($0.reader)][Int($0.row)] }
     }
 }

@@ -96,5 +96,17 @@ struct RowBatchTests {
             #expect(node.value(at: 0) == (try object.value(forKey: store.model.entities[node.id.entity].attributes[0].name)))
         }
         withExtendedLifetime(context) {}
+        // A few rows are nodes of their own; past a few, the first ones join the batch's columns.
+        for limit in [1, 8, 9, 20] {
+            var limited = request
+            limited.fetchLimit = limit
+            let few = try store.rows(for: try store.compile(limited))
+            #expect(few.map { $0.id } == nodes.prefix(limit).map { $0.id })
+            #expect(Set(few.map { ObjectIdentifier($0.batch) }).count == (limit <= 8 ? limit : 1))
+            for (node, full) in zip(few, nodes) {
+                #expect(String(reflecting: node.values) == String(reflecting: full.values))
+                #expect(node.toOne == full.toOne && node.version == full.version)
+            }
+        }
     }
 }

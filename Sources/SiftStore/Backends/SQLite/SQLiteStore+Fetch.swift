@@ -22,7 +22,7 @@ extension SQLiteStore: SQLStoreBackend {
         do {
             try withConnection { connection in
                 try connection.forEachRow(query.sql, query.bindings) { row in
-                    if readers.add(row), let owner { owner(row.integer(0)) }
+                    if readers.add(row, now: now), let owner { owner(row.integer(0)) }
                     return true
                 }
             }
