@@ -132,6 +132,21 @@ func storeBenchmark() {
     //    reading every attribute of every object, by name and by a resolved
     //    attribute; and the memory the fetched objects hold.
     let count = 200_000
+    if part == "app" {
+        // The application's path alone, for a profiler: SIFT_BENCH_PART=app.
+        var application = FetchRequest(entityName: "Employee")
+        application.fetchLimit = count
+        let names = ["name", "nickname", "age", "salary", "rating", "isManager", "startDate"]
+        let app = Measurement.run("app", operations: count, rounds: 10) {
+            store.rowCache.removeAll()
+            let context = ObjectContext(store: store)
+            for object in try! context.fetch(application) {
+                for name in names { blackHole(object[name]) }
+                blackHole(try! object.object(forKey: "department"))
+            }
+        }
+        report("the application's path alone: \(formatted(app.nanosecondsPerOperation)) ns/object")
+    }
     if part == nil || part == "fetch" {
     let rawSQL = EmployeeRecord.columns + #" ORDER BY "Z_PK" LIMIT ?1"#
     func rawRecords() -> [EmployeeRecord] {

@@ -401,3 +401,64 @@ private struct ColumnBuilder {
         }
     }
 }
+
+/// Rows of one entity as a store delivers them, made into nodes: the first
+/// few as nodes of their own (a batch's columns cost more than they save
+/// for a few rows), and past that every row by column in one batch.
+package struct RowCollector {
+    /// Up to this many rows are nodes of their own.
+    package static let fewRows = 8
+    private let entity: Int
+    private let root: Int
+    private let attributeCount: Int
+    private let toOneCount: Int
+    private let toManyCount: Int
+    /// The first rows, as nodes of their own.
+    private var few: [RowNode] = []
+    /// The rows by column, once there are more than a few.
+    private var builder: RowBatchBuilder?
+    /// Shared by the nodes of their own: to-many relationships not loaded.
+    private let unloaded: [[Int64]?]
+
+    /// A collector of rows of the entity at `entity` (its root at `root`),
+    /// with these numbers of slots.
+    package init(entity: Int, root: Int, attributeCount: Int, toOneCount: Int, toManyCount: Int) {
+        self.entity = entity
+        self.root = root
+        self.attributeCount = attributeCount
+        self.toOneCount = toOneCount
+        self.toManyCount = toManyCount
+        unloaded = Array(repeating: nil, count: toManyCount)
+    }
+
+    /// How many rows have been added.
+    package var count: Int { builder?.count ?? few.count }
+
+    /// Adds a row (its to-many relationships not loaded); returns its index
+    /// among the rows added.
+    package mutating func append(key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?], now: Double) -> Int {
+        if builder == nil {
+            if few.count < Self.fewRows {
+                few.append(RowNode(id: ObjectID(entity: entity, root: root, primaryKey: key), version: version,
+                                   fetchTimestamp: now, values: values, toOne: toOne, toMany: unloaded))
+                return few.count - 1
+            }
+            var made = RowBatchBuilder(entity: entity, root: root, attributeCount: attributeCount,
+                                       toOneCount: toOneCount, toManyCount: toManyCount)
+            for node in few { made.append(key: node.id.primaryKey, version: node.version, values: node.values, toOne: node.toOne) }
+            few = []
+            builder = made
+        }
+        let index = builder!.count
+        builder!.append(key: key, version: version, values: values, toOne: toOne)
+        return index
+    }
+
+    /// The nodes of the rows added, by index, fetched at `now`; the
+    /// collector starts afresh.
+    package mutating func take(now: Double) -> [RowNode] {
+        defer { builder = nil; few = [] }
+        guard let batch = builder?.batch(fetchTimestamp: now) else { return few }
+        return (0..<batch.count).map { RowNode(batch: batch, row: $0) }
+    }
+}

@@ -74,7 +74,12 @@ public final class ManagedObject: CustomStringConvertible {
     /// runtime's exclusivity bookkeeping. Declared just before the flags,
     /// which fill the space the node leaves in its last word: an object is
     /// 71 bytes.)
-    @exclusivity(unchecked) @usableFromInline var node: RowNode?
+    @exclusivity(unchecked) @usableFromInline var storedNode: RowNode?
+    /// Whether `storedNode` is the row a fetch returned this fault with,
+    /// not read yet: the object is a fault, and holds the row's registration
+    /// with the row cache already, so firing it needs no lookup while the
+    /// cache has replaced nothing since.
+    @exclusivity(unchecked) @usableFromInline var isPendingFault = false
     /// Whether the object was inserted and not saved yet.
     public internal(set) var isInserted = false
     /// Whether the object was deleted and the delete not saved yet.
@@ -82,6 +87,20 @@ public final class ManagedObject: CustomStringConvertible {
     /// Whether the next save checks the object's version even if it is
     /// unchanged (``ObjectContext/detectConflicts(for:)``).
     var isLocked = false
+
+    /// The snapshot: the values and version last read; nil for a fault.
+    @inlinable
+    var node: RowNode? {
+        get { isPendingFault ? nil : storedNode }
+        set {
+            storedNode = newValue
+            isPendingFault = false
+        }
+    }
+
+    /// Whether the object holds a registration with the row cache: it has
+    /// a snapshot, or is a fault holding the row it was fetched with.
+    var holdsRegistration: Bool { storedNode != nil }
 
     init(objectID: ObjectID, description: EntityDescription, context: ObjectContext) {
         self.objectID = objectID

@@ -194,7 +194,7 @@ extension ObjectContext {
                 store.rowCache.remove([object.objectID])
             default:
                 if let node = result.nodes[object.objectID] {
-                    if object.node == nil { store.rowCache.register(object.objectID) }
+                    if !object.holdsRegistration { store.rowCache.register(object.objectID) }
                     object.node = node
                 } else {
                     makeFault(object)
@@ -237,7 +237,7 @@ extension ObjectContext {
     /// Turns an object into a fault that reads the store's row when next used.
     func makeFault(_ object: ManagedObject) {
         forgetFaultBatch(of: object)
-        guard object.node != nil else { return }
+        guard object.holdsRegistration else { return }
         object.node = nil
         store.rowCache.unregister(object.objectID)
     }

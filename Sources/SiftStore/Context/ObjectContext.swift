@@ -51,6 +51,9 @@ public final class ObjectContext: @unchecked Sendable {
     /// The faults fetched together (a batched fetch's batches), by ID:
     /// fired together. Kept here, not in each object.
     var faultBatches: [ObjectID: FaultBatch] = [:]
+    /// The row cache's count of replacements before the earliest fetch
+    /// whose faults hold their rows (`ManagedObject.isPendingFault`).
+    var pendingFaultGeneration: UInt64?
     /// Objects with unsaved changes (inserted, updated, deleted), by ID.
     var changed: [ObjectID: ManagedObject] = [:]
     /// Deletes that a deny rule refuses, reported at save (if the object is
@@ -94,7 +97,7 @@ public final class ObjectContext: @unchecked Sendable {
     private func realizedIDs() -> [ObjectID] {
         var ids: [ObjectID] = []
         ids.reserveCapacity(objects.count)
-        objects.forEach { if $0.node != nil { ids.append($0.objectID) } }
+        objects.forEach { if $0.holdsRegistration { ids.append($0.objectID) } }
         return ids
     }
 
@@ -141,7 +144,7 @@ public final class ObjectContext: @unchecked Sendable {
     func unregisterObject(_ object: ManagedObject) {
         objects[object.objectID] = nil
         forgetFaultBatch(of: object)
-        if object.node != nil {
+        if object.holdsRegistration {
             object.node = nil
             store.rowCache.unregister(object.objectID)
         }
@@ -197,13 +200,17 @@ public final class ObjectContext: @unchecked Sendable {
             }
             return result
         }
-        return try realize(try store.rows(for: fetch), request, fetch.entity)
+        // The cache's count of replacements before the fetch stores its rows:
+        // while it stays the same, the faults fetched fire with their rows.
+        let generation = store.rowCache.replacementCount
+        return try realize(try store.rows(for: fetch), request, fetch.entity, fetchedAt: generation)
     }
 
     /// The context's objects for fetched nodes: faults backed by the row
     /// cache, or realized when the request says so; then the prefetching.
-    func realize(_ nodes: [RowNode], _ request: FetchRequest, _ entity: Entity) throws(StoreError) -> [ManagedObject] {
-        if let made = realizeNew(nodes, request, entity) {
+    func realize(_ nodes: [RowNode], _ request: FetchRequest, _ entity: Entity,
+                 fetchedAt generation: UInt64? = nil) throws(StoreError) -> [ManagedObject] {
+        if let made = realizeNew(nodes, request, entity, fetchedAt: generation) {
             for keyPath in request.relationshipKeyPathsForPrefetching {
                 try prefetch(keyPath, from: nodes, entity: entity)
             }
@@ -214,7 +221,7 @@ public final class ObjectContext: @unchecked Sendable {
         let result = nodes.map { node -> ManagedObject in
             let object = object(for: node.id)
             if !request.returnsObjectsAsFaults {
-                if object.node == nil { newlyRealized.append(node.id) }
+                if !object.holdsRegistration { newlyRealized.append(node.id) }
                 // A refetch refreshes an unchanged object; one with unsaved
                 // changes keeps the snapshot its save will be checked against.
                 if object.node == nil || !object.hasChanges { object.node = node }
@@ -232,24 +239,63 @@ public final class ObjectContext: @unchecked Sendable {
     /// The objects for fetched nodes of a table the context holds no object
     /// of, made and registered without a lookup each; nil (nothing done)
     /// when the context holds objects of the table, or the nodes are not
-    /// all of it with increasing keys (so distinct).
-    private func realizeNew(_ nodes: [RowNode], _ request: FetchRequest, _ entity: Entity) -> [ManagedObject]? {
+    /// all of it with increasing keys (so distinct). Faults keep the row
+    /// they were fetched with, registered, when the cache's count of
+    /// replacements before the fetch is known (`generation`).
+    private func realizeNew(_ nodes: [RowNode], _ request: FetchRequest, _ entity: Entity,
+                            fetchedAt generation: UInt64?) -> [ManagedObject]? {
         let root = entity.rootIndex
-        guard nodes.count > 1, objects.isEmpty(root: root) else { return nil }
-        var previous = Int64.min
+        guard nodes.count > 1, objects.isEmpty(root: root), Self.distinctKeys(nodes, root: root) else { return nil }
         var made: [ManagedObject] = []
         made.reserveCapacity(nodes.count)
         for node in nodes {
             let id = node.id
-            guard id.root == root, id.primaryKey > previous || made.isEmpty else { return nil }
-            previous = id.primaryKey
             let object = ManagedObject(objectID: id, description: descriptions[id.entity], context: self)
-            if !request.returnsObjectsAsFaults { object.node = node }
+            object.storedNode = node
+            object.isPendingFault = request.returnsObjectsAsFaults
             made.append(object)
         }
-        if !request.returnsObjectsAsFaults { store.rowCache.register(made.lazy.map(\.objectID)) }
+        if request.returnsObjectsAsFaults {
+            guard let generation else {
+                for object in made { object.storedNode = nil; object.isPendingFault = false }
+                objects.addUnhashed(made, root: root)
+                return made
+            }
+            // The earliest fetch's count: a fault of a later fetch is checked against it too (safe, if stricter).
+            if pendingFaultGeneration == nil { pendingFaultGeneration = generation }
+        }
+        store.rowCache.register(made.lazy.map(\.objectID))
         objects.addUnhashed(made, root: root)
         return made
+    }
+
+    /// Whether the nodes are all of the table of the root entity at `root`,
+    /// with no key twice: increasing keys, or keys in a range small enough
+    /// to mark in a bit set. False when that cannot be told cheaply.
+    private static func distinctKeys(_ nodes: [RowNode], root: Int) -> Bool {
+        var low = Int64.max, high = Int64.min
+        var increasing = true
+        var previous = Int64.min
+        for (index, node) in nodes.enumerated() {
+            guard node.batch.root == root else { return false }
+            let key = node.batch.primaryKey(at: node.row)
+            if index > 0, key <= previous { increasing = false }
+            previous = key
+            low = min(low, key)
+            high = max(high, key)
+        }
+        if increasing { return true }
+        // A range at most 64 keys a node wide: a bit set of it.
+        let (width, overflow) = high.subtractingReportingOverflow(low)
+        guard !overflow, width / 64 < Int64(nodes.count) else { return false }
+        var seen = [UInt64](repeating: 0, count: Int(width / 64) + 1)
+        for node in nodes {
+            let offset = Int(node.batch.primaryKey(at: node.row) &- low)
+            let bit: UInt64 = 1 << UInt64(offset & 63)
+            if seen[offset >> 6] & bit != 0 { return false }
+            seen[offset >> 6] |= bit
+        }
+        return true
     }
 
     /// The number of objects a request selects (one `COUNT(*)` statement
@@ -330,7 +376,7 @@ public final class ObjectContext: @unchecked Sendable {
     // MARK: Faults
 
     func attach(_ node: RowNode, to object: ManagedObject) {
-        if object.node == nil { store.rowCache.register(object.objectID) }
+        if !object.holdsRegistration { store.rowCache.register(object.objectID) }
         if node.id.entity != object.objectID.entity { object.learnEntity(of: node.id, in: self) }
         object.node = node
         forgetFaultBatch(of: object)
@@ -349,6 +395,23 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Fires an object's fault, and the faults of its batch with it.
     func fire(_ object: ManagedObject) throws(StoreError) {
+        if object.isPendingFault, let fetched = object.storedNode {
+            // Fetched as a fault with its row, registered: while the cache has
+            // replaced no node since, that row is the cache's, and no lookup is needed.
+            if let generation = pendingFaultGeneration, store.rowCache.replacementCount == generation, isFresh(fetched) {
+                object.isPendingFault = false
+                return
+            }
+            // Otherwise the cache's row now, keeping the registration.
+            if let node = store.rowCache.node(object.objectID), isFresh(node) {
+                if node.id.entity != object.objectID.entity { object.learnEntity(of: node.id, in: self) }
+                object.node = node
+                return
+            }
+            // None fresh: read as any fault is, giving the registration back first.
+            object.node = nil
+            store.rowCache.unregister(object.objectID)
+        }
         // A fault alone (fetched as a fault, reached through a relationship) whose row the
         // cache holds fresh: read and registered under one lock.
         let batch = faultBatches.isEmpty ? nil : faultBatches[object.objectID]
@@ -401,7 +464,7 @@ public final class ObjectContext: @unchecked Sendable {
             object.discardChanges()
             if !object.isDeleted { changed[object.objectID] = nil }
         }
-        guard object.node != nil else { return }
+        guard object.holdsRegistration else { return }
         object.node = nil
         store.rowCache.unregister(object.objectID)
     }
@@ -415,6 +478,7 @@ public final class ObjectContext: @unchecked Sendable {
         }
         objects.removeAll()
         faultBatches = [:]
+        pendingFaultGeneration = nil
         changed = [:]
         denied = [:]
         refusedChanges = []

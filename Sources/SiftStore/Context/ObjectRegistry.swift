@@ -12,8 +12,9 @@ struct ObjectRegistry {
     private var byID: [ObjectID: ManagedObject] = [:]
     /// Objects added in bulk and not hashed yet, by root entity index.
     private var unhashed: [Int: [[ManagedObject]]] = [:]
-    /// How many objects each root entity's table holds (hashed or not).
-    private var countByRoot: [Int: Int] = [:]
+    /// How many objects each root entity's table holds (hashed or not), by
+    /// root entity index.
+    private var countByRoot: [Int] = []
 
     /// How many objects the registry holds.
     private(set) var count = 0
@@ -36,7 +37,7 @@ struct ObjectRegistry {
 
     /// Whether the registry holds no object of the root entity at `root`:
     /// objects of it may be added in bulk, unhashed.
-    func isEmpty(root: Int) -> Bool { (countByRoot[root] ?? 0) == 0 }
+    func isEmpty(root: Int) -> Bool { root >= countByRoot.count || countByRoot[root] == 0 }
 
     /// Adds objects of the root entity at `root` that the registry does not
     /// hold, with distinct IDs, without hashing them.
@@ -66,13 +67,14 @@ struct ObjectRegistry {
     mutating func removeAll() {
         byID = [:]
         unhashed = [:]
-        countByRoot = [:]
+        countByRoot = []
         count = 0
     }
 
     private mutating func added(_ delta: Int, root: Int) {
         count += delta
-        countByRoot[root, default: 0] += delta
+        if root >= countByRoot.count { countByRoot.append(contentsOf: repeatElement(0, count: root - countByRoot.count + 1)) }
+        countByRoot[root] += delta
     }
 
     /// Hashes the objects of a root entity added in bulk.

@@ -7,6 +7,7 @@
 
 import Foundation
 import Sift
+import Synchronization
 
 /// Nodes by object ID, with reference counts. Safe to use from several threads.
 ///
@@ -39,6 +40,17 @@ public final class RowCache: Sendable {
     }
 
     private let state: LockedState<State>
+    /// Counts the times a cached node was replaced or removed. While it
+    /// stays the same, every node stored since is still the cache's node for
+    /// its ID: a context fires a fault it fetched with the node it fetched,
+    /// with no lookup.
+    private let replacements = Atomic<UInt64>(0)
+
+    /// How many times a cached node has been replaced or removed so far.
+    package var replacementCount: UInt64 { replacements.load(ordering: .acquiring) }
+
+    /// Notes that cached nodes were replaced or removed (under the lock).
+    private func replaced() { replacements.wrappingAdd(1, ordering: .releasing) }
 
     /// Creates an empty cache for `model`.
     ///
@@ -77,7 +89,9 @@ public final class RowCache: Sendable {
     func storeAll(_ nodes: [RowNode]) {
         state.withLock { state in
             Self.reserve(&state, for: nodes)
-            for node in nodes { Self.put(node, into: &state) }
+            var anyReplaced = false
+            for node in nodes where Self.put(node, into: &state) != nil { anyReplaced = true }
+            if anyReplaced { replaced() }
             state.columns = nil
         }
     }
@@ -130,11 +144,14 @@ public final class RowCache: Sendable {
             Self.reserve(&state, for: nodes)
             state.columns = nil
             var stored = nodes
+            var anyReplaced = false
+            defer { if anyReplaced { replaced() } }
             for index in nodes.indices {
                 let node = nodes[index]
                 // One hash a node: the new node goes in, the one it replaced comes back.
-                guard let cached = Self.put(node, into: &state), cached.batch.toManyCount > 0,
-                      cached.version == node.version else { continue }
+                guard let cached = Self.put(node, into: &state) else { continue }
+                anyReplaced = true
+                guard cached.batch.toManyCount > 0, cached.version == node.version else { continue }
                 let toMany = cached.toMany
                 guard toMany.contains(where: { $0 != nil }) else { continue }
                 let kept = node.replacingToMany(zip(node.toMany, toMany).map { $0 ?? $1 })
@@ -157,6 +174,7 @@ public final class RowCache: Sendable {
     public func setToMany(slot: Int, _ keys: [ObjectID: [Int64]]) -> [RowNode] {
         state.withLock { state in
             state.columns = nil
+            replaced()
             return keys.compactMap { id, targets in
                 guard let node = state.tables[id.root][id.primaryKey]?.node else { return nil }
                 var toMany = node.toMany
@@ -291,6 +309,7 @@ public final class RowCache: Sendable {
             if purged > 0 {
                 state.nodeCount -= purged
                 state.columns = nil
+                replaced()
             }
         }
         registrations?(ids, false)
@@ -327,6 +346,7 @@ public final class RowCache: Sendable {
                 if removed { state.nodeCount -= 1 }
             }
             state.columns = nil
+            replaced()
         }
     }
 
@@ -337,6 +357,7 @@ public final class RowCache: Sendable {
             state.tables = Array(repeating: [:], count: model.entities.count)
             state.nodeCount = 0
             state.columns = nil
+            replaced()
         }
     }
 
@@ -361,6 +382,7 @@ public final class RowCache: Sendable {
             state.tables = tables
             state.nodeCount = count
             state.columns = nil
+            replaced()
         }
     }
 }

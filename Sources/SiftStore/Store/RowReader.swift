@@ -123,42 +123,21 @@ package final class RowReader {
                        fetchTimestamp: now, values: values, toOne: toOne, toMany: unloaded)
     }
 
-    /// Up to this many rows of a fetch are nodes of their own: a batch's
-    /// columns cost more than they save for a few rows.
-    static let fewRows = 8
-    /// The first rows read, as nodes of their own.
-    private var few: [RowNode] = []
-    /// The rows read into columns, once there are more than a few.
-    private var builder: RowBatchBuilder?
+    /// The rows read so far.
+    private lazy var collector = RowCollector(entity: member.entity, root: member.root, attributeCount: member.attributeCount,
+                                              toOneCount: member.toOneCount, toManyCount: member.toManyCount)
     /// The current row's values and to-one keys, reused from row to row.
     private var rowValues: [PredicateValue] = []
     private var rowToOne: [Int64?] = []
 
     /// Adds the current row to what is being read; returns its row.
     func add<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64, now: Double) -> Int {
-        if builder == nil {
-            if few.count < Self.fewRows {
-                few.append(node(row, primaryKey: primaryKey, version: version, now: now))
-                return few.count - 1
-            }
-            var made = RowBatchBuilder(entity: member.entity, root: member.root, attributeCount: member.attributeCount,
-                                       toOneCount: member.toOneCount, toManyCount: member.toManyCount)
-            for node in few { made.append(key: node.id.primaryKey, version: node.version, values: node.values, toOne: node.toOne) }
-            few = []
-            builder = made
-        }
         read(row, into: &rowValues, &rowToOne)
-        let index = builder!.count
-        builder!.append(key: primaryKey, version: version, values: rowValues, toOne: rowToOne)
-        return index
+        return collector.append(key: primaryKey, version: version, values: rowValues, toOne: rowToOne, now: now)
     }
 
     /// The nodes of the rows added, by row, and a fresh start.
-    func takeNodes(now: Double) -> [RowNode] {
-        defer { builder = nil; few = [] }
-        guard let batch = builder?.batch(fetchTimestamp: now) else { return few }
-        return (0..<batch.count).map { RowNode(batch: batch, row: $0) }
-    }
+    func takeNodes(now: Double) -> [RowNode] { collector.take(now: now) }
 }
 
 /// Reads the rows of a fetch whose entity may have subentities: the row's

@@ -177,6 +177,47 @@ struct FetchPathTests {
         #expect(touched == 0)
     }
 
+    @Test("A fault fetched with its row fires with the cache's row: the fetched one, or the one another save left, or a fresh read when stale",
+          arguments: SQLStoreKind.allCases)
+    func fetchedFaultsFireWithTheCachesRow(_ kind: SQLStoreKind) throws {
+        let store = try kind.fresh()
+        let request = FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")])
+        // Fetched as faults into a new context: they hold their rows, registered.
+        let reader = store.context()
+        let faults = try reader.fetch(request)
+        #expect(faults.count > 2 && faults.allSatisfy(\.isFault))
+        #expect(store.rowCache.referenceCount(faults[0].objectID) == 1)
+        let untouched = try statements(store) { _ = try faults[0].value(forKey: "age") }
+        #expect(untouched == 0 && !faults[0].isFault)
+        // Another context saves one of them: the fault fires with the saved row.
+        let writer = store.context()
+        let other = writer.object(for: faults[1].objectID)
+        let age = try #require(try other.value(forKey: "age").intValue)
+        try other.setValue(.int(Int64(age) + 1), forKey: "age")
+        try writer.save()
+        #expect(faults[1].isFault)
+        #expect(try faults[1].value(forKey: "age") == .int(Int64(age) + 1))
+        // Stale in a strict context: read again.
+        let strict = store.context()
+        strict.stalenessInterval = 0
+        let strictFaults = try strict.fetch(request)
+        Thread.sleep(forTimeInterval: 0.01)
+        let read = try statements(store) { _ = try strictFaults[2].value(forKey: "age") }
+        #expect(read == 1)
+        // A context released gives its faults' registrations back.
+        let id = faults[0].objectID
+        let before = store.rowCache.referenceCount(id)
+        func fetchAndRelease() throws {
+            let scoped = store.context()
+            let held = try scoped.fetch(request)
+            #expect(store.rowCache.referenceCount(id) == before + 1)
+            withExtendedLifetime((scoped, held)) {}
+        }
+        try fetchAndRelease()
+        #expect(store.rowCache.referenceCount(id) == before)
+        withExtendedLifetime((reader, writer, strict, faults, strictFaults)) {}
+    }
+
     @Test(arguments: SQLStoreKind.allCases)
     func staleNodesAreRefetched(_ kind: SQLStoreKind) throws {
         let store = try kind.fresh()

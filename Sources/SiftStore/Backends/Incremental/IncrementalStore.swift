@@ -177,8 +177,35 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
         }
     }
 
-    /// A backend row as the row cache holds it.
+    /// A backend row as the row cache holds it: a node of its own.
     private func node(_ row: BackendRow<Backend.Reference>) throws(StoreError) -> RowNode {
+        let (entity, key, values, toOne) = try parts(row)
+        return RowNode(id: ObjectID(entity: entity, primaryKey: key), version: row.version, values: values, toOne: toOne,
+                       toMany: [[Int64]?](repeating: nil, count: entity.toManyCount))
+    }
+
+    /// Backend rows as the row cache holds them, in their order: the rows of
+    /// each entity in one batch, by column, as the SQL stores read theirs.
+    private func nodes(_ rows: [BackendRow<Backend.Reference>]) throws(StoreError) -> [RowNode] {
+        let now = Date().timeIntervalSinceReferenceDate
+        var collectors: [Int: RowCollector] = [:]
+        var order: [(entity: Int, row: Int)] = []
+        order.reserveCapacity(rows.count)
+        for row in rows {
+            let (entity, key, values, toOne) = try parts(row)
+            let index = collectors[entity.index, default: RowCollector(
+                entity: entity.index, root: entity.rootIndex, attributeCount: entity.attributes.count,
+                toOneCount: entity.toOneCount, toManyCount: entity.toManyCount)]
+                .append(key: key, version: row.version, values: values, toOne: toOne, now: now)
+            order.append((entity.index, index))
+        }
+        var made: [Int: [RowNode]] = [:]
+        for (entity, var collector) in collectors { made[entity] = collector.take(now: now) }
+        return order.map { made[$0.entity]![$0.row] }
+    }
+
+    /// A backend row's entity, key, attribute values by slot and to-one keys by slot, checked against the model.
+    private func parts(_ row: BackendRow<Backend.Reference>) throws(StoreError) -> (Entity, Int64, [PredicateValue], [Int64?]) {
         guard let entity = model.entity(named: row.entityName) else {
             throw .server("the backend gave a row of '\(row.entityName)', which is not an entity of the model", sql: nil)
         }
@@ -197,9 +224,7 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
             guard let target = row.toOne[relationship.name], let destination = model.entity(named: relationship.destination) else { continue }
             toOne[relationship.slot] = try key(for: target, root: destination.rootIndex)
         }
-        return RowNode(id: ObjectID(entity: entity, primaryKey: try key(for: row.reference, root: entity.rootIndex)),
-                       version: row.version, values: values, toOne: toOne,
-                       toMany: [[Int64]?](repeating: nil, count: entity.toManyCount))
+        return (entity, try key(for: row.reference, root: entity.rootIndex), values, toOne)
     }
 
     /// The terms of a predicate the backend evaluates, and those memory does.
@@ -251,10 +276,7 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
                                    prefetchKeyPaths: fetch.request.relationshipKeyPathsForPrefetching,
                                    patternStepLimit: EvaluationBudget.remainingSteps ?? fetch.request.regularExpressionStepLimit)
         let rows = try call { try backend.fetch(request) }
-        var nodes: [RowNode] = []
-        nodes.reserveCapacity(rows.count)
-        for row in rows { nodes.append(try node(row)) }
-        nodes = rowCache.storeFetched(nodes)
+        var nodes = rowCache.storeFetched(try self.nodes(rows))
         let entity = fetch.entity
         if let residual {
             // The relationships the terms left for memory follow, a key path at a time.
@@ -312,10 +334,7 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
         let wanted = keys.compactMap { knownReference($0, root: entity.rootIndex) }
         guard !wanted.isEmpty else { return [] }
         let rows = try call { try backend.rows(wanted, entityName: entity.name) }
-        var nodes: [RowNode] = []
-        nodes.reserveCapacity(rows.count)
-        for row in rows { nodes.append(try node(row)) }
-        return rowCache.storeFetched(nodes)
+        return rowCache.storeFetched(try nodes(rows))
     }
 
     /// The members of a to-many relationship for each owner: one backend
