@@ -81,6 +81,8 @@ package final class RowReader {
         everyAttributeInOrder = member.attributes.count == member.attributeCount
             && member.attributes.enumerated().allSatisfy { $0.offset == $0.element.slot }
         unloaded = Array(repeating: nil, count: member.toManyCount)
+        collector = RowCollector(entity: member.entity, root: member.root, attributeCount: member.attributeCount,
+                                 toOneCount: member.toOneCount, toManyCount: member.toManyCount)
     }
 
     /// Reads the values and to-one keys of the current row, by slot, into
@@ -123,9 +125,9 @@ package final class RowReader {
                        fetchTimestamp: now, values: values, toOne: toOne, toMany: unloaded)
     }
 
-    /// The rows read so far.
-    private lazy var collector = RowCollector(entity: member.entity, root: member.root, attributeCount: member.attributeCount,
-                                              toOneCount: member.toOneCount, toManyCount: member.toManyCount)
+    /// The rows read so far. (Not lazy: a lazy property is mutated by a
+    /// copy and a write back, which copied every column at every row.)
+    private var collector: RowCollector
     /// The current row's values and to-one keys, reused from row to row.
     private var rowValues: [PredicateValue] = []
     private var rowToOne: [Int64?] = []
