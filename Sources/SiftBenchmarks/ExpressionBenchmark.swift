@@ -74,13 +74,13 @@ func expressionBenchmark() {
             var totals: [String?: Totals] = [:]
             let snapshot = domain.snapshot
             for node in nodes {
-                let name: String? = node.toOne[departmentSlot].flatMap { key in
-                    if case .string(let s)? = snapshot.node(entity: department.index, primaryKey: key)?.values[nameSlot] { s } else { nil }
+                let name: String? = node.toOneKey(at: departmentSlot).flatMap { key in
+                    if case .string(let s)? = snapshot.node(entity: department.index, primaryKey: key)?.value(at: nameSlot) { s } else { nil }
                 }
                 var t = totals[name, default: Totals()]
-                if case .double(let s) = node.values[salary] { t.payroll += s }
+                if case .double(let s) = node.value(at: salary) { t.payroll += s }
                 t.people += 1
-                if case .int(let a) = node.values[age] { t.ages += Double(a); t.aged += 1 }
+                if case .int(let a) = node.value(at: age) { t.ages += Double(a); t.aged += 1 }
                 totals[name] = t
             }
             blackHole(totals.map { ($0.key, $0.value.payroll, $0.value.people, $0.value.aged == 0 ? nil : $0.value.ages / Double($0.value.aged)) })

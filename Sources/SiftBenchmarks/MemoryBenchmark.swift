@@ -39,29 +39,29 @@ func memoryBenchmark() {
 
     let cases: [(String, (RowNode) -> Bool)] = [
         ("age >= 30 AND age < 40", { node in
-            guard case .int(let a) = node.values[age] else { return false }
+            guard case .int(let a) = node.value(at: age) else { return false }
             return a >= 30 && a < 40
         }),
         ("name BEGINSWITH[c] 'al'", { node in
-            guard let s = string(node.values[name]) else { return false }
+            guard let s = string(node.value(at: name)) else { return false }
             return StringMatching.hasPrefix(StringFolding.fold(s, .caseInsensitive), "al")
         }),
         ("department.name == 'Sales'", { node in
-            guard let d = node.toOne[departmentSlot], let department = snapshot.node(entity: 0, primaryKey: d),
-                  let s = string(department.values[0]) else { return false }
+            guard let d = node.toOneKey(at: departmentSlot), let department = snapshot.node(entity: 0, primaryKey: d),
+                  let s = string(department.value(at: 0)) else { return false }
             return s == "Sales"
         }),
         ("ANY tags.name == 'remote'", { node in
-            for t in node.toMany[tagsSlot] ?? [] {
-                if let tag = snapshot.node(entity: 2, primaryKey: t), string(tag.values[0]) == "remote" { return true }
+            for t in node.toManyKeys(at: tagsSlot) ?? [] {
+                if let tag = snapshot.node(entity: 2, primaryKey: t), string(tag.value(at: 0)) == "remote" { return true }
             }
             return false
         }),
         ("age > 30 AND salary < 100000 AND isManager == NO AND rating > 2.5", { node in
-            guard case .int(let a) = node.values[age], a > 30 else { return false }
-            guard let s = number(node.values[salary]), s < 100_000 else { return false }
-            guard case .bool(let m) = node.values[isManager], !m else { return false }
-            guard let r = number(node.values[rating]) else { return false }
+            guard case .int(let a) = node.value(at: age), a > 30 else { return false }
+            guard let s = number(node.value(at: salary)), s < 100_000 else { return false }
+            guard case .bool(let m) = node.value(at: isManager), !m else { return false }
+            guard let r = number(node.value(at: rating)) else { return false }
             return r > 2.5
         }),
     ]
@@ -125,37 +125,37 @@ func typicalPredicatesBenchmark() {
     func double(_ v: PredicateValue) -> Double? { if case .double(let d) = v { d } else { nil } }
     let cases: [(String, (RowNode) -> Bool)] = [
         ("age >= 30 AND age <= 40 AND salary > 50000", { node in
-            guard let a = int(node.values[age]), a >= 30, a <= 40, let s = double(node.values[salary]) else { return false }
+            guard let a = int(node.value(at: age)), a >= 30, a <= 40, let s = double(node.value(at: salary)) else { return false }
             return s > 50000
         }),
         ("name BEGINSWITH[c] 'an'", { node in
-            string(node.values[name]).map { $0.lowercased().hasPrefix("an") } ?? false
+            string(node.value(at: name)).map { $0.lowercased().hasPrefix("an") } ?? false
         }),
         ("department.budget > 1500000", { node in
-            guard let key = node.toOne[department], let d = snapshot.node(entity: 0, primaryKey: key),
-                  let budget = double(d.values[1]) else { return false }
+            guard let key = node.toOneKey(at: department), let d = snapshot.node(entity: 0, primaryKey: key),
+                  let budget = double(d.value(at: 1)) else { return false }
             return budget > 1_500_000
         }),
         ("ANY reports.age > 60", { node in
-            (node.toMany[reports] ?? []).contains { key in
-                snapshot.node(entity: 1, primaryKey: key).flatMap { int($0.values[age]) }.map { $0 > 60 } ?? false
+            (node.toManyKeys(at: reports) ?? []).contains { key in
+                snapshot.node(entity: 1, primaryKey: key).flatMap { int($0.value(at: age)) }.map { $0 > 60 } ?? false
             }
         }),
         ("age > 30 AND isManager == NO AND rating >= 2.5 AND nickname != nil", { node in
-            guard let a = int(node.values[age]), a > 30, case .bool(false) = node.values[isManager],
-                  let r = double(node.values[rating]), r >= 2.5 else { return false }
-            return node.values[nickname] != .null
+            guard let a = int(node.value(at: age)), a > 30, case .bool(false) = node.value(at: isManager),
+                  let r = double(node.value(at: rating)), r >= 2.5 else { return false }
+            return node.value(at: nickname) != .null
         }),
         ("name CONTAINS[c] 'ann'", { node in
-            string(node.values[name]).map { $0.lowercased().contains("ann") } ?? false
+            string(node.value(at: name)).map { $0.lowercased().contains("ann") } ?? false
         }),
         ("age < 25 OR salary > 140000 OR manager == nil", { node in
-            if let a = int(node.values[age]), a < 25 { return true }
-            if let s = double(node.values[salary]), s > 140_000 { return true }
-            return node.toOne[manager].flatMap { snapshot.node(entity: 1, primaryKey: $0) } == nil
+            if let a = int(node.value(at: age)), a < 25 { return true }
+            if let s = double(node.value(at: salary)), s > 140_000 { return true }
+            return node.toOneKey(at: manager).flatMap { snapshot.node(entity: 1, primaryKey: $0) } == nil
         }),
         ("reports.@count > 2", { node in
-            (node.toMany[reports] ?? []).count { snapshot.node(entity: 1, primaryKey: $0) != nil } > 2
+            (node.toManyKeys(at: reports) ?? []).count { snapshot.node(entity: 1, primaryKey: $0) != nil } > 2
         }),
     ]
     report("== The eight typical predicates (GNUstep's comparison): \(count) cached employees, by columns (columns kept), one core")

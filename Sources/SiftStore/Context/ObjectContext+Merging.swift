@@ -39,7 +39,7 @@ extension ObjectContext {
             try fireFaults([object])
             (object.changedValues, object.changedToOne, object.addedToMany, object.removedToMany) = edits
             if mergePolicy == .storeTrump, let old, let new = object.node {
-                for (slot, _) in object.changedValues where new.values[slot] != old.values[slot] {
+                for (slot, _) in object.changedValues where new.value(at: slot) != old.value(at: slot) {
                     object.changedValues[slot] = nil
                 }
             }
