@@ -47,13 +47,6 @@ struct ObjectRegistry {
         added(objects.count, root: root)
     }
 
-    /// Every object held.
-    var all: [ManagedObject] {
-        var result = Array(byID.values)
-        for arrays in unhashed.values { for objects in arrays { result.append(contentsOf: objects) } }
-        return result
-    }
-
     /// Calls `body` with every object held.
     func forEach(_ body: (ManagedObject) -> Void) {
         for object in byID.values { body(object) }

@@ -115,8 +115,8 @@ public final class RowCache: Sendable {
                 entry = CachedRow(node: node)
                 return (nil, true)
             }
-            let replaced = entry!.node
-            entry!.node = node
+            let replaced = entry?.node
+            entry?.node = node
             return (replaced, replaced == nil)
         }
         if added { state.nodeCount += 1 }
@@ -225,7 +225,7 @@ public final class RowCache: Sendable {
     @inline(__always)
     private static func retain(_ id: ObjectID, _ state: inout State) {
         modify(&state.tables[id.root], id.primaryKey) { entry in
-            if entry == nil { entry = CachedRow(node: nil, references: 1) } else { entry!.references &+= 1 }
+            if entry == nil { entry = CachedRow(node: nil, references: 1) } else { entry?.references &+= 1 }
         }
     }
 
@@ -243,7 +243,7 @@ public final class RowCache: Sendable {
         let node = state.withLock { state -> RowNode? in
             Self.modify(&state.tables[id.root], id.primaryKey) { entry -> RowNode? in
                 guard let node = entry?.node, isUsable(node) else { return nil }
-                entry!.references &+= 1
+                entry?.references &+= 1
                 return node
             }
         }
@@ -297,11 +297,11 @@ public final class RowCache: Sendable {
                 let gone = Self.modify(&state.tables[id.root], id.primaryKey) { entry -> Bool in
                     guard let references = entry?.references, references > 0 else { return false }
                     if references <= 1 {
-                        let hadNode = entry!.node != nil
+                        let hadNode = entry?.node != nil
                         entry = nil
                         return hadNode
                     }
-                    entry!.references = references - 1
+                    entry?.references = references - 1
                     return false
                 }
                 if gone { purged += 1 }
@@ -340,7 +340,7 @@ public final class RowCache: Sendable {
             for id in ids {
                 let removed = Self.modify(&state.tables[id.root], id.primaryKey) { entry -> Bool in
                     guard let held = entry else { return false }
-                    if held.references > 0 { entry!.node = nil } else { entry = nil }
+                    if held.references > 0 { entry?.node = nil } else { entry = nil }
                     return held.node != nil
                 }
                 if removed { state.nodeCount -= 1 }
