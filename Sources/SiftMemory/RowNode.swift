@@ -200,24 +200,24 @@ public struct CachedRow: Sendable {
 public struct RowSnapshot: Sendable {
     /// For each root entity (by index), the entries of its table by primary
     /// key; the tables of other entities are empty.
-    @usableFromInline let tables: [[Int64: CachedRow]]
+    let tables: [RowIndex]
     /// The model the nodes follow.
-    @usableFromInline let model: DataModel
+    let model: DataModel
     /// Each entity's root entity, by index: whose table holds its nodes.
-    @usableFromInline let roots: [Int]
+    let roots: [Int]
     /// The nodes laid out by column, made as predicates ask for them
     /// (`table(entity:)`); shared by the copies of the snapshot, and by
     /// later snapshots of a cache whose nodes have not changed.
     let columnar: ColumnStore
 
     /// A snapshot of these tables (by root entity index) of `model`'s nodes.
-    package init(tables: [[Int64: CachedRow]], model: DataModel, roots: [Int]) {
+    package init(tables: [RowIndex], model: DataModel, roots: [Int]) {
         self.init(tables: tables, model: model, roots: roots, columns: ColumnStore())
     }
 
     /// A snapshot of these tables whose columns are kept in `columns`: the
     /// same store for every snapshot of the same nodes.
-    package init(tables: [[Int64: CachedRow]], model: DataModel, roots: [Int], columns: ColumnStore) {
+    package init(tables: [RowIndex], model: DataModel, roots: [Int], columns: ColumnStore) {
         self.tables = tables
         self.model = model
         self.roots = roots
@@ -231,7 +231,6 @@ public struct RowSnapshot: Sendable {
     ///   - entity: The index of an entity of the table, in the model.
     ///   - primaryKey: The row's primary key.
     /// - Returns: The node, or nil when the snapshot has none for the key.
-    @inlinable
     public func node(entity: Int, primaryKey: Int64) -> RowNode? {
         tables[roots[entity]][primaryKey]?.node
     }
@@ -240,7 +239,12 @@ public struct RowSnapshot: Sendable {
     ///
     /// - Parameter entity: The index of an entity of the table, in the model.
     /// - Returns: Every node of the table, by primary key.
-    public func nodesByKey(entity: Int) -> [Int64: RowNode] { tables[roots[entity]].compactMapValues(\.node) }
+    public func nodesByKey(entity: Int) -> [Int64: RowNode] {
+        var nodes: [Int64: RowNode] = [:]
+        nodes.reserveCapacity(tables[roots[entity]].count)
+        tables[roots[entity]].forEach { key, entry in nodes[key] = entry.node }
+        return nodes
+    }
 
     /// Every node of an entity and its subentities, in primary-key order.
     ///
@@ -249,11 +253,11 @@ public struct RowSnapshot: Sendable {
     ///   primary key.
     public func nodes(entity: Int) -> [RowNode] {
         let all = model.entities[entity].subentities.isEmpty && roots[entity] == entity
+        guard !all else { return tables[entity].nodes }
         var nodes: [RowNode] = []
-        nodes.reserveCapacity(tables[roots[entity]].count)
-        for entry in tables[roots[entity]].values {
-            if let node = entry.node, all || model.isEntity(at: node.batch.entity, kindOf: entity) { nodes.append(node) }
+        tables[roots[entity]].forEach { _, entry in
+            if let node = entry.node, model.isEntity(at: node.batch.entity, kindOf: entity) { nodes.append(node) }
         }
-        return nodes.sorted { $0.id.primaryKey < $1.id.primaryKey }
+        return nodes
     }
 }

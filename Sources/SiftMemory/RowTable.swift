@@ -284,7 +284,7 @@ extension RowSnapshot {
     /// its subentities lead.
     func rootTable(_ root: Int) -> RowTable {
         columnar.table(root, root: true) {
-            RowTable(entity: root, nodes: tables[root].values.compactMap(\.node).sorted { $0.id.primaryKey < $1.id.primaryKey })
+            RowTable(entity: root, nodes: tables[root].nodes)
         }
     }
 }

@@ -11,6 +11,10 @@ import Synchronization
 
 /// Nodes by object ID, with reference counts. Safe to use from several threads.
 ///
+/// Each root entity's entries are indexed by primary key in pages, not
+/// hashed: registering or releasing the objects of a fetch in key order
+/// reads memory in order.
+///
 /// ```swift
 /// guard let employee = model.entity(named: "Employee") else { return }   // name, age; a to-one department
 /// let cache = RowCache(model: model)
@@ -31,7 +35,7 @@ public final class RowCache: Sendable {
         /// Each root entity's entries by primary key: the node and its
         /// reference count in one entry, so a registration is one hashed
         /// operation.
-        var tables: [[Int64: CachedRow]]
+        var tables: [RowIndex]
         /// The columns of snapshots of the nodes as they are now; dropped
         /// whenever a node changes (not when a count does).
         var columns: ColumnStore?
@@ -58,7 +62,7 @@ public final class RowCache: Sendable {
     public init(model: DataModel) {
         self.model = model
         self.roots = model.entities.map(\.rootIndex)
-        self.state = LockedState(State(tables: Array(repeating: [:], count: model.entities.count)))
+        self.state = LockedState(State(tables: Array(repeating: RowIndex(), count: model.entities.count)))
         self.registrations = nil
     }
 
@@ -68,7 +72,7 @@ public final class RowCache: Sendable {
     package init(model: DataModel, registrations: @escaping @Sendable ([ObjectID], Bool) -> Void) {
         self.model = model
         self.roots = model.entities.map(\.rootIndex)
-        self.state = LockedState(State(tables: Array(repeating: [:], count: model.entities.count)))
+        self.state = LockedState(State(tables: Array(repeating: RowIndex(), count: model.entities.count)))
         self.registrations = registrations
     }
 
@@ -88,21 +92,10 @@ public final class RowCache: Sendable {
     @usableFromInline
     func storeAll(_ nodes: [RowNode]) {
         state.withLock { state in
-            Self.reserve(&state, for: nodes)
             var anyReplaced = false
             for node in nodes where Self.put(node, into: &state) != nil { anyReplaced = true }
             if anyReplaced { replaced() }
             state.columns = nil
-        }
-    }
-
-    /// Grows each table once for many nodes, not by doubling as they come.
-    private static func reserve(_ state: inout State, for nodes: [RowNode]) {
-        guard nodes.count > 1024 else { return }
-        var added = Array(repeating: 0, count: state.tables.count)
-        for node in nodes { added[node.batch.root] += 1 }
-        for (entity, count) in added.enumerated() where count > 0 {
-            state.tables[entity].reserveCapacity(state.tables[entity].count + count)
         }
     }
 
@@ -123,10 +116,10 @@ public final class RowCache: Sendable {
         return replaced
     }
 
-    /// Changes the entry of `key` in place: one hashed operation.
+    /// Changes the entry of `key` in place: one indexed operation.
     @inline(__always)
-    private static func modify<R>(_ table: inout [Int64: CachedRow], _ key: Int64, _ body: (inout CachedRow?) -> R) -> R {
-        body(&table[key])
+    private static func modify<R>(_ table: inout RowIndex, _ key: Int64, _ body: (inout CachedRow?) -> R) -> R {
+        table.modify(key, body)
     }
 
     /// Adds or replaces nodes read afresh from the store, keeping the to-many
@@ -141,7 +134,6 @@ public final class RowCache: Sendable {
     @discardableResult
     public func storeFetched(_ nodes: [RowNode]) -> [RowNode] {
         state.withLock { state in
-            Self.reserve(&state, for: nodes)
             state.columns = nil
             var stored = nodes
             var anyReplaced = false
@@ -181,7 +173,7 @@ public final class RowCache: Sendable {
                 guard slot < toMany.count else { return nil }
                 toMany[slot] = targets
                 let updated = node.replacingToMany(toMany)
-                state.tables[id.root][id.primaryKey]?.node = updated
+                state.tables[id.root].modify(id.primaryKey) { $0?.node = updated }
                 return updated
             }
         }
@@ -354,7 +346,7 @@ public final class RowCache: Sendable {
     /// that kept one.
     public func removeAll() {
         state.withLock { state in
-            state.tables = Array(repeating: [:], count: model.entities.count)
+            state.tables = Array(repeating: RowIndex(), count: model.entities.count)
             state.nodeCount = 0
             state.columns = nil
             replaced()
@@ -367,16 +359,23 @@ public final class RowCache: Sendable {
     ///
     /// - Parameter nodes: The nodes the cache holds afterwards.
     public func replaceAll(with nodes: some Sequence<RowNode>) {
-        var tables = Array(repeating: [Int64: CachedRow](), count: model.entities.count)
+        var tables = Array(repeating: RowIndex(), count: model.entities.count)
         var count = 0
         for node in nodes {
             let id = node.id
-            if tables[id.root].updateValue(CachedRow(node: node), forKey: id.primaryKey) == nil { count += 1 }
+            tables[id.root].modify(id.primaryKey) { entry in
+                if entry == nil { count += 1 }
+                entry = CachedRow(node: node)
+            }
         }
         state.withLock { state in
             for (root, table) in state.tables.enumerated() {
-                for (key, entry) in table where entry.references > 0 {
-                    tables[root][key, default: CachedRow(node: nil)].references = entry.references
+                table.forEach { key, entry in
+                    guard entry.references > 0 else { return }
+                    tables[root].modify(key) { kept in
+                        if kept == nil { kept = CachedRow(node: nil) }
+                        kept?.references = entry.references
+                    }
                 }
             }
             state.tables = tables

@@ -1,0 +1,181 @@
+// Memory stage: a row cache's entries by primary key. Stores number their
+// rows from 1 up (Core Data's Z_PK, a PostgreSQL sequence), so entries live
+// in pages of 1 024 addressed by the key itself: no hashing, and a fetch in
+// key order touches memory in order. Keys the pages do not cover (negative
+// keys, or keys far beyond the rest) go to a dictionary. Pages are shared
+// by copies of the index and copied when one of them changes a page, so a
+// snapshot costs one array's copy, and a change after it copies one page.
+
+/// Entries of a row cache's table by primary key (see the file's comment).
+package struct RowIndex: Sendable {
+    /// Keys per page, as a shift.
+    static let pageShift = 10
+    /// Keys per page.
+    static let pageSize = 1 << pageShift
+
+    /// The pages by `key >> pageShift`; nil where no key of the page has an
+    /// entry.
+    private var pages: [RowIndexPage?] = []
+    /// Entries whose keys the pages do not cover.
+    private var overflow: [Int64: CachedRow] = [:]
+    /// How many pages are not nil.
+    private var pagesInUse = 0
+    /// How many entries the index holds.
+    package private(set) var count = 0
+
+    /// An empty index.
+    package init() {}
+
+    /// The page index of `key` when the pages cover it.
+    @inline(__always)
+    private func page(of key: Int64) -> Int? {
+        guard key >= 0 else { return nil }
+        let page = Int(truncatingIfNeeded: key >> Self.pageShift)
+        return page < pages.count ? page : nil
+    }
+
+    /// The entry of `key`, if any.
+    package subscript(key: Int64) -> CachedRow? {
+        if let page = page(of: key) {
+            guard let held = pages[page] else { return nil }
+            let entry = held.entries[Int(truncatingIfNeeded: key) & (Self.pageSize - 1)]
+            return entry.isEmpty ? nil : entry
+        }
+        return overflow[key]
+    }
+
+    /// Changes the entry of `key` in place (nil: none, before or after).
+    ///
+    /// - Parameters:
+    ///   - key: The primary key.
+    ///   - body: Changes the entry; an entry left with no node and no
+    ///     references is removed.
+    /// - Returns: What `body` returns.
+    @inline(__always)
+    package mutating func modify<R>(_ key: Int64, _ body: (inout CachedRow?) -> R) -> R {
+        guard let page = pageForWriting(key) else { return modifyOverflow(key, body) }
+        let held = pages[page].unsafelyUnwrapped
+        let slot = held.entries + (Int(truncatingIfNeeded: key) & (Self.pageSize - 1))
+        // Moved out and back in: no retain or release of the node's batch.
+        let moved = slot.move()
+        let existed = !moved.isEmpty
+        var entry: CachedRow? = existed ? moved : nil
+        let result = body(&entry)
+        let kept = entry.map { !$0.isEmpty } ?? false
+        slot.initialize(to: kept ? entry.unsafelyUnwrapped : CachedRow(node: nil))
+        if kept != existed {
+            let change = kept ? 1 : -1
+            count += change
+            held.occupied += change
+        }
+        if held.occupied == 0 {
+            pages[page] = nil
+            pagesInUse -= 1
+        }
+        return result
+    }
+
+    private mutating func modifyOverflow<R>(_ key: Int64, _ body: (inout CachedRow?) -> R) -> R {
+        var entry = overflow.removeValue(forKey: key)
+        let existed = entry != nil
+        let result = body(&entry)
+        if let entry, !entry.isEmpty {
+            overflow[key] = entry
+            if !existed { count += 1 }
+        } else if existed {
+            count -= 1
+        }
+        return result
+    }
+
+    /// The page of `key`, unique to this index and allocated, when the pages
+    /// cover the key or can grow to; nil when it belongs in the overflow.
+    @inline(__always)
+    private mutating func pageForWriting(_ key: Int64) -> Int? {
+        guard key >= 0 else { return nil }
+        let page = Int(truncatingIfNeeded: key >> Self.pageShift)
+        if page >= pages.count {
+            guard grow(toCover: page) else { return nil }
+        }
+        if pages[page] == nil {
+            pages[page] = RowIndexPage()
+            pagesInUse += 1
+        } else if !isKnownUniquelyReferenced(&pages[page]) {
+            pages[page] = RowIndexPage(copying: pages[page].unsafelyUnwrapped)
+        }
+        return page
+    }
+
+    /// Grows the pages to cover `page` when they would stay at least a
+    /// quarter used (past the first 64); moves the overflow's entries they
+    /// now cover into them.
+    private mutating func grow(toCover page: Int) -> Bool {
+        let limit = max(64, 4 * (pagesInUse + 1))
+        guard page < limit else { return false }
+        let newCount = min(limit, max(page + 1, 2 * pages.count))
+        pages.append(contentsOf: repeatElement(nil, count: newCount - pages.count))
+        guard !overflow.isEmpty else { return true }
+        let covered = overflow.filter { $0.key >= 0 && $0.key >> Self.pageShift < newCount }
+        for (key, entry) in covered {
+            overflow[key] = nil
+            count -= 1
+            modify(key) { $0 = entry }
+        }
+        return true
+    }
+
+    /// Calls `body` with every entry, in primary-key order.
+    ///
+    /// - Parameter body: Called with each key and its entry.
+    package func forEach(_ body: (Int64, CachedRow) throws -> Void) rethrows {
+        let outside = overflow.sorted { $0.key < $1.key }
+        let firstCovered = outside.firstIndex { $0.key >= 0 } ?? outside.endIndex
+        for (key, entry) in outside[..<firstCovered] { try body(key, entry) }
+        for (index, held) in pages.enumerated() {
+            guard let held else { continue }
+            let base = Int64(index) << Self.pageShift
+            for offset in 0..<Self.pageSize where !held.entries[offset].isEmpty {
+                try body(base + Int64(offset), held.entries[offset])
+            }
+        }
+        for (key, entry) in outside[firstCovered...] { try body(key, entry) }
+    }
+
+    /// Every node, in primary-key order.
+    package var nodes: [RowNode] {
+        var nodes: [RowNode] = []
+        nodes.reserveCapacity(count)
+        forEach { _, entry in if let node = entry.node { nodes.append(node) } }
+        return nodes
+    }
+}
+
+/// A page of a `RowIndex`: an entry for each of 1 024 keys, empty or not.
+final class RowIndexPage: @unchecked Sendable {
+    /// The entries, by the key's low bits.
+    let entries: UnsafeMutablePointer<CachedRow>
+    /// How many entries are not empty.
+    var occupied = 0
+
+    init() {
+        entries = .allocate(capacity: RowIndex.pageSize)
+        entries.initialize(repeating: CachedRow(node: nil), count: RowIndex.pageSize)
+    }
+
+    init(copying other: RowIndexPage) {
+        entries = .allocate(capacity: RowIndex.pageSize)
+        entries.initialize(from: other.entries, count: RowIndex.pageSize)
+        occupied = other.occupied
+    }
+
+    deinit {
+        entries.deinitialize(count: RowIndex.pageSize)
+        entries.deallocate()
+    }
+}
+
+extension CachedRow {
+    /// Whether the entry holds nothing: no node and no registration.
+    @inline(__always)
+    var isEmpty: Bool { node == nil && references == 0 }
+}
