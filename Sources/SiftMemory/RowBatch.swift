@@ -41,12 +41,16 @@ public final class RowBatch: @unchecked Sendable {
     /// A batch of one row keeps the key, version and arrays it was made
     /// from (and no columns): one allocation, as a node on its own.
     @usableFromInline let isSingle: Bool
+    /// The key of a batch of one row, or of the first row of a batch
+    /// whose keys count up by one (no `keys` buffer); the version of a
+    /// batch of one row, or of every row of one with no `versions` buffer.
     @usableFromInline let singleKey: Int64
     @usableFromInline let singleVersion: Int64
     @usableFromInline let singleValues: [PredicateValue]
     @usableFromInline let singleToOne: [Int64?]
     @usableFromInline let singleToMany: [[Int64]?]
-    /// Primary keys and versions by row (columns only).
+    /// Primary keys and versions by row (columns only, and only when they
+    /// differ from `singleKey + row` and `singleVersion`).
     @usableFromInline let keys: UnsafeMutablePointer<Int64>?
     @usableFromInline let versions: UnsafeMutablePointer<Int64>?
     /// Attribute columns by slot, then to-one key columns by slot.
@@ -72,9 +76,11 @@ public final class RowBatch: @unchecked Sendable {
         columns = nil
     }
 
-    /// A batch of rows laid out by column: it takes the buffers over.
-    init(entity: Int32, root: Int32, fetchTimestamp: Double, count: Int, keys: UnsafeMutablePointer<Int64>,
-         versions: UnsafeMutablePointer<Int64>, columns: UnsafeMutablePointer<RawColumn>,
+    /// A batch of rows laid out by column: it takes the buffers over. No
+    /// key buffer: the keys count up by one from `firstKey`; no version
+    /// buffer: every row's version is `version`.
+    init(entity: Int32, root: Int32, fetchTimestamp: Double, count: Int, keys: UnsafeMutablePointer<Int64>?,
+         firstKey: Int64, versions: UnsafeMutablePointer<Int64>?, version: Int64, columns: UnsafeMutablePointer<RawColumn>,
          attributeCount: Int, toOneCount: Int, toManyCount: Int) {
         entityIndex = entity
         rootIndex = root
@@ -84,8 +90,8 @@ public final class RowBatch: @unchecked Sendable {
         self.toOneCount = toOneCount
         self.toManyCount = toManyCount
         isSingle = false
-        singleKey = 0
-        singleVersion = 0
+        singleKey = firstKey
+        singleVersion = version
         singleValues = []
         singleToOne = []
         singleToMany = []
@@ -114,7 +120,8 @@ public final class RowBatch: @unchecked Sendable {
     /// - Returns: The row's primary key.
     @inlinable
     public func primaryKey(at row: Int) -> Int64 {
-        isSingle ? singleKey : keys![row]
+        if let keys { return keys[row] }
+        return singleKey &+ Int64(truncatingIfNeeded: row)
     }
 
     /// The version of a row.
@@ -122,7 +129,8 @@ public final class RowBatch: @unchecked Sendable {
     /// - Parameter row: The row's index, below ``count``.
     /// - Returns: The row's version.
     public func version(at row: Int) -> Int64 {
-        isSingle ? singleVersion : versions![row]
+        if let versions { return versions[row] }
+        return singleVersion
     }
 
     /// The value of an attribute slot of a row; `.null` for a slot the rows do not have.
@@ -221,20 +229,6 @@ struct RawColumn {
         kind == .integers && !isNull(row) ? data!.assumingMemoryBound(to: Int64.self)[row] : nil
     }
 
-    /// A column of `values` (copied), with `nulls` as its nil bits.
-    static func make<T>(_ kind: ColumnKind, _ values: [T], nulls: [UInt64]) -> RawColumn {
-        let data = UnsafeMutablePointer<T>.allocate(capacity: max(values.count, 1))
-        data.initialize(from: values, count: values.count)
-        var bits: UnsafeMutablePointer<UInt64>?
-        if nulls.contains(where: { $0 != 0 }) {
-            let words = (values.count + 63) / 64
-            bits = UnsafeMutablePointer<UInt64>.allocate(capacity: max(words, 1))
-            bits!.initialize(repeating: 0, count: max(words, 1))
-            for (index, word) in nulls.prefix(words).enumerated() { bits![index] = word }
-        }
-        return RawColumn(kind: kind, data: UnsafeMutableRawPointer(data), nulls: bits)
-    }
-
     /// Frees the buffers of a column of `count` rows.
     func free(count: Int) {
         switch kind {
@@ -256,149 +250,280 @@ struct NullMask {
         if word >= words.count { words.append(contentsOf: repeatElement(0, count: word - words.count + 1)) }
         words[word] |= 1 << UInt64(row & 63)
     }
+
+    /// The bits in a buffer for a batch; nil when no row holds nil.
+    func buffer(rows: Int) -> UnsafeMutablePointer<UInt64>? {
+        guard words.contains(where: { $0 != 0 }) else { return nil }
+        let count = max((rows + 63) / 64, 1)
+        let bits = UnsafeMutablePointer<UInt64>.allocate(capacity: count)
+        bits.initialize(repeating: 0, count: count)
+        for (index, word) in words.prefix(count).enumerated() { bits[index] = word }
+        return bits
+    }
 }
 
 /// Lays rows out by column as a store reads them, one row at a time, then
-/// makes the batch.
-package struct RowBatchBuilder {
+/// makes the batch. A row is added whole (`append(key:version:values:toOne:)`),
+/// or by column: `beginRow`, then one value for every attribute column in
+/// slot order (`column(_:)`), then every to-one key (`appendToOne`).
+package final class RowBatchBuilder {
     let entity: Int32
     let root: Int32
+    let attributeCount: Int
+    let toOneCount: Int
     let toManyCount: Int
     private var keys: [Int64] = []
     private var versions: [Int64] = []
-    private var columns: [ColumnBuilder]
-    private var toOne: [(keys: [Int64], nulls: NullMask)]
+    /// The attribute columns by slot, then the to-one key columns by slot.
+    private let columns: ContiguousArray<ColumnBuilder>
 
     /// A builder for rows of the entity at `entity` (its root at `root`).
     package init(entity: Int, root: Int, attributeCount: Int, toOneCount: Int, toManyCount: Int) {
         self.entity = Int32(clamping: entity)
         self.root = Int32(clamping: root)
+        self.attributeCount = attributeCount
+        self.toOneCount = toOneCount
         self.toManyCount = toManyCount
-        columns = Array(repeating: ColumnBuilder(), count: attributeCount)
-        toOne = Array(repeating: ([], NullMask()), count: toOneCount)
+        columns = ContiguousArray((0..<(attributeCount + toOneCount)).map { _ in ColumnBuilder() })
     }
 
     /// How many rows have been added.
     package var count: Int { keys.count }
 
     /// Adds a row: its key, version, attribute values by slot and to-one keys by slot.
-    package mutating func append(key: Int64, version: Int64, values: [PredicateValue], toOne keys: [Int64?]) {
-        let row = self.keys.count
-        self.keys.append(key)
-        versions.append(version)
-        for slot in columns.indices { columns[slot].append(slot < values.count ? values[slot] : .null) }
-        for slot in toOne.indices {
-            if slot < keys.count, let key = keys[slot] {
-                toOne[slot].keys.append(key)
-            } else {
-                toOne[slot].keys.append(0)
-                toOne[slot].nulls.insert(row)
-            }
-        }
+    package func append(key: Int64, version: Int64, values: [PredicateValue], toOne keys: [Int64?]) {
+        beginRow(key: key, version: version)
+        for slot in 0..<attributeCount { columns[slot].append(slot < values.count ? values[slot] : .null) }
+        for slot in 0..<toOneCount { appendToOne(slot, slot < keys.count ? keys[slot] : nil) }
     }
 
-    /// The batch of the rows added, fetched at `fetchTimestamp`.
+    /// Starts a row added by column.
+    @inline(__always)
+    package func beginRow(key: Int64, version: Int64) {
+        keys.append(key)
+        versions.append(version)
+    }
+
+    /// The column of an attribute slot, to add the current row's value to.
+    @inline(__always)
+    package func column(_ slot: Int) -> ColumnBuilder { columns[slot] }
+
+    /// Adds the current row's key of a to-one slot (nil: none).
+    @inline(__always)
+    package func appendToOne(_ slot: Int, _ key: Int64?) {
+        if let key { columns[attributeCount &+ slot].appendInteger(key) } else { columns[attributeCount &+ slot].appendNull() }
+    }
+
+    /// The batch of the rows added, fetched at `fetchTimestamp`. Keys that
+    /// count up by one from the first, and versions all the same, are kept
+    /// as one number each. The builder is empty afterwards.
     package func batch(fetchTimestamp: Double) -> RowBatch {
         let count = keys.count
-        let keyBuffer = UnsafeMutablePointer<Int64>.allocate(capacity: max(count, 1))
-        keyBuffer.initialize(from: keys, count: count)
-        let versionBuffer = UnsafeMutablePointer<Int64>.allocate(capacity: max(count, 1))
-        versionBuffer.initialize(from: versions, count: count)
-        let raw = UnsafeMutablePointer<RawColumn>.allocate(capacity: max(columns.count + toOne.count, 1))
-        for (slot, column) in columns.enumerated() { (raw + slot).initialize(to: column.column()) }
-        for (slot, keys) in toOne.enumerated() {
-            (raw + columns.count + slot).initialize(to: .make(.integers, keys.keys, nulls: keys.nulls.words))
+        let first = keys.first ?? 0
+        var consecutive = true
+        for (row, key) in keys.enumerated() where key != first &+ Int64(row) {
+            consecutive = false
+            break
         }
+        let version = versions.first ?? 0
+        let sameVersion = !versions.contains { $0 != version }
+        let keyBuffer = consecutive ? nil : Self.buffer(keys)
+        let versionBuffer = sameVersion ? nil : Self.buffer(versions)
+        let raw = UnsafeMutablePointer<RawColumn>.allocate(capacity: max(columns.count, 1))
+        for (slot, column) in columns.enumerated() { (raw + slot).initialize(to: column.take()) }
+        keys = []
+        versions = []
         return RowBatch(entity: entity, root: root, fetchTimestamp: fetchTimestamp, count: count, keys: keyBuffer,
-                        versions: versionBuffer, columns: raw, attributeCount: columns.count, toOneCount: toOne.count,
-                        toManyCount: toManyCount)
+                        firstKey: first, versions: versionBuffer, version: version, columns: raw,
+                        attributeCount: attributeCount, toOneCount: toOneCount, toManyCount: toManyCount)
+    }
+
+    private static func buffer(_ numbers: [Int64]) -> UnsafeMutablePointer<Int64> {
+        let buffer = UnsafeMutablePointer<Int64>.allocate(capacity: max(numbers.count, 1))
+        buffer.initialize(from: numbers, count: numbers.count)
+        return buffer
     }
 }
 
-/// One column as it is read: typed by its first value that is not nil,
-/// and kept as plain values once a value of another type comes.
-private struct ColumnBuilder {
-    private enum Kind { case empty, integers, doubles, dates, booleans, strings, values }
-    private var kind = Kind.empty
+/// One column as it is read, in a buffer the batch takes over: typed by
+/// its first value that is not nil, and kept as plain values once a value
+/// of another type comes. A store that knows a column's type adds values
+/// of it directly (`appendInteger`, `appendString`, ...): no `PredicateValue`
+/// is made for them.
+package final class ColumnBuilder {
+    private var kind = ColumnKind.nulls
+    /// Rows added.
     private var count = 0
-    private var numbers: [Int64] = []
-    private var reals: [Double] = []
-    private var flags: [Bool] = []
-    private var texts: [String?] = []
-    private var plain: [PredicateValue] = []
+    /// The values (none while every row is nil), `capacity` of them.
+    private var data: UnsafeMutableRawPointer?
+    private var capacity = 0
     private var nulls = NullMask()
 
-    mutating func append(_ value: PredicateValue) {
-        switch (kind, value) {
-        case (.integers, .int(let v)): numbers.append(v)
-        case (.doubles, .double(let v)): reals.append(v)
-        case (.dates, .date(let v)): reals.append(v.timeIntervalSinceReferenceDate)
-        case (.booleans, .bool(let v)): flags.append(v)
-        case (.strings, .string(let v)): texts.append(v)
-        case (.values, _): plain.append(value)
-        case (_, .null): appendNull()
-        case (.empty, _): start(with: value)
-        default:
-            plain = (0..<count).map(self.value)
-            numbers = []; reals = []; flags = []; texts = []; nulls = NullMask()
-            kind = .values
-            plain.append(value)
+    init() {}
+
+    deinit { free() }
+
+    /// Frees the buffer (values not taken by a batch).
+    private func free() {
+        guard let data else { return }
+        switch kind {
+        case .strings: data.assumingMemoryBound(to: String?.self).deinitialize(count: count)
+        case .values: data.assumingMemoryBound(to: PredicateValue.self).deinitialize(count: count)
+        default: break
         }
-        count += 1
+        data.deallocate()
+        self.data = nil
+        capacity = 0
+    }
+
+    /// Adds a value of the column's element type (the buffer grows by doubling).
+    @inline(__always)
+    private func push<T>(_ value: T) {
+        if count == capacity { grow(T.self, to: max(16, capacity &* 2)) }
+        (data.unsafelyUnwrapped.assumingMemoryBound(to: T.self) + count).initialize(to: value)
+        count &+= 1
+    }
+
+    /// Moves the values to a buffer of `newCapacity`.
+    private func grow<T>(_ type: T.Type, to newCapacity: Int) {
+        let moved = UnsafeMutablePointer<T>.allocate(capacity: newCapacity)
+        if let data { moved.moveInitialize(from: data.assumingMemoryBound(to: T.self), count: count) }
+        data?.deallocate()
+        data = UnsafeMutableRawPointer(moved)
+        capacity = newCapacity
+    }
+
+    /// Adds an integer.
+    @inline(__always)
+    package func appendInteger(_ value: Int64) {
+        if kind == .integers { push(value) } else { append(.int(value)) }
+    }
+
+    /// Adds a double.
+    @inline(__always)
+    package func appendDouble(_ value: Double) {
+        if kind == .doubles { push(value) } else { append(.double(value)) }
+    }
+
+    /// Adds a date, as seconds since 2001-01-01.
+    @inline(__always)
+    package func appendDate(secondsSinceReferenceDate seconds: Double) {
+        if kind == .dates { push(seconds) } else { append(.date(Date(timeIntervalSinceReferenceDate: seconds))) }
+    }
+
+    /// Adds a boolean.
+    @inline(__always)
+    package func appendBool(_ value: Bool) {
+        if kind == .booleans { push(value) } else { append(.bool(value)) }
+    }
+
+    /// Adds a string.
+    @inline(__always)
+    package func appendString(_ value: String) {
+        if kind == .strings { push(Optional(value)) } else { append(.string(value)) }
+    }
+
+    /// Adds nil.
+    package func appendNull() {
+        switch kind {
+        case .nulls: count &+= 1
+        case .integers: push(Int64(0)); nulls.insert(count &- 1)
+        case .doubles, .dates: push(0.0); nulls.insert(count &- 1)
+        case .booleans: push(false); nulls.insert(count &- 1)
+        case .strings: push(String?.none)
+        case .values: push(PredicateValue.null)
+        }
+    }
+
+    /// Adds any value.
+    package func append(_ value: PredicateValue) {
+        switch (kind, value) {
+        case (_, .null): appendNull()
+        case (.integers, .int(let v)): push(v)
+        case (.doubles, .double(let v)): push(v)
+        case (.dates, .date(let v)): push(v.timeIntervalSinceReferenceDate)
+        case (.booleans, .bool(let v)): push(v)
+        case (.strings, .string(let v)): push(Optional(v))
+        case (.values, _): push(value)
+        case (.nulls, _):
+            start(Self.kind(of: value))
+            append(value)
+        default:
+            demote()
+            push(value)
+        }
+    }
+
+    /// The kind of column a first value that is not nil makes.
+    private static func kind(of value: PredicateValue) -> ColumnKind {
+        switch value {
+        case .int: return .integers
+        case .double: return .doubles
+        case .date: return .dates
+        case .bool: return .booleans
+        case .string: return .strings
+        default: return .values
+        }
+    }
+
+    /// Makes the buffer for `kind`, holding nil for the rows added so far.
+    private func start(_ kind: ColumnKind) {
+        let leading = count
+        count = 0
+        self.kind = kind
+        for _ in 0..<leading { appendNull() }
+        if leading == 0 { reserve(for: kind) }
+    }
+
+    /// A first buffer, for a column whose first row is not nil.
+    private func reserve(for kind: ColumnKind) {
+        switch kind {
+        case .integers: grow(Int64.self, to: 16)
+        case .doubles, .dates: grow(Double.self, to: 16)
+        case .booleans: grow(Bool.self, to: 16)
+        case .strings: grow(String?.self, to: 16)
+        case .values: grow(PredicateValue.self, to: 16)
+        case .nulls: break
+        }
     }
 
     /// The value of a row added (for a column turning into plain values).
     private func value(_ row: Int) -> PredicateValue {
+        let column = RawColumn(kind: kind, data: data, nulls: nil)
         let word = row >> 6
         if word < nulls.words.count, nulls.words[word] & (1 << UInt64(row & 63)) != 0 { return .null }
-        switch kind {
-        case .empty: return .null
-        case .integers: return .int(numbers[row])
-        case .doubles: return .double(reals[row])
-        case .dates: return .date(Date(timeIntervalSinceReferenceDate: reals[row]))
-        case .booleans: return .bool(flags[row])
-        case .strings: return texts[row].map(PredicateValue.string) ?? .null
-        case .values: return plain[row]
-        }
+        return column.value(row)
     }
 
-    private mutating func appendNull() {
-        switch kind {
-        case .empty: return
-        case .integers: numbers.append(0)
-        case .doubles, .dates: reals.append(0)
-        case .booleans: flags.append(false)
-        case .strings: texts.append(nil); return
-        case .values: plain.append(.null); return
-        }
-        nulls.insert(count)
+    /// Turns the column into plain values.
+    private func demote() {
+        let values = (0..<count).map(value)
+        free()
+        kind = .values
+        nulls = NullMask()
+        count = 0
+        grow(PredicateValue.self, to: max(16, values.count * 2))
+        for value in values { push(value) }
     }
 
-    /// The first value that is not nil, after `count` nils.
-    private mutating func start(with value: PredicateValue) {
-        let leading = count
-        switch value {
-        case .int(let v): kind = .integers; numbers = Array(repeating: 0, count: leading); numbers.append(v)
-        case .double(let v): kind = .doubles; reals = Array(repeating: 0, count: leading); reals.append(v)
-        case .date(let v): kind = .dates; reals = Array(repeating: 0, count: leading); reals.append(v.timeIntervalSinceReferenceDate)
-        case .bool(let v): kind = .booleans; flags = Array(repeating: false, count: leading); flags.append(v)
-        case .string(let v): kind = .strings; texts = Array(repeating: nil, count: leading); texts.append(v); return
-        default: kind = .values; plain = Array(repeating: .null, count: leading); plain.append(value); return
-        }
-        for row in 0..<leading { nulls.insert(row) }
-    }
-
-    /// The column's buffer, made for the batch.
-    func column() -> RawColumn {
+    /// The column for a batch, in a buffer of exactly its rows; the builder
+    /// gives the buffer up and is empty afterwards.
+    func take() -> RawColumn {
         switch kind {
-        case .empty: return RawColumn(kind: .nulls, data: nil, nulls: nil)
-        case .integers: return .make(.integers, numbers, nulls: nulls.words)
-        case .doubles: return .make(.doubles, reals, nulls: nulls.words)
-        case .dates: return .make(.dates, reals, nulls: nulls.words)
-        case .booleans: return .make(.booleans, flags, nulls: nulls.words)
-        case .strings: return .make(.strings, texts, nulls: [])
-        case .values: return .make(.values, plain, nulls: [])
+        case .integers: grow(Int64.self, to: max(count, 1))
+        case .doubles, .dates: grow(Double.self, to: max(count, 1))
+        case .booleans: grow(Bool.self, to: max(count, 1))
+        case .strings: grow(String?.self, to: max(count, 1))
+        case .values: grow(PredicateValue.self, to: max(count, 1))
+        case .nulls: break
         }
+        let column = RawColumn(kind: kind, data: data, nulls: nulls.buffer(rows: count))
+        data = nil
+        capacity = 0
+        count = 0
+        kind = .nulls
+        nulls = NullMask()
+        return column
     }
 }
 
@@ -443,15 +568,35 @@ package struct RowCollector {
                                    fetchTimestamp: now, values: values, toOne: toOne, toMany: unloaded))
                 return few.count - 1
             }
-            var made = RowBatchBuilder(entity: entity, root: root, attributeCount: attributeCount,
-                                       toOneCount: toOneCount, toManyCount: toManyCount)
-            for node in few { made.append(key: node.id.primaryKey, version: node.version, values: node.values, toOne: node.toOne) }
-            few = []
-            builder = made
+            startColumns()
         }
-        let index = builder!.count
-        builder!.append(key: key, version: version, values: values, toOne: toOne)
+        let builder = self.builder.unsafelyUnwrapped
+        let index = builder.count
+        builder.append(key: key, version: version, values: values, toOne: toOne)
         return index
+    }
+
+    /// Moves the few rows into columns: the rows from now on are laid out by column.
+    private mutating func startColumns() {
+        let made = RowBatchBuilder(entity: entity, root: root, attributeCount: attributeCount,
+                                   toOneCount: toOneCount, toManyCount: toManyCount)
+        for node in few { made.append(key: node.id.primaryKey, version: node.version, values: node.values, toOne: node.toOne) }
+        few = []
+        builder = made
+    }
+
+    /// Starts a row to be added by column (`RowBatchBuilder`), once the
+    /// rows are past the few kept as nodes of their own; nil before, when
+    /// the row is to be added whole (`append`).
+    @inline(__always)
+    package mutating func beginColumnarRow(key: Int64, version: Int64) -> RowBatchBuilder? {
+        if builder == nil {
+            guard few.count >= Self.fewRows else { return nil }
+            startColumns()
+        }
+        let builder = self.builder.unsafelyUnwrapped
+        builder.beginRow(key: key, version: version)
+        return builder
     }
 
     /// The nodes of the rows added, by index, fetched at `now`; the

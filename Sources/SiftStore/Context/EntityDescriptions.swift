@@ -13,6 +13,9 @@ final class EntityDescription {
     let attributeSlots: [String: Int]
     /// Each attribute's name, by slot: a resolved `Attribute` is checked against it.
     let attributeNames: [String]
+    /// Each attribute's name and its length in UTF-8, by slot: a read by
+    /// name compares lengths first, and names only of equal length.
+    let namesBySlot: [(length: Int, name: String)]
     /// Each relationship's destination entity (index and root), by relationship name.
     let destinations: [String: (index: Int, root: Int, hasSubentities: Bool)]
     /// The to-one relationships, in a plain array a read by name scans:
@@ -36,6 +39,7 @@ final class EntityDescription {
         }
         attributeSlots = slots
         attributeNames = names
+        namesBySlot = names.map { ($0.utf8.count, $0) }
         var destinations: [String: (Int, Int, Bool)] = [:]
         for relationship in entity.relationships {
             if let destination = model.entity(named: relationship.destination) {
@@ -45,7 +49,7 @@ final class EntityDescription {
         self.destinations = destinations
         toOneLinks = entity.relationships.compactMap { relationship in
             guard !relationship.isToMany, let destination = destinations[relationship.name] else { return nil }
-            return ToOneLink(name: relationship.name, slot: relationship.slot, destination: destination.0,
+            return ToOneLink(name: relationship.name, length: relationship.name.utf8.count, slot: relationship.slot, destination: destination.0,
                              root: destination.1, hasSubentities: destination.2)
         }
         checks = entity.attributes.map { ($0.slot, $0.name, $0.type, !$0.isOptional && $0.isStored) }
@@ -57,7 +61,20 @@ final class EntityDescription {
     /// The to-one relationship called `name`, if the entity has it.
     @inline(__always)
     func toOneLink(named name: String) -> ToOneLink? {
-        for link in toOneLinks where link.name == name { return link }
+        let length = name.utf8.count
+        for link in toOneLinks where link.length == length && link.name == name { return link }
+        return nil
+    }
+
+    /// The slot of the attribute called `name`, if the entity has it: a
+    /// few names are scanned (lengths first), many are hashed.
+    @inline(__always)
+    func attributeSlot(named name: String) -> Int? {
+        guard namesBySlot.count <= 16 else { return attributeSlots[name] }
+        let length = name.utf8.count
+        for slot in namesBySlot.indices where namesBySlot[slot].length == length && namesBySlot[slot].name == name {
+            return slot
+        }
         return nil
     }
 
@@ -70,6 +87,8 @@ final class EntityDescription {
 /// A to-one relationship as a read follows it.
 struct ToOneLink {
     let name: String
+    /// The name's length in UTF-8.
+    let length: Int
     let slot: Int
     /// The destination entity's index and root, and whether it has subentities.
     let destination: Int

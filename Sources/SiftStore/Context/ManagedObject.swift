@@ -176,14 +176,8 @@ public final class ManagedObject: CustomStringConvertible {
     ///   fault fires and its row is gone; `.contextGone` when its context was released; the store's error when
     ///   reading the row fails.
     public func value(forKey key: String) throws(StoreError) -> PredicateValue {
-        // A few names are compared (short names compare as two words); many
-        // are hashed once. A subentity's attribute, or none, the slow way.
-        let names = description_.attributeNames
-        if names.count <= 16 {
-            for slot in names.indices where names[slot] == key { return try value(atSlot: slot) }
-        } else if let slot = description_.attributeSlots[key] {
-            return try value(atSlot: slot)
-        }
+        // A subentity's attribute, or none, the slow way.
+        if let slot = description_.attributeSlot(named: key) { return try value(atSlot: slot) }
         return try value(atSlot: try attribute(key).slot)
     }
 

@@ -15,6 +15,16 @@ package protocol StoreRow {
     func integer(_ index: Int) -> Int64
     /// Whether column `index` is NULL.
     func isNull(_ index: Int) -> Bool
+    /// Adds column `index`, as a value of an attribute of `type`, to a
+    /// batch's column: the value `value(_:as:)` gives.
+    func append(_ index: Int, as type: AttributeType, to column: ColumnBuilder)
+}
+
+extension StoreRow {
+    /// Adds the value `value(_:as:)` gives.
+    package func append(_ index: Int, as type: AttributeType, to column: ColumnBuilder) {
+        column.append(value(index, as: type))
+    }
 }
 
 /// A row of values, as a network database gives them.
@@ -66,6 +76,11 @@ package final class RowReader {
     let columns: [Int32]
     let slots: [Int32]
     let types: [AttributeType]
+    /// Each to-one slot's column (offset by `base`), or -1 when the row has none.
+    let toOneColumns: [Int]
+    /// Whether a row's columns go straight into the batch's columns: every
+    /// attribute stored, in slot order, none external or transformed.
+    let readsByColumn: Bool
 
     package init(_ member: RowLayout.Member, base: Int, externalData: URL?, transformers: ValueTransformerRegistry) {
         self.member = member
@@ -81,6 +96,10 @@ package final class RowReader {
         everyAttributeInOrder = member.attributes.count == member.attributeCount
             && member.attributes.enumerated().allSatisfy { $0.offset == $0.element.slot }
         unloaded = Array(repeating: nil, count: member.toManyCount)
+        var toOneColumns = Array(repeating: -1, count: member.toOneCount)
+        for (column, slot) in member.toOne where slot < toOneColumns.count { toOneColumns[slot] = base + column }
+        self.toOneColumns = toOneColumns
+        readsByColumn = everyAttributeInOrder && !hasExternal && self.transformers.isEmpty
         collector = RowCollector(entity: member.entity, root: member.root, attributeCount: member.attributeCount,
                                  toOneCount: member.toOneCount, toManyCount: member.toManyCount)
     }
@@ -134,6 +153,14 @@ package final class RowReader {
 
     /// Adds the current row to what is being read; returns its row.
     func add<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64, now: Double) -> Int {
+        if readsByColumn, let builder = collector.beginColumnarRow(key: primaryKey, version: version) {
+            for i in types.indices { row.append(Int(columns[i]), as: types[i], to: builder.column(i)) }
+            for slot in toOneColumns.indices {
+                let column = toOneColumns[slot]
+                builder.appendToOne(slot, column < 0 || row.isNull(column) ? nil : row.integer(column))
+            }
+            return builder.count &- 1
+        }
         read(row, into: &rowValues, &rowToOne)
         return collector.append(key: primaryKey, version: version, values: rowValues, toOne: rowToOne, now: now)
     }

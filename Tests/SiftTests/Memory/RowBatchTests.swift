@@ -31,29 +31,55 @@ struct RowBatchTests {
     /// Two values the same in every respect: case, payload, NaN as NaN.
     static func same(_ a: PredicateValue, _ b: PredicateValue) -> Bool { String(reflecting: a) == String(reflecting: b) }
 
-    @Test("Every value read back as given: typed columns, leading and trailing nils, a type change midway")
+    /// Adds `value` to `column` the way a store that knows its type does
+    /// (or, at random, as a plain value).
+    static func add(_ value: PredicateValue, to column: ColumnBuilder, _ generator: inout SystemRandomNumberGenerator) {
+        guard Bool.random(using: &generator) else { return column.append(value) }
+        switch value {
+        case .null: column.appendNull()
+        case .int(let v): column.appendInteger(v)
+        case .double(let v): column.appendDouble(v)
+        case .date(let v): column.appendDate(secondsSinceReferenceDate: v.timeIntervalSinceReferenceDate)
+        case .bool(let v): column.appendBool(v)
+        case .string(let v): column.appendString(v)
+        default: column.append(value)
+        }
+    }
+
+    @Test("Every value read back as given: typed columns, leading and trailing nils, a type change midway, rows whole or by column")
     func valuesReadBackAsGiven() {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200 {
             let columns = Int.random(in: 0...6, using: &generator)
             let kinds = (0..<columns).map { _ in Int.random(in: 0..<7, using: &generator) }
             let rows = Int.random(in: 0...150, using: &generator)
-            var builder = RowBatchBuilder(entity: 0, root: 0, attributeCount: columns, toOneCount: 1, toManyCount: 1)
+            let builder = RowBatchBuilder(entity: 0, root: 0, attributeCount: columns, toOneCount: 1, toManyCount: 1)
             var given: [([PredicateValue], Int64?)] = []
+            // Keys counting up by one and one version for all are kept as one number each.
+            let consecutive = Bool.random(using: &generator)
+            let sameVersion = Bool.random(using: &generator)
+            func key(_ row: Int) -> Int64 { consecutive ? 100 + Int64(row) : Int64(row) * 3 }
+            func version(_ row: Int) -> Int64 { sameVersion ? 7 : Int64(row) + 1 }
             for row in 0..<rows {
                 let values = kinds.map { Self.randomValue($0, &generator) }
-                let key: Int64? = Bool.random(using: &generator) ? Int64.random(in: .min ... .max, using: &generator) : nil
-                builder.append(key: Int64(row) * 3, version: Int64(row) + 1, values: values, toOne: [key])
-                given.append((values, key))
+                let toOne: Int64? = Bool.random(using: &generator) ? Int64.random(in: .min ... .max, using: &generator) : nil
+                if Bool.random(using: &generator) {
+                    builder.beginRow(key: key(row), version: version(row))
+                    for slot in values.indices { Self.add(values[slot], to: builder.column(slot), &generator) }
+                    builder.appendToOne(0, toOne)
+                } else {
+                    builder.append(key: key(row), version: version(row), values: values, toOne: [toOne])
+                }
+                given.append((values, toOne))
             }
             let batch = builder.batch(fetchTimestamp: 42)
             #expect(batch.count == rows)
-            for (row, (values, key)) in given.enumerated() {
+            for (row, (values, toOne)) in given.enumerated() {
                 let node = batch.node(at: row)
-                #expect(node.id == ObjectID(entity: 0, primaryKey: Int64(row) * 3))
-                #expect(node.version == Int64(row) + 1)
+                #expect(node.id == ObjectID(entity: 0, primaryKey: key(row)))
+                #expect(node.version == version(row))
                 #expect(node.fetchTimestamp == 42)
-                #expect(node.toOneKey(at: 0) == key)
+                #expect(node.toOneKey(at: 0) == toOne)
                 #expect(node.toManyKeys(at: 0) == nil)
                 for slot in values.indices where !Self.same(node.value(at: slot), values[slot]) {
                     Issue.record("row \(row) slot \(slot): \(node.value(at: slot)) for \(values[slot])")

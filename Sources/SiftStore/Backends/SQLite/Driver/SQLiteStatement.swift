@@ -78,6 +78,41 @@ public final class SQLiteStatement {
         return PredicateValue(sqlValue: column(index), type: type)
     }
 
+    /// Adds column `index`, as a value of an attribute of `type`, to a
+    /// batch's column: what `value(_:as:)` gives, without making a
+    /// `PredicateValue` for the common types.
+    ///
+    /// - Parameters:
+    ///   - index: The column's index, from 0.
+    ///   - type: The type of the attribute the column stores.
+    ///   - column: The batch's column to add the value to.
+    @inline(__always)
+    package func append(_ index: Int, as type: AttributeType, to column: ColumnBuilder) {
+        let i = Int32(index)
+        let columnType = sqlite3_column_type(handle, i)
+        if columnType == SQLITE_NULL { return column.appendNull() }
+        switch type {
+        case .integer16, .integer32, .integer64:
+            if columnType == SQLITE_INTEGER { return column.appendInteger(sqlite3_column_int64(handle, i)) }
+        case .double, .float, .decimal:
+            if columnType == SQLITE_FLOAT || columnType == SQLITE_INTEGER { return column.appendDouble(sqlite3_column_double(handle, i)) }
+        case .boolean:
+            if columnType == SQLITE_INTEGER { return column.appendBool(sqlite3_column_int64(handle, i) != 0) }
+        case .date:
+            if columnType == SQLITE_FLOAT || columnType == SQLITE_INTEGER {
+                return column.appendDate(secondsSinceReferenceDate: sqlite3_column_double(handle, i))
+            }
+        case .string, .uri:
+            if columnType == SQLITE_TEXT, let bytes = sqlite3_column_text(handle, i) {
+                let count = Int(sqlite3_column_bytes(handle, i))
+                return column.appendString(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
+            }
+        case .uuid, .binary, .transformable, .objectID, .composite, .undefined:
+            break
+        }
+        column.append(PredicateValue(sqlValue: self.column(index), type: type))
+    }
+
     /// Column `index` as an integer (0 for NULL).
     ///
     /// - Parameter index: The column's index, from 0.
