@@ -139,7 +139,7 @@ public final class RowBatch: @unchecked Sendable {
     ///   - slot: The attribute's slot.
     ///   - row: The row's index, below ``count``.
     /// - Returns: The value.
-    @inlinable
+    @inlinable @inline(__always)
     public func value(slot: Int, row: Int) -> PredicateValue {
         guard slot >= 0, slot < attributeCount else { return .null }
         if isSingle { return singleValues[slot] }

@@ -139,7 +139,7 @@ public struct RowNode: Sendable {
     ///
     /// - Parameter slot: The attribute's slot.
     /// - Returns: The value the store delivered.
-    @inlinable
+    @inlinable @inline(__always)
     public func value(at slot: Int) -> PredicateValue { batch.value(slot: slot, row: row) }
 
     /// The destination's primary key of a to-one slot; nil when there is

@@ -78,11 +78,11 @@ extension ObjectContext {
     /// `setValue` and records make. Nil passes here; a required attribute is
     /// checked at save. A value a registered transformer stores may be of
     /// any type.
-    func checkedValue(_ value: PredicateValue, for attribute: Attribute, of object: String) throws(StoreError) -> PredicateValue {
+    func checkedValue(_ value: PredicateValue, for attribute: Attribute, of object: @autoclosure () -> String) throws(StoreError) -> PredicateValue {
         if case .null = value { return value }
         if store.transformers?.transformer(of: attribute) != nil { return value }
         func refused(_ reason: String) -> StoreError {
-            .invalidValue(SaveValidationFailure(object: object, property: attribute.name, reason: reason))
+            .invalidValue(SaveValidationFailure(object: object(), property: attribute.name, reason: reason))
         }
         guard let converted = attribute.type.convert(value) else { throw refused(attribute.type.mismatch(value)) }
         if case .double(let number) = converted, number.isNaN { throw refused("is NaN, which no store keeps") }

@@ -74,17 +74,25 @@ package struct SQLSaveWriter {
         func permanent(_ id: ObjectID) -> ObjectID { ObjectID(entity: id.entity, root: id.root, primaryKey: resolve(id.primaryKey)!) }
 
         // The entity number of each inserted row, for the to-one columns that
-        // say which entity a key points at; other rows' are read when needed.
-        var insertedEntities: [ObjectID: Int64] = [:]
-        for insert in request.inserts {
-            insertedEntities[permanent(insert.id)] = Int64(schema.entityNumber(model.entities[insert.id.entity]))
+        // say which entity a key points at (made the first time one is
+        // asked for: most models have none); other rows' are read when needed.
+        var insertedEntities: [ObjectID: Int64]?
+        func insertedEntity(_ id: ObjectID) -> Int64? {
+            if insertedEntities == nil {
+                var numbers: [ObjectID: Int64] = [:]
+                for insert in request.inserts {
+                    numbers[permanent(insert.id)] = Int64(schema.entityNumber(model.entities[insert.id.entity]))
+                }
+                insertedEntities = numbers
+            }
+            return insertedEntities?[id]
         }
         func targetEntity(of entity: Entity) -> (Int, Int64) -> Int64? {
             { slot, key in
                 guard let relationship = entity.relationships.first(where: { !$0.isToMany && $0.slot == slot }),
                       let destination = self.model.entity(named: relationship.destination) else { return nil }
                 let id = ObjectID(entity: destination, primaryKey: key)
-                if let number = insertedEntities[id] { return number }
+                if let number = insertedEntity(id) { return number }
                 if let node = self.rowCache.node(id) { return Int64(self.schema.entityNumber(self.model.entities[node.id.entity])) }
                 let query = self.schema.selectEntityNumber(destination)
                 if case .integer(let number)? = try? executor.rows(query.sql, [.integer(key)]).first?.first { return number }
