@@ -2,9 +2,10 @@
 // rows from 1 up (Core Data's Z_PK, a PostgreSQL sequence), so entries live
 // in pages of 1 024 addressed by the key itself: no hashing, and a fetch in
 // key order touches memory in order. Keys the pages do not cover (negative
-// keys, or keys far beyond the rest) go to a dictionary. Pages are shared
-// by copies of the index and copied when one of them changes a page, so a
-// snapshot costs one array's copy, and a change after it copies one page.
+// keys, keys far beyond the rest, keys too sparse to fill pages) go to a
+// dictionary. Pages are shared by copies of the index and copied when one
+// of them changes a page, so a snapshot costs one array's copy, and a
+// change after it copies one page.
 
 /// Entries of a row cache's table by primary key (see the file's comment).
 package struct RowIndex: Sendable {
@@ -22,26 +23,22 @@ package struct RowIndex: Sendable {
     private var pagesInUse = 0
     /// How many entries the index holds.
     package private(set) var count = 0
+    /// How many pages are allocated.
+    package var pageCount: Int { pagesInUse }
 
     /// An empty index.
     package init() {}
 
-    /// The page index of `key` when the pages cover it.
-    @inline(__always)
-    private func page(of key: Int64) -> Int? {
-        guard key >= 0 else { return nil }
-        let page = Int(truncatingIfNeeded: key >> Self.pageShift)
-        return page < pages.count ? page : nil
-    }
-
     /// The entry of `key`, if any.
     package subscript(key: Int64) -> CachedRow? {
-        if let page = page(of: key) {
-            guard let held = pages[page] else { return nil }
-            let entry = held.entries[Int(truncatingIfNeeded: key) & (Self.pageSize - 1)]
-            return entry.isEmpty ? nil : entry
+        if key >= 0 {
+            let page = Int(truncatingIfNeeded: key >> Self.pageShift)
+            if page < pages.count, let held = pages[page] {
+                let entry = held.entries[Int(truncatingIfNeeded: key) & (Self.pageSize - 1)]
+                return entry.isEmpty ? nil : entry
+            }
         }
-        return overflow[key]
+        return overflow.isEmpty ? nil : overflow[key]
     }
 
     /// Changes the entry of `key` in place (nil: none, before or after).
@@ -98,8 +95,7 @@ package struct RowIndex: Sendable {
             guard grow(toCover: page) else { return nil }
         }
         if pages[page] == nil {
-            pages[page] = RowIndexPage()
-            pagesInUse += 1
+            guard allocate(page) else { return nil }
         } else if !isKnownUniquelyReferenced(&pages[page]) {
             pages[page] = RowIndexPage(copying: pages[page].unsafelyUnwrapped)
         }
@@ -107,19 +103,31 @@ package struct RowIndex: Sendable {
     }
 
     /// Grows the pages to cover `page` when they would stay at least a
-    /// quarter used (past the first 64); moves the overflow's entries they
-    /// now cover into them.
+    /// quarter used (past the first 64). Keys of pages not allocated stay
+    /// in the overflow.
     private mutating func grow(toCover page: Int) -> Bool {
         let limit = max(64, 4 * (pagesInUse + 1))
         guard page < limit else { return false }
         let newCount = min(limit, max(page + 1, 2 * pages.count))
         pages.append(contentsOf: repeatElement(nil, count: newCount - pages.count))
+        return true
+    }
+
+    /// Allocates a page when the entries are dense enough to fill pages (on
+    /// average a sixteenth of each, past the first eight pages), so sparse
+    /// keys cost a dictionary's entry each, not a page each; moves the
+    /// overflow's entries of the page into it.
+    private mutating func allocate(_ page: Int) -> Bool {
+        guard pagesInUse < 8 || count >= pagesInUse &* (Self.pageSize / 16) else { return false }
+        pages[page] = RowIndexPage()
+        pagesInUse += 1
         guard !overflow.isEmpty else { return true }
-        let covered = overflow.filter { $0.key >= 0 && $0.key >> Self.pageShift < newCount }
-        for (key, entry) in covered {
+        let held = pages[page].unsafelyUnwrapped
+        let moving = overflow.filter { $0.key >= 0 && Int(truncatingIfNeeded: $0.key >> Self.pageShift) == page }
+        for (key, entry) in moving {
             overflow[key] = nil
-            count -= 1
-            modify(key) { $0 = entry }
+            held.entries[Int(truncatingIfNeeded: key) & (Self.pageSize - 1)] = entry
+            held.occupied += 1
         }
         return true
     }
@@ -128,17 +136,22 @@ package struct RowIndex: Sendable {
     ///
     /// - Parameter body: Called with each key and its entry.
     package func forEach(_ body: (Int64, CachedRow) throws -> Void) rethrows {
+        // The overflow's keys come before, among (keys of pages not
+        // allocated) and after the pages' keys.
         let outside = overflow.sorted { $0.key < $1.key }
-        let firstCovered = outside.firstIndex { $0.key >= 0 } ?? outside.endIndex
-        for (key, entry) in outside[..<firstCovered] { try body(key, entry) }
+        var next = outside.startIndex
         for (index, held) in pages.enumerated() {
             guard let held else { continue }
             let base = Int64(index) << Self.pageShift
+            while next < outside.endIndex, outside[next].key < base {
+                try body(outside[next].key, outside[next].value)
+                next += 1
+            }
             for offset in 0..<Self.pageSize where !held.entries[offset].isEmpty {
                 try body(base + Int64(offset), held.entries[offset])
             }
         }
-        for (key, entry) in outside[firstCovered...] { try body(key, entry) }
+        for (key, entry) in outside[next...] { try body(key, entry) }
     }
 
     /// Every node, in primary-key order.

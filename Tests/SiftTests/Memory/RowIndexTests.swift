@@ -89,6 +89,22 @@ struct RowIndexTests {
         }
     }
 
+    @Test("keys too sparse to fill pages go to the dictionary: a page is not spent on each")
+    func sparseKeys() {
+        var index = RowIndex()
+        for step in Int64(1)...10_000 { index.modify(step * 1_024) { $0 = CachedRow(node: Self.node(step * 1_024, step)) } }
+        #expect(index.count == 10_000)
+        #expect(index.pageCount <= 8)
+        // Dense keys among them still fill pages, and every key is found, in order.
+        for key in Int64(1)...30_000 { index.modify(key) { $0 = $0 ?? CachedRow(node: Self.node(key, key)) } }
+        #expect(index.pageCount >= 29)
+        #expect(index[5 * 1_024]?.node?.value(at: 0) == .int(5))
+        #expect(index[9_000 * 1_024]?.node?.value(at: 0) == .int(9_000))
+        #expect(index[29_999]?.node?.value(at: 0) == .int(29_999))
+        let keys = Self.contents(index).map(\.0)
+        #expect(keys == keys.sorted() && Set(keys).count == keys.count && keys.count == index.count)
+    }
+
     @Test("an emptied index holds no pages' entries and reads nil everywhere")
     func emptied() {
         var index = RowIndex()
