@@ -147,22 +147,6 @@ func storeBenchmark() {
         }
         report("the application's path alone: \(formatted(app.nanosecondsPerOperation)) ns/object")
     }
-    if part == "read" {
-        // Reads by a resolved handle alone, for a profiler: SIFT_BENCH_PART=read.
-        var request = FetchRequest(entityName: "Employee")
-        request.fetchLimit = count
-        request.returnsObjectsAsFaults = false
-        let entity = store.model.entity(named: "Employee")!
-        let handles = ["name", "nickname", "age", "salary", "rating", "isManager", "startDate"].map { entity.handle(forAttribute: $0)! }
-        let context = ObjectContext(store: store)
-        let objects = try! context.fetch(request)
-        let byHandle = Measurement.run("by handle", operations: count * handles.count, rounds: 20) {
-            var present = 0
-            for object in objects { for handle in handles where object[handle] != nil { present += 1 } }
-            blackHole(present)
-        }
-        report("read by handle alone: \(formatted(byHandle.nanosecondsPerOperation)) ns")
-    }
     if part == nil || part == "fetch" {
     let rawSQL = EmployeeRecord.columns + #" ORDER BY "Z_PK" LIMIT ?1"#
     func rawRecords() -> [EmployeeRecord] {
