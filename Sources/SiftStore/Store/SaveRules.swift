@@ -63,28 +63,39 @@ extension SaveRequest {
                                      model: model, reader: reader)
     }
 
-    /// The to-one relationships the request writes, with the rows written:
-    /// every to-one of an insert, the to-one slots of an update; by the
-    /// row's entity and relationship. Relationships whose inverse's rule is
+    /// The to-one relationships the request writes, with the rows written
+    /// (in the request's order, a row more than once when the request writes
+    /// it so) and the keys they point at: every to-one of an insert, the
+    /// to-one slots of an update; by the row's entity and relationship. Relationships whose inverse's rule is
     /// no action are left out (a key through them may point at a deleted
     /// row, by design).
-    package func writtenLinks(keys: [Int64: Int64], model: DataModel) -> [(entity: Entity, relationship: Relationship, rows: [Int64])] {
-        var rows: [[Int]: [Int64]] = [:]
+    package func writtenLinks(keys: [Int64: Int64], model: DataModel)
+        -> [(entity: Entity, relationship: Relationship, rows: [Int64], targets: [Int64])]
+    {
+        struct Slot: Hashable { var entity: Int, slot: Int }
+        struct Written { var owners: [Int64] = [], targets = Set<Int64>() }
+        var rows: [Slot: Written] = [:]
         func note(_ id: ObjectID, _ slots: some Sequence<Int>, _ toOne: [Int64?]) {
-            for slot in slots where slot < toOne.count && toOne[slot] != nil {
-                rows[[id.entity, slot], default: []].append(SaveRequest.resolve(id.primaryKey, keys)!)
+            for slot in slots where slot < toOne.count {
+                guard let target = SaveRequest.resolve(toOne[slot], keys) else { continue }
+                let owner = SaveRequest.resolve(id.primaryKey, keys)!
+                func add(_ written: inout Written) {
+                    written.owners.append(owner)
+                    written.targets.insert(target)
+                }
+                add(&rows[Slot(entity: id.entity, slot: slot), default: Written()])
             }
         }
         for insert in inserts { note(insert.id, insert.toOne.indices, insert.toOne) }
         for update in updates { note(update.id, update.toOneSlots, update.toOne) }
-        var result: [(entity: Entity, relationship: Relationship, rows: [Int64])] = []
-        for (key, keys) in rows.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            let entity = model.entities[key[0]]
-            guard let relationship = entity.relationships.first(where: { !$0.isToMany && $0.slot == key[1] }),
+        var result: [(entity: Entity, relationship: Relationship, rows: [Int64], targets: [Int64])] = []
+        for (key, written) in rows.sorted(by: { ($0.key.entity, $0.key.slot) < ($1.key.entity, $1.key.slot) }) {
+            let entity = model.entities[key.entity]
+            guard let relationship = entity.relationships.first(where: { !$0.isToMany && $0.slot == key.slot }),
                   !relationship.isTransient, let destination = model.entity(named: relationship.destination) else { continue }
             let inverse = relationship.inverse.flatMap { destination.relationship(named: $0) }
             if inverse?.deleteRule == .noAction { continue }
-            result.append((entity, relationship, Array(Set(keys)).sorted()))
+            result.append((entity, relationship, written.owners, written.targets.sorted()))
         }
         return result
     }
@@ -100,13 +111,18 @@ extension SaveRequest {
     {
         var cleared: [(entity: Entity, relationship: Relationship, rows: [ObjectID], targets: [Int64])] = []
         var failures: [SaveValidationFailure] = []
-        for (entity, relationship, owners) in writtenLinks(keys: keys, model: model) {
-            let pairs = try reader.pairs(relationship, of: entity, owners: owners)
-            guard !pairs.isEmpty, let destination = model.entity(named: relationship.destination) else { continue }
-            let found = try reader.entities(of: Array(Set(pairs.map(\.member))).sorted(), in: destination)
-            let dangling = pairs.filter { pair in
-                found[pair.member].map { !model.isEntity(at: $0, kindOf: destination.index) } ?? true
-            }
+        for (entity, relationship, owners, targets) in writtenLinks(keys: keys, model: model) {
+            guard let destination = model.entity(named: relationship.destination) else { continue }
+            // The links as they are now point at targets the request wrote
+            // (the delete rules only clear links), so when each of those is
+            // still there, none dangles: the owners' links are read only
+            // when one is gone (a save of many rows linked to a few reads
+            // the few).
+            let found = try reader.entities(of: targets, in: destination)
+            let gone = Set(targets.filter { found[$0].map { !model.isEntity(at: $0, kindOf: destination.index) } ?? true })
+            guard !gone.isEmpty else { continue }
+            let dangling = try reader.pairs(relationship, of: entity, owners: Array(Set(owners)).sorted())
+                .filter { gone.contains($0.member) }
             guard !dangling.isEmpty else { continue }
             if !relationship.isOptional {
                 for pair in dangling {
