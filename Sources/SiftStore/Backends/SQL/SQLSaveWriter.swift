@@ -125,20 +125,32 @@ package struct SQLSaveWriter {
         // UPDATE per entity and set of changed columns.
         var rowInserts: [Int: (RowInsert, E.Prepared)] = [:]
         var rowUpdates: [[Int]: (RowUpdate, E.Prepared)] = [:]
+        result.nodes.reserveCapacity(request.inserts.count + request.updates.count)
+        result.changes.inserted.reserveCapacity(request.inserts.count)
+        result.changes.updated.reserveCapacity(request.updates.count)
+        // What each row of an entity shares, looked up again only when the
+        // entity changes from one row to the next (a save's rows come by entity).
+        var current: (index: Int, entity: Entity, row: RowInsert, prepared: E.Prepared, unloaded: [[Int64]?],
+                      targets: (Int, Int64) -> Int64?)?
         for insert in request.inserts {
-            let entity = model.entities[insert.id.entity]
-            let id = permanent(insert.id)
-            if rowInserts[entity.index] == nil {
-                let row = schema.insertRow(entity)
-                rowInserts[entity.index] = (row, try statement(row.query))
+            if current?.index != insert.id.entity {
+                let entity = model.entities[insert.id.entity]
+                if rowInserts[entity.index] == nil {
+                    let row = schema.insertRow(entity)
+                    rowInserts[entity.index] = (row, try statement(row.query))
+                }
+                let (row, prepared) = rowInserts[entity.index]!
+                current = (entity.index, entity, row, prepared, Array(repeating: nil, count: entity.toManyCount),
+                           targetEntities(entity))
             }
-            let (row, prepared) = rowInserts[entity.index]!
-            let toOne = insert.toOne.map(resolve)
+            guard let (_, entity, row, prepared, unloaded, targets) = current else { continue }
+            let id = permanent(insert.id)
+            let toOne = insert.toOne.contains { ($0 ?? 0) < 0 } ? insert.toOne.map(resolve) : insert.toOne
             try executor.run(prepared, row.bindings(key: id.primaryKey, version: 1,
                                                     values: try storedValues(insert.values, of: entity, hasTransformers),
-                                                    toOne: toOne, targetEntity: targetEntities(entity)))
+                                                    toOne: toOne, targetEntity: targets))
             result.nodes[insert.id] = RowNode(id: id, version: 1, fetchTimestamp: now, values: insert.values, toOne: toOne,
-                                              toMany: Array(repeating: nil, count: entity.toManyCount))
+                                              toMany: unloaded)
             result.changes.inserted.insert(id)
         }
 
