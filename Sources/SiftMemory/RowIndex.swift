@@ -1,6 +1,6 @@
 // Memory stage: a row cache's entries by primary key. Stores number their
 // rows from 1 up (Core Data's Z_PK, a PostgreSQL sequence), so entries live
-// in pages of 1 024 addressed by the key itself: no hashing, and a fetch in
+// in pages of 64 addressed by the key itself: no hashing, and a fetch in
 // key order touches memory in order. Keys the pages do not cover (negative
 // keys, keys far beyond the rest, keys too sparse to fill pages) go to a
 // dictionary. Pages are shared by copies of the index and copied when one
@@ -10,7 +10,7 @@
 /// Entries of a row cache's table by primary key (see the file's comment).
 package struct RowIndex: Sendable {
     /// Keys per page, as a shift.
-    static let pageShift = 10
+    static let pageShift = 6
     /// Keys per page.
     static let pageSize = 1 << pageShift
 
@@ -73,15 +73,17 @@ package struct RowIndex: Sendable {
     }
 
     private mutating func modifyOverflow<R>(_ key: Int64, _ body: (inout CachedRow?) -> R) -> R {
-        var entry = overflow.removeValue(forKey: key)
-        let existed = entry != nil
-        let result = body(&entry)
-        if let entry, !entry.isEmpty {
-            overflow[key] = entry
-            if !existed { count += 1 }
-        } else if existed {
-            count -= 1
+        // In place: one hashed operation.
+        var change = 0
+        func apply(_ entry: inout CachedRow?) -> R {
+            let existed = entry != nil
+            let result = body(&entry)
+            if entry?.isEmpty == true { entry = nil }
+            change = (entry == nil ? 0 : 1) - (existed ? 1 : 0)
+            return result
         }
+        let result = apply(&overflow[key])
+        count += change
         return result
     }
 
@@ -163,7 +165,7 @@ package struct RowIndex: Sendable {
     }
 }
 
-/// A page of a `RowIndex`: an entry for each of 1 024 keys, empty or not.
+/// A page of a `RowIndex`: an entry for each of 64 keys, empty or not.
 final class RowIndexPage: @unchecked Sendable {
     /// The entries, by the key's low bits.
     let entries: UnsafeMutablePointer<CachedRow>

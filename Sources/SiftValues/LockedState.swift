@@ -20,8 +20,13 @@ package final class LockedState<State>: @unchecked Sendable {
 
     /// Runs `body` with the value, under the lock.
     package func withLock<R, Failure: Error>(_ body: (inout State) throws(Failure) -> R) throws(Failure) -> R {
+        // The access to `state` begins and ends inside the closure, so it
+        // ends before the unlock whatever order the compiler gives a
+        // `defer` and the end of an access (the thread sanitizer once saw
+        // a zero-sized state accessed after the unlock).
         lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
+        let result = Result { () throws(Failure) -> R in try body(&self.state) }
+        lock.unlock()
+        return try result.get()
     }
 }
