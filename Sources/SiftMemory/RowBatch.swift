@@ -48,7 +48,10 @@ public final class RowBatch: @unchecked Sendable {
     @usableFromInline let singleVersion: Int64
     @usableFromInline let singleValues: [PredicateValue]
     @usableFromInline let singleToOne: [Int64?]
-    @usableFromInline let singleToMany: [[Int64]?]
+    /// To-many keys by row, then slot (`row * toManyCount + slot`): one
+    /// row's for a batch of one row, every row's for a batch whose rows
+    /// were given with theirs (a data set's); empty when not loaded.
+    @usableFromInline let toManyLists: [[Int64]?]
     /// Primary keys and versions by row (columns only, and only when they
     /// differ from `singleKey + row` and `singleVersion`).
     @usableFromInline let keys: UnsafeMutablePointer<Int64>?
@@ -70,7 +73,7 @@ public final class RowBatch: @unchecked Sendable {
         singleVersion = version
         singleValues = values
         singleToOne = toOne
-        singleToMany = toMany
+        toManyLists = toMany
         keys = nil
         versions = nil
         columns = nil
@@ -78,10 +81,11 @@ public final class RowBatch: @unchecked Sendable {
 
     /// A batch of rows laid out by column: it takes the buffers over. No
     /// key buffer: the keys count up by one from `firstKey`; no version
-    /// buffer: every row's version is `version`.
+    /// buffer: every row's version is `version`. `toMany`: every row's
+    /// to-many keys (`toManyLists`), or empty when not loaded.
     init(entity: Int32, root: Int32, fetchTimestamp: Double, count: Int, keys: UnsafeMutablePointer<Int64>?,
          firstKey: Int64, versions: UnsafeMutablePointer<Int64>?, version: Int64, columns: UnsafeMutablePointer<RawColumn>,
-         attributeCount: Int, toOneCount: Int, toManyCount: Int) {
+         attributeCount: Int, toOneCount: Int, toManyCount: Int, toMany: [[Int64]?]) {
         entityIndex = entity
         rootIndex = root
         self.fetchTimestamp = fetchTimestamp
@@ -94,7 +98,7 @@ public final class RowBatch: @unchecked Sendable {
         singleVersion = version
         singleValues = []
         singleToOne = []
-        singleToMany = []
+        toManyLists = toMany
         self.keys = keys
         self.versions = versions
         self.columns = columns
@@ -166,8 +170,8 @@ public final class RowBatch: @unchecked Sendable {
     ///   - row: The row's index, below ``count``.
     /// - Returns: The members' primary keys, or nil.
     public func toManyKeys(slot: Int, row: Int) -> [Int64]? {
-        guard slot >= 0, slot < toManyCount, isSingle else { return nil }
-        return singleToMany[slot]
+        guard slot >= 0, slot < toManyCount, !toManyLists.isEmpty else { return nil }
+        return toManyLists[row &* toManyCount &+ slot]
     }
 
     /// Every attribute value of a row, by slot.
@@ -277,13 +281,20 @@ package final class RowBatchBuilder {
     /// The attribute columns by slot, then the to-one key columns by slot.
     private let columns: ContiguousArray<ColumnBuilder>
 
-    /// A builder for rows of the entity at `entity` (its root at `root`).
-    package init(entity: Int, root: Int, attributeCount: Int, toOneCount: Int, toManyCount: Int) {
+    /// Whether rows come with their to-many keys, which the batch keeps.
+    let storesToMany: Bool
+    /// The rows' to-many keys, by row then slot (when `storesToMany`).
+    private var toManyLists: [[Int64]?] = []
+
+    /// A builder for rows of the entity at `entity` (its root at `root`);
+    /// with `storesToMany`, rows come with their to-many keys.
+    package init(entity: Int, root: Int, attributeCount: Int, toOneCount: Int, toManyCount: Int, storesToMany: Bool = false) {
         self.entity = Int32(clamping: entity)
         self.root = Int32(clamping: root)
         self.attributeCount = attributeCount
         self.toOneCount = toOneCount
         self.toManyCount = toManyCount
+        self.storesToMany = storesToMany && toManyCount > 0
         columns = ContiguousArray((0..<(attributeCount + toOneCount)).map { _ in ColumnBuilder() })
     }
 
@@ -291,10 +302,13 @@ package final class RowBatchBuilder {
     package var count: Int { keys.count }
 
     /// Adds a row: its key, version, attribute values by slot and to-one keys by slot.
-    package func append(key: Int64, version: Int64, values: [PredicateValue], toOne keys: [Int64?]) {
+    package func append(key: Int64, version: Int64, values: [PredicateValue], toOne keys: [Int64?], toMany: [[Int64]?] = []) {
         beginRow(key: key, version: version)
         for slot in 0..<attributeCount { columns[slot].append(slot < values.count ? values[slot] : .null) }
         for slot in 0..<toOneCount { appendToOne(slot, slot < keys.count ? keys[slot] : nil) }
+        if storesToMany {
+            for slot in 0..<toManyCount { toManyLists.append(slot < toMany.count ? toMany[slot] : nil) }
+        }
     }
 
     /// Starts a row added by column.
@@ -333,9 +347,11 @@ package final class RowBatchBuilder {
         for (slot, column) in columns.enumerated() { (raw + slot).initialize(to: column.take()) }
         keys = []
         versions = []
+        defer { toManyLists = [] }
         return RowBatch(entity: entity, root: root, fetchTimestamp: fetchTimestamp, count: count, keys: keyBuffer,
                         firstKey: first, versions: versionBuffer, version: version, columns: raw,
-                        attributeCount: attributeCount, toOneCount: toOneCount, toManyCount: toManyCount)
+                        attributeCount: attributeCount, toOneCount: toOneCount, toManyCount: toManyCount,
+                        toMany: toManyLists.count == count &* toManyCount ? toManyLists : [])
     }
 
     private static func buffer(_ numbers: [Int64]) -> UnsafeMutablePointer<Int64> {

@@ -91,6 +91,37 @@ struct RowBatchTests {
         }
     }
 
+    @Test("A batch of rows given with their to-many keys keeps them; one read from a store has none loaded")
+    func toManyKept() {
+        var generator = SystemRandomNumberGenerator()
+        let lists: [[[Int64]?]] = (0..<50).map { _ in
+            (0..<3).map { _ in Bool.random(using: &generator) ? nil : (0..<Int.random(in: 0...4, using: &generator)).map { _ in Int64.random(in: 1...99, using: &generator) } }
+        }
+        let kept = RowBatchBuilder(entity: 0, root: 0, attributeCount: 1, toOneCount: 0, toManyCount: 3, storesToMany: true)
+        let fetched = RowBatchBuilder(entity: 0, root: 0, attributeCount: 1, toOneCount: 0, toManyCount: 3)
+        for (row, toMany) in lists.enumerated() {
+            kept.append(key: Int64(row) + 1, version: 1, values: [.int(Int64(row))], toOne: [], toMany: toMany)
+            fetched.append(key: Int64(row) + 1, version: 1, values: [.int(Int64(row))], toOne: [], toMany: toMany)
+        }
+        let keptBatch = kept.batch(fetchTimestamp: 1)
+        let fetchedBatch = fetched.batch(fetchTimestamp: 1)
+        for (row, toMany) in lists.enumerated() {
+            #expect(keptBatch.node(at: row).toMany == toMany)
+            #expect(keptBatch.node(at: row).toManyKeys(at: 3) == nil)
+            #expect(fetchedBatch.node(at: row).toMany == [nil, nil, nil])
+        }
+    }
+
+    @Test("A data set's nodes are one batch per entity, to-many keys included")
+    func dataSetBatches() {
+        let dataSet = Company.dataSet
+        let employees = dataSet.nodes.filter { $0.batch.entity == dataSet.model.entity(named: "Employee")!.index }
+        #expect(employees.count > 1)
+        #expect(employees.allSatisfy { $0.batch === employees[0].batch })
+        #expect(employees.contains { ($0.toManyKeys(at: 0)?.isEmpty == false) || ($0.toManyKeys(at: 1)?.isEmpty == false) })
+        #expect(employees.allSatisfy { node in (0..<node.batch.toManyCount).allSatisfy { node.toManyKeys(at: $0) != nil } })
+    }
+
     @Test("A node made alone is a batch of one row holding the arrays it was made from")
     func nodeMadeAlone() {
         let node = RowNode(id: ObjectID(entity: 1, primaryKey: 7), version: 3, fetchTimestamp: 5,

@@ -272,16 +272,27 @@ public struct DataSet: Sendable {
                 }
             }
         }
-        var nodes: [RowNode] = []
-        nodes.reserveCapacity(rows.reduce(0) { $0 + $1.count })
+        // Each entity's rows in one batch, by column, with their to-many
+        // keys; the nodes in the order of their root tables and keys.
+        var builders: [Int: RowBatchBuilder] = [:]
+        var order: [(entity: Int, row: Int)] = []
+        order.reserveCapacity(rows.reduce(0) { $0 + $1.count })
         for (root, table) in rows.enumerated() {
             for id in table.keys.sorted() {
-                let row = table[id]!
-                nodes.append(RowNode(id: ObjectID(entity: row.entity, root: root, primaryKey: id), version: 1,
-                                     values: row.values, toOne: toOne[root][id]!, toMany: toMany[root][id]!))
+                guard let row = table[id] else { continue }
+                let entity = model.entities[row.entity]
+                let builder = builders[row.entity] ?? RowBatchBuilder(
+                    entity: row.entity, root: root, attributeCount: entity.attributes.count,
+                    toOneCount: entity.toOneCount, toManyCount: entity.toManyCount, storesToMany: true)
+                builders[row.entity] = builder
+                order.append((row.entity, builder.count))
+                builder.append(key: id, version: 1, values: row.values, toOne: toOne[root][id] ?? [],
+                               toMany: toMany[root][id] ?? [])
             }
         }
-        self.nodes = nodes
+        let now = Date().timeIntervalSinceReferenceDate
+        let batches = builders.mapValues { $0.batch(fetchTimestamp: now) }
+        nodes = order.compactMap { batches[$0.entity]?.node(at: $0.row) }
     }
 
     /// A row cache holding every object of the data set.
