@@ -44,8 +44,9 @@ public enum CompanyGenerator {
         nodes.reserveCapacity(employees + departments.count + tags.count)
         var departmentMembers = Array(repeating: [Int64](), count: departments.count)
         var tagMembers = Array(repeating: [Int64](), count: tags.count)
-        var employeeNodes: [RowNode] = []
-        employeeNodes.reserveCapacity(employees)
+        let employee = model.entities[employeeIndex]
+        let employeeRows = RowBatchBuilder(entity: employeeIndex, root: employeeIndex, attributeCount: employee.attributes.count,
+                                           toOneCount: employee.toOneCount, toManyCount: employee.toManyCount, storesToMany: true)
         for i in 1...max(1, employees) where employees > 0 {
             let id = Int64(i)
             // The last department has no employees.
@@ -64,14 +65,17 @@ public enum CompanyGenerator {
             }
             let rating: PredicateValue = generator.next() % 5 == 0 ? .null : .double(Double(generator.next() % 50) / 10)
             let name = firstNames[Int(generator.next() % UInt64(firstNames.count))] + " \(i)"
-            employeeNodes.append(RowNode(
-                id: ObjectID(entity: employeeIndex, primaryKey: id), version: 1, fetchTimestamp: 0,
+            employeeRows.append(
+                key: id, version: 1,
                 values: [.string(name), generator.next() % 3 == 0 ? .null : .string("n\(i % 100)"),
                          .int(Int64(20 + generator.next() % 45)), .double(Double(30_000 + generator.next() % 170_000)),
                          rating, .bool(i <= employees / 10),
                          .date(Date(timeIntervalSinceReferenceDate: Double(generator.next() % 800_000_000)))],
-                toOne: [Int64(department + 1), manager], toMany: [reports, myTags.sorted()]))
+                toOne: [Int64(department + 1), manager], toMany: [reports, myTags.sorted()])
         }
+        // The employees in one batch, by column, as a fetch or a data set lays rows out.
+        let employeeBatch = employeeRows.batch(fetchTimestamp: 0)
+        let employeeNodes = (0..<employeeBatch.count).map(employeeBatch.node(at:))
         for (d, name) in departments.enumerated() {
             nodes.append(RowNode(id: ObjectID(entity: departmentIndex, primaryKey: Int64(d + 1)), version: 1, fetchTimestamp: 0,
                                  values: [.string(name), .double(Double(100_000 * (d + 1)))], toMany: [departmentMembers[d]]))
