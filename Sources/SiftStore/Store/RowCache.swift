@@ -33,8 +33,8 @@ public final class RowCache: Sendable {
 
     private struct State {
         /// Each root entity's entries by primary key: the node and its
-        /// reference count in one entry, so a registration is one hashed
-        /// operation.
+        /// reference count in one entry, so a registration is one indexed
+        /// operation (`RowIndex`).
         var tables: [RowIndex]
         /// The columns of snapshots of the nodes as they are now; dropped
         /// whenever a node changes (not when a count does).
