@@ -276,10 +276,16 @@ package final class RowBatchBuilder {
     let attributeCount: Int
     let toOneCount: Int
     let toManyCount: Int
-    private var keys: [Int64] = []
-    private var versions: [Int64] = []
+    // (A builder is filled by one reader on one thread: its state skips the
+    // runtime's exclusivity bookkeeping, which cost a check per value.)
+    @exclusivity(unchecked) private var keys: [Int64] = []
+    @exclusivity(unchecked) private var versions: [Int64] = []
     /// The attribute columns by slot, then the to-one key columns by slot.
     private let columns: ContiguousArray<ColumnBuilder>
+    /// The same columns unretained, for the loop over a row's values:
+    /// `columns` keeps them alive, and a reference taken from here costs
+    /// no retain and release per value.
+    private let columnReferences: UnsafeMutablePointer<Unmanaged<ColumnBuilder>>
 
     /// Whether rows come with their to-many keys, which the batch keeps.
     let storesToMany: Bool
@@ -296,7 +302,11 @@ package final class RowBatchBuilder {
         self.toManyCount = toManyCount
         self.storesToMany = storesToMany && toManyCount > 0
         columns = ContiguousArray((0..<(attributeCount + toOneCount)).map { _ in ColumnBuilder() })
+        columnReferences = .allocate(capacity: max(columns.count, 1))
+        for (slot, column) in columns.enumerated() { (columnReferences + slot).initialize(to: .passUnretained(column)) }
     }
+
+    deinit { columnReferences.deallocate() }
 
     /// How many rows have been added.
     package var count: Int { keys.count }
@@ -319,13 +329,16 @@ package final class RowBatchBuilder {
     }
 
     /// The column of an attribute slot, to add the current row's value to.
+    /// (Unretained: use it through `_withUnsafeGuaranteedRef` while the builder lives.)
     @inline(__always)
-    package func column(_ slot: Int) -> ColumnBuilder { columns[slot] }
+    package func column(_ slot: Int) -> Unmanaged<ColumnBuilder> { columnReferences[slot] }
 
     /// Adds the current row's key of a to-one slot (nil: none).
     @inline(__always)
     package func appendToOne(_ slot: Int, _ key: Int64?) {
-        if let key { columns[attributeCount &+ slot].appendInteger(key) } else { columns[attributeCount &+ slot].appendNull() }
+        columnReferences[attributeCount &+ slot]._withUnsafeGuaranteedRef { column in
+            if let key { column.appendInteger(key) } else { column.appendNull() }
+        }
     }
 
     /// The batch of the rows added, fetched at `fetchTimestamp`. Keys that
@@ -367,13 +380,14 @@ package final class RowBatchBuilder {
 /// of it directly (`appendInteger`, `appendString`, ...): no `PredicateValue`
 /// is made for them.
 package final class ColumnBuilder {
-    private var kind = ColumnKind.nulls
+    // (Filled by one reader on one thread: no exclusivity bookkeeping.)
+    @exclusivity(unchecked) private var kind = ColumnKind.nulls
     /// Rows added.
-    private var count = 0
+    @exclusivity(unchecked) private var count = 0
     /// The values (none while every row is nil), `capacity` of them.
-    private var data: UnsafeMutableRawPointer?
-    private var capacity = 0
-    private var nulls = NullMask()
+    @exclusivity(unchecked) private var data: UnsafeMutableRawPointer?
+    @exclusivity(unchecked) private var capacity = 0
+    @exclusivity(unchecked) private var nulls = NullMask()
 
     init() {}
 

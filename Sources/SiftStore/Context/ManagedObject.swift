@@ -72,9 +72,30 @@ public final class ManagedObject: CustomStringConvertible {
     /// (Reads of it and of the changes are the hot path of every value
     /// read; a context is confined to one thread, so they skip the
     /// runtime's exclusivity bookkeeping. Declared just before the flags,
-    /// which fill the space the node leaves in its last word: an object is
-    /// 71 bytes.)
-    @exclusivity(unchecked) @usableFromInline var storedNode: RowNode?
+    /// which fill the space the row leaves in its last word: an object is
+    /// 72 bytes.)
+    ///
+    /// The node is kept as its batch, retained by hand, and its row: a read
+    /// borrows the batch (`_withUnsafeGuaranteedRef`) where a `RowNode`
+    /// copy would retain and release it, two atomic operations on the one
+    /// object every row of a fetch shares.
+    @usableFromInline var storedNode: RowNode? {
+        get { storedBatch.map { RowNode(batch: $0.takeUnretainedValue(), row: Int(storedRow)) } }
+        set {
+            let old = storedBatch
+            if let newValue {
+                storedBatch = Unmanaged.passRetained(newValue.batch)
+                storedRow = Int32(truncatingIfNeeded: newValue.row)
+            } else {
+                storedBatch = nil
+            }
+            old?.release()
+        }
+    }
+    /// The snapshot's batch, retained (released when it changes and in `deinit`).
+    @exclusivity(unchecked) @usableFromInline var storedBatch: Unmanaged<RowBatch>?
+    /// The snapshot's row in `storedBatch`.
+    @exclusivity(unchecked) @usableFromInline var storedRow: Int32 = 0
     /// Whether `storedNode` is the row a fetch returned this fault with,
     /// not read yet: the object is a fault, and holds the row's registration
     /// with the row cache already, so firing it needs no lookup while the
@@ -106,6 +127,17 @@ public final class ManagedObject: CustomStringConvertible {
         self.objectID = objectID
         self.description_ = description
         self.owner = context
+    }
+
+    deinit { storedBatch?.release() }
+
+    /// The value in an attribute slot of the snapshot, read in place; nil
+    /// when the object has no snapshot (a fault).
+    @inlinable @inline(__always)
+    func snapshotValue(atSlot slot: Int) -> PredicateValue? {
+        guard !isPendingFault, let batch = storedBatch else { return nil }
+        let row = Int(storedRow)
+        return batch._withUnsafeGuaranteedRef { $0.value(slot: slot, row: row) }
     }
 
     /// The context that holds the object, or `StoreError.contextGone` when it
@@ -243,20 +275,29 @@ public final class ManagedObject: CustomStringConvertible {
     ///
     /// - Parameter handle: The attribute, resolved by the entity's `handle(forAttribute:)`.
     /// - Returns: The attribute's value, as `value(for:)` gives it; nil when that throws.
-    @inlinable
+    @inlinable @inline(__always)
     public subscript(handle: AttributeHandle) -> PredicateValue? {
         // Inlined where it is read: an unchanged, fired object of the
-        // handle's entity is one bounds check from the value.
-        let slot = handle.slot
-        if handle.entity == objectID.entity, changes?.values.isEmpty ?? true, let node { return node.value(at: slot) }
-        return try? value(for: handle)
+        // handle's entity is a load from its batch's column. Everything
+        // else takes the call below, kept out of line so that this stays small.
+        if handle.entity == objectID.entity, changes == nil, !isPendingFault, let batch = storedBatch {
+            let row = Int(storedRow)
+            return batch._withUnsafeGuaranteedRef { $0.value(slot: handle.slot, row: row) }
+        }
+        return value(orNilFor: handle)
+    }
+
+    /// `value(for:)`, nil when it throws: the subscript's path for changed objects, faults and other entities.
+    @usableFromInline @inline(never)
+    func value(orNilFor handle: AttributeHandle) -> PredicateValue? {
+        try? value(for: handle)
     }
 
     /// The value in an attribute slot: the unsaved change, else the snapshot.
     @inline(__always)
     private func value(atSlot slot: Int) throws(StoreError) -> PredicateValue {
-        if let changes, let changed = changes.values[slot] { return changed }
-        if let node { return node.value(at: slot) }
+        if changes != nil, let changed = changes.unsafelyUnwrapped.values[slot] { return changed }
+        if let value = snapshotValue(atSlot: slot) { return value }
         return try values().value(at: slot)
     }
 

@@ -170,6 +170,9 @@ extension ObjectContext {
                 resolutions: [ObjectID: ConflictResolution]) {
         var registered: [ObjectID] = []
         registered.reserveCapacity(inserted.count)
+        // Room for the inserted objects under their permanent IDs before
+        // their temporary ones go: the table grows once, not step by step.
+        objects.reserveCapacity(inserted.count)
         for object in inserted {
             let temporary = object.objectID
             objects[temporary] = nil

@@ -146,15 +146,19 @@ package final class RowReader {
 
     /// The rows read so far. (Not lazy: a lazy property is mutated by a
     /// copy and a write back, which copied every column at every row.)
-    private var collector: RowCollector
+    /// (A reader reads one statement on one thread: these skip the
+    /// runtime's exclusivity bookkeeping, a check per row.)
+    @exclusivity(unchecked) private var collector: RowCollector
     /// The current row's values and to-one keys, reused from row to row.
-    private var rowValues: [PredicateValue] = []
-    private var rowToOne: [Int64?] = []
+    @exclusivity(unchecked) private var rowValues: [PredicateValue] = []
+    @exclusivity(unchecked) private var rowToOne: [Int64?] = []
 
     /// Adds the current row to what is being read; returns its row.
     func add<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64, now: Double) -> Int {
         if readsByColumn, let builder = collector.beginColumnarRow(key: primaryKey, version: version) {
-            for i in types.indices { row.append(Int(columns[i]), as: types[i], to: builder.column(i)) }
+            for i in types.indices {
+                builder.column(i)._withUnsafeGuaranteedRef { row.append(Int(columns[i]), as: types[i], to: $0) }
+            }
             for slot in toOneColumns.indices {
                 let column = toOneColumns[slot]
                 builder.appendToOne(slot, column < 0 || row.isNull(column) ? nil : row.integer(column))

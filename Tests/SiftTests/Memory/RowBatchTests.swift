@@ -65,7 +65,7 @@ struct RowBatchTests {
                 let toOne: Int64? = Bool.random(using: &generator) ? Int64.random(in: .min ... .max, using: &generator) : nil
                 if Bool.random(using: &generator) {
                     builder.beginRow(key: key(row), version: version(row))
-                    for slot in values.indices { Self.add(values[slot], to: builder.column(slot), &generator) }
+                    for slot in values.indices { Self.add(values[slot], to: builder.column(slot).takeUnretainedValue(), &generator) }
                     builder.appendToOne(0, toOne)
                 } else {
                     builder.append(key: key(row), version: version(row), values: values, toOne: [toOne])

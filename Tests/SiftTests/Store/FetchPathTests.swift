@@ -437,6 +437,42 @@ struct AttributeHandleTests {
         #expect(objects[0][departmentName] == (try objects[0].value(forKey: "name")))
     }
 
+    // An object holds its snapshot's batch by a reference it retains and
+    // releases itself (reads borrow it): the batch must live as long as the
+    // object needs it, and a replaced snapshot must let go of the old one.
+    @Test("An object's snapshot outlives the cache and the fetch that made it, and a refresh replaces it")
+    func snapshotsOutliveTheirFetch() throws {
+        let store = try StoreKind.sqlite.make()
+        let employee = try #require(store.context().model.entity(named: "Employee"))
+        let names = ["name", "nickname", "age", "salary", "rating", "isManager", "startDate"]
+        let handles = try names.map { try #require(employee.handle(forAttribute: $0)) }
+        var request = FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")])
+        request.returnsObjectsAsFaults = false
+        var context: ObjectContext? = store.context()
+        var expected: [[PredicateValue?]] = []
+        var held: [ManagedObject] = []
+        do {
+            let objects = try context!.fetch(request)
+            #expect(objects.count > RowCollector.fewRows, "enough rows to be laid out by column")
+            expected = objects.map { object in handles.map { object[$0] } }
+            held = objects
+        }
+        store.rowCache.removeAll()
+        // Each read after the cache let go: the same values, by handle and by name.
+        for (object, values) in zip(held, expected) {
+            #expect(handles.map { object[$0] } == values)
+            #expect(names.map { object[$0] } == values)
+        }
+        // A refresh drops the snapshot; the next read is the store's row again.
+        context!.refresh(held[0])
+        #expect(held[0].isFault)
+        #expect(handles.map { held[0][$0] } == expected[0])
+        // Objects outliving their context release what they hold when they go.
+        context = nil
+        held = []
+        #expect(store.rowCache.count == 0)
+    }
+
     @Test("A to-one read by name sees the snapshot, an unsaved change, a cleared relationship and a refresh")
     func toOneReadsFollowChanges() throws {
         let store = try StoreKind.sqlite.make()

@@ -65,9 +65,20 @@ package struct SQLSaveWriter {
             let largest = try executor.reserveKeys(count, root: model.entities[root], schema: schema)
             next[root] = largest - count
         }
-        for insert in request.inserts where insert.id.primaryKey < 0 {
+        // Each insert's permanent key by its place in the request, so that
+        // the rows below need no lookup; the result's table by temporary key too.
+        var permanentKeys: [Int64] = []
+        permanentKeys.reserveCapacity(request.inserts.count)
+        result.keys.reserveCapacity(request.inserts.count)
+        for insert in request.inserts {
+            guard insert.id.primaryKey < 0 else {
+                permanentKeys.append(insert.id.primaryKey)
+                continue
+            }
             next[insert.id.root]! += 1
-            result.keys[insert.id.primaryKey] = next[insert.id.root]!
+            let key = next[insert.id.root]!
+            result.keys[insert.id.primaryKey] = key
+            permanentKeys.append(key)
         }
         let keys = result.keys
         func resolve(_ key: Int64?) -> Int64? { SaveRequest.resolve(key, keys) }
@@ -132,7 +143,7 @@ package struct SQLSaveWriter {
         // entity changes from one row to the next (a save's rows come by entity).
         var current: (index: Int, entity: Entity, row: RowInsert, prepared: E.Prepared, unloaded: [[Int64]?],
                       targets: (Int, Int64) -> Int64?)?
-        for insert in request.inserts {
+        for (index, insert) in request.inserts.enumerated() {
             if current?.index != insert.id.entity {
                 let entity = model.entities[insert.id.entity]
                 if rowInserts[entity.index] == nil {
@@ -144,7 +155,7 @@ package struct SQLSaveWriter {
                            targetEntities(entity))
             }
             guard let (_, entity, row, prepared, unloaded, targets) = current else { continue }
-            let id = permanent(insert.id)
+            let id = ObjectID(entity: insert.id.entity, root: insert.id.root, primaryKey: permanentKeys[index])
             let toOne = insert.toOne.contains { ($0 ?? 0) < 0 } ? insert.toOne.map(resolve) : insert.toOne
             try executor.run(prepared, row.bindings(key: id.primaryKey, version: 1,
                                                     values: try storedValues(insert.values, of: entity, hasTransformers),
@@ -155,17 +166,29 @@ package struct SQLSaveWriter {
         }
 
         var conflicts: [RowConflict] = []
+        // The previous update's entity, slots and statement: a save's updates
+        // mostly change the same columns, and then need no lookup by shape.
+        var previous: (entity: Entity, attributeSlots: [Int], toOneSlots: [Int], row: RowUpdate, prepared: E.Prepared)?
         for update in request.updates {
-            let entity = model.entities[update.id.entity]
-            let shape = [entity.index] + update.attributeSlots + [-1] + update.toOneSlots
-            if rowUpdates[shape] == nil {
-                let row = schema.updateRow(
-                    entity, attributes: update.attributeSlots.map { entity.attributes[$0] },
-                    toOne: update.toOneSlots.compactMap { slot in entity.relationships.first { !$0.isToMany && $0.slot == slot } })
-                rowUpdates[shape] = (row, try statement(row.query))
+            let entity: Entity
+            let row: RowUpdate
+            let prepared: E.Prepared
+            if let previous, previous.entity.index == update.id.entity, previous.attributeSlots == update.attributeSlots,
+               previous.toOneSlots == update.toOneSlots {
+                (entity, row, prepared) = (previous.entity, previous.row, previous.prepared)
+            } else {
+                entity = model.entities[update.id.entity]
+                let shape = [entity.index] + update.attributeSlots + [-1] + update.toOneSlots
+                if rowUpdates[shape] == nil {
+                    let made = schema.updateRow(
+                        entity, attributes: update.attributeSlots.map { entity.attributes[$0] },
+                        toOne: update.toOneSlots.compactMap { slot in entity.relationships.first { !$0.isToMany && $0.slot == slot } })
+                    rowUpdates[shape] = (made, try statement(made.query))
+                }
+                (row, prepared) = rowUpdates[shape]!
+                previous = (entity, update.attributeSlots, update.toOneSlots, row, prepared)
             }
-            let (row, prepared) = rowUpdates[shape]!
-            let toOne = update.toOne.map(resolve)
+            let toOne = update.toOne.contains { ($0 ?? 0) < 0 } ? update.toOne.map(resolve) : update.toOne
             let changed = try executor.run(prepared, row.bindings(values: try storedValues(update.values, of: entity, hasTransformers),
                                                                   toOne: toOne, key: update.id.primaryKey,
                                                                   expectedVersion: update.expectedVersion,
@@ -241,9 +264,12 @@ package struct SQLSaveWriter {
         result.ruleChanges.updated.formUnion(try DeletionPlan.clear(dangling, executor, schema: schema))
         result.ruleChanges.updated.subtract(result.changes.deleted)
         // A row the rules changed has a new version: its node, if any, is stale.
-        for id in result.ruleChanges.updated { result.nodes[id] = nil }
-        for insert in request.inserts where result.ruleChanges.updated.contains(permanent(insert.id)) {
-            result.nodes[insert.id] = nil
+        if !result.ruleChanges.updated.isEmpty {
+            for id in result.ruleChanges.updated { result.nodes[id] = nil }
+            for (index, insert) in request.inserts.enumerated() where result.ruleChanges.updated.contains(
+                ObjectID(entity: insert.id.entity, root: insert.id.root, primaryKey: permanentKeys[index])) {
+                result.nodes[insert.id] = nil
+            }
         }
         result.changes.deleted.formUnion(result.ruleChanges.deleted)
         result.changes.updated.formUnion(result.ruleChanges.updated.subtracting(result.changes.inserted))
