@@ -415,8 +415,11 @@ package struct RowInsert: Sendable {
     ///   folded values and external storage forms included.
     package func bindings(key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?],
                          targetEntity: (_ slot: Int, _ key: Int64) -> Int64?) -> [SQLValue] {
-        var result: [SQLValue] = [.integer(key), .integer(entityNumber), .integer(version)]
+        var result: [SQLValue] = []
         result.reserveCapacity(query.bindings.count)
+        result.append(.integer(key))
+        result.append(.integer(entityNumber))
+        result.append(.integer(version))
         for (slot, canonical, external) in attributes {
             result.append(external ? SQLSchema.externalStorageForm(values[slot]) : SQLLowering.sqlValue(values[slot]))
             if canonical { SQLSchema.appendCompanionValues(of: values[slot], to: &result) }
@@ -477,6 +480,8 @@ package struct RowUpdate: Sendable {
             if canonical { SQLSchema.appendCompanionValues(of: values[slot], to: &result) }
         }
         SQLSchema.appendToOneValues(toOneSlots, keys, targetEntity, to: &result)
-        return result + [.integer(key), .integer(expectedVersion)]
+        result.append(.integer(key))
+        result.append(.integer(expectedVersion))
+        return result
     }
 }

@@ -13,6 +13,8 @@ final class EntityDescription {
     let attributeSlots: [String: Int]
     /// Each attribute's name, by slot: a resolved `Attribute` is checked against it.
     let attributeNames: [String]
+    /// The attributes by slot: an attribute found by name without copying the entity.
+    let attributesBySlot: [Attribute?]
     /// Each attribute's name and its length in UTF-8, by slot: a read by
     /// name compares lengths first, and names only of equal length.
     let namesBySlot: [(length: Int, name: String)]
@@ -39,6 +41,9 @@ final class EntityDescription {
         }
         attributeSlots = slots
         attributeNames = names
+        var bySlot: [Attribute?] = Array(repeating: nil, count: entity.attributes.count)
+        for attribute in entity.attributes where attribute.slot >= 0 && attribute.slot < bySlot.count { bySlot[attribute.slot] = attribute }
+        attributesBySlot = bySlot
         namesBySlot = names.map { ($0.utf8.count, $0) }
         var destinations: [String: (Int, Int, Bool)] = [:]
         for relationship in entity.relationships {

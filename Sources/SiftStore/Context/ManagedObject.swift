@@ -121,7 +121,7 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// Whether the object holds a registration with the row cache: it has
     /// a snapshot, or is a fault holding the row it was fetched with.
-    var holdsRegistration: Bool { storedNode != nil }
+    var holdsRegistration: Bool { storedBatch != nil }
 
     init(objectID: ObjectID, description: EntityDescription, context: ObjectContext) {
         self.objectID = objectID
@@ -160,6 +160,13 @@ public final class ManagedObject: CustomStringConvertible {
         !(changes?.isEmpty ?? true)
     }
 
+    /// Whether members were added to or removed from a to-many relationship
+    /// (read in place: the tables are not copied out).
+    var hasToManyChanges: Bool {
+        guard let changes else { return false }
+        return !changes.addedToMany.isEmpty || !changes.removedToMany.isEmpty
+    }
+
     /// The object as a reference, for predicates (`SELF == %@`).
     public var reference: ObjectReference { ObjectReference(entity: description_.entity.name, id: objectID.primaryKey) }
 
@@ -177,6 +184,7 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     func attribute(_ key: String) throws(StoreError) -> Attribute {
+        if let slot = description_.attributeSlot(named: key), let attribute = description_.attributesBySlot[slot] { return attribute }
         if let attribute = description_.entity.attribute(named: key) { return attribute }
         // Perhaps a subentity's: the row says which entity the object is.
         if try knowsOwnEntity(), let attribute = description_.entity.attribute(named: key) { return attribute }

@@ -33,25 +33,40 @@ extension ObjectContext {
             refusedChanges = []
             throw refused
         }
-        let locked = lockedObjects
-        guard hasChanges || !locked.isEmpty else { return }
-        let inserted = insertedObjects
+        // The changed objects sorted out in one pass, each kind in the order saves write in.
+        var inserted: [ManagedObject] = []
+        var updated: [ManagedObject] = []
+        var deleted: [ManagedObject] = []
+        var locked: [ManagedObject] = []
+        for object in changed.values {
+            if object.isInserted {
+                inserted.append(object)
+            } else if object.isDeleted {
+                deleted.append(object)
+            } else if object.hasValueChanges {
+                updated.append(object)
+            } else if object.isLocked {
+                locked.append(object)
+            }
+        }
+        guard !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty || !locked.isEmpty else { return }
+        inserted = Self.ordered(inserted)
         // An object marked for conflict detection is saved as an update that writes its values as read.
-        let updated = updatedObjects + locked
-        let deleted = deletedObjects
+        updated = Self.ordered(updated) + Self.ordered(locked)
+        deleted = Self.ordered(deleted)
         // The current state of every written object, read before the
-        // transaction: inserted objects' in their order, updated ones' by ID
-        // (the merge policy looks them up when their rows conflict).
+        // transaction, in the objects' order (by ID only when rows conflict:
+        // the merge policy looks them up then).
         var insertedRows: [(values: [PredicateValue], toOne: [Int64?])] = []
         insertedRows.reserveCapacity(inserted.count)
         for object in inserted { insertedRows.append(try currentRow(object)) }
-        var rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])] = [:]
-        rows.reserveCapacity(updated.count)
-        for object in updated { rows[object.objectID] = try currentRow(object) }
-        try validateChanges(Array(zip(inserted, insertedRows)) + updated.map { ($0, rows[$0.objectID]!) })
+        var updatedRows: [(values: [PredicateValue], toOne: [Int64?])] = []
+        updatedRows.reserveCapacity(updated.count)
+        for object in updated { updatedRows.append(try currentRow(object)) }
+        try validateChanges(Array(zip(inserted, insertedRows)) + Array(zip(updated, updatedRows)))
         // The members of each changed ordered relationship, in order: the store keeps their order keys.
         var orders: [ObjectID: [Int: [Int64]]] = [:]
-        for object in inserted + updated where !object.addedToMany.isEmpty || !object.removedToMany.isEmpty {
+        for object in [inserted, updated].joined() where object.hasToManyChanges {
             for relationship in object.description_.toMany where relationship.isOrdered
                 && (object.addedToMany[relationship.slot]?.isEmpty == false || object.removedToMany[relationship.slot]?.isEmpty == false) {
                 orders[object.objectID, default: [:]][relationship.slot] = try object.toManyKeys(relationship)
@@ -59,12 +74,13 @@ extension ObjectContext {
         }
         var resolutions: [ObjectID: ConflictResolution] = [:]
         var records: [SaveConflict] = []
+        var rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])] = [:]
         for _ in 0..<Self.maximumSaveAttempts {
-            let request = saveRequest(inserted: inserted, insertedRows: insertedRows, updated: updated, deleted: deleted, rows: rows,
-                                      orders: orders, resolutions: resolutions)
+            let request = saveRequest(inserted: inserted, insertedRows: insertedRows, updated: updated, updatedRows: updatedRows,
+                                      deleted: deleted, orders: orders, resolutions: resolutions)
             switch try store.apply(request) {
             case .committed(let result):
-                finish(result, inserted: inserted, updated: updated, deleted: deleted, resolutions: resolutions)
+                finish(result, of: request, inserted: inserted, updated: updated, deleted: deleted, resolutions: resolutions)
                 resultsDidChange(result.changes)
                 // Nothing above can fail: observers hear of every save that
                 // committed, once the saving context holds its objects
@@ -72,6 +88,7 @@ extension ObjectContext {
                 store.announce(result.changes)
                 return
             case .conflicts(let conflicts):
+                if rows.isEmpty { rows = Dictionary(zip(updated.map(\.objectID), updatedRows)) { first, _ in first } }
                 records = conflicts.map { conflictRecord($0, rows: rows) }
                 for conflict in conflicts {
                     guard let object = objects[conflict.id],
@@ -87,9 +104,8 @@ extension ObjectContext {
     /// The request for the context's changes, with the resolutions of
     /// conflicts found so far.
     func saveRequest(inserted: [ManagedObject], insertedRows: [(values: [PredicateValue], toOne: [Int64?])],
-                     updated: [ManagedObject], deleted: [ManagedObject],
-                     rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])],
-                     orders: [ObjectID: [Int: [Int64]]] = [:],
+                     updated: [ManagedObject], updatedRows: [(values: [PredicateValue], toOne: [Int64?])],
+                     deleted: [ManagedObject], orders: [ObjectID: [Int: [Int64]]] = [:],
                      resolutions: [ObjectID: ConflictResolution]) -> SaveRequest {
         var request = SaveRequest()
         request.inserts.reserveCapacity(inserted.count)
@@ -99,9 +115,8 @@ extension ObjectContext {
             request.inserts.append(SaveRequest.Insert(id: object.objectID, values: row.values, toOne: row.toOne))
             linked.append(object)
         }
-        for object in updated {
-            let row = rows[object.objectID]!
-            switch resolutions[object.objectID] {
+        for (object, row) in zip(updated, updatedRows) {
+            switch resolutions.isEmpty ? nil : resolutions[object.objectID] {
             case nil:
                 request.updates.append(SaveRequest.Update(
                     id: object.objectID, expectedVersion: object.node?.version ?? 0,
@@ -135,7 +150,7 @@ extension ObjectContext {
             default: continue
             }
         }
-        for object in linked where !object.addedToMany.isEmpty || !object.removedToMany.isEmpty {
+        for object in linked where object.hasToManyChanges {
             for relationship in object.description_.toMany {
                 let added = object.addedToMany[relationship.slot]?.elements ?? []
                 let removed = object.removedToMany[relationship.slot].map(Array.init) ?? []
@@ -166,25 +181,41 @@ extension ObjectContext {
 
     /// After the store committed: permanent IDs, the new snapshots, changes
     /// cleared. Nothing here can fail.
-    func finish(_ result: SaveResult, inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
-                resolutions: [ObjectID: ConflictResolution]) {
+    func finish(_ result: SaveResult, of request: SaveRequest, inserted: [ManagedObject], updated: [ManagedObject],
+                deleted: [ManagedObject], resolutions: [ObjectID: ConflictResolution]) {
+        // The request's first inserts are `inserted`, in order, and with no
+        // resolution its updates are `updated`, in order: the store's arrays
+        // by place are read with no lookup. Otherwise (a store that gives
+        // tables by ID, or conflicts resolved) the nodes are found by ID.
+        let keysByPlace = result.insertedKeys.count == request.inserts.count
+        let insertsByPlace = result.insertedNodes.count == request.inserts.count
+        let updatesByPlace = result.updatedNodes.count == request.updates.count
+        let byPlace = insertsByPlace && updatesByPlace && resolutions.isEmpty
+        var nodesByID = result.nodes
+        if !byPlace {
+            if insertsByPlace { for (place, insert) in request.inserts.enumerated() { nodesByID[insert.id] = result.insertedNodes[place] } }
+            if updatesByPlace { for (place, update) in request.updates.enumerated() { nodesByID[update.id] = result.updatedNodes[place] } }
+        }
         var registered: [ObjectID] = []
         registered.reserveCapacity(inserted.count)
-        // Room for the inserted objects under their permanent IDs before
-        // their temporary ones go: the table grows once, not step by step.
-        objects.reserveCapacity(inserted.count)
-        for object in inserted {
+        // The temporary IDs go first; the permanent ones are keys the store
+        // has just given, which no object here can have: the objects join
+        // the table without a hashed operation each (hashed when first looked up).
+        for object in inserted { objects[object.objectID] = nil }
+        var byRoot: [Int: [ManagedObject]] = [:]
+        for (place, object) in inserted.enumerated() {
             let temporary = object.objectID
-            objects[temporary] = nil
-            object.objectID = ObjectID(entity: temporary.entity, root: temporary.root, primaryKey: result.keys[temporary.primaryKey] ?? temporary.primaryKey)
+            let key = keysByPlace ? result.insertedKeys[place] : result.keys[temporary.primaryKey] ?? temporary.primaryKey
+            object.objectID = ObjectID(entity: temporary.entity, root: temporary.root, primaryKey: key)
             object.isInserted = false
-            objects[object.objectID] = object
-            object.node = result.nodes[temporary]
-            if object.node != nil { registered.append(object.objectID) }
+            byRoot[temporary.root, default: []].append(object)
+            object.node = byPlace ? result.insertedNodes[place] : nodesByID[temporary]
+            if object.holdsRegistration { registered.append(object.objectID) }
             object.discardChanges()
         }
+        for (root, objects) in byRoot { self.objects.addUnhashed(objects, root: root) }
         store.rowCache.register(registered)
-        for object in updated {
+        for (place, object) in updated.enumerated() {
             switch resolutions[object.objectID] {
             case .discard:
                 object.discardChanges()
@@ -196,7 +227,7 @@ extension ObjectContext {
                 unregisterObject(object)
                 store.rowCache.remove([object.objectID])
             default:
-                if let node = result.nodes[object.objectID] {
+                if let node = byPlace ? result.updatedNodes[place] : nodesByID[object.objectID] {
                     if !object.holdsRegistration { store.rowCache.register(object.objectID) }
                     object.node = node
                 } else {

@@ -40,7 +40,10 @@ struct ObjectRegistry {
     func isEmpty(root: Int) -> Bool { root >= countByRoot.count || countByRoot[root] == 0 }
 
     /// Adds objects of the root entity at `root` that the registry does not
-    /// hold, with distinct IDs, without hashing them.
+    /// hold, with distinct IDs, without hashing them: a fetch's objects into
+    /// a table the registry holds none of, or a save's inserted objects
+    /// under the keys the store has just given. They are hashed when an
+    /// object of the table is first looked up by ID.
     mutating func addUnhashed(_ objects: [ManagedObject], root: Int) {
         guard !objects.isEmpty else { return }
         unhashed[root, default: []].append(objects)
@@ -74,6 +77,11 @@ struct ObjectRegistry {
     private mutating func hash(root: Int) {
         guard let arrays = unhashed.removeValue(forKey: root) else { return }
         byID.reserveCapacity(byID.count + arrays.reduce(0) { $0 + $1.count })
-        for objects in arrays { for object in objects { byID[object.objectID] = object } }
+        for objects in arrays {
+            for object in objects where byID.updateValue(object, forKey: object.objectID) != nil {
+                // (An object the table held already under the ID: counted once.)
+                added(-1, root: root)
+            }
+        }
     }
 }

@@ -148,12 +148,30 @@ public enum SaveResponse: Sendable {
 }
 
 /// What a committed save wrote.
+///
+/// A store gives the rows it wrote either by their place in the request
+/// (``insertedKeys``, ``insertedNodes``, ``updatedNodes``: arrays parallel
+/// to the request's inserts and updates, which a context reads with no
+/// lookup per object) or by ID (``keys``, ``nodes``); a context reads the
+/// arrays when they have one entry for each insert or update, and the
+/// tables otherwise. ``keys`` is filled either way (a server sends it).
 public struct SaveResult: Sendable {
     /// The permanent key of each insert's temporary key.
     public var keys: [Int64: Int64] = [:]
     /// The node of every inserted and updated row, as the row cache now
-    /// holds it, by the ID the request gave it.
+    /// holds it, by the ID the request gave it (for a store that does not
+    /// give ``insertedNodes`` and ``updatedNodes``).
     public var nodes: [ObjectID: RowNode] = [:]
+    /// The key of each insert of the request, in its order: the permanent
+    /// key given to a temporary one, or the key it kept. Empty: see ``keys``.
+    public var insertedKeys: [Int64] = []
+    /// The node of each insert of the request, in its order, as the row
+    /// cache now holds it; nil where the cache holds none (a row the delete
+    /// rules changed since). Empty: see ``nodes``.
+    public var insertedNodes: [RowNode?] = []
+    /// The node of each update of the request, in its order, as the row
+    /// cache now holds it; nil where the cache holds none. Empty: see ``nodes``.
+    public var updatedNodes: [RowNode?] = []
     /// What the save changed, as observers hear it.
     public var changes = StoreChanges(inserted: [], updated: [], deleted: [])
     /// What the delete rules changed beyond the request, worked out in the
@@ -164,6 +182,15 @@ public struct SaveResult: Sendable {
 
     /// A result that wrote nothing yet.
     public init() {}
+
+    /// Every node written, by place and by ID: what the row cache holds after the save.
+    public var writtenNodes: [RowNode] {
+        var written = Array(nodes.values)
+        written.reserveCapacity(nodes.count + insertedNodes.count + updatedNodes.count)
+        for node in insertedNodes { if let node { written.append(node) } }
+        for node in updatedNodes { if let node { written.append(node) } }
+        return written
+    }
 }
 
 /// A row whose version moved since the context read it.

@@ -26,6 +26,84 @@ package protocol SQLExecutor {
     func reserveKeys(_ count: Int64, root: Entity, schema: SQLSchema) throws -> Int64
 }
 
+/// What the rows of one statement shape share: the entity, the statement
+/// and its prepared form, the to-one targets' lookup, and for an update the
+/// slots it writes. A class: a row borrows it, where a struct holding an
+/// `Entity` was copied (a reference count per array of the entity) at every row.
+final class RowPlan<Row, Prepared> {
+    let entity: Entity
+    /// The entity's numbers, for the row cache's batches.
+    let shape: RowShape
+    let row: Row
+    let prepared: Prepared
+    let targets: (Int, Int64) -> Int64?
+    let attributeSlots: [Int]
+    let toOneSlots: [Int]
+
+    init(entity: Entity, row: Row, prepared: Prepared, targets: @escaping (Int, Int64) -> Int64?, attributeSlots: [Int] = [],
+         toOneSlots: [Int] = []) {
+        self.entity = entity
+        shape = RowShape(entity: entity.index, root: entity.rootIndex, attributeCount: entity.attributes.count,
+                         toOneCount: entity.toOneCount, toManyCount: entity.toManyCount)
+        self.row = row
+        self.prepared = prepared
+        self.targets = targets
+        self.attributeSlots = attributeSlots
+        self.toOneSlots = toOneSlots
+    }
+}
+
+/// An entity's index, root and numbers of slots: what a batch of its rows needs.
+struct RowShape {
+    let entity: Int
+    let root: Int
+    let attributeCount: Int
+    let toOneCount: Int
+    let toManyCount: Int
+}
+
+/// The rows a save wrote, as the row cache will hold them: each entity's
+/// rows laid out in one batch, as a fetch's are (`RowCollector`), handed
+/// back by their place in the request.
+struct WrittenRows {
+    /// Each entity's rows, by entity index (made at its first row).
+    private var collectors: [RowCollector?]
+    /// Each row's entity and index among that entity's rows; -1: no node.
+    private var places: [(entity: Int, row: Int)] = []
+    /// When the rows were written: their nodes' fetch time.
+    private let now: Double
+
+    init(entityCount: Int, rows: Int, now: Double) {
+        collectors = Array(repeating: nil, count: entityCount)
+        places.reserveCapacity(rows)
+        self.now = now
+    }
+
+    /// Adds the next row of the request: a row of the entity `shape` describes, as written.
+    mutating func add(_ shape: RowShape, key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?]) {
+        let index = shape.entity
+        if collectors[index] == nil {
+            collectors[index] = RowCollector(entity: index, root: shape.root, attributeCount: shape.attributeCount,
+                                             toOneCount: shape.toOneCount, toManyCount: shape.toManyCount)
+        }
+        // (Appended in place: the optional is unwrapped where it is stored, not copied out.)
+        let row = collectors[index]!.append(key: key, version: version, values: values, toOne: toOne, now: now)
+        places.append((index, row))
+    }
+
+    /// Adds the next row of the request, which has no node (it was not written).
+    mutating func skip() { places.append((-1, -1)) }
+
+    /// The node of each row added, in order.
+    mutating func nodes() -> [RowNode?] {
+        var byEntity: [[RowNode]] = Array(repeating: [], count: collectors.count)
+        for index in collectors.indices where collectors[index] != nil {
+            byEntity[index] = collectors[index]!.take(now: now)
+        }
+        return places.map { $0.entity < 0 ? nil : byEntity[$0.entity][$0.row] }
+    }
+}
+
 /// Rolls a save's transaction back when it found conflicts.
 package struct ConflictsFound: Error {
     package var conflicts: [RowConflict]
@@ -133,73 +211,72 @@ package struct SQLSaveWriter {
         }
 
         // Each statement is built once per save: one INSERT per entity, one
-        // UPDATE per entity and set of changed columns.
-        var rowInserts: [Int: (RowInsert, E.Prepared)] = [:]
-        var rowUpdates: [[Int]: (RowUpdate, E.Prepared)] = [:]
-        result.nodes.reserveCapacity(request.inserts.count + request.updates.count)
+        // UPDATE per entity and set of changed columns. A row reads its plan
+        // through a reference (no copy of the entity per row), and takes the
+        // previous row's when it has the same shape (a save's rows come by
+        // entity, and its updates mostly change the same columns).
+        var insertPlans: [Int: RowPlan<RowInsert, E.Prepared>] = [:]
+        var updatePlans: [[Int]: RowPlan<RowUpdate, E.Prepared>] = [:]
+        // The rows written, laid out by entity in batches as a fetch's are,
+        // and handed back by their place in the request.
+        var insertedRows = WrittenRows(entityCount: model.entities.count, rows: request.inserts.count, now: now)
+        var updatedRows = WrittenRows(entityCount: model.entities.count, rows: request.updates.count, now: now)
         result.changes.inserted.reserveCapacity(request.inserts.count)
         result.changes.updated.reserveCapacity(request.updates.count)
-        // What each row of an entity shares, looked up again only when the
-        // entity changes from one row to the next (a save's rows come by entity).
-        var current: (index: Int, entity: Entity, row: RowInsert, prepared: E.Prepared, unloaded: [[Int64]?],
-                      targets: (Int, Int64) -> Int64?)?
+        var current: RowPlan<RowInsert, E.Prepared>?
         for (index, insert) in request.inserts.enumerated() {
-            if current?.index != insert.id.entity {
-                let entity = model.entities[insert.id.entity]
-                if rowInserts[entity.index] == nil {
+            if current?.entity.index != insert.id.entity {
+                if insertPlans[insert.id.entity] == nil {
+                    let entity = model.entities[insert.id.entity]
                     let row = schema.insertRow(entity)
-                    rowInserts[entity.index] = (row, try statement(row.query))
+                    insertPlans[insert.id.entity] = RowPlan(entity: entity, row: row, prepared: try statement(row.query),
+                                                            targets: targetEntities(entity))
                 }
-                let (row, prepared) = rowInserts[entity.index]!
-                current = (entity.index, entity, row, prepared, Array(repeating: nil, count: entity.toManyCount),
-                           targetEntities(entity))
+                current = insertPlans[insert.id.entity]
             }
-            guard let (_, entity, row, prepared, unloaded, targets) = current else { continue }
-            let id = ObjectID(entity: insert.id.entity, root: insert.id.root, primaryKey: permanentKeys[index])
+            guard let plan = current else { continue }
+            let key = permanentKeys[index]
             let toOne = insert.toOne.contains { ($0 ?? 0) < 0 } ? insert.toOne.map(resolve) : insert.toOne
-            try executor.run(prepared, row.bindings(key: id.primaryKey, version: 1,
-                                                    values: try storedValues(insert.values, of: entity, hasTransformers),
-                                                    toOne: toOne, targetEntity: targets))
-            result.nodes[insert.id] = RowNode(id: id, version: 1, fetchTimestamp: now, values: insert.values, toOne: toOne,
-                                              toMany: unloaded)
-            result.changes.inserted.insert(id)
+            try executor.run(plan.prepared, plan.row.bindings(key: key, version: 1,
+                                                              values: try storedValues(insert.values, of: plan.entity, hasTransformers),
+                                                              toOne: toOne, targetEntity: plan.targets))
+            insertedRows.add(plan.shape, key: key, version: 1, values: insert.values, toOne: toOne)
+            result.changes.inserted.insert(ObjectID(entity: insert.id.entity, root: insert.id.root, primaryKey: key))
         }
 
         var conflicts: [RowConflict] = []
-        // The previous update's entity, slots and statement: a save's updates
-        // mostly change the same columns, and then need no lookup by shape.
-        var previous: (entity: Entity, attributeSlots: [Int], toOneSlots: [Int], row: RowUpdate, prepared: E.Prepared)?
+        var previous: RowPlan<RowUpdate, E.Prepared>?
         for update in request.updates {
-            let entity: Entity
-            let row: RowUpdate
-            let prepared: E.Prepared
+            let plan: RowPlan<RowUpdate, E.Prepared>
             if let previous, previous.entity.index == update.id.entity, previous.attributeSlots == update.attributeSlots,
                previous.toOneSlots == update.toOneSlots {
-                (entity, row, prepared) = (previous.entity, previous.row, previous.prepared)
+                plan = previous
             } else {
-                entity = model.entities[update.id.entity]
-                let shape = [entity.index] + update.attributeSlots + [-1] + update.toOneSlots
-                if rowUpdates[shape] == nil {
-                    let made = schema.updateRow(
+                let shape = [update.id.entity] + update.attributeSlots + [-1] + update.toOneSlots
+                if let known = updatePlans[shape] {
+                    plan = known
+                } else {
+                    let entity = model.entities[update.id.entity]
+                    let row = schema.updateRow(
                         entity, attributes: update.attributeSlots.map { entity.attributes[$0] },
                         toOne: update.toOneSlots.compactMap { slot in entity.relationships.first { !$0.isToMany && $0.slot == slot } })
-                    rowUpdates[shape] = (made, try statement(made.query))
+                    plan = RowPlan(entity: entity, row: row, prepared: try statement(row.query), targets: targetEntities(entity),
+                                   attributeSlots: update.attributeSlots, toOneSlots: update.toOneSlots)
+                    updatePlans[shape] = plan
                 }
-                (row, prepared) = rowUpdates[shape]!
-                previous = (entity, update.attributeSlots, update.toOneSlots, row, prepared)
+                previous = plan
             }
             let toOne = update.toOne.contains { ($0 ?? 0) < 0 } ? update.toOne.map(resolve) : update.toOne
-            let changed = try executor.run(prepared, row.bindings(values: try storedValues(update.values, of: entity, hasTransformers),
-                                                                  toOne: toOne, key: update.id.primaryKey,
-                                                                  expectedVersion: update.expectedVersion,
-                                                                  targetEntity: targetEntities(entity)))
+            let changed = try executor.run(plan.prepared, plan.row.bindings(
+                values: try storedValues(update.values, of: plan.entity, hasTransformers), toOne: toOne, key: update.id.primaryKey,
+                expectedVersion: update.expectedVersion, targetEntity: plan.targets))
             guard changed == 1 else {
                 conflicts.append(RowConflict(id: update.id, current: try storeRow(update.id, executor)))
+                updatedRows.skip()
                 continue
             }
-            result.nodes[update.id] = RowNode(id: update.id, version: update.expectedVersion &+ 1, fetchTimestamp: now,
-                                              values: update.values, toOne: toOne,
-                                              toMany: Array(repeating: nil, count: entity.toManyCount))
+            updatedRows.add(plan.shape, key: update.id.primaryKey, version: update.expectedVersion &+ 1, values: update.values,
+                            toOne: toOne)
             result.changes.updated.insert(update.id)
         }
 
@@ -263,16 +340,23 @@ package struct SQLSaveWriter {
         let dangling = try request.danglingLinks(keys: keys, model: model, reader: reader)
         result.ruleChanges.updated.formUnion(try DeletionPlan.clear(dangling, executor, schema: schema))
         result.ruleChanges.updated.subtract(result.changes.deleted)
+        result.insertedKeys = permanentKeys
+        result.insertedNodes = insertedRows.nodes()
+        result.updatedNodes = updatedRows.nodes()
         // A row the rules changed has a new version: its node, if any, is stale.
         if !result.ruleChanges.updated.isEmpty {
-            for id in result.ruleChanges.updated { result.nodes[id] = nil }
             for (index, insert) in request.inserts.enumerated() where result.ruleChanges.updated.contains(
                 ObjectID(entity: insert.id.entity, root: insert.id.root, primaryKey: permanentKeys[index])) {
-                result.nodes[insert.id] = nil
+                result.insertedNodes[index] = nil
+            }
+            for (index, update) in request.updates.enumerated() where result.ruleChanges.updated.contains(update.id) {
+                result.updatedNodes[index] = nil
             }
         }
         result.changes.deleted.formUnion(result.ruleChanges.deleted)
-        result.changes.updated.formUnion(result.ruleChanges.updated.subtracting(result.changes.inserted))
+        if !result.ruleChanges.updated.isEmpty {
+            result.changes.updated.formUnion(result.ruleChanges.updated.subtracting(result.changes.inserted))
+        }
         // Rows the request learnt are gone (deleted by another store): they go from the cache too.
         result.changes.deleted.formUnion(request.gone)
         return result

@@ -27,7 +27,7 @@ extension SQLStoreBackend {
             throw storeError(error)
         }
         // Committed: the row cache holds what was written.
-        rowCache.store(result.nodes.values)
+        rowCache.store(result.writtenNodes)
         rowCache.remove(result.changes.deleted)
         return .committed(result)
     }
