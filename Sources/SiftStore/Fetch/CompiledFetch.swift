@@ -82,8 +82,10 @@ final class CompiledShape: Sendable {
     let sourceMap: [BoundExpression: SourceRange]
     /// The parameter name of each argument slot, by argument index.
     let slots: [Int: String]
-    /// A SQL store's plan for the shape, made once (`SQLStoreBackend`).
-    let plan = LockedState<FetchPlan?>(nil)
+    /// A SQL store's plan for the shape, made once (`SQLStoreBackend`) and
+    /// shared by reference: a fetch reads the fields it needs, where a copy
+    /// of the plan counted a reference for each of its trees and arrays.
+    let plan = LockedState<SharedFetchPlan?>(nil)
     /// The statements of the plan, rendered once per kind of columns, limit and offset.
     let statements = LockedState<[StatementKey: SQLQuery]>([:])
 

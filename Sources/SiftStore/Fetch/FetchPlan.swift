@@ -23,6 +23,13 @@ import Foundation
 import Sift
 
 /// How a fetch runs: what SQL does, what memory does, and why.
+/// A fetch plan made once for a shape of request, held by reference.
+package final class SharedFetchPlan: Sendable {
+    package let value: FetchPlan
+
+    package init(_ value: FetchPlan) { self.value = value }
+}
+
 public struct FetchPlan: CustomStringConvertible, Sendable {
     /// The whole predicate, bound and optimized (nil: every row).
     public var predicate: BoundPredicate?

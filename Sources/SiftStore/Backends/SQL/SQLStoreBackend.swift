@@ -164,20 +164,20 @@ extension SQLStoreBackend {
     }
 
     public func rows(for fetch: CompiledFetch) throws(StoreError) -> [RowNode] {
-        let plan = try plan(for: fetch)
-        if plan.needsMemory { return try rowsWithResidual(fetch, plan) }
+        let plan = try sharedPlan(for: fetch)
+        if plan.value.needsMemory { return try rowsWithResidual(fetch, plan.value) }
         return try fetchNodes(try statement(fetch, columns: .rows), entity: fetch.entity)
     }
 
     public func keys(for fetch: CompiledFetch) throws(StoreError) -> [ObjectID] {
-        let plan = try plan(for: fetch)
-        if plan.needsMemory { return try rowsWithResidual(fetch, plan).map(\.id) }
+        let plan = try sharedPlan(for: fetch)
+        if plan.value.needsMemory { return try rowsWithResidual(fetch, plan.value).map(\.id) }
         return try fetchObjectIDs(try statement(fetch, columns: .identifiers), entity: fetch.entity)
     }
 
     public func count(for fetch: CompiledFetch) throws(StoreError) -> Int {
-        let plan = try plan(for: fetch)
-        if plan.needsMemory { return try rowsWithResidual(fetch, plan).count }
+        let plan = try sharedPlan(for: fetch)
+        if plan.value.needsMemory { return try rowsWithResidual(fetch, plan.value).count }
         let whole = fetch.request.fetchLimit == nil && fetch.request.fetchOffset == 0
         let query = try statement(fetch, columns: whole ? .count : .identifiers)
         if whole { return Int(clamping: try fetchIntegers(query, columns: 1).first ?? 0) }
@@ -227,7 +227,7 @@ extension SQLStoreBackend {
     /// The statement of a dictionary fetch; nil when part of it needs memory.
     package func resultQuery(_ results: BoundDictionaryFetch, of fetch: CompiledFetch,
                              sort: [ResultSortKey]) throws(StoreError) -> SQLQuery? {
-        guard try plan(for: fetch).residual == nil else { return nil }
+        guard try sharedPlan(for: fetch).value.residual == nil else { return nil }
         do {
             return try lowering.selectResults(results, where: fetch.predicate, sortedBy: sort, limit: fetch.request.fetchLimit,
                                               offset: fetch.request.fetchOffset == 0 ? nil : fetch.request.fetchOffset)
@@ -262,8 +262,14 @@ extension SQLStoreBackend {
     /// The plan of a compiled request's shape: made once, then kept with
     /// the shape (its statements take the request's arguments as parameters).
     package func plan(for fetch: CompiledFetch) throws(StoreError) -> FetchPlan {
+        try sharedPlan(for: fetch).value
+    }
+
+    /// The plan of a compiled request's shape, made the first time it is
+    /// asked for, by reference (what every fetch reads: no copy of the plan).
+    package func sharedPlan(for fetch: CompiledFetch) throws(StoreError) -> SharedFetchPlan {
         if let plan = fetch.shape.plan.withLock({ $0 }) { return plan }
-        let plan = try makePlan(fetch)
+        let plan = SharedFetchPlan(try makePlan(fetch))
         fetch.shape.plan.withLock { $0 = plan }
         return plan
     }
@@ -271,9 +277,9 @@ extension SQLStoreBackend {
     /// A statement of a compiled request's plan, its arguments bound:
     /// rendered once per shape, kind of columns, limit and offset.
     package func statement(_ fetch: CompiledFetch, columns: SQLColumns) throws(StoreError) -> SQLQuery {
-        let plan = try plan(for: fetch)
+        let plan = try sharedPlan(for: fetch)
         let request = fetch.request
-        let deferred = plan.needsMemory
+        let deferred = plan.value.needsMemory
         // A negative limit is no limit, a negative offset skips nothing (as
         // SQLite reads them; PostgreSQL refuses them).
         let key = CompiledShape.StatementKey(
@@ -283,7 +289,7 @@ extension SQLStoreBackend {
         if let rendered = fetch.shape.statements.withLock({ $0[key] }) {
             query = rendered
         } else {
-            query = plan.fetch.query(terms: plan.sqlTerms, columns: columns, limit: key.limit, offset: key.offset)
+            query = plan.value.fetch.query(terms: plan.value.sqlTerms, columns: columns, limit: key.limit, offset: key.offset)
             fetch.shape.statements.withLock { statements in
                 if statements.count > 16 { statements.removeAll() }
                 statements[key] = query
