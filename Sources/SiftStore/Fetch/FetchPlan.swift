@@ -22,7 +22,6 @@
 import Foundation
 import Sift
 
-/// How a fetch runs: what SQL does, what memory does, and why.
 /// A fetch plan made once for a shape of request, held by reference.
 package final class SharedFetchPlan: Sendable {
     package let value: FetchPlan
@@ -30,6 +29,7 @@ package final class SharedFetchPlan: Sendable {
     package init(_ value: FetchPlan) { self.value = value }
 }
 
+/// How a fetch runs: what SQL does, what memory does, and why.
 public struct FetchPlan: CustomStringConvertible, Sendable {
     /// The whole predicate, bound and optimized (nil: every row).
     public var predicate: BoundPredicate?

@@ -363,6 +363,36 @@ struct WritePathTests {
         if expected.rowComesBack { #expect(try storeValue(store, 102, "age") == 31) }
     }
 
+    // A save's result gives its rows by their place in the request; once a
+    // conflict is resolved, the request's places no longer follow the
+    // context's lists, and the context finds the rows by ID instead.
+    @Test("A save whose conflict was resolved holds every object it wrote with its new snapshot: an insert, an update and a row written back",
+          arguments: StoreKind.allCases, [MergePolicy.objectTrump, .overwrite, .storeTrump])
+    func resolvedSavesKeepTheirSnapshots(_ kind: StoreKind, _ policy: MergePolicy) throws {
+        let store = try kind.make()
+        let changer = store.context()
+        changer.mergePolicy = policy
+        let alice = employee(changer, 101)
+        try alice.setValue(59, forKey: "age")
+        let bob = employee(changer, 102)
+        try bob.setValue(31, forKey: "age")
+        let hire = try newEmployee(changer, "New Hire", age: 22)
+        let deleter = store.context()
+        try deleter.delete(employee(deleter, 102))
+        try deleter.save()
+        try changer.save()
+        let rowComesBack = policy != .storeTrump
+        #expect(!changer.hasChanges)
+        for (object, age) in [(alice, 59), (hire, 22)] + (rowComesBack ? [(bob, 31)] : []) {
+            #expect(!object.isFault, "\(object) holds the row it wrote")
+            #expect(object.objectID.primaryKey > 0)
+            #expect(changer.object(for: object.objectID) === object)
+            #expect(try object.value(forKey: "age") == .int(Int64(age)))
+            #expect(try storeValue(store, object.objectID.primaryKey, "age") == .int(Int64(age)))
+        }
+        #expect(bob.isDeleted == !rowComesBack)
+    }
+
     @Test("Deleted here, changed in the store: each policy", arguments: StoreKind.allCases, [
         (MergePolicy.storeTrump, true), (.rollback, true), (.objectTrump, false), (.overwrite, false),
     ])
