@@ -7,7 +7,14 @@ import Foundation
 import Sift
 
 /// An entity of the context's model, with its lookups.
+@usableFromInline
 final class EntityDescription {
+    /// The context whose objects these are (the context makes its own
+    /// descriptions): an object reaches its context through its description.
+    weak var context: ObjectContext?
+    /// The entity's index and its root's: every object's ID is made of them and its key.
+    @usableFromInline let entityIndex: Int32
+    @usableFromInline let rootIndex: Int32
     let entity: Entity
     /// Each attribute's slot, by name (inherited attributes included).
     let attributeSlots: [String: Int]
@@ -33,6 +40,8 @@ final class EntityDescription {
 
     init(_ entity: Entity, in model: DataModel) {
         self.entity = entity
+        entityIndex = Int32(clamping: entity.index)
+        rootIndex = Int32(clamping: entity.rootIndex)
         var slots: [String: Int] = [:]
         var names = Array(repeating: "", count: entity.attributes.count)
         for attribute in entity.attributes {

@@ -20,17 +20,26 @@ import Sift
 /// ```
 public final class ManagedObject: CustomStringConvertible {
     /// The object's identity: temporary (a negative key) until its first save.
-    @exclusivity(unchecked) public internal(set) var objectID: ObjectID
+    ///
+    /// (The object keeps its key; its entity and root are its description's,
+    /// so that an object is 56 bytes, held in a 64-byte block.)
+    public internal(set) var objectID: ObjectID {
+        @inlinable get {
+            ObjectID(entity: Int(description_.entityIndex), root: Int(description_.rootIndex), primaryKey: primaryKey)
+        }
+        set { primaryKey = newValue.primaryKey }
+    }
+    /// The object's primary key: temporary (negative) until its first save.
+    @exclusivity(unchecked) @usableFromInline var primaryKey: Int64
     /// The object's entity. An object reached through a relationship whose
     /// destination has subentities starts as a fault of the destination
     /// entity, and has its own once its row is read.
     public var entity: Entity { description_.entity }
-    /// The entity and its lookups, shared by the context's objects of it.
-    @exclusivity(unchecked) var description_: EntityDescription
-    /// The context that holds the object. Weak: an object does not keep its
-    /// context alive; using an object after its context is gone is the
-    /// typed error `StoreError.contextGone`.
-    private weak var owner: ObjectContext?
+    /// The entity and its lookups, shared by the context's objects of it;
+    /// and through it the context that holds the object, weakly: an object
+    /// does not keep its context alive, and using an object after its
+    /// context is gone is the typed error `StoreError.contextGone`.
+    @exclusivity(unchecked) @usableFromInline var description_: EntityDescription
     /// The unsaved changes, made the first time the object changes: an
     /// object that is only read holds one nil reference, not four tables.
     @exclusivity(unchecked) @usableFromInline var changes: ObjectChanges?
@@ -72,8 +81,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// (Reads of it and of the changes are the hot path of every value
     /// read; a context is confined to one thread, so they skip the
     /// runtime's exclusivity bookkeeping. Declared just before the flags,
-    /// which fill the space the row leaves in its last word: an object is
-    /// 72 bytes.)
+    /// which fill the space the row leaves in its last word.)
     ///
     /// The node is kept as its batch, retained by hand, and its row: a read
     /// borrows the batch (`_withUnsafeGuaranteedRef`) where a `RowNode`
@@ -123,10 +131,10 @@ public final class ManagedObject: CustomStringConvertible {
     /// a snapshot, or is a fault holding the row it was fetched with.
     var holdsRegistration: Bool { storedBatch != nil }
 
-    init(objectID: ObjectID, description: EntityDescription, context: ObjectContext) {
-        self.objectID = objectID
+    /// An object of `description`'s entity (whose context holds it), with `objectID`'s key.
+    init(objectID: ObjectID, description: EntityDescription) {
+        self.primaryKey = objectID.primaryKey
         self.description_ = description
-        self.owner = context
     }
 
     deinit { storedBatch?.release() }
@@ -143,7 +151,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// The context that holds the object, or `StoreError.contextGone` when it
     /// no longer exists.
     func context() throws(StoreError) -> ObjectContext {
-        guard let owner else { throw .contextGone(reference) }
+        guard let owner = description_.context else { throw .contextGone(reference) }
         return owner
     }
 
@@ -270,7 +278,7 @@ public final class ManagedObject: CustomStringConvertible {
     ///   fault fires and its row is gone; `.contextGone` when its context was released; the store's error when
     ///   reading the row fails.
     public func value(for handle: AttributeHandle) throws(StoreError) -> PredicateValue {
-        if handle.entity == objectID.entity { return try value(atSlot: handle.slot) }
+        if handle.entity == Int(description_.entityIndex) { return try value(atSlot: handle.slot) }
         let names = description_.attributeNames
         guard handle.slot >= 0, handle.slot < names.count, names[handle.slot] == handle.name else {
             return try value(forKey: handle.name)
@@ -288,9 +296,14 @@ public final class ManagedObject: CustomStringConvertible {
         // Inlined where it is read: an unchanged, fired object of the
         // handle's entity is a load from its batch's column. Everything
         // else takes the call below, kept out of line so that this stays small.
-        if handle.entity == objectID.entity, changes == nil, !isPendingFault, let batch = storedBatch {
+        // (The batch's entity is the row's layout, read with the columns it
+        // points to: no load of the description on the way.)
+        if changes == nil, !isPendingFault, let batch = storedBatch {
             let row = Int(storedRow)
-            return batch._withUnsafeGuaranteedRef { $0.value(slot: handle.slot, row: row) }
+            let value = batch._withUnsafeGuaranteedRef { batch -> PredicateValue? in
+                batch.entity == handle.entity ? batch.value(slot: handle.slot, row: row) : Optional.none
+            }
+            if let value { return value }
         }
         return value(orNilFor: handle)
     }
@@ -497,7 +510,6 @@ public final class ManagedObject: CustomStringConvertible {
     /// as its destination's entity learns its own).
     func learnEntity(of id: ObjectID, in context: ObjectContext) {
         description_ = context.descriptions[id.entity]
-        objectID.entity = id.entity
     }
 
     /// Forgets unsaved changes (not insert or delete).

@@ -14,7 +14,7 @@ extension ObjectContext {
         let entity = try store.entity(entityName)
         nextTemporaryKey -= 1
         let object = ManagedObject(objectID: ObjectID(entity: entity, primaryKey: nextTemporaryKey),
-                                   description: descriptions[entity.index], context: self)
+                                   description: descriptions[entity.index])
         object.isInserted = true
         for attribute in entity.attributes {
             if let value = attribute.defaultValue { object.changedValues[attribute.slot] = value }

@@ -76,6 +76,7 @@ public final class ObjectContext: @unchecked Sendable {
     public init(store: any PersistentStore) {
         self.store = store
         self.descriptions = EntityDescription.all(in: store.model)
+        for description in descriptions { description.context = self }
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
     }
 
@@ -113,7 +114,7 @@ public final class ObjectContext: @unchecked Sendable {
             if id.entity != object.objectID.entity { learnEntity(of: id, for: object) }
             return object
         }
-        let object = ManagedObject(objectID: id, description: descriptions[id.entity], context: self)
+        let object = ManagedObject(objectID: id, description: descriptions[id.entity])
         objects[id] = object
         return object
     }
@@ -250,7 +251,7 @@ public final class ObjectContext: @unchecked Sendable {
         made.reserveCapacity(nodes.count)
         for node in nodes {
             let id = node.id
-            let object = ManagedObject(objectID: id, description: descriptions[id.entity], context: self)
+            let object = ManagedObject(objectID: id, description: descriptions[id.entity])
             object.storedNode = node
             object.isPendingFault = request.returnsObjectsAsFaults
             made.append(object)
