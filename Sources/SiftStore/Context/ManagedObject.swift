@@ -27,6 +27,8 @@ public final class ManagedObject: CustomStringConvertible {
         @inlinable get {
             ObjectID(entity: Int(description_.entityIndex), root: Int(description_.rootIndex), primaryKey: primaryKey)
         }
+        // (Only the key changes: a save gives a permanent one. The entity
+        // changes with the description, in `learnEntity`.)
         set { primaryKey = newValue.primaryKey }
     }
     /// The object's primary key: temporary (negative) until its first save.
