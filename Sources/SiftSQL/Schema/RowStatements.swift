@@ -52,6 +52,45 @@ package struct RowLayout: Sendable {
         package let toOneCount: Int
         /// How many to-many relationships it has (the slots of to-many values).
         package let toManyCount: Int
+
+        // What a row reader needs of the layout, worked out once here rather
+        // than at every fetch, in plain arrays (a reader's loop over a row's
+        // columns copies nothing that counts references).
+        /// Each stored attribute's column, slot and type, in slot order.
+        package let attributeColumns: [Int32]
+        package let attributeSlots: [Int32]
+        package let attributeTypes: [AttributeType]
+        /// Each to-one slot's column, or -1 when the row has none.
+        package let toOneColumns: [Int]
+        /// Whether the stored attributes are every attribute, in slot order.
+        package let everyAttributeInOrder: Bool
+        /// Whether some attribute is in Core Data's external storage form.
+        package let hasExternal: Bool
+        /// Whether some attribute names a value transformer.
+        package let hasTransformers: Bool
+
+        package init(entity: Int, root: Int, number: Int64, attributes: [AttributeColumn], toOne: [(column: Int, slot: Int)],
+                     initialValues: [PredicateValue], attributeCount: Int, toOneCount: Int, toManyCount: Int) {
+            self.entity = entity
+            self.root = root
+            self.number = number
+            self.attributes = attributes
+            self.toOne = toOne
+            self.initialValues = initialValues
+            self.attributeCount = attributeCount
+            self.toOneCount = toOneCount
+            self.toManyCount = toManyCount
+            attributeColumns = attributes.map { Int32(clamping: $0.column) }
+            attributeSlots = attributes.map { Int32(clamping: $0.slot) }
+            attributeTypes = attributes.map(\.type)
+            var toOneColumns = Array(repeating: -1, count: toOneCount)
+            for (column, slot) in toOne where slot >= 0 && slot < toOneColumns.count { toOneColumns[slot] = column }
+            self.toOneColumns = toOneColumns
+            everyAttributeInOrder = attributes.count == attributeCount
+                && attributes.enumerated().allSatisfy { $0.offset == $0.element.slot }
+            hasExternal = attributes.contains(where: \.external)
+            hasTransformers = attributes.contains { $0.transformer != nil }
+        }
     }
 
     /// The column holding the row's entity number; nil when every row is

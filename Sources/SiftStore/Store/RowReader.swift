@@ -71,12 +71,12 @@ package final class RowReader {
     /// The registered value transformers of transformable attributes, by slot.
     let transformers: [(slot: Int, transformer: AttributeValueTransformer)]
 
-    /// Each stored attribute's column (offset by `base`), slot and type, in
-    /// plain arrays: the loop over a row's columns copies nothing that counts references.
+    /// Each stored attribute's column (before `base`), slot and type, and
+    /// each to-one slot's column (before `base`; -1: none): the layout's
+    /// arrays, made once with it (a fetch makes a reader, not its arrays).
     let columns: [Int32]
     let slots: [Int32]
     let types: [AttributeType]
-    /// Each to-one slot's column (offset by `base`), or -1 when the row has none.
     let toOneColumns: [Int]
     /// Whether a row's columns go straight into the batch's columns: every
     /// attribute stored, in slot order, none external or transformed.
@@ -85,20 +85,17 @@ package final class RowReader {
     package init(_ member: RowLayout.Member, base: Int, externalData: URL?, transformers: ValueTransformerRegistry) {
         self.member = member
         self.base = base
-        columns = member.attributes.map { Int32(clamping: base + $0.column) }
-        slots = member.attributes.map { Int32(clamping: $0.slot) }
-        types = member.attributes.map(\.type)
+        columns = member.attributeColumns
+        slots = member.attributeSlots
+        types = member.attributeTypes
+        toOneColumns = member.toOneColumns
         self.externalData = externalData
-        hasExternal = member.attributes.contains(where: \.external)
-        self.transformers = member.attributes.compactMap { attribute in
+        hasExternal = member.hasExternal
+        self.transformers = !member.hasTransformers ? [] : member.attributes.compactMap { attribute in
             attribute.transformer.flatMap(transformers.transformer(named:)).map { (attribute.slot, $0) }
         }
-        everyAttributeInOrder = member.attributes.count == member.attributeCount
-            && member.attributes.enumerated().allSatisfy { $0.offset == $0.element.slot }
-        unloaded = Array(repeating: nil, count: member.toManyCount)
-        var toOneColumns = Array(repeating: -1, count: member.toOneCount)
-        for (column, slot) in member.toOne where slot < toOneColumns.count { toOneColumns[slot] = base + column }
-        self.toOneColumns = toOneColumns
+        everyAttributeInOrder = member.everyAttributeInOrder
+        unloaded = member.toManyCount == 0 ? [] : Array(repeating: nil, count: member.toManyCount)
         readsByColumn = everyAttributeInOrder && !hasExternal && self.transformers.isEmpty
         collector = RowCollector(entity: member.entity, root: member.root, attributeCount: member.attributeCount,
                                  toOneCount: member.toOneCount, toManyCount: member.toManyCount)
@@ -110,11 +107,11 @@ package final class RowReader {
     private func read<Row: StoreRow>(_ row: Row, into values: inout [PredicateValue], _ toOne: inout [Int64?]) {
         if everyAttributeInOrder {
             values.removeAll(keepingCapacity: true)
-            for i in types.indices { values.append(row.value(Int(columns[i]), as: types[i])) }
+            for i in types.indices { values.append(row.value(base &+ Int(columns[i]), as: types[i])) }
         } else {
             values.removeAll(keepingCapacity: true)
             values.append(contentsOf: member.initialValues)
-            for i in types.indices { values[Int(slots[i])] = row.value(Int(columns[i]), as: types[i]) }
+            for i in types.indices { values[Int(slots[i])] = row.value(base &+ Int(columns[i]), as: types[i]) }
         }
         if hasExternal {
             for attribute in member.attributes where attribute.external {
@@ -157,11 +154,11 @@ package final class RowReader {
     func add<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64, now: Double) -> Int {
         if readsByColumn, let builder = collector.beginColumnarRow(key: primaryKey, version: version) {
             for i in types.indices {
-                builder.column(i)._withUnsafeGuaranteedRef { row.append(Int(columns[i]), as: types[i], to: $0) }
+                builder.column(i)._withUnsafeGuaranteedRef { row.append(base &+ Int(columns[i]), as: types[i], to: $0) }
             }
             for slot in toOneColumns.indices {
                 let column = toOneColumns[slot]
-                builder.appendToOne(slot, column < 0 || row.isNull(column) ? nil : row.integer(column))
+                builder.appendToOne(slot, column < 0 || row.isNull(base &+ column) ? nil : row.integer(base &+ column))
             }
             return builder.count &- 1
         }

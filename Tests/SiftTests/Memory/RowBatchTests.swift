@@ -154,13 +154,14 @@ struct RowBatchTests {
         }
         withExtendedLifetime(context) {}
         // A few rows are nodes of their own; past a few, the first ones join the batch's columns.
-        for limit in [1, 8, 9, 20] {
+        let few = RowCollector.fewRows
+        for limit in [1, few, few + 1, 2 * few + 4] {
             var limited = request
             limited.fetchLimit = limit
-            let few = try store.rows(for: try store.compile(limited))
-            #expect(few.map { $0.id } == nodes.prefix(limit).map { $0.id })
-            #expect(Set(few.map { ObjectIdentifier($0.batch) }).count == (limit <= 8 ? limit : 1))
-            for (node, full) in zip(few, nodes) {
+            let rows = try store.rows(for: try store.compile(limited))
+            #expect(rows.map { $0.id } == nodes.prefix(limit).map { $0.id })
+            #expect(Set(rows.map { ObjectIdentifier($0.batch) }).count == (limit <= few ? limit : 1))
+            for (node, full) in zip(rows, nodes) {
                 #expect(String(reflecting: node.values) == String(reflecting: full.values))
                 #expect(node.toOne == full.toOne && node.version == full.version)
             }
