@@ -202,18 +202,23 @@ extension ObjectContext {
         // has just given, which no object here can have: the objects join
         // the table without a hashed operation each (hashed when first looked up).
         for object in inserted { objects[object.objectID] = nil }
-        var byRoot: [Int: [ManagedObject]] = [:]
+        // Added by runs of one root (the objects come by entity), not by a table lookup each.
+        var run: (root: Int, objects: [ManagedObject]) = (-1, [])
         for (place, object) in inserted.enumerated() {
             let temporary = object.objectID
             let key = keysByPlace ? result.insertedKeys[place] : result.keys[temporary.primaryKey] ?? temporary.primaryKey
             object.objectID = ObjectID(entity: temporary.entity, root: temporary.root, primaryKey: key)
             object.isInserted = false
-            byRoot[temporary.root, default: []].append(object)
+            if run.root != temporary.root {
+                objects.addUnhashed(run.objects, root: run.root)
+                run = (temporary.root, [])
+            }
+            run.objects.append(object)
             object.node = byPlace ? result.insertedNodes[place] : nodesByID[temporary]
             if object.holdsRegistration { registered.append(object.objectID) }
             object.discardChanges()
         }
-        for (root, objects) in byRoot { self.objects.addUnhashed(objects, root: root) }
+        objects.addUnhashed(run.objects, root: run.root)
         store.rowCache.register(registered)
         for (place, object) in updated.enumerated() {
             switch resolutions[object.objectID] {

@@ -60,43 +60,29 @@ package final class RowReader {
     package let member: RowLayout.Member
     /// Columns before the row's own (a link query's owner key).
     let base: Int
-    /// Whether the stored attributes are every attribute, in slot order.
-    let everyAttributeInOrder: Bool
     /// Shared by every node read: to-many relationships not loaded.
     let unloaded: [[Int64]?]
-    /// Whether some attribute is in Core Data's external storage form.
-    let hasExternal: Bool
     /// Where the files of external binary data are.
     let externalData: URL?
     /// The registered value transformers of transformable attributes, by slot.
     let transformers: [(slot: Int, transformer: AttributeValueTransformer)]
-
-    /// Each stored attribute's column (before `base`), slot and type, and
-    /// each to-one slot's column (before `base`; -1: none): the layout's
-    /// arrays, made once with it (a fetch makes a reader, not its arrays).
-    let columns: [Int32]
-    let slots: [Int32]
-    let types: [AttributeType]
-    let toOneColumns: [Int]
     /// Whether a row's columns go straight into the batch's columns: every
     /// attribute stored, in slot order, none external or transformed.
     let readsByColumn: Bool
 
+    // The columns, slots and types of the row are the layout's arrays
+    // (`RowLayout.Member`), made once with it: a fetch makes a reader, not
+    // its arrays; the reader adds its base where it reads a column.
+
     package init(_ member: RowLayout.Member, base: Int, externalData: URL?, transformers: ValueTransformerRegistry) {
         self.member = member
         self.base = base
-        columns = member.attributeColumns
-        slots = member.attributeSlots
-        types = member.attributeTypes
-        toOneColumns = member.toOneColumns
         self.externalData = externalData
-        hasExternal = member.hasExternal
         self.transformers = !member.hasTransformers ? [] : member.attributes.compactMap { attribute in
             attribute.transformer.flatMap(transformers.transformer(named:)).map { (attribute.slot, $0) }
         }
-        everyAttributeInOrder = member.everyAttributeInOrder
-        unloaded = member.toManyCount == 0 ? [] : Array(repeating: nil, count: member.toManyCount)
-        readsByColumn = everyAttributeInOrder && !hasExternal && self.transformers.isEmpty
+        unloaded = Array(repeating: nil, count: member.toManyCount)
+        readsByColumn = member.everyAttributeInOrder && !member.hasExternal && self.transformers.isEmpty
         collector = RowCollector(entity: member.entity, root: member.root, attributeCount: member.attributeCount,
                                  toOneCount: member.toOneCount, toManyCount: member.toManyCount)
     }
@@ -105,15 +91,16 @@ package final class RowReader {
     /// `values` and `toOne` (arrays reused from row to row).
     @inline(__always)
     private func read<Row: StoreRow>(_ row: Row, into values: inout [PredicateValue], _ toOne: inout [Int64?]) {
-        if everyAttributeInOrder {
+        let (columns, types) = (member.attributeColumns, member.attributeTypes)
+        if member.everyAttributeInOrder {
             values.removeAll(keepingCapacity: true)
             for i in types.indices { values.append(row.value(base &+ Int(columns[i]), as: types[i])) }
         } else {
             values.removeAll(keepingCapacity: true)
             values.append(contentsOf: member.initialValues)
-            for i in types.indices { values[Int(slots[i])] = row.value(base &+ Int(columns[i]), as: types[i]) }
+            for i in types.indices { values[Int(member.attributeSlots[i])] = row.value(base &+ Int(columns[i]), as: types[i]) }
         }
-        if hasExternal {
+        if member.hasExternal {
             for attribute in member.attributes where attribute.external {
                 guard case .data(let column) = values[attribute.slot] else { continue }
                 values[attribute.slot] = SQLSchema.externalStorageValue(column, in: externalData).map(PredicateValue.data) ?? .null
@@ -153,11 +140,13 @@ package final class RowReader {
     /// Adds the current row to what is being read; returns its row.
     func add<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64, now: Double) -> Int {
         if readsByColumn, let builder = collector.beginColumnarRow(key: primaryKey, version: version) {
-            for i in types.indices {
-                builder.column(i)._withUnsafeGuaranteedRef { row.append(base &+ Int(columns[i]), as: types[i], to: $0) }
+            for i in member.attributeTypes.indices {
+                builder.column(i)._withUnsafeGuaranteedRef {
+                    row.append(base &+ Int(member.attributeColumns[i]), as: member.attributeTypes[i], to: $0)
+                }
             }
-            for slot in toOneColumns.indices {
-                let column = toOneColumns[slot]
+            for slot in member.toOneColumns.indices {
+                let column = member.toOneColumns[slot]
                 builder.appendToOne(slot, column < 0 || row.isNull(base &+ column) ? nil : row.integer(base &+ column))
             }
             return builder.count &- 1

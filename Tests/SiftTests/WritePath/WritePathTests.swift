@@ -41,6 +41,8 @@ struct WritePathTests {
         try context.save()
         #expect(e.objectID.primaryKey == 161)
         #expect(!e.isInserted && !context.hasChanges)
+        // The save's result gave the row it wrote: the object holds it, no fault to fire.
+        #expect(!e.isFault)
         #expect(context.object(for: e.objectID) === e)
         #expect(try storeValue(store, 161, "name") == "New Person")
     }
@@ -55,6 +57,7 @@ struct WritePathTests {
         #expect(context.updatedObjects.count == 1)
         #expect(try alice.value(forKey: "age") == 59)
         try context.save()
+        #expect(!alice.isFault)
         if let sqlite = store.store as? SQLiteStore {
             let version = try sqlite.withConnection { try $0.query(#"SELECT "Z_OPT" FROM "ZEMPLOYEE" WHERE "Z_PK" = 101"#) }
             #expect(version.first?.first == .integer(2))
