@@ -25,7 +25,7 @@ func expressionBenchmark() {
     if part == nil || part == "grouped" {
         let store = try! benchmarkStore(employees: employees)
         var db: OpaquePointer?
-        sqlite3_open_v2(store.url!.path, &db, SQLITE_OPEN_READONLY, nil)
+        sqlite3_open_v2(store.url!.path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
         defer { sqlite3_close_v2(db) }
         let rawSQL = #"SELECT d."ZNAME", SUM(e."ZSALARY"), COUNT(*), AVG(e."ZAGE") FROM "ZEMPLOYEE" AS e "#
             + #"LEFT JOIN "ZDEPARTMENT" AS d ON d."Z_PK" = e."ZDEPARTMENT" GROUP BY d."ZNAME""#

@@ -18,6 +18,8 @@ package protocol StoreRow {
     /// Adds column `index`, as a value of an attribute of `type`, to a
     /// batch's column: the value `value(_:as:)` gives.
     func append(_ index: Int, as type: AttributeType, to column: ColumnBuilder)
+    /// Column `index` as a key: nil when NULL, else the integer.
+    func key(_ index: Int) -> Int64?
 }
 
 extension StoreRow {
@@ -25,6 +27,9 @@ extension StoreRow {
     package func append(_ index: Int, as type: AttributeType, to column: ColumnBuilder) {
         column.append(value(index, as: type))
     }
+
+    /// `integer(_:)`, or nil when `isNull(_:)`.
+    package func key(_ index: Int) -> Int64? { isNull(index) ? nil : integer(index) }
 }
 
 /// A row of values, as a network database gives them.
@@ -114,7 +119,7 @@ package final class RowReader {
         toOne.removeAll(keepingCapacity: true)
         toOne.append(contentsOf: repeatElement(nil, count: member.toOneCount))
         for (column, slot) in member.toOne {
-            toOne[slot] = row.isNull(base + column) ? nil : row.integer(base + column)
+            toOne[slot] = row.key(base + column)
         }
     }
 
@@ -147,7 +152,7 @@ package final class RowReader {
             }
             for slot in member.toOneColumns.indices {
                 let column = member.toOneColumns[slot]
-                builder.appendToOne(slot, column < 0 || row.isNull(base &+ column) ? nil : row.integer(base &+ column))
+                builder.appendToOne(slot, column < 0 ? nil : row.key(base &+ column))
             }
             return builder.count &- 1
         }
