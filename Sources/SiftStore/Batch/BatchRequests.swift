@@ -231,7 +231,7 @@ extension ObjectContext {
         let update = try store.bindBatchUpdate(request)
         let result = try EvaluationBudget.run(
             steps: request.regularExpressionStepLimit ?? PredicateLimits.standard.regularExpressionStepsPerFetch
-        ) { () throws(StoreError) in try store.batchUpdate(update) }
+        ) { () throws(StoreError) in try writing { () throws(StoreError) in try store.batchUpdate(update) } }
         // Committed: observers hear of it even if merging it here fails.
         defer { store.announce(result.changes) }
         try mergeChanges(from: result.changes)
@@ -261,7 +261,9 @@ extension ObjectContext {
         let entity = try store.entity(request.entityName)
         let result = try EvaluationBudget.run(
             steps: request.regularExpressionStepLimit ?? PredicateLimits.standard.regularExpressionStepsPerFetch
-        ) { () throws(StoreError) in try store.batchDelete(request, entity: entity) }
+        ) { () throws(StoreError) in
+            try writing { () throws(StoreError) in try store.batchDelete(request, entity: entity) }
+        }
         // Committed: observers hear of it even if merging it here fails.
         defer { store.announce(result.changes) }
         try mergeChanges(from: result.changes)

@@ -78,7 +78,7 @@ extension ObjectContext {
         for _ in 0..<Self.maximumSaveAttempts {
             let request = saveRequest(inserted: inserted, insertedRows: insertedRows, updated: updated, updatedRows: updatedRows,
                                       deleted: deleted, orders: orders, resolutions: resolutions)
-            switch try store.apply(request) {
+            switch try writing({ () throws(StoreError) in try store.apply(request) }) {
             case .committed(let result):
                 finish(result, of: request, inserted: inserted, updated: updated, deleted: deleted, resolutions: resolutions)
                 resultsDidChange(result.changes)

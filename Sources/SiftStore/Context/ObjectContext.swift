@@ -47,6 +47,21 @@ public final class ObjectContext: @unchecked Sendable {
     public var stalenessInterval: Double = .infinity
     /// How a save resolves conflicts with changes other contexts saved.
     public var mergePolicy: MergePolicy = .error
+    /// The context's name, recorded with its saves in a store that keeps
+    /// persistent history (Core Data's context `name`); nil for none.
+    public var name: String?
+    /// The author recorded with the context's saves and batch changes in a
+    /// store that keeps persistent history (Core Data's `transactionAuthor`);
+    /// nil for none.
+    public var transactionAuthor: String?
+
+    /// Runs a write of the store's with this context's names current, for
+    /// the history the store writes (`TransactionNames`).
+    func writing<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        let names = TransactionNames(author: transactionAuthor, contextName: name)
+        let result = TransactionNames.$current.withValue(names) { Result { () throws(StoreError) -> T in try body() } }
+        return try result.get()
+    }
     var objects = ObjectRegistry()
     /// The faults fetched together (a batched fetch's batches), by ID:
     /// fired together. Kept here, not in each object.

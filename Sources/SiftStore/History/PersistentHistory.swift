@@ -1,7 +1,7 @@
 // Store stage: reading Core Data's persistent history — what each save of
 // an application inserted, updated and deleted, and since when — from a
-// store written with history tracking. Sift reads history and does not
-// write it (saves to such a store are refused; see `SQLiteStore.writesRefused`).
+// store written with history tracking (by Core Data, or by Sift: see
+// `HistoryRecorder`), and deleting what is no longer needed.
 
 import Foundation
 import Sift
@@ -168,7 +168,7 @@ extension SQLiteStore {
             if case .blob(let bitmap) = row[5], let entity { updated = Self.updatedProperties(bitmap, of: entity) }
             var tombstone: [String: PredicateValue] = [:]
             if let entity {
-                let preserved = entity.attributes.filter(\.preservesValueInHistoryOnDeletion).map(\.name).sorted()
+                let preserved = HistoryProperties.preserved(entity).map(\.name)
                 for (index, name) in preserved.enumerated() where index < tombstones.count {
                     let value = PredicateValue(row[6 + index])
                     if value != .null { tombstone[name] = value }
@@ -199,20 +199,56 @@ extension SQLiteStore {
         }
     }
 
+    /// Deletes the transactions before `token`'s (numbered below it), with
+    /// their changes: what every reader has read. The token's own
+    /// transaction stays. (Core Data's `deleteHistory(before:)`.)
+    ///
+    /// - Parameter token: A token of this store's history.
+    /// - Returns: How many transactions were deleted.
+    /// - Throws: `StoreError.invalidRequest` when the store keeps no persistent history or `token` is of another
+    ///   store; `.cannotWrite` when the store refuses saves; the store's error (such as `.readOnly` or `.locked`)
+    ///   when writing fails.
+    @discardableResult
+    public func deleteHistory(before token: PersistentHistoryToken) throws(StoreError) -> Int {
+        try requireHistory()
+        let uuid = try identifier
+        guard token.storeUUID == uuid else {
+            throw .invalidRequest(.historyTokenOfAnotherStore(token: token.storeUUID, store: uuid, path: path))
+        }
+        return try deleteTransactions(through: token.transactionNumber &- 1)
+    }
+
+    /// Deletes the transactions made before `date`, with their changes.
+    /// (Core Data's `deleteHistory(before:)` with a date.)
+    ///
+    /// - Parameter date: Transactions with an earlier timestamp are deleted.
+    /// - Returns: How many transactions were deleted.
+    /// - Throws: `StoreError.invalidRequest` when the store keeps no persistent history; `.cannotWrite` when
+    ///   the store refuses saves; the store's error (such as `.readOnly` or `.locked`) when writing fails.
+    @discardableResult
+    public func deleteHistory(before date: Date) throws(StoreError) -> Int {
+        try requireHistory()
+        let last = try historyQuery(HistoryStatements.selectLastTransaction(before: date.timeIntervalSinceReferenceDate))
+        guard case .integer(let number)? = last.first?.first else { return 0 }
+        return try deleteTransactions(through: number)
+    }
+
+    /// Deletes the transactions numbered at most `number`, and their changes, in one transaction.
+    private func deleteTransactions(through number: Int64) throws(StoreError) -> Int {
+        func delete<E: SQLExecutor>(_ executor: E) throws -> Int {
+            var deleted = 0
+            for query in HistoryStatements.deleteTransactions(through: number) {
+                deleted = try executor.run(try executor.prepare(query.sql), query.bindings)
+            }
+            return deleted
+        }
+        return try writeTransaction { executor in (try delete(executor), StoreChanges()) }
+    }
+
     /// The names an update's bitmap marks: bit n, highest bit first, is the
     /// n-th property by name; nil when a bit is past the last property.
     static func updatedProperties(_ bitmap: Data, of entity: Entity) -> [String]? {
-        let names = (entity.attributes.filter { !$0.isTransient && $0.type != .composite }.map(\.name)
-            + entity.relationships.filter { !$0.isTransient }.map(\.name)).sorted()
-        var result: [String] = []
-        for (byteIndex, byte) in bitmap.enumerated() {
-            for bit in 0..<8 where byte & (0x80 >> bit) != 0 {
-                let index = byteIndex * 8 + bit
-                guard index < names.count else { return nil }
-                result.append(names[index])
-            }
-        }
-        return result
+        HistoryProperties(entity).names(in: bitmap)
     }
 
     private func requireHistory() throws(StoreError) {

@@ -46,16 +46,16 @@ public struct StoreMigration: Sendable {
     /// Plans the migration of the store at `url` to `version` of `bundle`
     /// (its current version when nil), reading the store only. Fails when
     /// the store's version cannot be found, or when the mapping cannot be
-    /// inferred (the error lists every reason), or when a store that keeps
-    /// persistent history would need migrating (Sift does not migrate history).
+    /// inferred (the error lists every reason). A store's persistent history
+    /// is carried into the new version, its changes renamed by the mapping.
     ///
     /// - Parameters:
     ///   - url: The store file to migrate.
     ///   - bundle: The model bundle with the store's version and the destination.
     ///   - version: The name of the destination version; nil for the bundle's current version.
     /// - Throws: `StoreError.cannotMigrate` when `bundle` has no such version, the store's version is neither
-    ///   in the bundle nor kept by the store, the mapping cannot be inferred, or the store keeps persistent
-    ///   history and would need migrating; `.cannotWrite` when there is no file at `url`; `.noModel`, `.foreignDatabase`, `.damaged` or
+    ///   in the bundle nor kept by the store, or the mapping cannot be inferred; `.cannotWrite` when there is no
+    ///   file at `url`; `.noModel`, `.foreignDatabase`, `.damaged` or
     ///   another store error when the file cannot be read as a store.
     public init(storeAt url: URL, bundle: ModelBundle, version: String? = nil) throws(StoreError) {
         let name = version ?? bundle.currentVersionName
@@ -74,9 +74,8 @@ public struct StoreMigration: Sendable {
     /// - Parameters:
     ///   - url: The store file to migrate.
     ///   - model: The model to migrate the store to.
-    /// - Throws: `StoreError.cannotMigrate` when the store keeps no model of its own, the mapping cannot be
-    ///   inferred, or the store keeps persistent history and would need migrating; `.cannotWrite` when there
-    ///   is no file at `url`;
+    /// - Throws: `StoreError.cannotMigrate` when the store keeps no model of its own or the mapping cannot be
+    ///   inferred; `.cannotWrite` when there is no file at `url`;
     ///   `.noModel`, `.foreignDatabase`, `.damaged` or another store error when the file cannot be read as a
     ///   store.
     public init(storeAt url: URL, to model: DataModel) throws(StoreError) {
@@ -111,11 +110,6 @@ public struct StoreMigration: Sendable {
         destinationVersion = destinationName
         let siftHash = catalog.metadata[StoreMetadata.modelHashKey] as? String
         isNeeded = catalog.hashes != destination.entityVersionHashes || (siftHash != nil && siftHash != destination.versionHash)
-        if isNeeded && catalog.tracksHistory {
-            throw .cannotMigrate(path: path, reasons: [
-                "Core Data keeps persistent history in it, and Sift does not migrate history (its changes name the old version's properties)",
-            ])
-        }
         var metadata = catalog.metadata
         if let uuid = catalog.uuid { metadata["NSStoreUUID"] = uuid }
         self.metadata = MetadataBox(metadata)
@@ -140,6 +134,9 @@ public struct StoreMigration: Sendable {
         public var objects: [String: Int]
         /// Objects of removed entities, dropped.
         public var droppedObjects: Int
+        /// Persistent history changes of removed entities, dropped (the
+        /// rest of a store's history is carried into the new version).
+        public var droppedHistoryChanges = 0
         /// How long it took, in seconds.
         public var seconds: Double
     }
@@ -283,6 +280,10 @@ public struct StoreMigration: Sendable {
         }
         try store.importNodes(mapped)
         do {
+            // The store's history, in the new version's names (after the rows: importing them writes none).
+            if sourceStore.tracksPersistentHistory {
+                report.droppedHistoryChanges = try Self.copyHistory(from: sourceStore, into: store, mapping: mapping)
+            }
             try store.withConnection { connection in
                 // Keys handed out before stay handed out (a deleted object's key is not given again).
                 for root in destination.entities where root.superentity == nil {

@@ -131,17 +131,32 @@ struct CoreDataLayoutTests {
 
 @Suite("Core Data stores with persistent history")
 struct HistoryTrackingTests {
-    @Test func aStoreWithHistoryReadsButRefusesSaves() throws {
+    @Test("A store with history tables opened with tracking off reads, and refuses saves; as stored, it writes history")
+    func aStoreWithHistoryTrackingOffRefusesSaves() throws {
         let folder = try ScratchFolder()
         let file = try folder.companyStore()
+        // Only one of the three tables: the store gets the others when it writes history.
         try SQLiteConnection(path: file.path).execute("CREATE TABLE ATRANSACTION (Z_PK INTEGER PRIMARY KEY)")
+        do {
+            let store = try SQLiteStore(url: file, historyTracking: .off)
+            let context = ObjectContext(store: store)
+            let employee = try #require(try context.fetch(FetchRequest(entityName: "Employee")).first)
+            try employee.setValue(.int(77), forKey: "age")
+            let error = #expect(throws: StoreError.self) { try context.save() }
+            #expect(error.map { "\($0)" }?.contains("persistent history") == true)
+            #expect(store.writesRefused != nil)
+        }
+        try SQLiteConnection(path: file.path).execute("DROP TABLE ATRANSACTION")
+        try SQLiteConnection(path: file.path).execute("""
+            CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAUTHORTS INTEGER, ZBUNDLEIDTS INTEGER, ZCONTEXTNAMETS INTEGER, ZPROCESSIDTS INTEGER, ZTIMESTAMP FLOAT, ZAUTHOR VARCHAR, ZBUNDLEID VARCHAR, ZCONTEXTNAME VARCHAR, ZPROCESSID VARCHAR, ZQUERYGEN BLOB )
+            """)
         let store = try SQLiteStore(url: file)
+        #expect(store.writesRefused == nil && store.writesPersistentHistory)
         let context = ObjectContext(store: store)
         let employee = try #require(try context.fetch(FetchRequest(entityName: "Employee")).first)
         try employee.setValue(.int(77), forKey: "age")
-        let error = #expect(throws: StoreError.self) { try context.save() }
-        #expect(error.map { "\($0)" }?.contains("persistent history") == true)
-        #expect(store.writesRefused != nil)
+        try context.save()
+        #expect(try store.persistentHistory().first?.changes.map(\.updatedProperties) == [["age"]])
     }
 }
 
@@ -240,11 +255,18 @@ struct CoreDataWriteTests {
            let victim = try context.fetch(FetchRequest(entityName: entity.name)).first(where: { !$0.isInserted }) {
             try context.delete(victim)
         }
-        if store.writesRefused != nil {
-            #expect(throws: StoreError.self) { try context.save() }
-            return
-        }
+        let historyBefore = store.writesPersistentHistory ? try store.persistentHistory() : []
         try context.save()
+        if store.writesPersistentHistory {
+            // The save is one more transaction: an insert for each object inserted, the earlier ones intact.
+            let history = try store.persistentHistory()
+            #expect(history.count == historyBefore.count + 1)
+            #expect(history.dropLast().map(\.changes.count) == historyBefore.map(\.changes.count))
+            let changes = try #require(history.last).changes
+            for (object, _) in inserted where !object.isDeleted {
+                #expect(changes.contains { $0.changeType == .insert && $0.objectID == object.objectID }, "\(fixture.name)")
+            }
+        }
         #expect(!inserted.isEmpty && inserted.allSatisfy { $0.0.objectID.primaryKey > 0 })
         #expect(CoreDataInvariants.violations(of: store) == [], "\(fixture.name)")
 

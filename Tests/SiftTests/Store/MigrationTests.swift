@@ -216,14 +216,53 @@ struct MigrationTests {
         let now = try MigrationSnapshot.files(folder).filter { !$0.key.hasSuffix("-shm") && !$0.key.hasSuffix("-wal") }
         #expect(now == original.filter { !$0.key.hasSuffix("-shm") && !$0.key.hasSuffix("-wal") })
         #expect(now.keys.allSatisfy { !$0.contains("migrating") })
-        // A store with persistent history is not migrated.
-        let history = try #require(CoreDataFixture(name: "coredataplus-samplemodel2-v1"))
-        let historyURL = try history.copy()
-        defer { try? FileManager.default.removeItem(at: historyURL.deletingLastPathComponent()) }
-        #expect { try StoreMigration(storeAt: historyURL, to: Company.model) } throws: { error in
-            guard case StoreError.cannotMigrate(_, let reasons) = error else { return false }
-            return reasons.joined().contains("persistent history")
+    }
+
+    @Test("A store with persistent history migrates: its transactions carried, each change renamed into the new version")
+    func historyMigrates() throws {
+        let v1 = try #require(CoreDataFixture(name: "coredataplus-samplemodel2-v1"))
+        let v2 = try #require(CoreDataFixture(name: "coredataplus-samplemodel2-v2"))
+        let url = try v1.copy()
+        let v2URL = try v2.copy()
+        defer {
+            try? FileManager.default.removeItem(at: url.deletingLastPathComponent())
+            try? FileManager.default.removeItem(at: v2URL.deletingLastPathComponent())
         }
+        let target = try SQLiteStore(url: v2URL, readOnly: true).model
+        // A save by Sift first, so that an update's bitmap is carried too.
+        var book: ObjectID
+        do {
+            let store = try SQLiteStore(url: url)
+            let context = ObjectContext(store: store)
+            let first = try #require(try context.fetch(FetchRequest(entityName: "Book")).first { $0.entity.name == "Book" })
+            try first.setValue(.string("Migrated"), forKey: "title")
+            try first.setValue(.double(2.5), forKey: "price")
+            try context.save()
+            book = first.objectID
+        }
+        let before = try SQLiteStore(url: url, readOnly: true).persistentHistory()
+        #expect(before.count == 2)
+        let migration = try StoreMigration(storeAt: url, to: target)
+        #expect(migration.isNeeded)
+        let report = try migration.run()
+        let store = try SQLiteStore(url: url)
+        #expect(store.writesPersistentHistory)
+        let after = try store.persistentHistory()
+        #expect(after.map(\.transactionNumber) == before.map(\.transactionNumber))
+        #expect(after.map(\.timestamp) == before.map(\.timestamp) && after.map(\.processID) == before.map(\.processID))
+        let kept = before.flatMap(\.changes).filter { target.entity(named: $0.entityName) != nil }
+        #expect(after.flatMap(\.changes).count == kept.count)
+        #expect(report.droppedHistoryChanges == before.flatMap(\.changes).count - kept.count)
+        #expect(after.flatMap(\.changes).map { "\($0.changeID) \($0.entityName) \($0.primaryKey) \($0.changeType)" }
+            == kept.map { "\($0.changeID) \($0.entityName) \($0.primaryKey) \($0.changeType)" })
+        let update = try #require(after.last?.changes.first { $0.changeType == .update && $0.primaryKey == book.primaryKey })
+        #expect(update.updatedProperties == ["price", "title"])
+        // The migrated store goes on writing history after it.
+        let context = ObjectContext(store: store)
+        let object = try #require(try context.fetch(FetchRequest(entityName: "Book")).first)
+        try object.setValue(.string("After"), forKey: "title")
+        try context.save()
+        #expect(try store.persistentHistory().map(\.transactionNumber) == before.map(\.transactionNumber) + [3])
     }
 }
 

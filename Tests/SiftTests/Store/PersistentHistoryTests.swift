@@ -132,7 +132,7 @@ struct PersistentHistoryTests {
             """)
         let store = try SQLiteStore(url: url)
         #expect(store.tracksPersistentHistory)
-        #expect(store.writesRefused != nil)
+        #expect(store.writesRefused == nil && store.writesPersistentHistory)
         let history = try store.persistentHistory()
         #expect(history.map(\.transactionNumber) == [1, 2, 3])
         #expect(history.map(\.timestamp.timeIntervalSinceReferenceDate) == [700_000_000.5, 700_000_100.25, 700_000_200])

@@ -52,6 +52,7 @@ extension DeletionPlan {
     {
         let deleted = self.deleted.filter { !done.contains($0) }
         var changes = StoreChanges(deleted: Set(deleted))
+        try executor.history?.willDelete(deleted, executor)
         for (root, ids) in Dictionary(grouping: deleted, by: \.root).sorted(by: { $0.key < $1.key }) {
             let query = schema.deleteRows(model.entities[root], keys: ids.map(\.primaryKey))
             _ = try executor.rows(query.sql, query.bindings)
@@ -66,6 +67,23 @@ extension DeletionPlan {
         }
         changes.updated = try Self.clear(cleared, executor, schema: schema)
         changes.updated.formUnion(touched.filter { !self.deleted.contains($0) })
+        if let history = executor.history {
+            for id in deleted { history.deleted(id) }
+            // A row that lost members of a to-many relationship: the relationships to the entities deleted from.
+            var deletedEntities: Set<String> = []
+            for index in Set(deleted.map(\.entity)) {
+                var entity: Entity? = model.entities[index]
+                while let current = entity {
+                    deletedEntities.insert(current.name)
+                    entity = current.superentity.flatMap { model.entity(named: $0) }
+                }
+            }
+            for id in touched where !self.deleted.contains(id) {
+                history.updated(id, model.entities[id.entity].relationships.filter {
+                    $0.isToMany && deletedEntities.contains($0.destination)
+                }.map(\.name))
+            }
+        }
         return changes
     }
 
@@ -80,7 +98,10 @@ extension DeletionPlan {
             let query = schema.clearToOne(clear.relationship, of: clear.entity, keys: Array(byKey.keys).sorted(),
                                           pointingAt: clear.targets)
             for row in try executor.rows(query.sql, query.bindings) {
-                if case .integer(let key)? = row.first, let id = byKey[key] { changed.insert(id) }
+                if case .integer(let key)? = row.first, let id = byKey[key] {
+                    changed.insert(id)
+                    executor.history?.updated(id, CollectionOfOne(clear.relationship.name))
+                }
             }
         }
         return changed
@@ -129,6 +150,10 @@ extension SQLStoreBackend {
             }
             guard failures.isEmpty else { throw StoreError.validation(Array(failures.prefix(20))) }
             ids.sort { $0.primaryKey < $1.primaryKey }
+            if let history = executor.history {
+                let names = update.assignments.map(\.attribute.name)
+                for id in ids { history.updated(id, names) }
+            }
             changes = StoreChanges(updated: Set(ids))
             return (ids, changes)
         }

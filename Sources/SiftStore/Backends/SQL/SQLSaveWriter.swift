@@ -24,6 +24,14 @@ package protocol SQLExecutor {
     /// Reserves `count` new keys of `root`'s table; returns the largest of them
     /// (the others are the `count - 1` keys before it).
     func reserveKeys(_ count: Int64, root: Entity, schema: SQLSchema) throws -> Int64
+    /// What the transaction records in the store's persistent history; nil
+    /// when the store keeps none.
+    var history: HistoryRecorder? { get }
+}
+
+extension SQLExecutor {
+    /// No history (PostgreSQL, and stores that keep none).
+    package var history: HistoryRecorder? { nil }
 }
 
 /// What the rows of one statement shape share: the entity, the statement
@@ -241,7 +249,9 @@ package struct SQLSaveWriter {
                                                               values: try storedValues(insert.values, of: plan.entity, hasTransformers),
                                                               toOne: toOne, targetEntity: plan.targets))
             insertedRows.add(plan.shape, key: key, version: 1, values: insert.values, toOne: toOne)
-            result.changes.inserted.insert(ObjectID(entity: insert.id.entity, root: insert.id.root, primaryKey: key))
+            let id = ObjectID(entity: insert.id.entity, root: insert.id.root, primaryKey: key)
+            result.changes.inserted.insert(id)
+            executor.history?.inserted(id)
         }
 
         var conflicts: [RowConflict] = []
@@ -278,6 +288,10 @@ package struct SQLSaveWriter {
             updatedRows.add(plan.shape, key: update.id.primaryKey, version: update.expectedVersion &+ 1, values: update.values,
                             toOne: toOne)
             result.changes.updated.insert(update.id)
+            if let history = executor.history {
+                history.updated(update.id, update.attributeSlots.map { plan.entity.attributes[$0].name }
+                    + update.toOneSlots.compactMap { slot in plan.entity.relationships.first { !$0.isToMany && $0.slot == slot }?.name })
+            }
         }
 
         // Links before deletes: a deleted row takes every link to it along,
@@ -289,6 +303,8 @@ package struct SQLSaveWriter {
             let owner = resolve(change.owner.primaryKey)!
             for added in change.added { try executor.run(statement(insert), [.integer(owner), .integer(resolve(added)!)]) }
             for removed in change.removed { try executor.run(statement(remove), [.integer(owner), .integer(resolve(removed)!)]) }
+            executor.history?.updated(ObjectID(entity: change.owner.entity, root: change.owner.root, primaryKey: owner),
+                                      [change.relationship.name])
         }
         // Order keys of ordered relationships, after every row and link is written.
         for change in request.links {
@@ -317,6 +333,7 @@ package struct SQLSaveWriter {
             let query = schema.deleteRow(entity, checkingVersion: delete.expectedVersion != nil)
             var bindings: [SQLValue] = [.integer(delete.id.primaryKey)]
             if let version = delete.expectedVersion { bindings.append(.integer(version)) }
+            try executor.history?.willDelete(CollectionOfOne(delete.id), executor)
             let changed = try executor.run(statement(query), bindings)
             if changed == 0, let current = try storeRow(delete.id, executor) {
                 // Still there at another version: a conflict.
@@ -330,6 +347,7 @@ package struct SQLSaveWriter {
                 }
             }
             result.changes.deleted.insert(delete.id)
+            executor.history?.deleted(delete.id)
         }
         guard conflicts.isEmpty else { throw ConflictsFound(conflicts: conflicts) }
         // What the rules reach beyond the request: rows deleted, links cleared.
@@ -427,6 +445,7 @@ package struct SQLSaveWriter {
         // to-many relationships it writes (shared by SQL text).
         var plans = [EntityImport<E.Prepared>?](repeating: nil, count: model.entities.count)
         for (index, node) in nodes.enumerated() {
+            executor.history?.inserted(node.id)
             let entityIndex = node.id.entity
             let plan: EntityImport<E.Prepared>
             if let known = plans[entityIndex] {

@@ -10,6 +10,8 @@ import Sift
 /// The SQLite connection inside a save's transaction.
 struct SQLiteExecutor: SQLExecutor {
     let connection: SQLiteConnection
+    /// What the transaction records in the store's history, when it keeps one.
+    var history: HistoryRecorder?
 
     func prepare(_ sql: String) throws -> SQLiteStatement {
         try connection.statement(sql)
@@ -47,7 +49,14 @@ extension SQLiteStore {
     package func inWriteTransaction<T>(reservingKeys: [Int: Int64],
                                        _ body: (any SQLExecutor) throws -> (T, StoreChanges)) throws -> T {
         try withConnection { connection in
-            try connection.transaction { try body(SQLiteExecutor(connection: connection)).0 }
+            try connection.transaction {
+                // A store that keeps history writes it before the commit, in the same transaction.
+                let recorder = historyTombstones.map { HistoryRecorder(model: model, schema: schema, tombstoneColumns: $0) }
+                let executor = SQLiteExecutor(connection: connection, history: recorder)
+                let value = try body(executor).0
+                try recorder?.write(executor, names: TransactionNames.current, at: Date().timeIntervalSinceReferenceDate)
+                return value
+            }
         }
     }
 

@@ -50,9 +50,15 @@ public final class SQLiteStore: @unchecked Sendable {
     public let observers = StoreObservers()
     /// The requests compiled so far, by shape.
     public let compiledFetches = CompiledFetchCache()
-    /// Why saves are refused, when they are: a store Core Data keeps
-    /// persistent history for, whose history Sift does not write.
+    /// Why saves are refused, when they are: a store that keeps persistent
+    /// history, opened with history tracking off.
     public internal(set) var writesRefused: String?
+    /// How many tombstone columns the store's history has, when its saves
+    /// write history; nil when they do not.
+    var historyTombstones: Int?
+    /// Whether the store's saves, batch changes and imports write
+    /// persistent history, as Core Data's do with history tracking on.
+    public var writesPersistentHistory: Bool { historyTombstones != nil }
 
     /// Opens the store at `url`. A missing or empty file becomes a new store
     /// for `model`; an existing store must have been made for `model` (or,
@@ -65,6 +71,11 @@ public final class SQLiteStore: @unchecked Sendable {
     /// a lock, the store waits up to `busyTimeout` seconds, then fails with
     /// `StoreError.locked`.
     ///
+    /// A store that keeps persistent history (Core Data's `ATRANSACTION`,
+    /// `ACHANGE` and `ATRANSACTIONSTRING` tables) writes it with every save,
+    /// batch change and import, in the same transaction, unless
+    /// `historyTracking` is `.off`; `.on` adds the tables to a store that has none.
+    ///
     /// - Parameters:
     ///   - url: The store file; a missing or empty file becomes a new store.
     ///   - model: The model of a new store, or the model an existing store must have been made for; nil to open
@@ -72,6 +83,9 @@ public final class SQLiteStore: @unchecked Sendable {
     ///   - functions: The application's functions, callable in predicates, in memory and in SQL.
     ///   - readOnly: Whether the store only fetches.
     ///   - busyTimeout: How many seconds to wait for another connection's lock before failing.
+    ///   - historyTracking: Whether saves write persistent history: as the store does (`.asStored`, the
+    ///     default), always (`.on`, adding the tables when the store has none), or never (`.off`: a store
+    ///     that keeps history then opens for reading only, as Core Data's does).
     /// - Throws: `StoreError`: `.notAStoreFile` when the path is a folder, its folder does not exist, or
     ///   there is no file (or an empty one) and no store is to be made (no model given, or read-only);
     ///   `.noModel` when the file holds no store and no model was given (or the store
@@ -80,7 +94,8 @@ public final class SQLiteStore: @unchecked Sendable {
     ///   `.foreignDatabase` or `.damaged` when the file is not a readable store; `.locked` or `.sqlite` when
     ///   SQLite fails.
     public convenience init(url: URL, model: DataModel? = nil, functions: FunctionRegistry = FunctionRegistry(),
-                            readOnly: Bool = false, busyTimeout: Double = 5) throws(StoreError)
+                            readOnly: Bool = false, busyTimeout: Double = 5,
+                            historyTracking: HistoryTracking = .asStored) throws(StoreError)
     {
         let path = url.path
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
@@ -102,12 +117,14 @@ public final class SQLiteStore: @unchecked Sendable {
         let resolved: DataModel
         var numbers: [String: Int]?
         var refusal: String?
+        var hasHistory = false
         if let stored = try Self.storedModel(connection, path: path, size: size, expected: model) {
             resolved = stored.model
             numbers = stored.entityNumbers
-            if stored.historyTracking {
-                refusal = "Core Data keeps persistent history for this store, and Sift does not write history yet: "
-                    + "it reads the store but does not save to it"
+            hasHistory = stored.historyTracking
+            if hasHistory, historyTracking == .off {
+                refusal = "the store keeps persistent history and was opened with history tracking off, "
+                    + "so its history would miss the changes: open it with history tracking on to save to it"
             }
             if !readOnly { try Self.setJournalMode(connection, path: path) }
         } else {
@@ -119,6 +136,38 @@ public final class SQLiteStore: @unchecked Sendable {
         }
         try self.init(connection: connection, model: resolved, url: url, functions: functions, entityNumbers: numbers)
         writesRefused = refusal
+        let tracking = switch historyTracking {
+        case .asStored: hasHistory
+        case .on: true
+        case .off: false
+        }
+        if tracking, !readOnly { try keepHistory(creatingTables: !hasHistory) }
+    }
+
+    /// Makes the store's writes keep history: adds the history tables (or
+    /// the tombstone columns the model needs and the table lacks), as Core
+    /// Data does when history tracking is turned on.
+    private func keepHistory(creatingTables: Bool) throws(StoreError) {
+        let needed = HistoryProperties.tombstoneCount(model)
+        do {
+            historyTombstones = try withConnection { connection in
+                try connection.transaction {
+                    // (A store with only some of the tables gets the others.)
+                    for statement in HistoryStatements.createTables(tombstones: needed) { try connection.execute(statement) }
+                    if creatingTables { return needed }
+                    let columns = try connection.query(HistoryStatements.changeColumns).compactMap { row -> String? in
+                        if case .text(let name)? = row.first { name } else { nil }
+                    }
+                    let present = HistoryStatements.tombstoneColumns(columns).count
+                    for number in present..<max(present, needed) {
+                        try connection.execute(HistoryStatements.addTombstoneColumn(number))
+                    }
+                    return max(present, needed)
+                }
+            }
+        } catch {
+            throw StoreError(error, path: path)
+        }
     }
 
     private static func setJournalMode(_ connection: SQLiteConnection, path: String) throws(StoreError) {
