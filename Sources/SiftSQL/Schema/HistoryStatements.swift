@@ -215,4 +215,9 @@ package enum HistoryStatements {
 
     /// The largest key handed out of each history table: entity number, `Z_MAX`.
     package static let selectKeyMaxima = "SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT > 16000"
+
+    /// SQLite's count of commits by other connections to the file, as this
+    /// connection sees it: it changes when another connection (another
+    /// process) commits, and not for this connection's own commits.
+    package static let dataVersion = "PRAGMA data_version"
 }

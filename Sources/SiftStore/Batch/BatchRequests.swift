@@ -233,7 +233,7 @@ extension ObjectContext {
             steps: request.regularExpressionStepLimit ?? PredicateLimits.standard.regularExpressionStepsPerFetch
         ) { () throws(StoreError) in try writing { () throws(StoreError) in try store.batchUpdate(update) } }
         // Committed: observers hear of it even if merging it here fails.
-        defer { store.announce(result.changes) }
+        defer { announceOwn(result.changes) }
         try mergeChanges(from: result.changes)
         return result
     }
@@ -265,7 +265,7 @@ extension ObjectContext {
             try writing { () throws(StoreError) in try store.batchDelete(request, entity: entity) }
         }
         // Committed: observers hear of it even if merging it here fails.
-        defer { store.announce(result.changes) }
+        defer { announceOwn(result.changes) }
         try mergeChanges(from: result.changes)
         return result
     }

@@ -16,6 +16,12 @@ extension ObjectContext {
     /// - Throws: `StoreError`: `.objectNotFound` when an updated object's row is gone when it is read again;
     ///   the store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func mergeChanges(from changes: StoreChanges) throws(StoreError) {
+        if changes.includesUnknownChanges {
+            // Another process wrote rows the store cannot name: every object without edits is read again.
+            var stale: [ManagedObject] = []
+            objects.forEach { if !$0.hasChanges && !$0.isInserted { stale.append($0) } }
+            for object in stale { refresh(object) }
+        }
         for id in changes.updated {
             guard let object = objects[id], !object.isInserted else { continue }
             guard object.hasValueChanges || object.isDeleted else {

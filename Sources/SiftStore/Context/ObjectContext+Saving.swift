@@ -85,7 +85,7 @@ extension ObjectContext {
                 // Nothing above can fail: observers hear of every save that
                 // committed, once the saving context holds its objects
                 // under their permanent IDs.
-                store.announce(result.changes)
+                announceOwn(result.changes)
                 return
             case .conflicts(let conflicts):
                 if rows.isEmpty { rows = Dictionary(zip(updated.map(\.objectID), updatedRows)) { first, _ in first } }

@@ -55,6 +55,35 @@ public final class ObjectContext: @unchecked Sendable {
     /// nil for none.
     public var transactionAuthor: String?
 
+    /// Whether the context merges what the store announces as it is
+    /// announced: other contexts' saves and batch changes, and other
+    /// processes' saves (Core Data's `automaticallyMergesChangesFromParent`).
+    /// The merges run on the context's queue, one at a time with the work
+    /// given to ``perform(_:)``: use the context through `perform` and
+    /// ``performAndWait(_:)`` while it merges automatically.
+    public var automaticallyMergesChangesFromStore = false {
+        didSet {
+            guard automaticallyMergesChangesFromStore != oldValue else { return }
+            mergeObservation?.cancel()
+            mergeObservation = nil
+            guard automaticallyMergesChangesFromStore else { return }
+            let me = ObjectIdentifier(self)
+            mergeObservation = store.addObserver { [weak self] changes in
+                // Not its own save, which it holds already.
+                guard let self, ObjectContext.announcing != me else { return }
+                self.queue.async { [weak self] in try? self?.mergeChanges(from: changes) }
+            }
+        }
+    }
+    var mergeObservation: StoreObservation?
+    /// The context whose save is being announced, on the thread that announces it.
+    @TaskLocal static var announcing: ObjectIdentifier?
+
+    /// Announces the context's own committed changes to the store's observers.
+    func announceOwn(_ changes: StoreChanges) {
+        ObjectContext.$announcing.withValue(ObjectIdentifier(self)) { store.announce(changes) }
+    }
+
     /// Runs a write of the store's with this context's names current, for
     /// the history the store writes (`TransactionNames`).
     func writing<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
@@ -106,6 +135,7 @@ public final class ObjectContext: @unchecked Sendable {
     public var model: DataModel { store.model }
 
     deinit {
+        mergeObservation?.cancel()
         store.rowCache.unregister(realizedIDs())
     }
 

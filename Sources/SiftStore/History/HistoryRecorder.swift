@@ -206,10 +206,12 @@ package final class HistoryRecorder {
         }
     }
 
-    /// Writes the transaction and its changes (nothing when nothing changed).
-    func write(_ executor: some SQLExecutor, names: TransactionNames, at timestamp: Double) throws {
+    /// Writes the transaction and its changes (nothing when nothing
+    /// changed); returns the transaction's number, if it wrote one.
+    @discardableResult
+    func write(_ executor: some SQLExecutor, names: TransactionNames, at timestamp: Double) throws -> Int64? {
         let changes = entries.filter { $0.id.entity >= 0 }
-        guard !changes.isEmpty else { return }
+        guard !changes.isEmpty else { return nil }
         let transaction = try reserveKeys(1, entity: HistoryStatements.transactionEntity, table: "ATRANSACTION", executor)
         let lastChange = try reserveKeys(Int64(changes.count), entity: HistoryStatements.changeEntity, table: "ACHANGE", executor)
         let identity = ProcessIdentity.current
@@ -253,6 +255,7 @@ package final class HistoryRecorder {
             }
             try executor.run(insert, bindings)
         }
+        return transaction
     }
 
     /// Reserves `count` keys of a history table, as a root's are reserved:

@@ -182,7 +182,7 @@ public final class FetchedResultsController {
         guard fetched, !changes.isEmpty else { return }
         do {
             let difference: FetchedResultsDifference
-            if readsRelatedObjects || needsRefetch {
+            if readsRelatedObjects || needsRefetch || changes.includesUnknownChanges {
                 difference = try refetch(changed: changes.inserted.union(changes.updated))
             } else {
                 difference = try apply(changes)

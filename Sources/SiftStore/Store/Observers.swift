@@ -13,6 +13,18 @@ public struct StoreChanges: Hashable, Sendable {
     public var updated: Set<ObjectID>
     /// Rows the save deleted, or found deleted.
     public var deleted: Set<ObjectID>
+    /// Whether rows changed that the store cannot name: another process
+    /// wrote a store that keeps no persistent history. Anything read may
+    /// be stale: refetch.
+    public var includesUnknownChanges = false
+
+    /// Changes another process made that the store cannot name (it keeps no
+    /// persistent history to read them from).
+    public static var unknown: StoreChanges {
+        var changes = StoreChanges()
+        changes.includesUnknownChanges = true
+        return changes
+    }
 
     /// Changes of these rows.
     ///
@@ -27,7 +39,7 @@ public struct StoreChanges: Hashable, Sendable {
     }
 
     /// Whether the save changed nothing.
-    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && !includesUnknownChanges }
 }
 
 /// Who hears about a store's saves: the observers ``PersistentStore/addObserver(_:)``
@@ -38,11 +50,22 @@ public final class StoreObservers: Sendable {
     let handlers = LockedState<[UUID: @Sendable (StoreChanges) -> Void]>([:])
 
     /// Adds an observer; the token removes it.
+    /// Called when the first observer is added (a store that learns of
+    /// other processes' writes only while someone listens starts then).
+    let whenFirstObserved = LockedState<(@Sendable () -> Void)?>(nil)
+
     func add(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> StoreObservation {
         let token = StoreObservation(observers: self)
-        handlers.withLock { $0[token.id] = observer }
+        let first = handlers.withLock { handlers in
+            defer { handlers[token.id] = observer }
+            return handlers.isEmpty
+        }
+        if first, let start = whenFirstObserved.withLock({ $0 }) { start() }
         return token
     }
+
+    /// Whether anyone listens.
+    var isObserved: Bool { handlers.withLock { !$0.isEmpty } }
 
     /// Calls every observer with what a save changed (nothing when it
     /// changed nothing), on this thread.

@@ -49,14 +49,19 @@ extension SQLiteStore {
     package func inWriteTransaction<T>(reservingKeys: [Int: Int64],
                                        _ body: (any SQLExecutor) throws -> (T, StoreChanges)) throws -> T {
         try withConnection { connection in
-            try connection.transaction {
+            var written: Int64?
+            let value = try connection.transaction {
                 // A store that keeps history writes it before the commit, in the same transaction.
                 let recorder = historyTombstones.map { HistoryRecorder(model: model, schema: schema, tombstoneColumns: $0) }
                 let executor = SQLiteExecutor(connection: connection, history: recorder)
                 let value = try body(executor).0
-                try recorder?.write(executor, names: TransactionNames.current, at: Date().timeIntervalSinceReferenceDate)
+                written = try recorder?.write(executor, names: TransactionNames.current, at: Date().timeIntervalSinceReferenceDate)
                 return value
             }
+            // Committed: the watcher of other processes' saves is not to announce this one
+            // (marked while the connection is still held, before the watcher can read it).
+            if let written { otherProcesses?.ownTransactions.withLock { _ = $0.insert(written) } }
+            return value
         }
     }
 

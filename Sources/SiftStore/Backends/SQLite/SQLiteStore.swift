@@ -56,6 +56,9 @@ public final class SQLiteStore: @unchecked Sendable {
     /// How many tombstone columns the store's history has, when its saves
     /// write history; nil when they do not.
     var historyTombstones: Int?
+    /// Learns of other processes' saves while the store is observed (a
+    /// file's store; nil in memory).
+    var otherProcesses: OtherProcessWatcher?
     /// Whether the store's saves, batch changes and imports write
     /// persistent history, as Core Data's do with history tracking on.
     public var writesPersistentHistory: Bool { historyTombstones != nil }
@@ -208,6 +211,11 @@ public final class SQLiteStore: @unchecked Sendable {
         self.url = url
         self.externalData = url.map(SQLSchema.externalData(ofStoreAt:))
         self.functions = functions
+        if url != nil {
+            let watcher = OtherProcessWatcher(store: self)
+            otherProcesses = watcher
+            observers.whenFirstObserved.withLock { $0 = { watcher.start() } }
+        }
         do {
             try connection.registerSiftFunctions()
             for function in functions.all { try connection.register(function) }
