@@ -8,9 +8,9 @@ import SiftDemo
 import SiftStore
 
 /// A new file store with the generator's departments and tags and no employees.
-private func emptyCompanyStore(_ name: String) throws -> SQLiteStore {
+private func emptyCompanyStore(_ name: String, history: HistoryTracking = .asStored) throws -> SQLiteStore {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("sift-write-\(name)-\(UUID().uuidString).sqlite")
-    let store = try SQLiteStore(url: url, model: CompanyGenerator.model)
+    let store = try SQLiteStore(url: url, model: CompanyGenerator.model, historyTracking: history)
     try store.importNodes(CompanyGenerator.nodes(employees: 0))
     return store
 }
@@ -212,7 +212,79 @@ func writeBenchmark() {
     }
 }
 
+/// What persistent history costs a save, and how soon another connection
+/// (as another process) hears of a save.
+func historyBenchmark() {
+    report("== Persistent history: the cost it adds to a save, and other processes' saves heard")
+    let saved = 10_000
+    let clock = ContinuousClock()
+    // The same saves on a store without history and one that keeps it, rounds interleaved.
+    var best: [Bool: (insert: Double, update: Double)] = [false: (.infinity, .infinity), true: (.infinity, .infinity)]
+    for _ in 0..<5 {
+        for history in [false, true] {
+            let store = try! emptyCompanyStore("history", history: history ? .on : .asStored)
+            defer { remove(store) }
+            let context = ObjectContext(store: store)
+            let departments = try! context.fetch(FetchRequest(entityName: "Department"))
+            var objects: [ManagedObject] = []
+            for i in 0..<saved {
+                let v = employeeValues(i)
+                let e = try! context.insert("Employee")
+                try! e.setValue(.string(v.name), forKey: "name")
+                try! e.setValue(.int(v.age), forKey: "age")
+                try! e.setValue(.double(v.salary), forKey: "salary")
+                try! e.setValue(.bool(v.isManager), forKey: "isManager")
+                try! e.setValue(.date(Date(timeIntervalSinceReferenceDate: v.start)), forKey: "startDate")
+                try! e.setObject(departments[i % departments.count], forKey: "department")
+                objects.append(e)
+            }
+            let insert = clock.measure { try! context.save() }
+            for object in objects { try! object.setValue(.double(1), forKey: "salary") }
+            let update = clock.measure { try! context.save() }
+            precondition(!history || (try! store.persistentHistory().count) == 3)  // the import, the insert, the update
+            let previous = best[history]!
+            best[history] = (min(previous.insert, seconds(insert)), min(previous.update, seconds(update)))
+        }
+    }
+    let without = best[false]!, with = best[true]!
+    report("insert \(saved) objects in one save: \(formatted(without.insert * 1000)) ms without history,",
+           "\(formatted(with.insert * 1000)) ms with = \(formatted(with.insert / without.insert, digits: 2))x")
+    report("update \(saved) objects in one save: \(formatted(without.update * 1000)) ms without history,",
+           "\(formatted(with.update * 1000)) ms with = \(formatted(with.update / without.update, digits: 2))x")
+
+    // From a save's commit through one connection to its announcement by another store on the file.
+    for history in [true, false] {
+        for interval in [0.1, 0.01] {
+            let writer = try! emptyCompanyStore("latency", history: history ? .on : .asStored)
+            defer { remove(writer) }
+            let watched = try! SQLiteStore(url: writer.url!)
+            watched.otherProcessesPollingInterval = interval
+            let heard = Announced()
+            let observation = watched.addObserver { changes in heard.lock.withLock { heard.times.append(ContinuousClock.now) } }
+            defer { observation.cancel() }
+            let context = ObjectContext(store: writer)
+            var latencies: [Double] = []
+            for i in 0..<20 {
+                try! context.insert("Tag").setValue(.string("tag \(i)"), forKey: "name")
+                let before = heard.lock.withLock { heard.times.count }
+                try! context.save()
+                let committed = ContinuousClock.now
+                while heard.lock.withLock({ heard.times.count }) == before { Thread.sleep(forTimeInterval: 0.0005) }
+                latencies.append(seconds(heard.lock.withLock { heard.times.last! } - committed))
+                // The next save at an unrelated moment of the polling cycle.
+                Thread.sleep(forTimeInterval: interval * Double(i % 7) / 7)
+            }
+            latencies.sort()
+            report("another process's save heard (\(history ? "history read" : "no history: refetch"), polling every \(formatted(interval * 1000)) ms):",
+                   "median \(formatted(latencies[latencies.count / 2] * 1000)) ms, worst \(formatted(latencies.last! * 1000)) ms")
+        }
+    }
+}
+
 /// The last announcement a store made.
 private final class Announced: @unchecked Sendable {
     var changes: StoreChanges?
+    /// When announcements came (locked).
+    var times: [ContinuousClock.Instant] = []
+    let lock = NSLock()
 }

@@ -75,14 +75,15 @@ struct HistoryProperties {
         indices = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// The bitmap of `properties` (those the entity does not have are left out).
-    func bitmap(_ properties: Set<String>) -> Data {
-        var bytes = [UInt8](repeating: 0, count: (names.count + 7) / 8)
+    /// The bitmap of `properties` (those the entity does not have are left
+    /// out; a composite's element marks its composite).
+    func bitmap(_ properties: some Sequence<String>) -> Data {
+        var bytes = Data(count: (names.count + 7) / 8)
         for name in properties {
-            guard let index = indices[name] else { continue }
+            guard let index = indices[name] ?? name.firstIndex(of: ".").flatMap({ indices[String(name[..<$0])] }) else { continue }
             bytes[index / 8] |= 0x80 >> UInt8(index % 8)
         }
-        return Data(bytes)
+        return bytes
     }
 
     /// The names a bitmap marks; nil when a bit is past the last property.
@@ -118,7 +119,8 @@ package final class HistoryRecorder {
     private struct Entry {
         var kind: HistoryChangeKind
         var id: ObjectID
-        var properties: Set<String> = []
+        /// The properties an update changed (a name may come twice).
+        var properties: [String] = []
         var tombstone: [SQLValue] = []
     }
 
@@ -154,19 +156,18 @@ package final class HistoryRecorder {
         entries.append(Entry(kind: .insert, id: id))
     }
 
-    /// A row updated: the names of the properties it got (an insert stays an insert).
-    func updated(_ id: ObjectID, _ properties: some Sequence<String>) {
-        // A composite's element is recorded as the composite.
-        let properties = properties.map { name in name.firstIndex(of: ".").map { String(name[..<$0]) } ?? name }
+    /// A row updated: the names of the properties it got (an insert stays
+    /// an insert; a composite's element is named by its composite or as `composite.element`).
+    func updated(_ id: ObjectID, _ properties: [String]) {
         if let place = places[RowKey(id)] {
             guard entries[place].kind == .update else { return }
-            entries[place].properties.formUnion(properties)
+            entries[place].properties += properties
             // A row reached as its entity's ancestor is recorded as what it is.
             if model.isEntity(at: id.entity, kindOf: entries[place].id.entity) { entries[place].id = id }
             return
         }
         places[RowKey(id)] = entries.count
-        entries.append(Entry(kind: .update, id: id, properties: Set(properties)))
+        entries.append(Entry(kind: .update, id: id, properties: properties))
     }
 
     /// A row deleted, with the values read for it by `willDelete(_:_:)`; a
@@ -236,17 +237,22 @@ package final class HistoryRecorder {
         _ = try executor.rows(HistoryStatements.insertTransaction,
                               [.integer(transaction), author, bundle, context, process, .real(timestamp)])
         let insert = try executor.prepare(HistoryStatements.insertChange(tombstones: tombstoneColumns))
+        // Each entity's number and properties, worked out at its first change.
+        var numbers: [Int: SQLValue] = [:]
         var properties: [Int: HistoryProperties] = [:]
         var key = lastChange - Int64(changes.count)
+        var bindings: [SQLValue] = []
+        bindings.reserveCapacity(6 + tombstoneColumns)
         for change in changes {
             key += 1
-            let entity = model.entities[change.id.entity]
-            var bindings: [SQLValue] = [.integer(key), .integer(change.kind.rawValue),
-                                        .integer(Int64(schema.entityNumber(entity))), .integer(change.id.primaryKey),
-                                        .integer(transaction)]
+            let index = change.id.entity
+            if numbers[index] == nil { numbers[index] = .integer(Int64(schema.entityNumber(model.entities[index]))) }
+            bindings.removeAll(keepingCapacity: true)
+            bindings += [.integer(key), .integer(change.kind.rawValue), numbers[index]!, .integer(change.id.primaryKey),
+                         .integer(transaction)]
             if change.kind == .update {
-                if properties[entity.index] == nil { properties[entity.index] = HistoryProperties(entity) }
-                bindings.append(.blob(properties[entity.index]!.bitmap(change.properties)))
+                if properties[index] == nil { properties[index] = HistoryProperties(model.entities[index]) }
+                bindings.append(.blob(properties[index]!.bitmap(change.properties)))
             } else {
                 bindings.append(.null)
             }

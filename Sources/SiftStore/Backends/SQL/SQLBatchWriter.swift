@@ -100,7 +100,7 @@ extension DeletionPlan {
             for row in try executor.rows(query.sql, query.bindings) {
                 if case .integer(let key)? = row.first, let id = byKey[key] {
                     changed.insert(id)
-                    executor.history?.updated(id, CollectionOfOne(clear.relationship.name))
+                    executor.history?.updated(id, [clear.relationship.name])
                 }
             }
         }

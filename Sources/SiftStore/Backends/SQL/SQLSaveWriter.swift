@@ -47,6 +47,10 @@ final class RowPlan<Row, Prepared> {
     let targets: (Int, Int64) -> Int64?
     let attributeSlots: [Int]
     let toOneSlots: [Int]
+    /// The names of the properties an update of this shape writes, for the
+    /// store's history (made at its first row).
+    lazy var propertyNames: [String] = attributeSlots.map { entity.attributes[$0].composite ?? entity.attributes[$0].name }
+        + toOneSlots.compactMap { slot in entity.relationships.first { !$0.isToMany && $0.slot == slot }?.name }
 
     init(entity: Entity, row: Row, prepared: Prepared, targets: @escaping (Int, Int64) -> Int64?, attributeSlots: [Int] = [],
          toOneSlots: [Int] = []) {
@@ -288,10 +292,7 @@ package struct SQLSaveWriter {
             updatedRows.add(plan.shape, key: update.id.primaryKey, version: update.expectedVersion &+ 1, values: update.values,
                             toOne: toOne)
             result.changes.updated.insert(update.id)
-            if let history = executor.history {
-                history.updated(update.id, update.attributeSlots.map { plan.entity.attributes[$0].name }
-                    + update.toOneSlots.compactMap { slot in plan.entity.relationships.first { !$0.isToMany && $0.slot == slot }?.name })
-            }
+            executor.history?.updated(update.id, plan.propertyNames)
         }
 
         // Links before deletes: a deleted row takes every link to it along,
