@@ -25,6 +25,19 @@ private func employeeValues(_ i: Int) -> (name: String, age: Int64, salary: Doub
     ("Person \(i)", Int64(20 + i % 45), Double(30_000 + i % 170_000), i % 10 == 0, Double(i * 1000), Int64(1 + i % 7))
 }
 
+/// The n-th new employee, inserted into `context` with its values and `department`.
+private func insertEmployee(_ i: Int, into context: ObjectContext, department: ManagedObject) -> ManagedObject {
+    let v = employeeValues(i)
+    let e = try! context.insert("Employee")
+    try! e.setValue(.string(v.name), forKey: "name")
+    try! e.setValue(.int(v.age), forKey: "age")
+    try! e.setValue(.double(v.salary), forKey: "salary")
+    try! e.setValue(.bool(v.isManager), forKey: "isManager")
+    try! e.setValue(.date(Date(timeIntervalSinceReferenceDate: v.start)), forKey: "startDate")
+    try! e.setObject(department, forKey: "department")
+    return e
+}
+
 func writeBenchmark() {
     let count = 100_000
     let part = ProcessInfo.processInfo.environment["SIFT_BENCH_PART"]
@@ -88,16 +101,7 @@ func writeBenchmark() {
             let context = ObjectContext(store: store)
             let departments = (1...7).map { context.object(for: ObjectID(entity: 0, primaryKey: Int64($0))) }
             let build = clock.measure {
-                for i in 1...count {
-                    let v = employeeValues(i)
-                    let e = try! context.insert("Employee")
-                    try! e.setValue(.string(v.name), forKey: "name")
-                    try! e.setValue(.int(v.age), forKey: "age")
-                    try! e.setValue(.double(v.salary), forKey: "salary")
-                    try! e.setValue(.bool(v.isManager), forKey: "isManager")
-                    try! e.setValue(.date(Date(timeIntervalSinceReferenceDate: v.start)), forKey: "startDate")
-                    try! e.setObject(departments[Int(v.department) - 1], forKey: "department")
-                }
+                for i in 1...count { _ = insertEmployee(i, into: context, department: departments[Int(employeeValues(i).department) - 1]) }
             }
             let save = clock.measure { try! context.save() }
             precondition(try! ObjectContext(store: store).count(for: FetchRequest(entityName: "Employee")) == count)
@@ -226,18 +230,7 @@ func historyBenchmark() {
             defer { remove(store) }
             let context = ObjectContext(store: store)
             let departments = try! context.fetch(FetchRequest(entityName: "Department"))
-            var objects: [ManagedObject] = []
-            for i in 0..<saved {
-                let v = employeeValues(i)
-                let e = try! context.insert("Employee")
-                try! e.setValue(.string(v.name), forKey: "name")
-                try! e.setValue(.int(v.age), forKey: "age")
-                try! e.setValue(.double(v.salary), forKey: "salary")
-                try! e.setValue(.bool(v.isManager), forKey: "isManager")
-                try! e.setValue(.date(Date(timeIntervalSinceReferenceDate: v.start)), forKey: "startDate")
-                try! e.setObject(departments[i % departments.count], forKey: "department")
-                objects.append(e)
-            }
+            let objects = (0..<saved).map { insertEmployee($0, into: context, department: departments[$0 % departments.count]) }
             let insert = clock.measure { try! context.save() }
             for object in objects { try! object.setValue(.double(1), forKey: "salary") }
             let update = clock.measure { try! context.save() }

@@ -8,6 +8,29 @@ import SiftStore
 import Synchronization
 import Testing
 
+/// Runs `sift stress-save` (a save of `count` employees), kills it outright
+/// `delay` seconds after its save began, and says whether it had said the
+/// save was done.
+func killInTheMiddleOfASave(store path: String, count: Int, after delay: Double, atomic: Bool = false) throws -> Bool {
+    let process = Process()
+    process.executableURL = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("sift")
+    process.arguments = ["stress-save", "--store", path, "--count", String(count)] + (atomic ? ["--atomic"] : [])
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    // Wait until the save has begun, then kill the process outright.
+    var seen = Data()
+    while !String(decoding: seen, as: UTF8.self).contains("saving") {
+        let chunk = output.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        seen.append(chunk)
+    }
+    Thread.sleep(forTimeInterval: delay)
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    return String(decoding: seen + output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("saved")
+}
+
 @Suite("Reliability")
 struct ReliabilityTests {
     @Test(arguments: StoreKind.local)
@@ -24,30 +47,13 @@ struct ReliabilityTests {
         }
         let count = 30_000
         for delay in [0.05, 0.3] {
-            let process = Process()
-            process.executableURL = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("sift")
-            process.arguments = ["stress-save", "--store", path, "--count", String(count)] + (kind == .atomic ? ["--atomic"] : [])
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            // Wait until the save has begun, then kill the process outright.
-            var seen = Data()
-            while !String(decoding: seen, as: UTF8.self).contains("saving") {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                seen.append(chunk)
-            }
-            Thread.sleep(forTimeInterval: delay)
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            let finished = try killInTheMiddleOfASave(store: path, count: count, after: delay, atomic: kind == .atomic)
 
             let reopened: TestStore = kind == .sqlite
                 ? TestStore(try SQLiteStore(url: url), file: nil)
                 : TestStore(try AtomicStore(url: url), file: nil)
             let employees = try reopened.context().count(for: FetchRequest(entityName: "Employee"))
             let before = 60
-            let finished = String(decoding: seen + output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                .contains("saved")
             #expect(employees == before || employees == before + count, "\(employees) employees after a kill")
             // The commit comes before the bookkeeping that precedes "saved":
             // a save that said so is there; one that did not may or may not be.
