@@ -616,7 +616,10 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         if feed.reset {
             // Another run of the server, or changes too old: what is held may be stale.
             state.withLock { $0.answered = [:] }
-            state.withLock { $0.store }?.rowCache.removeAll()
+            let store = state.withLock { $0.store }
+            store?.rowCache.removeAll()
+            // Observers refetch: what changed is not known (another process wrote a store without history, say).
+            store?.announce(.unknown)
             return feed.token
         }
         // This client's own saves are merged already, when the save answered (the feed may bring them first).

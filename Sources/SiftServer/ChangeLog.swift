@@ -1,9 +1,11 @@
 // The server's change feed: every change its store's observers hear — saves
 // and batch changes through the API, saves of contexts in the same process,
-// another process's saves a PostgreSQL store hears of — numbered in order
-// under a token (`<run>.<number>`). A client asks for the changes after its
-// token and waits (long poll) for the next; a token of another run of the
-// server, or older than the changes kept, answers `reset`: refetch.
+// another process's saves a PostgreSQL or SQLite store hears of — numbered
+// in order under a token (`<run>.<number>`). A client asks for the changes
+// after its token and waits (long poll) for the next; a token of another
+// run of the server, or older than the changes kept, answers `reset`:
+// refetch; so do changes the store could not name (another process wrote a
+// SQLite store that keeps no history).
 
 #if HTTP  // the package trait that brings the HTTP stack (on by default)
 import Dispatch
@@ -95,7 +97,9 @@ final class ChangeLog: Sendable {
             guard let token else { return ([], state.last, false) }
             guard token.run == run, token.sequence <= state.last else { return ([], state.last, true) }
             if let first = state.entries.first, token.sequence < first.sequence - 1 { return ([], state.last, true) }
-            return (state.entries.filter { $0.sequence > token.sequence }, state.last, false)
+            let entries = state.entries.filter { $0.sequence > token.sequence }
+            if entries.contains(where: { $0.changes.includesUnknownChanges }) { return ([], state.last, true) }
+            return (entries, state.last, false)
         }
     }
 }

@@ -336,6 +336,31 @@ struct RemoteStoreTests {
         server?.stop()
     }
 
+    @Test("Another process's write to a served store without history reaches clients as a change to refetch")
+    func otherProcessWithoutHistory() async throws {
+        try await offThePool { try self.run_otherProcessWithoutHistory() }
+    }
+
+    func run_otherProcessWithoutHistory() throws {
+        let folder = try ScratchFolder()
+        let file = try folder.companyStore()
+        let served = try SQLiteStore(url: file)
+        served.otherProcessesPollingInterval = 0.02
+        let server = try TestServer(serving: served)
+        defer { server.stop() }
+        let client = try RemoteStore(url: server.url)
+        let heard = Mutex<[StoreChanges]>([])
+        let observation = client.addObserver { changes in heard.withLock { $0.append(changes) } }
+        defer { observation.cancel() }
+        let context = ObjectContext(store: client)
+        #expect(try context.count(for: FetchRequest(entityName: "Employee", predicate: "age == 99")) == 0)
+        // Let the client's feed begin, then write through a connection of its own, as another process would.
+        Thread.sleep(forTimeInterval: 1)
+        try SQLiteConnection(path: file.path).execute(#"UPDATE "ZEMPLOYEE" SET "ZAGE" = 99, "Z_OPT" = "Z_OPT" + 1"#)
+        #expect(eventually(30) { heard.withLock { $0.contains(where: \.includesUnknownChanges) } })
+        #expect(try ObjectContext(store: client).count(for: FetchRequest(entityName: "Employee", predicate: "age == 99")) > 0)
+    }
+
     @Test("The disk cache answers while the server is away, says so, and refuses saves as retryable")
     func offline() async throws {
         try await offThePool { try self.run_offline() }
