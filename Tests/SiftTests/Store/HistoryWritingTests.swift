@@ -251,6 +251,14 @@ struct HistoryWritingFixtureTests {
             == [[.blob(Data([0x0A]))]])
         #expect(transaction.changes.contains { $0.changeType == .delete && $0.entityName == "Feedback"
             && $0.primaryKey == feedback.objectID.primaryKey })
+        // Batch changes are transactions too: the attributes set; the rows deleted.
+        let updated = try context.execute(BatchUpdateRequest(entityName: "Book", predicate: "TRUEPREDICATE", setting: ["price": "2.5"]))
+        let batchDelete = try context.execute(BatchDeleteRequest(entityName: "Feedback", predicate: "rating < 3"))
+        let batches = try store.persistentHistory(after: transaction.token)
+        #expect(batches.count == (batchDelete.objectIDs.isEmpty ? 1 : 2))
+        #expect(batches.first?.changes.count == updated.objectIDs.count)
+        #expect(batches.first?.changes.allSatisfy { $0.changeType == .update && $0.updatedProperties == ["price"] } == true)
+        #expect(Set(batches.dropFirst().flatMap(\.changes).map(\.objectID)) == Set(batchDelete.objectIDs))
         #expect(CoreDataInvariants.violations(of: store) == [], "\(name)")
     }
 }
