@@ -220,4 +220,10 @@ package enum HistoryStatements {
     /// connection sees it: it changes when another connection (another
     /// process) commits, and not for this connection's own commits.
     package static let dataVersion = "PRAGMA data_version"
+
+    /// How many of the three history tables a store has, and how many of
+    /// their rows in `Z_PRIMARYKEY`: one row, two counts (3 and 3 when whole).
+    package static let countHistoryTables = "SELECT (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+        + "('ACHANGE', 'ATRANSACTION', 'ATRANSACTIONSTRING')), (SELECT COUNT(*) FROM Z_PRIMARYKEY WHERE Z_ENT IN "
+        + "(\(changeEntity), \(transactionEntity), \(stringEntity)))"
 }

@@ -207,5 +207,17 @@ struct OtherProcessTests {
         Thread.sleep(forTimeInterval: 0.3)
         #expect(heard.withLock { $0.count } == 1)
         #expect(context.performAndWait { _ in controller.fetchedObjects.count } == before)
+        // A writer that keeps no history (raw SQL): announced as changes to refetch, and the results follow.
+        try SQLiteConnection(path: url.path).execute(
+            #"UPDATE "ZEMPLOYEE" SET "ZAGE" = 71, "Z_OPT" = "Z_OPT" + 1 WHERE "Z_PK" = "# + String(alice.objectID.primaryKey))
+        let rawStart = Date()
+        seen = false
+        while !seen, Date().timeIntervalSince(rawStart) < 5 {
+            Thread.sleep(forTimeInterval: 0.005)
+            seen = context.performAndWait { _ in controller.fetchedObjects.count == before + 1 }
+        }
+        #expect(seen && Date().timeIntervalSince(rawStart) < 1)
+        #expect(heard.withLock { $0.last?.includesUnknownChanges } == true)
+        #expect(context.performAndWait { _ in alice["age"] } == .int(71))
     }
 }

@@ -6,7 +6,8 @@
 // own commits leave alone). When one did, a store that keeps persistent
 // history reads the transactions after the last one it saw — skipping its
 // own — and announces what they changed, as its own saves are announced;
-// a store without history announces `StoreChanges.unknown`: refetch. The
+// a store without history (or a commit that wrote none, or history deleted
+// before it was read) announces `StoreChanges.unknown`: refetch. The
 // rows named leave the row cache first, so the next read sees them new.
 
 import Foundation
@@ -119,6 +120,8 @@ extension SQLiteStore {
                 defer { own = own.filter { $0 > (transactions.last?.transactionNumber ?? watcher.lastTransaction) } }
                 return own
             }
+            // Another connection committed, and wrote no history: a writer that keeps none (a tool's raw SQL, say).
+            if !transactions.contains(where: { !own.contains($0.transactionNumber) }) { changes.includesUnknownChanges = true }
             for transaction in transactions where !own.contains(transaction.transactionNumber) {
                 for change in transaction.changes {
                     guard let id = change.objectID else { continue }

@@ -153,15 +153,27 @@ public final class SQLiteStore: @unchecked Sendable {
     private func keepHistory(creatingTables: Bool) throws(StoreError) {
         let needed = HistoryProperties.tombstoneCount(model)
         do {
+            // A store whose history is whole already is only read: opening it writes nothing.
+            func tombstoneColumns(_ connection: SQLiteConnection) throws -> Int {
+                HistoryStatements.tombstoneColumns(try connection.query(HistoryStatements.changeColumns).compactMap { row -> String? in
+                    if case .text(let name)? = row.first { name } else { nil }
+                }).count
+            }
+            if !creatingTables, let present = try withConnection({ connection -> Int? in
+                let counts = try connection.query(HistoryStatements.countHistoryTables).first ?? []
+                guard counts == [.integer(3), .integer(3)] else { return nil }
+                let present = try tombstoneColumns(connection)
+                return present >= needed ? present : nil
+            }) {
+                historyTombstones = present
+                return
+            }
             historyTombstones = try withConnection { connection in
                 try connection.transaction {
                     // (A store with only some of the tables gets the others.)
                     for statement in HistoryStatements.createTables(tombstones: needed) { try connection.execute(statement) }
                     if creatingTables { return needed }
-                    let columns = try connection.query(HistoryStatements.changeColumns).compactMap { row -> String? in
-                        if case .text(let name)? = row.first { name } else { nil }
-                    }
-                    let present = HistoryStatements.tombstoneColumns(columns).count
+                    let present = try tombstoneColumns(connection)
                     for number in present..<max(present, needed) {
                         try connection.execute(HistoryStatements.addTombstoneColumn(number))
                     }
