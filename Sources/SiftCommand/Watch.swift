@@ -13,17 +13,33 @@ struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the objects a predicate selects, then a line for each change other processes save, until interrupted.",
         discussion: """
-            Prints the objects, in order (--sort, else the entity's first attribute), one a line. Then, as saves change \
-            the results, prints one line per change: insert (at its place), delete (from its place), move (from and to), \
-            or update (in place), with the object's values. On a SQLite store, other processes' saves are seen within \
-            --interval seconds; a store that keeps persistent history says which objects changed, one without it is \
-            fetched again.
+            Prints the objects of --entity (without it, of every entity the predicate fits), in order (--sort, else \
+            each entity's first attribute), one a line. Then, as saves change the results, prints one line per change: \
+            insert (at its place), delete (from its place), move (from and to), or update (in place), with the object's \
+            values. On a SQLite store, other processes' saves are seen within --interval seconds; a store that keeps \
+            persistent history says which objects changed, one without it is fetched again.
             """)
 
-    @OptionGroup var options: FetchOptions
+    @OptionGroup var location: StoreLocation
+
+    @Option(help: ArgumentHelp("The model of a store Core Data wrote (an .xcdatamodeld bundle: the version that made "
+                               + "it); by default the store's own.", valueName: "path"))
+    var model: String?
+
+    @Option(help: ArgumentHelp("The entity to watch; without it, every entity the predicate fits.", valueName: "entity"))
+    var entity: String?
+
+    @Option(name: .customLong("sort"), help: ArgumentHelp(
+        "A sort key path, then :asc or :desc and :ci (repeat for more keys).", valueName: "key"))
+    var sort: [String] = []
 
     @Option(help: ArgumentHelp("How often, in seconds, to look for other processes' saves (0.01 to 10).", valueName: "seconds"))
     var interval = 0.1
+
+    @OptionGroup var predicateArguments: PredicateArguments
+
+    @Argument(help: "The predicate (TRUEPREDICATE when omitted).")
+    var predicateText: String?
 
     func validate() throws {
         guard interval.isFinite, interval >= 0.01, interval <= 10 else {
@@ -32,30 +48,55 @@ struct Watch: ParsableCommand {
     }
 
     func run() throws {
-        let store = try options.open()
-        var request = try options.request(in: store.model)
-        guard let entity = store.model.entity(named: request.entityName) else {
-            throw CommandFailure(.invalidData, "no entity '\(request.entityName)' in the model")
+        let store = try location.open(model: model)
+        if let entity { try checkEntity(entity, in: store.model) }
+        let sorts = try sort.map { text in
+            guard let descriptor = SortDescriptor(parsing: text) else {
+                throw CommandFailure(.usage, "--sort takes a key path, then :asc or :desc and :ci (name:desc:ci), not '\(text)'")
+            }
+            return descriptor
         }
-        if request.sortDescriptors.isEmpty, let first = entity.attributes.first(where: { $0.isStored && $0.composite == nil }) {
-            request.sortDescriptors = [SortDescriptor(first.name)]
-        }
+        // The entity given, or every root entity (a fetch of one includes its subentities).
+        let entities = entity.flatMap { store.model.entity(named: $0) }.map { [$0] }
+            ?? store.model.entities.filter { $0.superentity == nil }
         if let sqlite = store as? SQLiteStore { sqlite.otherProcessesPollingInterval = interval }
         let context = ObjectContext(store: store)
-        let printer = WatchPrinter(names: entity.attributes.filter { $0.isStored && $0.composite == nil }.map(\.name))
-        let controller = try diagnosing(options.sources) {
-            try context.performAndWait { context throws(StoreError) -> FetchedResultsController in
-                let controller = try FetchedResultsController(fetchRequest: request, context: context)
-                try controller.performFetch()
-                return controller
+        let printer = WatchPrinter()
+        var controllers: [FetchedResultsController] = []
+        var firstFailure: (any Error)?
+        for watched in entities {
+            var request = FetchRequest(entityName: watched.name, predicate: predicateText ?? "TRUEPREDICATE",
+                                       arguments: try predicateArguments.values)
+            request.sortDescriptors = sorts
+            if sorts.isEmpty, let first = watched.attributes.first(where: { $0.isStored && $0.composite == nil }) {
+                request.sortDescriptors = [SortDescriptor(first.name)]
+            }
+            do {
+                controllers.append(try context.performAndWait { context throws(StoreError) -> FetchedResultsController in
+                    let controller = try FetchedResultsController(fetchRequest: request, context: context)
+                    try controller.performFetch()
+                    return controller
+                })
+            } catch {
+                // Without --entity, an entity the predicate or the sort does not fit is not watched.
+                guard entity == nil else { throw error }
+                firstFailure = firstFailure ?? error
             }
         }
-        context.performAndWait { _ in
-            for (place, object) in controller.fetchedObjects.enumerated() { printer.print("\(place)  \(printer.describe(object))") }
-            printer.print("watching (\(controller.fetchedObjects.count) objects)")
-            controller.delegate = printer
+        if controllers.isEmpty, let firstFailure {
+            let sources = (predicateText.map { [SourceText("predicate", given: $0)] } ?? [])
+            try diagnosing(sources) { throw firstFailure }
         }
-        // From here on the context merges on its queue, and the controller tells the printer.
+        context.performAndWait { _ in
+            var total = 0
+            for controller in controllers {
+                for (place, object) in controller.fetchedObjects.enumerated() { printer.print("\(place)  \(printer.describe(object))") }
+                total += controller.fetchedObjects.count
+                controller.delegate = printer
+            }
+            printer.print("watching (\(total) objects)")
+        }
+        // From here on the context merges on its queue, and the controllers tell the printer.
         context.automaticallyMergesChangesFromStore = true
         while true { Thread.sleep(forTimeInterval: 3600) }
     }
@@ -63,16 +104,19 @@ struct Watch: ParsableCommand {
 
 /// Prints each change of the watched results as a line, at once.
 private final class WatchPrinter: FetchedResultsControllerDelegate {
-    let names: [String]
-
-    init(names: [String]) { self.names = names }
+    /// The attributes printed, by entity.
+    private var names: [String: [String]] = [:]
 
     func print(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
     func describe(_ object: ManagedObject) -> String {
-        let values = names.map { name in "\(name)=\(object[name].map(Cell.text) ?? "nil")" }
+        let entity = object.entity
+        if names[entity.name] == nil {
+            names[entity.name] = entity.attributes.filter { $0.isStored && $0.composite == nil }.map(\.name)
+        }
+        let values = names[entity.name, default: []].map { name in "\(name)=\(object[name].map(Cell.text) ?? "nil")" }
         return "\(object.entity.name) \(object.objectID.primaryKey)  " + values.joined(separator: " ")
     }
 

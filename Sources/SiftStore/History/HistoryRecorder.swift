@@ -146,9 +146,6 @@ package final class HistoryRecorder {
         self.tombstoneColumns = tombstoneColumns
     }
 
-    /// Whether nothing was recorded.
-    var isEmpty: Bool { entries.isEmpty }
-
     /// A row inserted.
     func inserted(_ id: ObjectID) {
         guard places[RowKey(id)] == nil else { return }

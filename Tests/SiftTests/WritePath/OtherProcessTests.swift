@@ -115,13 +115,16 @@ struct OtherProcessTests {
         }
     }
 
-    @Test("sift watch prints the results, then another process's save within a second", arguments: [true, false])
+    @Test("sift watch prints the results (of --entity, or of every entity the predicate fits), then another process's save within a second",
+          arguments: [true, false])
     func watch(_ history: Bool) throws {
         let (folder, url) = try Self.companyStore(history: history)
         defer { try? FileManager.default.removeItem(at: folder) }
         let watcher = Process()
         watcher.executableURL = Self.sift()
-        watcher.arguments = ["watch", "--store", url.path, "--entity", "Employee", "--sort", "name", "--interval", "0.05", "age > 60"]
+        // (Without history, without --entity: every entity the predicate fits, Employee alone here.)
+        watcher.arguments = ["watch", "--store", url.path] + (history ? ["--entity", "Employee"] : []) + ["--sort", "name",
+                                                                                                       "--interval", "0.05", "age > 60"]
         let output = Pipe()
         watcher.standardOutput = output
         // What the watcher printed so far, read as it comes.
