@@ -129,7 +129,7 @@ struct Explain: ParsableCommand {
     /// A statement's sections: its SQL, its bindings, the database's plan.
     func statement(_ query: SQLQuery, _ store: any SQLPersistentStore) throws -> [(String, PredicateValue)] {
         [("sql", .string(query.sql)),
-         ("bindings", .array(query.bindings.enumerated().map { .string("\(store.schema.dialect.placeholder($0 + 1)) = \($1)") })),
+         ("bindings", .array(store.bindingLines(query).map(PredicateValue.string))),
          ("\(store.databaseName.lowercased()) plan", .array(try store.queryPlan(query).map(PredicateValue.string)))]
     }
 }

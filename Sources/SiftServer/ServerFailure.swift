@@ -37,14 +37,33 @@ struct ServerFailure: Error, Sendable {
     /// The answer of an operation whose only documented failure is `default`.
     var response: Components.Responses.Failure { Components.Responses.Failure(body: .json(body)) }
 
+    /// The length in UTF-16 code units (a browser's string index) of UTF-8 bytes, a broken sequence counted as
+    /// the replacement character it decodes to.
+    static func utf16Count(_ bytes: ArraySlice<UInt8>) -> Int {
+        String(decoding: bytes, as: UTF8.self).utf16.count
+    }
+
     /// A store's error, as the API answers it.
     init(_ error: StoreError) {
         switch error {
         case .invalidPredicate(let compileError, let text):
             let position = SourcePosition(offset: compileError.range.lowerBound, in: text)
-            self.init(400, "invalid_predicate", compileError.message,
-                      diagnostic: Components.Schemas.Diagnostic(line: position.line, column: position.column,
-                                                                rendered: compileError.rendered(in: text, sourceName: "predicate")))
+            var diagnostic = Components.Schemas.Diagnostic(line: position.line, column: position.column,
+                                                           rendered: compileError.rendered(in: text, sourceName: "predicate"))
+            let bytes = Array(text.utf8)
+            let lower = min(max(compileError.range.lowerBound, 0), bytes.count)
+            let upper = min(max(compileError.range.upperBound, lower), bytes.count)
+            diagnostic.start = Self.utf16Count(bytes[..<lower])
+            diagnostic.end = Self.utf16Count(bytes[..<upper])
+            if case .validation(let validation) = compileError {
+                diagnostic.hint = validation.hint
+                // The place with the suggested name in it, for a page to put between start and end.
+                if case .unknownKey(let key, _, let suggestion?) = validation.reason,
+                   let written = String(bytes: bytes[lower..<upper], encoding: .utf8), let found = written.range(of: key, options: .backwards) {
+                    diagnostic.replacement = written.replacingCharacters(in: found, with: suggestion)
+                }
+            }
+            self.init(400, "invalid_predicate", compileError.message, diagnostic: diagnostic)
         case .notExpressibleInSQL, .unknownKey, .unknownRelationship, .readOnlyAttribute, .invalidValue, .wrongType,
              .validation, .invalidRequest, .missingVariables, .unknownTemplate, .recordMismatch, .invalidDataSet:
             self.init(400, "bad_request", "\(error)")

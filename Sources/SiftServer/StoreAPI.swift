@@ -117,6 +117,9 @@ struct StoreAPI: APIProtocol {
         let steps = min(max(body.stepLimit ?? standard, 1), standard)
         request.regularExpressionStepLimit = steps
         var answer = Components.Schemas.FetchAnswer()
+        if body.after != nil, let result = body.result, result != .objects {
+            throw ServerFailure.badRequest("'after' pages objects; a \(result.rawValue) fetch takes 'offset'")
+        }
         switch body.result ?? .objects {
         case .count:
             request.fetchLimit = asked
@@ -128,10 +131,19 @@ struct StoreAPI: APIProtocol {
             answer.keys = ids.map { Components.Schemas.ObjectKey(entity: model.entities[$0.entity].name, key: $0.primaryKey) }
             answer.complete = ids.count < page || (asked ?? .max) <= page
         case .objects:
-            let compiled = try store.compile(request)
-            let nodes = try EvaluationBudget.run(steps: steps) { () throws(StoreError) in try store.rows(for: compiled) }
+            let nodes: [RowNode]
+            if let after = body.after {
+                nodes = try objects(after: after, request: request, body: body, steps: steps)
+            } else {
+                let compiled = try store.compile(request)
+                nodes = try EvaluationBudget.run(steps: steps) { () throws(StoreError) in try store.rows(for: compiled) }
+            }
             answer.objects = nodes.map { WireRow.row($0, model: model) }
             answer.complete = nodes.count < page || (asked ?? .max) <= page
+            // A full page may have a next one.
+            if let limit = request.fetchLimit, nodes.count == limit, limit > 0 {
+                answer.next = try cursor(after: nodes, request: request, body: body, previous: body.after)
+            }
             if let paths = body.prefetch, !paths.isEmpty {
                 try checkCount(paths.count, of: "prefetched key paths")
                 let (related, links) = try prefetch(paths, from: nodes, entity: entity)

@@ -93,6 +93,11 @@ public final class StoreServer: Sendable {
     private let running = LockedState<(task: Task<Void, any Error>?, group: ServiceGroup?, url: URL?)>((nil, nil, nil))
     /// Set by ``stop()``: held saves write nothing, long polls answer at once.
     private let stopping = LockedState(false)
+    /// The token the page at `/` is served with, which a browser's writes must carry (a new one each server).
+    let pageToken: String = (0..<2).map { _ in
+        let word = UInt64.random(in: .min ... .max)
+        return String(repeating: "0", count: 16 - String(word, radix: 16).count) + String(word, radix: 16)
+    }.joined()
 
     /// A server for `store`; nothing listens until ``start()``.
     ///
@@ -203,7 +208,9 @@ public final class StoreServer: Sendable {
     private func makeApplication(ready: @escaping @Sendable (Int) -> Void) -> (some ApplicationProtocol, Logger) {
         let router = Router()
         router.middlewares.add(FailureMiddleware())
+        router.middlewares.add(BrowserGuard(pageToken: pageToken, isLoopback: Self.isLoopback(configuration.host)))
         if let token = configuration.token, !token.isEmpty { router.middlewares.add(BearerMiddleware(token: token)) }
+        StorePage.register(on: router, token: pageToken, isWritable: configuration.isWritable)
         router.middlewares.add(BodyLimitMiddleware(limit: configuration.maximumBodySize))
         let api = StoreAPI(store: store, configuration: configuration, log: log, identifier: identifier,
                            work: StoreWork(width: configuration.maximumConcurrentRequests), stopping: stopping)
@@ -295,6 +302,8 @@ struct BearerMiddleware<Context: RequestContext>: RouterMiddleware {
     let token: String
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // The page's own files hold no data: a browser loads them, then asks for the token.
+        if request.method == .get, StorePage.paths.contains(request.uri.path) { return try await next(request, context) }
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
               Self.equal(Array(header.utf8.dropFirst(7)), Array(token.utf8)) else {
             throw ServerFailure(401, "unauthorized", "this server needs its bearer token (Authorization: Bearer …)")

@@ -272,6 +272,10 @@ extension Components {
             package var limit: Swift.Int?
             /// - Remark: Generated from `#/components/schemas/FetchBody/offset`.
             package var offset: Swift.Int?
+            /// A cursor, the `next` of an earlier answer to the same entity, predicate, arguments and sort: the objects after the last one it returned (keyset paging, so a far page costs what the first does). Objects only; not with offset.
+            ///
+            /// - Remark: Generated from `#/components/schemas/FetchBody/after`.
+            package var after: Swift.String?
             /// Relationship key paths whose rows come in the same answer.
             ///
             /// - Remark: Generated from `#/components/schemas/FetchBody/prefetch`.
@@ -308,6 +312,7 @@ extension Components {
             ///   - sort:
             ///   - limit: At most this many (at most 10 000 in any case).
             ///   - offset:
+            ///   - after: A cursor, the `next` of an earlier answer to the same entity, predicate, arguments and sort: the objects after the last one it returned (keyset paging, so a far page costs what the first does). Objects only; not with offset.
             ///   - prefetch: Relationship key paths whose rows come in the same answer.
             ///   - result:
             ///   - select:
@@ -323,6 +328,7 @@ extension Components {
                 sort: [Components.Schemas.SortKey]? = nil,
                 limit: Swift.Int? = nil,
                 offset: Swift.Int? = nil,
+                after: Swift.String? = nil,
                 prefetch: [Swift.String]? = nil,
                 result: Components.Schemas.FetchBody.ResultPayload? = nil,
                 select: [Components.Schemas.Column]? = nil,
@@ -338,6 +344,7 @@ extension Components {
                 self.sort = sort
                 self.limit = limit
                 self.offset = offset
+                self.after = after
                 self.prefetch = prefetch
                 self.result = result
                 self.select = select
@@ -354,6 +361,7 @@ extension Components {
                 case sort
                 case limit
                 case offset
+                case after
                 case prefetch
                 case result
                 case select
@@ -421,6 +429,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/FetchAnswer/complete`.
             package var complete: Swift.Bool?
+            /// For objects: the cursor of the page after this one (as `after`); left out when this page is the last.
+            ///
+            /// - Remark: Generated from `#/components/schemas/FetchAnswer/next`.
+            package var next: Swift.String?
             /// Creates a new `FetchAnswer`.
             ///
             /// - Parameters:
@@ -431,6 +443,7 @@ extension Components {
             ///   - related: Rows the prefetched key paths reach.
             ///   - links: Members of the prefetched to-many relationships.
             ///   - complete: False when the page limit cut the answer short.
+            ///   - next: For objects: the cursor of the page after this one (as `after`); left out when this page is the last.
             package init(
                 objects: [Components.Schemas.Row]? = nil,
                 keys: [Components.Schemas.ObjectKey]? = nil,
@@ -438,7 +451,8 @@ extension Components {
                 dictionaries: [Components.Schemas.Values]? = nil,
                 related: [Components.Schemas.Row]? = nil,
                 links: [Components.Schemas.Links]? = nil,
-                complete: Swift.Bool? = nil
+                complete: Swift.Bool? = nil,
+                next: Swift.String? = nil
             ) {
                 self.objects = objects
                 self.keys = keys
@@ -447,6 +461,7 @@ extension Components {
                 self.related = related
                 self.links = links
                 self.complete = complete
+                self.next = next
             }
             package enum CodingKeys: String, CodingKey {
                 case objects
@@ -456,6 +471,7 @@ extension Components {
                 case related
                 case links
                 case complete
+                case next
             }
         }
         /// - Remark: Generated from `#/components/schemas/ObjectsBody`.
@@ -1129,6 +1145,245 @@ extension Components {
                 case changes
             }
         }
+        /// - Remark: Generated from `#/components/schemas/ExplainBody`.
+        package struct ExplainBody: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ExplainBody/entity`.
+            package var entity: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExplainBody/predicate`.
+            package var predicate: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ExplainBody/arguments`.
+            package var arguments: [Components.Schemas.Value]?
+            /// - Remark: Generated from `#/components/schemas/ExplainBody/sort`.
+            package var sort: [Components.Schemas.SortKey]?
+            /// Creates a new `ExplainBody`.
+            ///
+            /// - Parameters:
+            ///   - entity:
+            ///   - predicate:
+            ///   - arguments:
+            ///   - sort:
+            package init(
+                entity: Swift.String,
+                predicate: Swift.String? = nil,
+                arguments: [Components.Schemas.Value]? = nil,
+                sort: [Components.Schemas.SortKey]? = nil
+            ) {
+                self.entity = entity
+                self.predicate = predicate
+                self.arguments = arguments
+                self.sort = sort
+            }
+            package enum CodingKeys: String, CodingKey {
+                case entity
+                case predicate
+                case arguments
+                case sort
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Explanation`.
+        package struct Explanation: Codable, Hashable, Sendable {
+            /// The predicate bound to the model (an outline); left out without one.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Explanation/bound`.
+            package var bound: Swift.String?
+            /// What runs where: the terms SQL evaluates, those memory evaluates, and why.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Explanation/plan`.
+            package var plan: Swift.String
+            /// The statement the store runs (a store without SQL has none).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Explanation/sql`.
+            package var sql: Swift.String?
+            /// Each placeholder and its value, in order (`?1 = 40`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Explanation/bindings`.
+            package var bindings: [Swift.String]
+            /// The database's plan for the statement
+            ///
+            /// - Remark: Generated from `#/components/schemas/Explanation/databasePlan`.
+            package var databasePlan: [Swift.String]
+            /// The terms memory evaluates over the rows SQL returns, and the reasons (empty when SQL does it all).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Explanation/memory`.
+            package var memory: [Swift.String]
+            /// The database: SQLite, PostgreSQL, or none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Explanation/database`.
+            package var database: Swift.String?
+            /// Creates a new `Explanation`.
+            ///
+            /// - Parameters:
+            ///   - bound: The predicate bound to the model (an outline); left out without one.
+            ///   - plan: What runs where: the terms SQL evaluates, those memory evaluates, and why.
+            ///   - sql: The statement the store runs (a store without SQL has none).
+            ///   - bindings: Each placeholder and its value, in order (`?1 = 40`).
+            ///   - databasePlan: The database's plan for the statement
+            ///   - memory: The terms memory evaluates over the rows SQL returns, and the reasons (empty when SQL does it all).
+            ///   - database: The database: SQLite, PostgreSQL, or none.
+            package init(
+                bound: Swift.String? = nil,
+                plan: Swift.String,
+                sql: Swift.String? = nil,
+                bindings: [Swift.String],
+                databasePlan: [Swift.String],
+                memory: [Swift.String],
+                database: Swift.String? = nil
+            ) {
+                self.bound = bound
+                self.plan = plan
+                self.sql = sql
+                self.bindings = bindings
+                self.databasePlan = databasePlan
+                self.memory = memory
+                self.database = database
+            }
+            package enum CodingKeys: String, CodingKey {
+                case bound
+                case plan
+                case sql
+                case bindings
+                case databasePlan
+                case memory
+                case database
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/History`.
+        package struct History: Codable, Hashable, Sendable {
+            /// Whether the store keeps persistent history.
+            ///
+            /// - Remark: Generated from `#/components/schemas/History/tracked`.
+            package var tracked: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/History/transactions`.
+            package var transactions: [Components.Schemas.HistoryTransaction]
+            /// The `before` of the next (older) page; left out at the oldest.
+            ///
+            /// - Remark: Generated from `#/components/schemas/History/next`.
+            package var next: Swift.Int64?
+            /// Creates a new `History`.
+            ///
+            /// - Parameters:
+            ///   - tracked: Whether the store keeps persistent history.
+            ///   - transactions:
+            ///   - next: The `before` of the next (older) page; left out at the oldest.
+            package init(
+                tracked: Swift.Bool,
+                transactions: [Components.Schemas.HistoryTransaction],
+                next: Swift.Int64? = nil
+            ) {
+                self.tracked = tracked
+                self.transactions = transactions
+                self.next = next
+            }
+            package enum CodingKeys: String, CodingKey {
+                case tracked
+                case transactions
+                case next
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/HistoryTransaction`.
+        package struct HistoryTransaction: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/HistoryTransaction/number`.
+            package var number: Swift.Int64
+            /// When it was written, ISO 8601.
+            ///
+            /// - Remark: Generated from `#/components/schemas/HistoryTransaction/timestamp`.
+            package var timestamp: Swift.String
+            /// - Remark: Generated from `#/components/schemas/HistoryTransaction/author`.
+            package var author: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/HistoryTransaction/bundleID`.
+            package var bundleID: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/HistoryTransaction/contextName`.
+            package var contextName: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/HistoryTransaction/processID`.
+            package var processID: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/HistoryTransaction/changes`.
+            package var changes: [Components.Schemas.HistoryChange]
+            /// Creates a new `HistoryTransaction`.
+            ///
+            /// - Parameters:
+            ///   - number:
+            ///   - timestamp: When it was written, ISO 8601.
+            ///   - author:
+            ///   - bundleID:
+            ///   - contextName:
+            ///   - processID:
+            ///   - changes:
+            package init(
+                number: Swift.Int64,
+                timestamp: Swift.String,
+                author: Swift.String? = nil,
+                bundleID: Swift.String? = nil,
+                contextName: Swift.String? = nil,
+                processID: Swift.String? = nil,
+                changes: [Components.Schemas.HistoryChange]
+            ) {
+                self.number = number
+                self.timestamp = timestamp
+                self.author = author
+                self.bundleID = bundleID
+                self.contextName = contextName
+                self.processID = processID
+                self.changes = changes
+            }
+            package enum CodingKeys: String, CodingKey {
+                case number
+                case timestamp
+                case author
+                case bundleID
+                case contextName
+                case processID
+                case changes
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/HistoryChange`.
+        package struct HistoryChange: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/HistoryChange/type`.
+            @frozen package enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case insert = "insert"
+                case update = "update"
+                case delete = "delete"
+            }
+            /// - Remark: Generated from `#/components/schemas/HistoryChange/type`.
+            package var _type: Components.Schemas.HistoryChange._TypePayload
+            /// - Remark: Generated from `#/components/schemas/HistoryChange/entity`.
+            package var entity: Swift.String
+            /// - Remark: Generated from `#/components/schemas/HistoryChange/key`.
+            package var key: Swift.Int64
+            /// The properties an update changed.
+            ///
+            /// - Remark: Generated from `#/components/schemas/HistoryChange/properties`.
+            package var properties: [Swift.String]?
+            /// - Remark: Generated from `#/components/schemas/HistoryChange/tombstone`.
+            package var tombstone: Components.Schemas.Values?
+            /// Creates a new `HistoryChange`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - entity:
+            ///   - key:
+            ///   - properties: The properties an update changed.
+            ///   - tombstone:
+            package init(
+                _type: Components.Schemas.HistoryChange._TypePayload,
+                entity: Swift.String,
+                key: Swift.Int64,
+                properties: [Swift.String]? = nil,
+                tombstone: Components.Schemas.Values? = nil
+            ) {
+                self._type = _type
+                self.entity = entity
+                self.key = key
+                self.properties = properties
+                self.tombstone = tombstone
+            }
+            package enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case entity
+                case key
+                case properties
+                case tombstone
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Diagnostic`.
         package struct Diagnostic: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Diagnostic/line`.
@@ -1139,30 +1394,62 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Diagnostic/rendered`.
             package var rendered: Swift.String
+            /// A way out, when there is one: "did you mean 'name'?".
+            ///
+            /// - Remark: Generated from `#/components/schemas/Diagnostic/hint`.
+            package var hint: Swift.String?
+            /// Where the place starts
+            ///
+            /// - Remark: Generated from `#/components/schemas/Diagnostic/start`.
+            package var start: Swift.Int?
+            /// Where the place ends
+            ///
+            /// - Remark: Generated from `#/components/schemas/Diagnostic/end`.
+            package var end: Swift.Int?
+            /// The name the hint suggests, to put between start and end.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Diagnostic/replacement`.
+            package var replacement: Swift.String?
             /// Creates a new `Diagnostic`.
             ///
             /// - Parameters:
             ///   - line:
             ///   - column:
             ///   - rendered: The predicate with a caret under the place.
+            ///   - hint: A way out, when there is one: "did you mean 'name'?".
+            ///   - start: Where the place starts
+            ///   - end: Where the place ends
+            ///   - replacement: The name the hint suggests, to put between start and end.
             package init(
                 line: Swift.Int,
                 column: Swift.Int,
-                rendered: Swift.String
+                rendered: Swift.String,
+                hint: Swift.String? = nil,
+                start: Swift.Int? = nil,
+                end: Swift.Int? = nil,
+                replacement: Swift.String? = nil
             ) {
                 self.line = line
                 self.column = column
                 self.rendered = rendered
+                self.hint = hint
+                self.start = start
+                self.end = end
+                self.replacement = replacement
             }
             package enum CodingKeys: String, CodingKey {
                 case line
                 case column
                 case rendered
+                case hint
+                case start
+                case end
+                case replacement
             }
         }
         /// - Remark: Generated from `#/components/schemas/Failure`.
         package struct Failure: Codable, Hashable, Sendable {
-            /// bad_request, invalid_predicate, too_costly, unknown_entity, not_found, read_only, unauthorized, too_large, timeout, conflict, unavailable, keys_exhausted, store_full, store_error, internal.
+            /// bad_request, invalid_predicate, too_costly, unknown_entity, not_found, read_only, unauthorized, forbidden, too_large, timeout, conflict, unavailable, keys_exhausted, store_full, store_error, internal.
             ///
             /// - Remark: Generated from `#/components/schemas/Failure/code`.
             package var code: Swift.String
@@ -1179,7 +1466,7 @@ extension Components {
             /// Creates a new `Failure`.
             ///
             /// - Parameters:
-            ///   - code: bad_request, invalid_predicate, too_costly, unknown_entity, not_found, read_only, unauthorized, too_large, timeout, conflict, unavailable, keys_exhausted, store_full, store_error, internal.
+            ///   - code: bad_request, invalid_predicate, too_costly, unknown_entity, not_found, read_only, unauthorized, forbidden, too_large, timeout, conflict, unavailable, keys_exhausted, store_full, store_error, internal.
             ///   - message:
             ///   - diagnostic:
             ///   - evaluation:

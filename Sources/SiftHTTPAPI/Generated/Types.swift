@@ -58,6 +58,16 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/changes`.
     /// - Remark: Generated from `#/paths//v1/changes/get(changes)`.
     func changes(_ input: Operations.Changes.Input) async throws -> Operations.Changes.Output
+    /// How a fetch runs (its bound tree, its plan, the SQL with its bindings, the database's plan, and what memory does).
+    ///
+    /// - Remark: HTTP `POST /v1/explain`.
+    /// - Remark: Generated from `#/paths//v1/explain/post(explain)`.
+    func explain(_ input: Operations.Explain.Input) async throws -> Operations.Explain.Output
+    /// The store's persistent history (Core Data's), newest transaction first, with each transaction's changes.
+    ///
+    /// - Remark: HTTP `GET /v1/history`.
+    /// - Remark: Generated from `#/paths//v1/history/get(history)`.
+    func history(_ input: Operations.History.Input) async throws -> Operations.History.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -156,6 +166,32 @@ extension APIProtocol {
         headers: Operations.Changes.Input.Headers = .init()
     ) async throws -> Operations.Changes.Output {
         try await changes(Operations.Changes.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// How a fetch runs (its bound tree, its plan, the SQL with its bindings, the database's plan, and what memory does).
+    ///
+    /// - Remark: HTTP `POST /v1/explain`.
+    /// - Remark: Generated from `#/paths//v1/explain/post(explain)`.
+    package func explain(
+        headers: Operations.Explain.Input.Headers = .init(),
+        body: Operations.Explain.Input.Body
+    ) async throws -> Operations.Explain.Output {
+        try await explain(Operations.Explain.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// The store's persistent history (Core Data's), newest transaction first, with each transaction's changes.
+    ///
+    /// - Remark: HTTP `GET /v1/history`.
+    /// - Remark: Generated from `#/paths//v1/history/get(history)`.
+    package func history(
+        query: Operations.History.Input.Query = .init(),
+        headers: Operations.History.Input.Headers = .init()
+    ) async throws -> Operations.History.Output {
+        try await history(Operations.History.Input(
             query: query,
             headers: headers
         ))

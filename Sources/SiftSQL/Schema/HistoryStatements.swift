@@ -42,9 +42,10 @@ package enum HistoryStatements {
     ///     any.
     ///   - dialect: The dialect the statement is written in.
     /// - Returns: The SELECT.
-    package static func selectTransactions(after: Int64, since: Double?, in dialect: any SQLDialect) -> SQLQuery {
+    package static func selectTransactions(after: Int64, since: Double?, before: Int64? = nil, in dialect: any SQLDialect) -> SQLQuery {
         let t = { (name: String) in SQLExpression.column("t", name, nullable: true) }
         var conditions: [SQLExpression] = [.compare(.greater, t("Z_PK"), .value(.integer(after)))]
+        if let before { conditions.append(.compare(.less, t("Z_PK"), .value(.integer(before)))) }
         if let since { conditions.append(.compare(.greaterOrEqual, t("ZTIMESTAMP"), .value(.real(since)))) }
         let names = ["AUTHOR", "BUNDLEID", "CONTEXTNAME", "PROCESSID"]
         return SQLRenderer.render(.select(SQLSelect(

@@ -129,11 +129,12 @@ extension SQLiteStore {
     /// - Parameters:
     ///   - token: The last transaction already read; nil to read from the first.
     ///   - date: When given, only transactions at or after it are read.
+    ///   - number: When given, only transactions numbered below it are read (a page of older history).
     /// - Returns: The transactions, oldest first, each with its changes; empty when there are none.
     /// - Throws: `StoreError.invalidRequest` when the store keeps no persistent history or `token` is of another
     ///   store; the store's error (such as `.sqlite` or `.locked`) when reading it fails.
-    public func persistentHistory(after token: PersistentHistoryToken? = nil, since date: Date? = nil) throws(StoreError)
-        -> [PersistentHistoryTransaction]
+    public func persistentHistory(after token: PersistentHistoryToken? = nil, since date: Date? = nil,
+                                  before number: Int64? = nil) throws(StoreError) -> [PersistentHistoryTransaction]
     {
         try requireHistory()
         let dialect = SQLiteDialect()
@@ -146,7 +147,7 @@ extension SQLiteStore {
             if case .integer(let key) = row[0], case .text(let text) = row[1] { strings[key] = text }
         }
         let transactionRows = try historyQuery(HistoryStatements.selectTransactions(
-            after: token?.transactionNumber ?? Int64.min, since: date?.timeIntervalSinceReferenceDate, in: dialect))
+            after: token?.transactionNumber ?? Int64.min, since: date?.timeIntervalSinceReferenceDate, before: number, in: dialect))
         guard !transactionRows.isEmpty else { return [] }
         let numbers = transactionRows.compactMap { row -> Int64? in if case .integer(let n) = row[0] { n } else { nil } }
         // The store's own names of its entities (history may name entities the model no longer has).

@@ -92,6 +92,14 @@ public protocol SQLPersistentStore: ImportingStore {
 }
 
 extension SQLPersistentStore {
+    /// A statement's bindings, one line each, as its placeholders name them (`?1 = 40`, `$2 = 'S'`).
+    ///
+    /// - Parameter query: A statement of this store's dialect.
+    /// - Returns: One line per binding, in order.
+    public func bindingLines(_ query: SQLQuery) -> [String] {
+        query.bindings.enumerated().map { "\(schema.dialect.placeholder($0 + 1)) = \($1)" }
+    }
+
     /// Loads every object of a data set, in one transaction, with no progress reports.
     ///
     /// - Parameter dataSet: A data set of the store's model.

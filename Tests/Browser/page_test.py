@@ -1,0 +1,440 @@
+#!/usr/bin/env python3
+"""The page `sift serve` serves at /, in a real browser (Chromium through
+Selenium): against the conformance company data set (read-write) and a store
+Apple's Core Data wrote (read-only, from ../shared/coredata-stores, used on a
+copy). Every state is saved as a screenshot in the artifacts folder.
+
+    python3 Tests/Browser/page_test.py --sift .build/debug/sift --artifacts .build/browser
+
+Chromium and chromedriver come from Debian's packages, Selenium from PyPI
+(.ci/run installs them). Exits non-zero when a check fails.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COMPANY = os.path.join(ROOT, "Tests", "SiftTests", "Fixtures", "company.json")
+CORE_DATA = os.path.join(ROOT, "..", "shared", "coredata-stores", "coredataplus-samplemodel2-v2", "SampleModel2_V2.sqlite")
+HOSTILE = "<script>document.title='owned'</script><img src=x onerror=\"document.title='owned'\">&amp;"
+
+
+class Server:
+    """`sift serve` on 127.0.0.1, on a free port, until stopped."""
+
+    def __init__(self, sift, store, writable, scratch):
+        arguments = [sift, "serve", "--store", store, "--port", "0"] + (["--writable"] if writable else [])
+        self.out = open(os.path.join(scratch, os.path.basename(store) + ".out"), "w+")
+        self.err = open(os.path.join(scratch, os.path.basename(store) + ".err"), "w+")
+        self.process = subprocess.Popen(arguments, stdout=self.out, stderr=self.err)
+        deadline = time.time() + 30
+        self.url = None
+        while time.time() < deadline and self.url is None:
+            self.out.seek(0)
+            for line in self.out:
+                if line.startswith("listening on "):
+                    self.url = line.split(" ", 2)[2].strip()
+            time.sleep(0.05)
+        if self.url is None:
+            self.err.seek(0)
+            raise RuntimeError("sift serve did not start: " + self.err.read())
+
+    def post(self, path, body):
+        request = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), method="POST",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=20) as answer:
+                return answer.status, json.loads(answer.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"{}")
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=20)
+
+
+class Run:
+    def __init__(self, driver, artifacts):
+        self.driver = driver
+        self.artifacts = artifacts
+        self.failures = []
+        self.passed = 0
+        self.shots = 0
+
+    def wait(self, condition, timeout=15, message=""):
+        # The page redraws what it shows: an element found may be replaced before it is read.
+        return WebDriverWait(self.driver, timeout, ignored_exceptions=[StaleElementReferenceException]).until(condition, message)
+
+    def testid(self, name):
+        return self.wait(EC.presence_of_element_located((By.CSS_SELECTOR, f'[data-testid="{name}"]')), message=f"no element {name}")
+
+    def visible(self, name):
+        return self.wait(EC.visibility_of_element_located((By.CSS_SELECTOR, f'[data-testid="{name}"]')), message=f"{name} not shown")
+
+    def click(self, name, inner=""):
+        selector = f'[data-testid="{name}"]{inner}'
+        for attempt in range(3):
+            element = self.wait(EC.element_to_be_clickable((By.CSS_SELECTOR, selector)), message=f"{name} not clickable")
+            try:
+                self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+                element.click()
+                return element
+            except StaleElementReferenceException:
+                if attempt == 2:
+                    raise
+
+    def text_starts(self, name, prefix, timeout=15):
+        self.wait(lambda d: d.find_element(By.CSS_SELECTOR, f'[data-testid="{name}"]').text.startswith(prefix), timeout,
+                  f"{name} does not start with {prefix!r}")
+
+    def shot(self, name):
+        self.shots += 1
+        path = os.path.join(self.artifacts, f"{self.shots:02d}-{name}.png")
+        self.driver.save_screenshot(path)
+
+    def check(self, name, body):
+        started = time.time()
+        try:
+            body()
+            self.passed += 1
+            print(f"✔ {name} ({time.time() - started:.1f} s)", flush=True)
+        except Exception as error:  # every failure is reported, then the run goes on
+            self.failures.append(name)
+            message = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            where = traceback.extract_tb(error.__traceback__)
+            lines = ", ".join(str(frame.lineno) for frame in where if frame.filename == __file__)
+            print(f"✘ {name}: {message} (page_test.py lines {lines})", flush=True)
+            self.shot("FAILED-" + name.replace(" ", "-")[:40])
+        finally:
+            self.shot(name.replace(" ", "-")[:48])
+
+    def logs(self):
+        """The browser console's errors (a violation of the content security policy is one)."""
+        try:
+            return [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
+        except Exception:
+            return []
+
+
+def sift_count(sift, store, entity, predicate):
+    out = subprocess.run([sift, "count", "--store", store, "--entity", entity, predicate], check=True, capture_output=True, text=True)
+    return int(out.stdout.strip())
+
+
+def make_driver():
+    options = webdriver.ChromeOptions()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1360,900",
+                     "--no-proxy-server", "--disable-background-networking", "--disable-extensions"]:
+        options.add_argument(argument)
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if chromium:
+        options.binary_location = chromium
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    return webdriver.Chrome(service=Service(driver_path), options=options)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sift", required=True)
+    parser.add_argument("--artifacts", required=True)
+    arguments = parser.parse_args()
+    sift = os.path.abspath(arguments.sift)
+    artifacts = os.path.abspath(arguments.artifacts)
+    shutil.rmtree(artifacts, ignore_errors=True)
+    os.makedirs(artifacts)
+    scratch = tempfile.mkdtemp(prefix="sift-browser-")
+
+    company = os.path.join(scratch, "company.sqlite")
+    subprocess.run([sift, "import", "--store", company, "--data", COMPANY], check=True, capture_output=True)
+    servers = []
+    company_server = Server(sift, company, True, scratch)
+    servers.append(company_server)
+    # A hostile string, stored as any value is.
+    status, answer = company_server.post("/v1/save", {"inserts": [{"temporaryID": -1, "entity": "Tag", "values": {"name": HOSTILE}}]})
+    assert status == 200, answer
+    hostile_key = answer["keys"][0]["key"]
+
+    core_data_server = None
+    if os.path.exists(CORE_DATA):
+        copy = os.path.join(scratch, "SampleModel2_V2.sqlite")
+        shutil.copy(CORE_DATA, copy)
+        core_data_server = Server(sift, copy, False, scratch)
+        servers.append(core_data_server)
+    else:
+        print(f"note: {CORE_DATA} is absent: the Core Data store's checks are skipped", flush=True)
+
+    driver = make_driver()
+    run = Run(driver, artifacts)
+    base = company_server.url
+    try:
+        def open_page():
+            driver.get(base + "/")
+            run.wait(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+            entities = run.testid("entity-list")
+            for name in ["Department", "Employee", "Tag"]:
+                entities.find_element(By.CSS_SELECTOR, f'[data-testid="entity-{name}"]')
+            run.text_starts("count-Employee", str(sift_count(sift, company, "Employee", "TRUEPREDICATE")))
+            run.testid("diagram")
+        run.check("page opens with the model", open_page)
+
+        def choose_entity():
+            run.click("entity-Employee", " > a")
+            run.visible("results-table")
+            run.wait(lambda d: len(d.find_elements(By.CSS_SELECTOR, '[data-testid="results-table"] tbody tr')) > 0)
+            total = sift_count(sift, company, "Employee", "TRUEPREDICATE")
+            run.text_starts("result-count", f"{total} ")
+        run.check("choose an entity", choose_entity)
+
+        predicate = "age > 40 AND department.name BEGINSWITH[c] 'e'"
+
+        def type_predicate():
+            field = run.testid("predicate-input")
+            field.clear()
+            field.send_keys(predicate)
+            expected = sift_count(sift, company, "Employee", predicate)
+            run.text_starts("result-count", f"{expected} ")
+            assert "predicate=" in driver.current_url, driver.current_url
+            rows = driver.find_elements(By.CSS_SELECTOR, '[data-testid="results-table"] tbody tr')
+            assert len(rows) == min(expected, 50) or expected == 0, (len(rows), expected)
+        run.check("type a predicate: the count is sift count's", type_predicate)
+
+        def link_reproduces():
+            url = driver.current_url
+            driver.get(url)
+            expected = sift_count(sift, company, "Employee", predicate)
+            run.text_starts("result-count", f"{expected} ")
+            assert run.testid("predicate-input").get_attribute("value") == predicate
+        run.check("the URL reproduces the view", link_reproduces)
+
+        def broken_predicate():
+            field = run.testid("predicate-input")
+            field.clear()
+            field.send_keys("agee > 40")
+            diagnostic = run.visible("diagnostic")
+            run.wait(lambda d: "agee" in diagnostic.text and "^" in diagnostic.text)
+            assert "did you mean 'age'" in diagnostic.text, diagnostic.text
+            run.shot("diagnostic")
+            run.click("apply-suggestion")
+            run.wait(lambda d: run.testid("predicate-input").get_attribute("value") == "age > 40")
+            run.text_starts("result-count", str(sift_count(sift, company, "Employee", "age > 40")))
+            field = run.testid("predicate-input")
+            field.send_keys(" AND (")
+            run.wait(lambda d: d.find_element(By.CSS_SELECTOR, '[data-testid="diagnostic"]').is_displayed())
+        run.check("a broken predicate shows its diagnostic", broken_predicate)
+
+        def completion():
+            field = run.testid("predicate-input")
+            field.clear()
+            field.send_keys("department.bu")
+            run.visible("completion-budget")
+            field.send_keys(Keys.TAB)
+            run.wait(lambda d: run.testid("predicate-input").get_attribute("value") == "department.budget")
+            field.send_keys(" > 1000000")
+            run.text_starts("result-count", str(sift_count(sift, company, "Employee", "department.budget > 1000000")))
+        run.check("key paths complete through relationships", completion)
+
+        def paging():
+            driver.get(base + "/?entity=Employee&sort=name:asc")
+            run.visible("results-table")
+            total = sift_count(sift, company, "Employee", "TRUEPREDICATE")
+            run.text_starts("result-count", str(total))
+            first = [r.text for r in driver.find_elements(By.CSS_SELECTOR, '[data-testid="results-table"] tbody tr td:first-child')]
+            seen = list(first)
+            pages = 1
+            while run.testid("page-next").is_enabled():
+                before = run.testid("page-number").text
+                run.click("page-next")
+                run.wait(lambda d: run.testid("page-number").text != before)
+                seen += [r.text for r in driver.find_elements(By.CSS_SELECTOR, '[data-testid="results-table"] tbody tr td:first-child')]
+                pages += 1
+            assert len(seen) == total and len(set(seen)) == total, (len(seen), len(set(seen)), total)
+            run.shot("last-page")
+            for _ in range(pages - 1):
+                before = run.testid("page-number").text
+                run.click("page-prev")
+                run.wait(lambda d: run.testid("page-number").text != before)
+            again = [r.text for r in driver.find_elements(By.CSS_SELECTOR, '[data-testid="results-table"] tbody tr td:first-child')]
+            assert again == first, (again[:5], first[:5])
+        run.check("page forward and back (keyset)", paging)
+
+        def follow_relationships():
+            driver.get(base + "/?entity=Department")
+            run.visible("results-table")
+            link = run.wait(EC.element_to_be_clickable((By.CSS_SELECTOR, '[data-testid^="to-many-employees-"]')))
+            count = int(link.text.split()[0])
+            owner = link.get_attribute("data-testid").rsplit("-", 1)[1]
+            link.click()
+            run.text_starts("result-count", f"{count} ")
+            run.testid("scope")
+            to_one = run.wait(EC.element_to_be_clickable((By.CSS_SELECTOR, '[data-testid^="to-one-department-"]')))
+            to_one.click()
+            view = run.visible("object-view")
+            run.wait(lambda d: f"Department {owner}" in view.text)
+        run.check("follow a to-many, then a to-one", follow_relationships)
+
+        def explain():
+            driver.get(base + "/?entity=Employee&predicate=" + urllib.request.quote("age > 40 AND department.name == 'Engineering'"))
+            run.visible("results-table")
+            run.click("explain-button")
+            sql = run.visible("explain-sql")
+            assert "SELECT" in sql.text and "ZEMPLOYEE" in sql.text, sql.text
+            assert "?1 = 40" in run.testid("explain-bindings").text
+            assert run.testid("explain-plan").text.strip()
+        run.check("explain shows the SQL, bindings and plan", explain)
+
+        def group():
+            driver.get(base + "/?entity=Employee")
+            run.visible("results-table")
+            run.click("group-button")
+            field = run.visible("group-by-input")
+            field.send_keys("department.name")
+            Select(run.testid("aggregate-function")).select_by_value("average")
+            Select(run.testid("aggregate-attribute")).select_by_value("salary")
+            run.click("group-run")
+            chart = run.visible("chart")
+            bars = chart.find_elements(By.CSS_SELECTOR, '[data-testid="chart-bar"]')
+            status, answer = company_server.post("/v1/fetch", {"entity": "Employee", "result": "dictionaries", "groupBy": ["department.name"],
+                                                               "select": [{"name": "g", "expression": "department.name"}]})
+            assert status == 200 and len(bars) == len(answer["dictionaries"]), (len(bars), answer)
+            assert "group=department.name" in driver.current_url
+        run.check("group by a key path: a table and a bar chart", group)
+
+        def hostile():
+            driver.get(base + f"/?entity=Tag&object={hostile_key}")
+            run.visible("object-view")
+            run.wait(lambda d: run.testid("edit-name").get_attribute("value") == HOSTILE)
+            driver.get(base + "/?entity=Tag&predicate=" + urllib.request.quote("name BEGINSWITH '<script>'"))
+            run.text_starts("result-count", "1 ")
+            table = run.visible("results-table")
+            assert HOSTILE in table.text
+            assert not table.find_elements(By.TAG_NAME, "img") and not table.find_elements(By.TAG_NAME, "script")
+            assert driver.title != "owned", driver.title
+        run.check("a hostile string is shown as text", hostile)
+
+        def edit_and_conflict():
+            key = company_server.post("/v1/fetch", {"entity": "Employee", "sort": [{"keyPath": "name"}], "limit": 1})[1]["objects"][0]["key"]
+            driver.get(base + f"/?entity=Employee&object={key}")
+            run.visible("object-view")
+            field = run.testid("edit-nickname")
+            run.driver.find_element(By.CSS_SELECTOR, '[data-testid="nil-nickname"]').is_selected() and run.click("nil-nickname")
+            field.clear()
+            field.send_keys("Edited in the page")
+            run.click("save-object")
+            run.text_starts("save-message", "Saved")
+            status, answer = company_server.post("/v1/objects", {"entity": "Employee", "keys": [key]})
+            row = answer["objects"][0]
+            assert row["values"].get("nickname") == "Edited in the page", row
+            # Another client saves the same object; the page still holds the version it read.
+            field = run.testid("edit-nickname")
+            field.clear()
+            field.send_keys("The page's value")
+            values = dict(row["values"], nickname="Another client's value")
+            status, answer = company_server.post("/v1/save", {"updates": [{"entity": "Employee", "key": key, "expectedVersion": row["version"],
+                                                                            "values": values, "toOne": {k: {"key": v} for k, v in row["toOne"].items()}}]})
+            assert status == 200, answer
+            run.click("save-object")
+            conflict = run.visible("conflict")
+            assert "The page's value" in conflict.text and "Another client's value" in conflict.text, conflict.text
+            run.shot("conflict")
+            run.click("policy-objectTrump")
+            run.text_starts("save-message", "Saved")
+            status, answer = company_server.post("/v1/objects", {"entity": "Employee", "keys": [key]})
+            assert answer["objects"][0]["values"].get("nickname") == "The page's value", answer
+        run.check("an edit is saved, and a conflict is shown", edit_and_conflict)
+
+        def cross_site_write_refused():
+            status, _ = company_server.post("/v1/fetch", {"entity": "Tag", "result": "count"})
+            assert status == 200
+            request = urllib.request.Request(base + "/v1/save", method="POST", data=b'{"deletes":[{"entity":"Tag","key":1}]}',
+                                             headers={"Content-Type": "application/json", "Origin": "http://evil.example"})
+            try:
+                urllib.request.urlopen(request, timeout=10)
+                raise AssertionError("a cross-site write was taken")
+            except urllib.error.HTTPError as error:
+                assert error.code == 403, error.code
+            # From the page's own origin but without its token: refused too.
+            request = urllib.request.Request(base + "/v1/save", method="POST", data=b'{"deletes":[{"entity":"Tag","key":1}]}',
+                                             headers={"Content-Type": "application/json", "Origin": base, "Sec-Fetch-Site": "same-origin"})
+            try:
+                urllib.request.urlopen(request, timeout=10)
+                raise AssertionError("a browser's write without the page's token was taken")
+            except urllib.error.HTTPError as error:
+                assert error.code == 403, error.code
+            errors = [entry for entry in run.logs() if "Content Security Policy" in entry["message"]]
+            assert not errors, errors
+        run.check("writes from another site are refused; no CSP violation", cross_site_write_refused)
+
+        def export():
+            driver.get(base + "/?entity=Department")
+            run.visible("results-table")
+            run.click("export-csv")
+            run.wait(lambda d: "exported" in run.testid("status").text)
+            run.click("export-jsonl")
+            run.wait(lambda d: "exported 4 objects" in run.testid("status").text or "exported" in run.testid("status").text)
+        run.check("export the view as CSV and JSON lines", export)
+
+        if core_data_server:
+            cd = core_data_server.url
+            store = os.path.join(scratch, "SampleModel2_V2.sqlite")
+
+            def core_data():
+                driver.get(cd + "/")
+                entities = run.testid("entity-list")
+                book = entities.find_element(By.CSS_SELECTOR, '[data-testid="entity-Book"]')
+                book.find_element(By.CSS_SELECTOR, '[data-testid="entity-GraphicNovel"]')  # a subentity under its parent
+                run.text_starts("count-Book", str(sift_count(sift, store, "Book", "TRUEPREDICATE")))
+                run.click("entity-Page", " > a")
+                field = run.testid("predicate-input")
+                field.send_keys("number > 50")
+                run.text_starts("result-count", str(sift_count(sift, store, "Page", "number > 50")) + " ")
+                assert run.testid("mode").text == "read-only"
+            run.check("a store Core Data wrote: entities, subentities, a predicate", core_data)
+
+            def core_data_history():
+                driver.get(cd + "/?view=history")
+                run.visible("history-table")
+                rows = driver.find_elements(By.CSS_SELECTOR, '[data-testid="history-table"] tbody tr')
+                assert rows, "no transactions"
+            run.check("a Core Data store's history", core_data_history)
+
+            def core_data_diagram():
+                driver.get(cd + "/?view=diagram")
+                diagram = run.visible("diagram")
+                diagram.find_element(By.CSS_SELECTOR, '[data-testid="diagram-Book"]')
+            run.check("a Core Data store's model as a diagram", core_data_diagram)
+    finally:
+        severe = run.logs()
+        driver.quit()
+        for server in servers:
+            server.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    print(f"\n{run.passed} passed, {len(run.failures)} failed; screenshots in {artifacts}")
+    if severe:
+        print("browser console errors:", *[entry["message"] for entry in severe], sep="\n  ")
+    if run.failures:
+        print("failed:", ", ".join(run.failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
