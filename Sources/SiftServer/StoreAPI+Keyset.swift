@@ -94,12 +94,19 @@ extension StoreAPI {
     /// The cursor after the last of `nodes`, the page of `body` that began after `previous` (nil for a first page).
     func cursor(after nodes: [RowNode], request: FetchRequest, body: Components.Schemas.FetchBody, previous: String?) throws -> String? {
         guard !nodes.isEmpty else { return nil }
-        let tuples = try sortValues(of: nodes, keyPaths: request.sortDescriptors.map(\.keyPath))
+        let sort = request.sortDescriptors
+        // Ties as the sort sees them: a case-insensitive key's strings folded as `[c]` folds them.
+        func key(_ tuple: [PredicateValue]) -> [PredicateValue] {
+            zip(tuple, sort).map { value, descriptor in
+                if descriptor.caseInsensitive, case .string(let text) = value { .string(StringFolding.fold(text, .caseInsensitive)) } else { value }
+            }
+        }
+        let tuples = try sortValues(of: nodes, keyPaths: sort.map(\.keyPath))
         let lastTuple = tuples[tuples.count - 1]
-        var skip = tuples.reversed().prefix { $0 == lastTuple }.count
+        var skip = tuples.reversed().prefix { key($0) == key(lastTuple) }.count
         // A page of ties only continues the run the previous page ended with.
         if skip == nodes.count, let previous, let cursor = PageCursor(text: previous),
-           (try? cursor.values.map { container throws(WireError) in try WireValue.value(container) }) == lastTuple {
+           let values = try? cursor.values.map({ container throws(WireError) in try WireValue.value(container) }), key(values) == key(lastTuple) {
             skip += cursor.skip
         }
         return PageCursor(shape: PageCursor.shape(of: body), values: lastTuple.map(WireValue.container), skip: skip).text

@@ -189,7 +189,8 @@ enum PageScript {
       case 'uuid': return h('span', { class: 'uuid' }, value.uuid);
       case 'data': {
         const bytes = base64Bytes(value.data);
-        const kind = attribute?.type === 'transformable' ? 'transformable, ' : '';
+        const plist = bytes.length >= 8 && String.fromCharCode(...bytes.slice(0, 8)) === 'bplist00';
+        const kind = (attribute?.type === 'transformable' ? 'transformable, ' : '') + (plist ? 'a binary property list, ' : '');
         const link = h('a', { href: '#', class: 'download', title: 'download the bytes' }, `${bytes.length} bytes`);
         link.addEventListener('click', (event) => {
           event.preventDefault();
@@ -393,6 +394,8 @@ enum PageScript {
       else if (inverse) { terms.push(`ANY ${inverse.name} == %@`); args.push(object); }
       else if (state.of.members) { terms.push('SELF IN %@'); args.push(state.of.members.map((id) => ({ object: { entity: entity.name, id } }))); }
     }
+    // The box's text alone is sent as typed, so that a diagnostic's place is the box's.
+    if (terms.length === 1 && !state.of) return { predicate: state.predicate, arguments: args };
     return { predicate: terms.length ? terms.join(' AND ') : undefined, arguments: args };
   }
 
@@ -498,7 +501,7 @@ enum PageScript {
     diagnostic.textContent = detail?.rendered ?? error.message;
     clear(suggestion);
     suggestion.hidden = true;
-    const offset = state.predicate.trim() ? 1 : 0; // the box's text is wrapped in parentheses
+    const offset = state.of ? 1 : 0; // with a relationship's scope, the box's text is wrapped in parentheses
     if (detail?.replacement && detail.start !== undefined && detail.end !== undefined) {
       const start = detail.start - offset;
       const end = detail.end - offset;
@@ -1047,6 +1050,17 @@ enum PageScript {
 
   // ---- The model as a diagram -----------------------------------------------
 
+  /** Where the line from a box's center towards (x, y) leaves the box. */
+  function border(box, x, y) {
+    const cx = box.x + box.width / 2;
+    const cy = box.y + box.height / 2;
+    const dx = x - cx;
+    const dy = y - cy;
+    if (!dx && !dy) return [cx, cy];
+    const scale = Math.min(dx ? (box.width / 2) / Math.abs(dx) : Infinity, dy ? (box.height / 2) / Math.abs(dy) : Infinity);
+    return [cx + dx * scale, cy + dy * scale];
+  }
+
   function renderDiagram() {
     const entities = [...model.entities.values()];
     const columns = Math.max(1, Math.ceil(Math.sqrt(entities.length)));
@@ -1078,7 +1092,8 @@ enum PageScript {
         if (!a || !b) continue;
         const inverse = entityNamed(relationship.destination)?.relationships.find((r) => r.name === relationship.inverse);
         const ends = `${inverse ? (inverse.toMany ? '∗' : '1') : ''}–${relationship.toMany ? '∗' : '1'}`;
-        const [x1, y1, x2, y2] = [a.x + a.width / 2, a.y + a.height / 2, b.x + b.width / 2, b.y + b.height / 2];
+        const [x1, y1] = border(a, b.x + b.width / 2, b.y + b.height / 2);
+        const [x2, y2] = border(b, a.x + a.width / 2, a.y + a.height / 2);
         if (a === b) {
           lines.push(s('path', { class: 'link', d: `M ${a.x + a.width} ${a.y + 20} c 40 0 40 30 0 30` }),
             s('text', { class: 'link-label', x: a.x + a.width + 34, y: a.y + 40 }, `${relationship.name} ${ends}`));
@@ -1108,7 +1123,7 @@ enum PageScript {
     });
     append(frame.main, h('section', { class: 'diagram-wrap' }, h('h2', {}, 'Model'),
       s('svg', { class: 'diagram', testid: 'diagram', viewBox: `0 0 ${width} ${height}`, width, height, role: 'img', 'aria-label': 'the model: entities and relationships' },
-        s('title', {}, 'Entities and their relationships'), lines, boxes)));
+        s('title', {}, 'Entities and their relationships'), boxes, lines)));
   }
 
   // ---- History ------------------------------------------------------------

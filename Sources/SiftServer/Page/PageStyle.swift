@@ -118,7 +118,7 @@ svg.diagram text { font-size: 12px; fill: var(--ink); }
 svg.diagram text.title { font-weight: 700; }
 svg.diagram .link { stroke: #8b99a8; stroke-width: 1.2; fill: none; }
 svg.diagram .inherits { stroke: var(--accent); stroke-dasharray: 5 4; }
-svg.diagram .link-label { fill: var(--muted); font-size: 11px; }
+svg.diagram .link-label { fill: var(--muted); font-size: 11px; paint-order: stroke; stroke: #fff; stroke-width: 4px; stroke-linejoin: round; }
 .history ul.changes { margin: 0; padding-left: 16px; white-space: normal; }
 .history li.insert { color: var(--good); }
 .history li.delete { color: var(--bad); }

@@ -31,7 +31,7 @@ struct HTTPAPIDocumentTests {
             let text = line.trimmingCharacters(in: .whitespaces)
             return text.hasPrefix("operationId: ") ? String(text.dropFirst("operationId: ".count)) : nil
         }
-        #expect(operations.count == 8)
+        #expect(operations.count == 10)
         let server = try String(contentsOf: Self.folder.appendingPathComponent("Generated/Types.swift"), encoding: .utf8)
         for operation in operations { #expect(server.contains("func \(operation)(_ input:"), "\(operation)") }
     }
