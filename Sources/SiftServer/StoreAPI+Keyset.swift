@@ -1,9 +1,9 @@
 // Keyset paging for the fetch operation: a page's `next` cursor holds the
-// sort values of its last object and how many objects before it share them;
-// the next page is the rest of those ties, then the objects whose sort
-// values come after, each found by a predicate (`%K > %@`, nil placed as
-// sorts place it), so a far page costs what the first does (but for a long
-// run of equal sort values, and in key order with no sort, which count).
+// sort values of its last object and how many objects with those values it
+// has returned; the next page is one fetch of the objects sorted at or after
+// them (`%K == %@ OR %K > %@`, nil placed as sorts place it) that skips those
+// ties, so a far page costs what the first does (but for a long run of equal
+// sort values, and in key order with no sort, where the skip is a count).
 
 #if HTTP  // the package trait that brings the HTTP stack (on by default)
 import Foundation
@@ -60,7 +60,7 @@ struct PageCursor: Codable, Sendable {
 }
 
 extension StoreAPI {
-    /// A page of objects after `cursor`: the rest of its ties, then the objects sorted after them.
+    /// A page of objects after `cursor`: the rest of its ties, then the objects sorted after them, in one fetch.
     func objects(after text: String, request: FetchRequest, body: Components.Schemas.FetchBody, steps: Int) throws -> [RowNode] {
         guard body.offset ?? 0 == 0 else { throw ServerFailure.badRequest("a cursor ('after') pages by itself: leave out 'offset'") }
         guard let cursor = PageCursor(text: text), cursor.shape == PageCursor.shape(of: body),
@@ -78,16 +78,15 @@ extension StoreAPI {
             next.regularExpressionStepLimit = request.regularExpressionStepLimit
             return next
         }
-        // The objects sharing the last sort values, past those already returned.
-        var ties = conjunction(Self.equalTerm(request.sortDescriptors, values))
-        ties.fetchOffset = cursor.skip
-        ties.fetchLimit = limit
-        var nodes = try EvaluationBudget.run(steps: steps) { () throws(StoreError) in try store.rows(for: try store.compile(ties)) }
-        if nodes.count < limit, !request.sortDescriptors.isEmpty {
-            var after = conjunction(Self.afterTerm(request.sortDescriptors[...], values[...]))
-            after.fetchLimit = limit - nodes.count
-            nodes += try EvaluationBudget.run(steps: steps) { () throws(StoreError) in try store.rows(for: try store.compile(after)) }
-        }
+        // The objects sorted at or after the last one, past the ties already returned: in the sort's order
+        // the ties come first, so one fetch skips them and goes on.
+        let equal = Self.equalTerm(request.sortDescriptors, values)
+        let later = Self.afterTerm(request.sortDescriptors[...], values[...])
+        var next = request.sortDescriptors.isEmpty ? conjunction(equal)
+            : conjunction(("(\(equal.0)) OR (\(later.0))", equal.1 + later.1))
+        next.fetchOffset = cursor.skip
+        next.fetchLimit = limit
+        let nodes = try EvaluationBudget.run(steps: steps) { () throws(StoreError) in try store.rows(for: try store.compile(next)) }
         return nodes
     }
 
