@@ -109,10 +109,13 @@ struct StorePageTests {
         return keys
     }
 
-    @Test("Cursors page through any sort (nil first or last, ties, key paths, case-insensitive) exactly as one fetch returns it")
-    func keysetPaging() async throws {
+    @Test("Cursors page through any sort (nil first or last, ties, key paths, case-insensitive) exactly as one fetch returns it, on every kind of store",
+          arguments: StoreKind.allCases)
+    func keysetPaging(_ kind: StoreKind) async throws {
         try await offThePool {
-            let served = try ServedCompany()
+            let store = try kind.make()
+            let served = try TestServer(serving: store.store)
+            defer { served.stop() }
             let keyPaths = ["name", "nickname", "age", "salary", "rating", "isManager", "startDate", "department.name",
                             "manager.name", "department.budget"]
             let predicates: [String?] = [nil, "age > 30", "nickname == nil OR rating > 3", "FALSEPREDICATE"]
