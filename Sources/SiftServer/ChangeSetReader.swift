@@ -96,6 +96,13 @@ struct SaveRequestReader {
             }
             values[attribute.slot] = value
         }
+        // What a context refuses before saving, refused here too: a required attribute left nil.
+        let missing = entity.attributes.filter { !$0.isOptional && $0.isStored && values[$0.slot] == .null }
+        if !missing.isEmpty {
+            throw StoreError.validation(missing.map {
+                SaveValidationFailure(object: entity.name, property: $0.name, reason: "is required but has no value")
+            })
+        }
         return values
     }
 

@@ -138,8 +138,10 @@ def sift_count(sift, store, entity, predicate):
     return int(out.stdout.strip())
 
 
-def make_driver():
+def make_driver(downloads=None):
     options = webdriver.ChromeOptions()
+    if downloads:
+        options.add_experimental_option("prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
     for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1360,900",
                      "--no-proxy-server", "--disable-background-networking", "--disable-extensions"]:
         options.add_argument(argument)
@@ -148,7 +150,10 @@ def make_driver():
         options.binary_location = chromium
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-    return webdriver.Chrome(service=Service(driver_path), options=options)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    if downloads:
+        driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+    return driver
 
 
 def main():
@@ -181,7 +186,9 @@ def main():
     else:
         print(f"note: {CORE_DATA} is absent: the Core Data store's checks are skipped", flush=True)
 
-    driver = make_driver()
+    downloads = os.path.join(scratch, "downloads")
+    os.makedirs(downloads)
+    driver = make_driver(downloads)
     run = Run(driver, artifacts)
     base = company_server.url
     try:
@@ -383,13 +390,38 @@ def main():
         run.check("writes from another site are refused; no CSP violation", cross_site_write_refused)
 
         def export():
-            driver.get(base + "/?entity=Department")
-            run.visible("results-table")
+            predicate = "budget > 100000"
+            expected = sift_count(sift, company, "Department", predicate)
+            driver.get(base + "/?entity=Department&predicate=" + urllib.request.quote(predicate))
+            run.text_starts("result-count", f"{expected} ")
             run.click("export-csv")
-            run.wait(lambda d: "exported" in run.testid("status").text)
+            csv_path = os.path.join(downloads, "Department.csv")
+            run.wait(lambda d: os.path.exists(csv_path) and os.path.getsize(csv_path) > 0, message="no CSV downloaded")
+            lines = open(csv_path, encoding="utf-8", newline="").read().strip().split("\r\n")
+            assert lines[0].startswith("entity,id,name,budget") and len(lines) == expected + 1, lines
             run.click("export-jsonl")
-            run.wait(lambda d: "exported 4 objects" in run.testid("status").text or "exported" in run.testid("status").text)
+            jsonl_path = os.path.join(downloads, "Department.jsonl")
+            run.wait(lambda d: os.path.exists(jsonl_path) and os.path.getsize(jsonl_path) > 0, message="no JSON lines downloaded")
+            rows = [json.loads(line) for line in open(jsonl_path, encoding="utf-8").read().splitlines()]
+            assert len(rows) == expected and all(row["entity"] == "Department" and row["budget"] > 100000 for row in rows), rows
         run.check("export the view as CSV and JSON lines", export)
+
+        def insert_and_delete():
+            before = sift_count(sift, company, "Tag", "TRUEPREDICATE")
+            driver.get(base + "/?entity=Tag")
+            run.click("insert-button")
+            run.visible("new-object")
+            run.testid("edit-name").send_keys("made in the page")
+            run.click("insert-save")
+            view = run.visible("object-view")
+            run.wait(lambda d: run.testid("edit-name").get_attribute("value") == "made in the page")
+            assert sift_count(sift, company, "Tag", "name == 'made in the page'") == 1
+            run.click("delete-object")
+            run.click("delete-object")  # the second click confirms
+            run.visible("results-table")
+            run.wait(lambda d: sift_count(sift, company, "Tag", "TRUEPREDICATE") == before, message="the tag was not deleted")
+            del view
+        run.check("insert an object, then delete it", insert_and_delete)
 
         if core_data_server:
             cd = core_data_server.url

@@ -812,7 +812,13 @@ enum PageScript {
     }
     const name = `${entity.name}.${format === 'csv' ? 'csv' : 'jsonl'}`;
     if (format === 'jsonl') {
-      const lines = rows.map((row) => JSON.stringify({ entity: row.entity, key: row.key, ...row.values, ...Object.fromEntries(Object.entries(row.toOne ?? {}).map(([k, v]) => [k, { object: { entity: entity.relationships.find((r) => r.name === k)?.destination, id: v } }])) }));
+      // As `sift query --format jsonl` writes objects: dates in ISO 8601, numbers as numbers, to-one keys.
+      const lines = rows.map((row) => {
+        const object = { entity: row.entity, id: row.key };
+        for (const attribute of entity.attributes) object[attribute.name] = exported(row.values[attribute.name] ?? null);
+        for (const relationship of entity.relationships.filter((r) => !r.toMany)) object[relationship.name] = row.toOne?.[relationship.name] ?? null;
+        return JSON.stringify(object);
+      });
       download(`${lines.join('\n')}\n`, name, 'application/jsonl');
     } else {
       const columns = entity.attributes.map((a) => a.name);
@@ -821,14 +827,28 @@ enum PageScript {
         const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text; // not a formula in a spreadsheet
         return /[",\n\r]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
       };
-      const lines = [['entity', 'key', ...columns, ...toOne].map(cell).join(',')];
+      const lines = [['entity', 'id', ...columns, ...toOne].map(cell).join(',')];
       for (const row of rows) {
-        lines.push([row.entity, String(row.key), ...columns.map((c) => (typeof row.values[c] === 'string' ? cell(row.values[c]) : cell(plain(row.values[c] ?? null)))),
+        const text = (value) => (value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value));
+        lines.push([row.entity, String(row.key), ...columns.map((c) => cell(text(exported(row.values[c] ?? null)))),
           ...toOne.map((r) => String(row.toOne?.[r] ?? ''))].join(','));
       }
       download(`${lines.join('\r\n')}\r\n`, name, 'text/csv');
     }
     status(`exported ${rows.length} objects${after ? ` (the first ${exportLimit})` : ''}`);
+  }
+
+  /** A value as an export writes it in JSON. */
+  function exported(value) {
+    switch (tagOf(value)) {
+      case 'date': return typeof value.date === 'number' ? new Date((value.date + referenceDate) * 1000).toISOString().replace('.000Z', 'Z') : value.date;
+      case 'double': return typeof value.double === 'number' ? value.double : String(value.double);
+      case 'uuid': return value.uuid;
+      case 'data': return value.data;
+      case 'object': return value.object.id;
+      case 'dictionary': return value.dictionary;
+      default: return value;
+    }
   }
 
   // ---- One object ---------------------------------------------------------
@@ -900,11 +920,14 @@ enum PageScript {
   }
 
   /** An input for an attribute's value, with a nil box for optional ones. */
-  function editor(attribute, value) {
+  function editor(attribute, value, isNew = false) {
     const input = attribute.type === 'boolean'
       ? h('select', { testid: `edit-${attribute.name}` }, h('option', { value: 'true', selected: value === true }, 'true'), h('option', { value: 'false', selected: value === false }, 'false'))
       : h('input', { type: 'text', testid: `edit-${attribute.name}`, value: plain(value), spellcheck: 'false' });
-    const nil = h('input', { type: 'checkbox', testid: `nil-${attribute.name}`, checked: value === null });
+    // A new object's required attribute starts as an empty value, not nil; typing a value clears nil.
+    const nil = h('input', { type: 'checkbox', testid: `nil-${attribute.name}`, checked: value === null && (!isNew || attribute.optional) });
+    input.addEventListener('input', () => { nil.checked = false; });
+    input.addEventListener('change', () => { nil.checked = false; });
     const element = h('span', { class: 'editor' }, input, h('label', { class: 'nil-box' }, nil, ' nil'));
     return {
       element,
@@ -1027,7 +1050,7 @@ enum PageScript {
     const inputs = new Map();
     const table = h('table', { class: 'properties' });
     for (const attribute of entity.attributes.filter(editable)) {
-      const field = editor(attribute, attribute.default ?? null);
+      const field = editor(attribute, attribute.default ?? null, true);
       inputs.set(attribute.name, field);
       table.append(h('tr', {}, h('th', { title: attribute.type }, attribute.name), h('td', {}, field.element)));
     }

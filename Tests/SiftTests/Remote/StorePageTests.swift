@@ -90,6 +90,18 @@ struct StorePageTests {
         }
     }
 
+    @Test("A save that leaves a required attribute nil is a 400 naming it, as a context refuses it, not the database's error")
+    func requiredAttributes() async throws {
+        try await offThePool {
+            let served = try ServedCompany()
+            let answer = try exchange(served.url.appendingPathComponent("v1/save"),
+                                      body: Data(#"{"inserts": [{"temporaryID": -1, "entity": "Tag", "values": {}}]}"#.utf8))
+            #expect(answer.status == 400)
+            let message = json(answer.data)["message"] as? String ?? ""
+            #expect(message.contains("name") && message.contains("required") && !message.contains("INSERT"), "\(message)")
+        }
+    }
+
     /// The keys of every object of a fetch, one page at a time through cursors.
     static func pagedKeys(_ url: URL, _ body: [String: Any], limit: Int) throws -> [Int] {
         var keys: [Int] = []
