@@ -367,6 +367,24 @@ def main():
             assert answer["objects"][0]["values"].get("nickname") == "The page's value", answer
         run.check("an edit is saved, and a conflict is shown", edit_and_conflict)
 
+        def live():
+            driver.get(base + "/?entity=Tag")
+            before = sift_count(sift, company, "Tag", "TRUEPREDICATE")
+            run.text_starts("result-count", f"{before} ")
+            status, answer = company_server.post("/v1/save", {"inserts": [{"temporaryID": -1, "entity": "Tag", "values": {"name": "from another client"}}]})
+            assert status == 200, answer
+            key = answer["keys"][0]["key"]
+            run.text_starts("result-count", f"{before + 1} ", timeout=20)
+            run.text_starts("count-Tag", str(before + 1), timeout=20)
+            driver.get(base + f"/?entity=Tag&object={key}")
+            run.wait(lambda d: run.testid("edit-name").get_attribute("value") == "from another client")
+            time.sleep(0.5)  # the page is following the feed again
+            row = company_server.post("/v1/objects", {"entity": "Tag", "keys": [key]})[1]["objects"][0]
+            status, answer = company_server.post("/v1/save", {"deletes": [{"entity": "Tag", "key": key, "expectedVersion": row["version"]}]})
+            assert status == 200, answer
+            run.visible("object-changed")
+        run.check("other clients' saves reach the page", live)
+
         def cross_site_write_refused():
             status, _ = company_server.post("/v1/fetch", {"entity": "Tag", "result": "count"})
             assert status == 200

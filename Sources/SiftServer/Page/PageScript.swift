@@ -340,12 +340,65 @@ enum PageScript {
       const li = h('li', { testid: `entity-${entity.name}` }, anchor, ' ', count);
       if (entity.abstract) li.classList.add('abstract');
       if (entity.subentities.length) li.append(h('ul', {}, entity.subentities.map(item)));
-      api('/v1/fetch', { entity: entity.name, result: 'count' })
-        .then((answer) => { count.textContent = String(answer.count); })
-        .catch(() => { count.textContent = '?'; });
+      frame.counts.set(entity.name, count);
       return li;
     };
+    frame.counts = new Map();
     append(frame.entities, model.roots.map(item));
+    refreshCounts();
+  }
+
+  /** Each entity's count in the sidebar, read again. */
+  function refreshCounts() {
+    for (const [name, count] of frame.counts) {
+      api('/v1/fetch', { entity: name, result: 'count' })
+        .then((answer) => { count.textContent = String(answer.count); })
+        .catch(() => { count.textContent = '?'; });
+    }
+  }
+
+  // ---- Other clients' saves, from the change feed ---------------------------
+
+  /** Follows the server's change feed (long polls) and brings what is shown up to date. */
+  async function follow(token) {
+    let after = token;
+    for (;;) {
+      try {
+        const feed = await api(`/v1/changes?after=${encodeURIComponent(after)}&wait=25`);
+        after = feed.token;
+        const touched = new Set(feed.reset ? ['*'] : []);
+        for (const change of feed.changes) {
+          for (const key of [...change.inserted, ...change.updated, ...change.deleted]) touched.add(`${key.entity}:${key.key}`);
+        }
+        if (touched.size) changed(touched);
+      } catch (error) {
+        await new Promise((resolve) => { setTimeout(resolve, 5000); });
+        if (error.status === 400) {
+          try { after = (await api('/v1/store')).token; } catch { /* the server is away: try again later */ }
+        }
+      }
+    }
+  }
+
+  function changed(touched) {
+    refreshCounts();
+    const all = touched.has('*');
+    const entities = new Set([...touched].map((k) => k.split(':')[0]));
+    const shown = state.entity && entityNamed(state.entity);
+    if (!shown) return;
+    const relevant = all || [...entities].some((name) => isKindOf(name, shown.name) || isKindOf(shown.name, name));
+    if (!relevant) return;
+    if (state.view === 'objects' && !state.object && frame.reloadObjects) {
+      frame.reloadObjects();
+      status(`updated ${new Date().toLocaleTimeString()}: another save changed ${shown.name} objects`);
+    } else if (state.object && (all || [...touched].some((k) => k.endsWith(`:${state.object.key}`) && isKindOf(k.split(':')[0], shown.name)))) {
+      const box = document.querySelector('[data-testid="object-view"]');
+      if (box && !box.querySelector('[data-testid="object-changed"]')) {
+        box.prepend(h('div', { class: 'notice', testid: 'object-changed', role: 'status' },
+          'Another save changed this object since it was shown. ',
+          h('button', { type: 'button', onclick: () => render() }, 'Show it as stored')));
+      }
+    }
   }
 
   function markCurrentEntity() {
@@ -357,6 +410,7 @@ enum PageScript {
   // ---- Rendering ----------------------------------------------------------
 
   function render() {
+    frame.reloadObjects = null;
     markCurrentEntity();
     clear(frame.main);
     if (state.view === 'diagram') return renderDiagram();
@@ -1197,6 +1251,7 @@ enum PageScript {
     render();
     window.addEventListener('popstate', () => { readURL(); render(); });
     document.body.dataset.ready = 'true';
+    follow(store.token);
   }
 
   start();

@@ -122,6 +122,7 @@ svg.diagram .link-label { fill: var(--muted); font-size: 11px; paint-order: stro
 .history ul.changes { margin: 0; padding-left: 16px; white-space: normal; }
 .history li.insert { color: var(--good); }
 .history li.delete { color: var(--bad); }
+.notice { border: 1px solid #e0b252; background: #fff8e6; border-radius: 6px; padding: 6px 12px; margin: 8px 0; }
 """#
 }
 #endif
