@@ -82,6 +82,9 @@ struct BrowserGuard<Context: RequestContext>: RouterMiddleware {
         if isLoopback, !host.isEmpty, !StoreServer.isLoopback(Self.hostName(host)) {
             throw ServerFailure(403, "forbidden", "this server answers requests to its loopback address only, not to '\(host)'")
         }
+        // The page's own files hold no data, and a link to a view from another site opens them: they are
+        // served to any site (another site's script cannot read them: the server allows no cross-origin reads).
+        if request.method == .get, StorePage.paths.contains(request.uri.path) { return try await next(request, context) }
         let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!]
         let origin = request.headers[.origin]
         guard site != nil || origin != nil else { return try await next(request, context) }

@@ -83,6 +83,9 @@ struct StorePageTests {
             #expect(try exchange(save, body: insert, headers: ["Origin": origin, "Sec-Fetch-Site": "same-origin",
                                                                 "X-Sift-Page-Token": token]).status == 200)
             #expect(try exchange(save, body: insert).status == 200)   // a client that is not a browser
+            // A link to a view from another site opens the page (its files hold no data).
+            #expect(try exchange(served.url.appendingPathComponent("/"), method: "GET",
+                                 headers: ["Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"]).status == 200)
             // A page served from another name that points here (DNS rebinding) is refused.
             #expect(try exchange(served.url.appendingPathComponent("v1/store"), method: "GET",
                                  headers: ["Host": "rebound.example:\(served.server.port)"]).status == 403)
