@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The page `sift serve` serves at /, in a real browser (Chromium through
-Selenium): against the conformance company data set (read-write) and a store
+Selenium): against the conformance company data set (read-write), a store
 Apple's Core Data wrote (read-only, from ../shared/coredata-stores, used on a
-copy). Every state is saved as a screenshot in the artifacts folder.
+copy) and, when SIFT_POSTGRES_URL names a server, the company in a PostgreSQL
+schema. Every state is saved as a screenshot in the artifacts folder.
 
     python3 Tests/Browser/page_test.py --sift .build/debug/sift --artifacts .build/browser
 
@@ -39,10 +40,12 @@ HOSTILE = "<script>document.title='owned'</script><img src=x onerror=\"document.
 class Server:
     """`sift serve` on 127.0.0.1, on a free port, until stopped."""
 
-    def __init__(self, sift, store, writable, scratch):
-        arguments = [sift, "serve", "--store", store, "--port", "0"] + (["--writable"] if writable else [])
-        self.out = open(os.path.join(scratch, os.path.basename(store) + ".out"), "w+")
-        self.err = open(os.path.join(scratch, os.path.basename(store) + ".err"), "w+")
+    def __init__(self, sift, store, writable, scratch, extra=(), name=None):
+        source = [store, *extra] if store == "--postgres" else ["--store", store]
+        arguments = [sift, "serve", *source, "--port", "0"] + (["--writable"] if writable else [])
+        name = name or os.path.basename(store)
+        self.out = open(os.path.join(scratch, name + ".out"), "w+")
+        self.err = open(os.path.join(scratch, name + ".err"), "w+")
         self.process = subprocess.Popen(arguments, stdout=self.out, stderr=self.err)
         deadline = time.time() + 30
         self.url = None
@@ -134,7 +137,9 @@ class Run:
 
 
 def sift_count(sift, store, entity, predicate):
-    out = subprocess.run([sift, "count", "--store", store, "--entity", entity, predicate], check=True, capture_output=True, text=True)
+    """`sift count` on a store file, or on a PostgreSQL schema given as (url, schema)."""
+    source = ["--postgres", store[0], "--schema", store[1]] if isinstance(store, tuple) else ["--store", store]
+    out = subprocess.run([sift, "count", *source, "--entity", entity, predicate], check=True, capture_output=True, text=True)
     return int(out.stdout.strip())
 
 
@@ -185,6 +190,17 @@ def main():
         servers.append(core_data_server)
     else:
         print(f"note: {CORE_DATA} is absent: the Core Data store's checks are skipped", flush=True)
+
+    # A PostgreSQL schema, when a server is configured (.ci/run starts one).
+    postgres_server = None
+    postgres_url = os.environ.get("SIFT_POSTGRES_URL")
+    if postgres_url:
+        schema = f"sift_page_{os.getpid()}"
+        subprocess.run([sift, "import", "--postgres", postgres_url, "--schema", schema, "--data", COMPANY], check=True, capture_output=True)
+        postgres_server = Server(sift, "--postgres", False, scratch, extra=[postgres_url, "--schema", schema], name="postgres")
+        servers.append(postgres_server)
+    else:
+        print("note: SIFT_POSTGRES_URL is not set: the PostgreSQL store's checks are skipped", flush=True)
 
     downloads = os.path.join(scratch, "downloads")
     os.makedirs(downloads)
@@ -470,6 +486,18 @@ def main():
                 diagram = run.visible("diagram")
                 diagram.find_element(By.CSS_SELECTOR, '[data-testid="diagram-Book"]')
             run.check("a Core Data store's model as a diagram", core_data_diagram)
+
+        if postgres_server:
+            def postgres():
+                predicate = "age > 40 AND name CONTAINS[cd] 'e'"
+                driver.get(postgres_server.url + "/?entity=Employee&sort=name:desc&predicate=" + urllib.request.quote(predicate))
+                expected = sift_count(sift, (postgres_url, schema), "Employee", predicate)
+                run.text_starts("result-count", f"{expected} ")
+                run.click("explain-button")
+                assert "Scan" in run.visible("explain-plan").text, run.testid("explain-plan").text
+                memory = run.testid("explain-memory").text
+                assert "CONTAINS[cd]" in memory and "because" in memory, memory
+            run.check("a PostgreSQL store: a predicate, and what runs in memory", postgres)
     finally:
         severe = run.logs()
         driver.quit()
