@@ -362,6 +362,8 @@ def main():
             field.send_keys("Edited in the page")
             run.click("save-object")
             run.text_starts("save-message", "Saved")
+            time.sleep(1.5)  # the change feed brings the page's own save back: it is not another client's
+            assert not driver.find_elements(By.CSS_SELECTOR, '[data-testid="object-changed"]'), "the page's own save was taken for another's"
             status, answer = company_server.post("/v1/objects", {"entity": "Employee", "keys": [key]})
             row = answer["objects"][0]
             assert row["values"].get("nickname") == "Edited in the page", row

@@ -18,6 +18,8 @@ enum PageScript {
   const pageSize = 50;
   const exportLimit = 100000;
   const referenceDate = 978307200; // 2001-01-01T00:00:00Z in Unix seconds
+  // This page's own name in the change feed: its saves come back there, and are not another client's.
+  const pageOrigin = `page-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 
   // ---- Elements -----------------------------------------------------------
 
@@ -367,7 +369,7 @@ enum PageScript {
         const feed = await api(`/v1/changes?after=${encodeURIComponent(after)}&wait=25`);
         after = feed.token;
         const touched = new Set(feed.reset ? ['*'] : []);
-        for (const change of feed.changes) {
+        for (const change of feed.changes.filter((c) => c.origin !== pageOrigin)) {
           for (const key of [...change.inserted, ...change.updated, ...change.deleted]) touched.add(`${key.entity}:${key.key}`);
         }
         if (touched.size) changed(touched);
@@ -1020,7 +1022,7 @@ enum PageScript {
         return;
       }
       try {
-        await api('/v1/save', { origin: 'page', deletes: [{ entity: row.entity, key: row.key, expectedVersion: row.version }] });
+        await api('/v1/save', { origin: pageOrigin, deletes: [{ entity: row.entity, key: row.key, expectedVersion: row.version }] });
         go({ entity: entity.name, object: null });
         status(`deleted ${row.entity} ${row.key}`);
       } catch (error) {
@@ -1051,7 +1053,7 @@ enum PageScript {
     try { edit = changedValues(row, inputs); } catch (error) { message.textContent = error.message; return; }
     if (!edit.changed.length) { message.textContent = 'Nothing changed.'; return; }
     const write = async (values, version) => api('/v1/save', {
-      origin: 'page', updates: [{ entity: row.entity, key: row.key, expectedVersion: version, values, toOne: targets(row.toOne) }],
+      origin: pageOrigin, updates: [{ entity: row.entity, key: row.key, expectedVersion: version, values, toOne: targets(row.toOne) }],
     });
     try {
       await write(edit.values, row.version);
@@ -1114,7 +1116,7 @@ enum PageScript {
       const values = {};
       try {
         for (const [name, field] of inputs) { const v = field.value(); if (v !== null) values[name] = v; }
-        const answer = await api('/v1/save', { origin: 'page', inserts: [{ temporaryID: -1, entity: entity.name, values }] });
+        const answer = await api('/v1/save', { origin: pageOrigin, inserts: [{ temporaryID: -1, entity: entity.name, values }] });
         const key = answer.keys.find((k) => k.temporaryID === -1)?.key;
         go({ entity: entity.name, object: { entity: entity.name, key } });
         status(`inserted ${entity.name} ${key}`);
