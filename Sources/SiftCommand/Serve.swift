@@ -17,7 +17,9 @@ struct Serve: ParsableCommand {
         abstract: "Serve a store over HTTP (JSON): its model, fetches by predicate, objects, saves and a change feed.",
         discussion: "Read-only unless --writable. It listens on 127.0.0.1 unless --host says otherwise, and any other host "
             + "needs --token (requests then carry Authorization: Bearer TOKEN). --port 0 picks a free port. The API is "
-            + "described by Sources/SiftHTTPAPI/openapi.yaml. A store on it opens with --store http://HOST:PORT.")
+            + "described by Sources/SiftHTTPAPI/openapi.yaml. A store on it opens with --store http://HOST:PORT. "
+            + "Open http://HOST:PORT/ in a browser for a page that looks into the store: its model, objects, a predicate box, "
+            + "the SQL a predicate becomes, groups as a chart, its history, and editing with --writable.")
 
     @Option(help: ArgumentHelp("The store file to serve (Sift's, or one Core Data wrote).", valueName: "path"))
     var store: String?
