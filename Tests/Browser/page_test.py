@@ -298,6 +298,32 @@ def main():
             assert again == first, (again[:5], first[:5])
         run.check("page forward and back (keyset)", paging)
 
+        def sort_by_click():
+            driver.get(base + "/?entity=Employee")
+            run.visible("results-table")
+            run.click("column-age")
+            run.wait(lambda d: "sort=age%3Aasc" in d.current_url or "sort=age:asc" in d.current_url, message="no sort in the URL")
+            run.wait(lambda d: "▲" in run.testid("column-age").text)
+            column = [h.get_attribute("data-testid") for h in driver.find_elements(By.CSS_SELECTOR, '[data-testid="results-table"] thead th')].index("column-age")
+            ages = [int(r.find_elements(By.TAG_NAME, "td")[column].text)
+                    for r in driver.find_elements(By.CSS_SELECTOR, '[data-testid="results-table"] tbody tr')]
+            assert ages == sorted(ages) and len(ages) == 50, ages
+            run.click("column-age")
+            run.wait(lambda d: "▼" in run.testid("column-age").text)
+        run.check("a column sorts when clicked", sort_by_click)
+
+        def values_by_type():
+            driver.get(base + "/?entity=Employee&predicate=" + urllib.request.quote("name == ''"))
+            table = run.visible("results-table")
+            run.wait(lambda d: table.find_elements(By.CSS_SELECTOR, "tbody span.empty"))
+            assert table.find_element(By.CSS_SELECTOR, "tbody span.empty").text == '""'
+            driver.get(base + "/?entity=Employee&predicate=" + urllib.request.quote("rating == nil"))
+            table = run.visible("results-table")
+            run.wait(lambda d: table.find_elements(By.CSS_SELECTOR, "tbody span.nil"))
+            assert all(cell.text == "nil" for cell in table.find_elements(By.CSS_SELECTOR, "tbody span.nil"))
+            assert table.find_elements(By.CSS_SELECTOR, "tbody time.date"), "dates are not shown as dates"
+        run.check("values by type: empty apart from nil, dates as dates", values_by_type)
+
         def follow_relationships():
             driver.get(base + "/?entity=Department")
             run.visible("results-table")
@@ -473,6 +499,9 @@ def main():
                 field = run.testid("predicate-input")
                 field.send_keys("number > 50")
                 run.text_starts("result-count", str(sift_count(sift, store, "Page", "number > 50")) + " ")
+                table = run.visible("results-table")
+                binary = table.find_element(By.CSS_SELECTOR, "tbody span.binary")
+                assert " bytes" in binary.text and binary.find_element(By.CSS_SELECTOR, "a.download"), binary.text
                 assert run.testid("mode").text == "read-only"
             run.check("a store Core Data wrote: entities, subentities, a predicate", core_data)
 

@@ -484,20 +484,8 @@ struct RemoteStoreTests {
 struct StoreServerTests {
     /// Sends `body` to `path` and returns the status and the JSON answer.
     func post(_ url: URL, _ path: String, _ body: Data, headers: [String: String] = [:]) throws -> (Int, [String: Any]) {
-        var request = URLRequest(url: url.appendingPathComponent(path))
-        request.httpMethod = "POST"
-        request.httpBody = body
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let result = Mutex<(Int, Data)?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        URLSession.shared.dataTask(with: request) { data, response, _ in
-            result.withLock { $0 = ((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data()) }
-            done.signal()
-        }.resume()
-        done.wait()
-        let (status, data) = try #require(result.withLock { $0 })
-        return (status, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
+        let answer = try exchange(url.appendingPathComponent(path), body: body, headers: headers)
+        return (answer.status, json(answer.data))
     }
 
     @Test("A predicate that does not check is a 400 with its diagnostic")
