@@ -10,19 +10,19 @@
 /// Entries of a row cache's table by primary key (see the file's comment).
 package struct RowIndex: Sendable {
     /// Keys per page, as a shift.
-    static let pageShift = 6
+    @usableFromInline static let pageShift = 6
     /// Keys per page.
-    static let pageSize = 1 << pageShift
+    @usableFromInline static let pageSize = 1 << pageShift
 
     /// The pages by `key >> pageShift`; nil where no key of the page has an
     /// entry.
-    private var pages: [RowIndexPage?] = []
+    @usableFromInline var pages: [RowIndexPage?] = []
     /// Entries whose keys the pages do not cover.
     private var overflow: [Int64: CachedRow] = [:]
     /// How many pages are not nil.
-    private var pagesInUse = 0
+    @usableFromInline var pagesInUse = 0
     /// How many entries the index holds.
-    package private(set) var count = 0
+    @usableFromInline package internal(set) var count = 0
     /// How many pages are allocated.
     package var pageCount: Int { pagesInUse }
 
@@ -72,7 +72,57 @@ package struct RowIndex: Sendable {
         return result
     }
 
-    private mutating func modifyOverflow<R>(_ key: Int64, _ body: (inout CachedRow?) -> R) -> R {
+    /// `modify` for each of many keys, in order: a key in the page of the
+    /// key before it reuses that page, found and made unique once (a
+    /// fetch's keys, in key order, fill pages one after another).
+    ///
+    /// - Parameters:
+    ///   - elements: The elements' indexes, in the order to change their entries.
+    ///   - key: The primary key of the element at an index.
+    ///   - body: Changes the entry of the element at an index, as `modify`'s does.
+    @inlinable
+    package mutating func modify(each elements: Range<Int>, key: (Int) -> Int64, _ body: (Int, inout CachedRow?) -> Void) {
+        // The page made writable for the key before, and its number (-1: none).
+        var current = -1
+        var held: Unmanaged<RowIndexPage>?
+        for element in elements {
+            let key = key(element)
+            if key < 0 || Int(truncatingIfNeeded: key >> Self.pageShift) != current {
+                current = -1
+                held = nil
+                guard let page = pageForWriting(key) else {
+                    modifyOverflow(key) { body(element, &$0) }
+                    continue
+                }
+                current = page
+                held = .passUnretained(pages[page].unsafelyUnwrapped)
+            }
+            // (The index holds the page: it lives while this runs.)
+            let emptied = held.unsafelyUnwrapped._withUnsafeGuaranteedRef { page -> Bool in
+                let slot = page.entries + (Int(truncatingIfNeeded: key) & (Self.pageSize - 1))
+                let moved = slot.move()
+                let existed = !moved.isEmpty
+                var entry: CachedRow? = existed ? moved : nil
+                body(element, &entry)
+                let kept = entry.map { !$0.isEmpty } ?? false
+                slot.initialize(to: kept ? entry.unsafelyUnwrapped : CachedRow(node: nil))
+                if kept != existed {
+                    let change = kept ? 1 : -1
+                    count &+= change
+                    page.occupied &+= change
+                }
+                return page.occupied == 0
+            }
+            if emptied {
+                pages[current] = nil
+                pagesInUse -= 1
+                current = -1
+                held = nil
+            }
+        }
+    }
+
+    @usableFromInline mutating func modifyOverflow<R>(_ key: Int64, _ body: (inout CachedRow?) -> R) -> R {
         // In place: one hashed operation.
         var change = 0
         func apply(_ entry: inout CachedRow?) -> R {
@@ -89,8 +139,8 @@ package struct RowIndex: Sendable {
 
     /// The page of `key`, unique to this index and allocated, when the pages
     /// cover the key or can grow to; nil when it belongs in the overflow.
-    @inline(__always)
-    private mutating func pageForWriting(_ key: Int64) -> Int? {
+    @usableFromInline
+    mutating func pageForWriting(_ key: Int64) -> Int? {
         guard key >= 0 else { return nil }
         let page = Int(truncatingIfNeeded: key >> Self.pageShift)
         if page >= pages.count {
@@ -166,11 +216,12 @@ package struct RowIndex: Sendable {
 }
 
 /// A page of a `RowIndex`: an entry for each of 64 keys, empty or not.
+@usableFromInline
 final class RowIndexPage: @unchecked Sendable {
     /// The entries, by the key's low bits.
-    let entries: UnsafeMutablePointer<CachedRow>
+    @usableFromInline let entries: UnsafeMutablePointer<CachedRow>
     /// How many entries are not empty.
-    var occupied = 0
+    @usableFromInline @exclusivity(unchecked) var occupied = 0
 
     init() {
         entries = .allocate(capacity: RowIndex.pageSize)
@@ -191,6 +242,6 @@ final class RowIndexPage: @unchecked Sendable {
 
 extension CachedRow {
     /// Whether the entry holds nothing: no node and no registration.
-    @inline(__always)
+    @inlinable @inline(__always)
     var isEmpty: Bool { node == nil && references == 0 }
 }

@@ -11,7 +11,11 @@ import Sift
 final class EntityDescription {
     /// The context whose objects these are (the context makes its own
     /// descriptions): an object reaches its context through its description.
-    weak var context: ObjectContext?
+    /// Unowned, not weak: an object does not keep its context alive, and
+    /// the context sets this to nil as it goes (`ObjectContext.deinit`). A
+    /// weak reference would give the context a side table, which made every
+    /// retain and release of it, and every read through it, slower.
+    unowned(safe) var context: ObjectContext?
     /// The entity's index and its root's: every object's ID is made of them and its key.
     @usableFromInline let entityIndex: Int32
     @usableFromInline let rootIndex: Int32
@@ -25,6 +29,15 @@ final class EntityDescription {
     /// Each attribute's name and its length in UTF-8, by slot: a read by
     /// name compares lengths first, and names only of equal length.
     let namesBySlot: [(length: Int, name: String)]
+    /// Each attribute's name as the two machine words of the `String` in
+    /// `namesBySlot`, by slot (`2 * slot`, `2 * slot + 1`). A read by name
+    /// compares its key's words with these first: equal words are the same
+    /// string (the same inline bytes, or the same storage, which
+    /// `namesBySlot` keeps alive), so a name written as a literal is found
+    /// without comparing characters. A key with other words (the same name
+    /// made another way) is compared by characters.
+    @usableFromInline let nameWords: UnsafeMutablePointer<UInt64>
+    @usableFromInline let nameCount: Int
     /// Each relationship's destination entity (index and root), by relationship name.
     let destinations: [String: (index: Int, root: Int, hasSubentities: Bool)]
     /// The to-one relationships, in a plain array a read by name scans:
@@ -54,6 +67,13 @@ final class EntityDescription {
         for attribute in entity.attributes where attribute.slot >= 0 && attribute.slot < bySlot.count { bySlot[attribute.slot] = attribute }
         attributesBySlot = bySlot
         namesBySlot = names.map { ($0.utf8.count, $0) }
+        nameCount = namesBySlot.count
+        nameWords = .allocate(capacity: max(2 * namesBySlot.count, 1))
+        for (slot, entry) in namesBySlot.enumerated() {
+            let words = Self.words(of: entry.name)
+            (nameWords + 2 * slot).initialize(to: words.0)
+            (nameWords + 2 * slot + 1).initialize(to: words.1)
+        }
         var destinations: [String: (Int, Int, Bool)] = [:]
         for relationship in entity.relationships {
             if let destination = model.entity(named: relationship.destination) {
@@ -72,6 +92,27 @@ final class EntityDescription {
         defaultValues = entity.attributes.map { $0.defaultValue ?? .null }
     }
 
+    deinit { nameWords.deallocate() }
+
+    /// A string's two machine words, read without retaining it.
+    @inlinable @inline(__always)
+    static func words(of string: String) -> (UInt64, UInt64) {
+        unsafeBitCast(string, to: (UInt64, UInt64).self)
+    }
+
+    /// The slot of the attribute whose name is `name`'s very words (see
+    /// `nameWords`); nil when none is, though one may have its characters.
+    @inlinable @inline(__always)
+    func slot(sameAs name: String) -> Int? {
+        let words = Self.words(of: name)
+        var slot = 0
+        while slot < nameCount {
+            if nameWords[2 &* slot] == words.0, nameWords[2 &* slot &+ 1] == words.1 { return slot }
+            slot &+= 1
+        }
+        return nil
+    }
+
     /// The to-one relationship called `name`, if the entity has it.
     @inline(__always)
     func toOneLink(named name: String) -> ToOneLink? {
@@ -84,6 +125,7 @@ final class EntityDescription {
     /// few names are scanned (lengths first), many are hashed.
     @inline(__always)
     func attributeSlot(named name: String) -> Int? {
+        if let slot = slot(sameAs: name) { return slot }
         guard namesBySlot.count <= 16 else { return attributeSlots[name] }
         let length = name.utf8.count
         for slot in namesBySlot.indices where namesBySlot[slot].length == length && namesBySlot[slot].name == name {

@@ -236,7 +236,27 @@ public final class ManagedObject: CustomStringConvertible {
     ///
     /// - Parameter key: The attribute's name.
     /// - Returns: The attribute's value, as `value(forKey:)` gives it; nil when that throws.
+    @inlinable @inline(__always)
     public subscript(key: String) -> PredicateValue? {
+        // Inlined where it is read: an unchanged, fired object, with a key
+        // whose words are an attribute's name's, is a load from its batch's
+        // column, as a read by handle is. Everything else takes the call below.
+        if changes == nil, !isPendingFault, let batch = storedBatch {
+            let description = description_
+            if let slot = description.slot(sameAs: key) {
+                let row = Int(storedRow)
+                let value = batch._withUnsafeGuaranteedRef { batch -> PredicateValue? in
+                    batch.entity == Int(description.entityIndex) ? batch.value(slot: slot, row: row) : Optional.none
+                }
+                if let value { return value }
+            }
+        }
+        return value(orNilForKey: key)
+    }
+
+    /// `value(forKey:)`, nil when it throws: the subscript's path for changed objects, faults and other keys.
+    @usableFromInline @inline(never)
+    func value(orNilForKey key: String) -> PredicateValue? {
         try? value(forKey: key)
     }
 

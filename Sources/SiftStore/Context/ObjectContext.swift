@@ -135,6 +135,7 @@ public final class ObjectContext: @unchecked Sendable {
     public var model: DataModel { store.model }
 
     deinit {
+        for description in descriptions { description.context = nil }
         mergeObservation?.cancel()
         store.rowCache.unregister(realizedIDs())
     }

@@ -10,8 +10,11 @@
 struct ObjectRegistry {
     /// The objects looked up by ID.
     private var byID: [ObjectID: ManagedObject] = [:]
-    /// Objects added in bulk and not hashed yet, by root entity index.
-    private var unhashed: [Int: [[ManagedObject]]] = [:]
+    /// Objects added in bulk and not hashed yet, by root entity index
+    /// (an array, not a dictionary: every lookup by ID checks it).
+    private var unhashed: [[[ManagedObject]]] = []
+    /// How many root entities have objects in `unhashed`.
+    private var unhashedRoots = 0
     /// How many objects each root entity's table holds (hashed or not), by
     /// root entity index.
     private var countByRoot: [Int] = []
@@ -22,17 +25,23 @@ struct ObjectRegistry {
     /// The object for `id`, if the registry holds one; setting nil removes it.
     subscript(id: ObjectID) -> ManagedObject? {
         mutating get {
-            if !unhashed.isEmpty, unhashed[id.root] != nil { hash(root: id.root) }
+            if isUnhashed(root: id.root) { hash(root: id.root) }
             return byID[id]
         }
         set {
-            if !unhashed.isEmpty, unhashed[id.root] != nil { hash(root: id.root) }
+            if isUnhashed(root: id.root) { hash(root: id.root) }
             if let newValue {
                 if byID.updateValue(newValue, forKey: id) == nil { added(1, root: id.root) }
             } else if byID.removeValue(forKey: id) != nil {
                 added(-1, root: id.root)
             }
         }
+    }
+
+    /// Whether objects of the root entity at `root` were added in bulk and not hashed yet.
+    @inline(__always)
+    private func isUnhashed(root: Int) -> Bool {
+        unhashedRoots > 0 && root >= 0 && root < unhashed.count && !unhashed[root].isEmpty
     }
 
     /// Whether the registry holds no object of the root entity at `root`:
@@ -46,14 +55,16 @@ struct ObjectRegistry {
     /// object of the table is first looked up by ID.
     mutating func addUnhashed(_ objects: [ManagedObject], root: Int) {
         guard !objects.isEmpty else { return }
-        unhashed[root, default: []].append(objects)
+        if root >= unhashed.count { unhashed.append(contentsOf: repeatElement([], count: root - unhashed.count + 1)) }
+        if unhashed[root].isEmpty { unhashedRoots += 1 }
+        unhashed[root].append(objects)
         added(objects.count, root: root)
     }
 
     /// Calls `body` with every object held.
     func forEach(_ body: (ManagedObject) -> Void) {
         for object in byID.values { body(object) }
-        for arrays in unhashed.values { for objects in arrays { for object in objects { body(object) } } }
+        for arrays in unhashed { for objects in arrays { for object in objects { body(object) } } }
     }
 
     /// Makes room for `more` objects looked up by ID.
@@ -62,7 +73,8 @@ struct ObjectRegistry {
     /// Forgets every object.
     mutating func removeAll() {
         byID = [:]
-        unhashed = [:]
+        unhashed = []
+        unhashedRoots = 0
         countByRoot = []
         count = 0
     }
@@ -75,7 +87,10 @@ struct ObjectRegistry {
 
     /// Hashes the objects of a root entity added in bulk.
     private mutating func hash(root: Int) {
-        guard let arrays = unhashed.removeValue(forKey: root) else { return }
+        guard isUnhashed(root: root) else { return }
+        let arrays = unhashed[root]
+        unhashed[root] = []
+        unhashedRoots -= 1
         byID.reserveCapacity(byID.count + arrays.reduce(0) { $0 + $1.count })
         for objects in arrays {
             for object in objects where byID.updateValue(object, forKey: object.objectID) != nil {

@@ -137,20 +137,45 @@ public final class RowCache: Sendable {
             state.columns = nil
             var stored = nodes
             var anyReplaced = false
-            defer { if anyReplaced { replaced() } }
-            for index in nodes.indices {
+            var added = 0
+            defer {
+                state.nodeCount += added
+                if anyReplaced { replaced() }
+            }
+            // The nodes in runs of one page: the new node goes in, the one it replaced comes out.
+            Self.modify(each: nodes.count, id: { nodes[$0].id }, &state) { index, entry in
                 let node = nodes[index]
-                // One hash a node: the new node goes in, the one it replaced comes back.
-                guard let cached = Self.put(node, into: &state) else { continue }
+                guard let cached = entry?.node else {
+                    if entry == nil { entry = CachedRow(node: node) } else { entry?.node = node }
+                    added += 1
+                    return
+                }
+                entry?.node = node
                 anyReplaced = true
-                guard cached.batch.toManyCount > 0, cached.version == node.version else { continue }
+                guard cached.batch.toManyCount > 0, cached.version == node.version else { return }
                 let toMany = cached.toMany
-                guard toMany.contains(where: { $0 != nil }) else { continue }
+                guard toMany.contains(where: { $0 != nil }) else { return }
                 let kept = node.replacingToMany(zip(node.toMany, toMany).map { $0 ?? $1 })
-                Self.put(kept, into: &state)
+                entry?.node = kept
                 stored[index] = kept
             }
             return stored
+        }
+    }
+
+    /// Runs `body` on the entry of the ID of each element, by index, in
+    /// order (the caller holds the lock): runs of one root entity go
+    /// through `RowIndex.modify(each:key:_:)`, a page found once for its run of keys.
+    @inline(__always)
+    private static func modify(each count: Int, id: (Int) -> ObjectID, _ state: inout State,
+                               _ body: (Int, inout CachedRow?) -> Void) {
+        var start = 0
+        while start < count {
+            let root = id(start).root
+            var end = start + 1
+            while end < count, id(end).root == root { end += 1 }
+            state.tables[root].modify(each: start..<end, key: { id($0).primaryKey }, body)
+            start = end
         }
     }
 
@@ -258,7 +283,9 @@ public final class RowCache: Sendable {
     func registerAll(_ ids: [ObjectID]) {
         guard !ids.isEmpty else { return }
         state.withLock { state in
-            for id in ids { Self.retain(id, &state) }
+            Self.modify(each: ids.count, id: { ids[$0] }, &state) { _, entry in
+                if entry == nil { entry = CachedRow(node: nil, references: 1) } else { entry?.references &+= 1 }
+            }
         }
         registrations?(ids, true)
     }
@@ -285,18 +312,14 @@ public final class RowCache: Sendable {
         guard !ids.isEmpty else { return }
         state.withLock { state in
             var purged = 0
-            for id in ids {
-                let gone = Self.modify(&state.tables[id.root], id.primaryKey) { entry -> Bool in
-                    guard let references = entry?.references, references > 0 else { return false }
-                    if references <= 1 {
-                        let hadNode = entry?.node != nil
-                        entry = nil
-                        return hadNode
-                    }
-                    entry?.references = references - 1
-                    return false
+            Self.modify(each: ids.count, id: { ids[$0] }, &state) { _, entry in
+                guard let references = entry?.references, references > 0 else { return }
+                if references <= 1 {
+                    if entry?.node != nil { purged += 1 }
+                    entry = nil
+                    return
                 }
-                if gone { purged += 1 }
+                entry?.references = references - 1
             }
             if purged > 0 {
                 state.nodeCount -= purged

@@ -494,6 +494,51 @@ struct AttributeHandleTests {
         #expect(throws: StoreError.self) { try employee.object(forKey: "tags") }
     }
 
+    // A read by name finds a literal key by the words of its `String`, and
+    // any other key by its characters: both must read the same attribute.
+    @Test("A name made at run time reads what the literal reads: long and non-ASCII names, changes, faults, unknown keys",
+          arguments: StoreKind.allCases)
+    func namesMadeAtRunTime(kind: StoreKind) throws {
+        let json = #"""
+        {"model": {"entities": [{"name": "Item", "attributes": [
+            {"name": "n", "type": "integer64", "optional": true},
+            {"name": "aVeryLongAttributeNameIndeed", "type": "string", "optional": true},
+            {"name": "größe", "type": "double", "optional": true},
+            {"name": "aVeryLongAttributeNameIndeeD", "type": "integer64", "optional": true}]}]},
+         "objects": {"Item": [
+            {"id": 1, "n": 1, "aVeryLongAttributeNameIndeed": "one", "größe": 1.5, "aVeryLongAttributeNameIndeeD": 10},
+            {"id": 2, "n": 2, "aVeryLongAttributeNameIndeed": "two", "größe": 2.5, "aVeryLongAttributeNameIndeeD": 20}]}}
+        """#
+        let store = try kind.make(try DataSet(json: Data(json.utf8)))
+        let context = store.context()
+        let items = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortDescriptor("n")]))
+        try #require(items.count == 2)
+        // The same names, made from their bytes and by joining pieces: other storage, the same characters.
+        func madeAtRunTime(_ name: String) -> String { String(decoding: Array(name.utf8), as: UTF8.self) }
+        let long = ["aVeryLong", "Attribute", "NameIndeed"].joined()
+        #expect(items[0]["aVeryLongAttributeNameIndeed"] == "one")
+        #expect(items[0][long] == "one")
+        #expect(items[1][madeAtRunTime("aVeryLongAttributeNameIndeed")] == "two")
+        #expect(items[1]["aVeryLongAttributeNameIndeeD"] == 20)
+        #expect(items[1][madeAtRunTime("aVeryLongAttributeNameIndeeD")] == 20)
+        #expect(items[0]["größe"] == 1.5)
+        #expect(items[0][madeAtRunTime("gro\u{308}ße")] == 1.5)   // the decomposed spelling is the same name
+        #expect(items[1][madeAtRunTime("n")] == 2)
+        #expect(items[0]["N"] == nil)
+        #expect(items[0]["aVeryLongAttributeNameIndeedX"] == nil)
+        // An unsaved change is read by either key.
+        try items[0].setValue(PredicateValue.string("uno"), forKey: long)
+        #expect(items[0]["aVeryLongAttributeNameIndeed"] == "uno")
+        #expect(items[0][madeAtRunTime(long)] == "uno")
+        // A fault fires on its first read by either key.
+        let other = store.context()
+        let fault = other.object(for: items[1].objectID)
+        #expect(fault.isFault)
+        #expect(fault[long] == "two")
+        #expect(!fault.isFault)
+        #expect(fault["größe"] == 2.5)
+    }
+
     @Test("A handle of a parent entity reads a subentity's object, and a subentity's handle reads through a parent's fault")
     func handlesAcrossInheritance() throws {
         let store = try StoreKind.sqlite.make(InheritingCompany.dataSet)
