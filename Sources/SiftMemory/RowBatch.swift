@@ -358,8 +358,8 @@ package final class RowBatchBuilder {
         let versionBuffer = sameVersion ? nil : Self.buffer(versions)
         let raw = UnsafeMutablePointer<RawColumn>.allocate(capacity: max(columns.count, 1))
         for (slot, column) in columns.enumerated() { (raw + slot).initialize(to: column.take()) }
-        keys = []
-        versions = []
+        keys.removeAll(keepingCapacity: true)
+        versions.removeAll(keepingCapacity: true)
         defer { toManyLists = [] }
         return RowBatch(entity: entity, root: root, fetchTimestamp: fetchTimestamp, count: count, keys: keyBuffer,
                         firstKey: first, versions: versionBuffer, version: version, columns: raw,
@@ -388,6 +388,9 @@ package final class ColumnBuilder {
     @exclusivity(unchecked) private var data: UnsafeMutableRawPointer?
     @exclusivity(unchecked) private var capacity = 0
     @exclusivity(unchecked) private var nulls = NullMask()
+    /// The first buffer's size: the rows of the batch made before (a
+    /// fetch's batches are alike), or 16.
+    @exclusivity(unchecked) private var firstCapacity = 16
 
     init() {}
 
@@ -508,11 +511,11 @@ package final class ColumnBuilder {
     /// A first buffer, for a column whose first row is not nil.
     private func reserve(for kind: ColumnKind) {
         switch kind {
-        case .integers: grow(Int64.self, to: 16)
-        case .doubles, .dates: grow(Double.self, to: 16)
-        case .booleans: grow(Bool.self, to: 16)
-        case .strings: grow(String?.self, to: 16)
-        case .values: grow(PredicateValue.self, to: 16)
+        case .integers: grow(Int64.self, to: firstCapacity)
+        case .doubles, .dates: grow(Double.self, to: firstCapacity)
+        case .booleans: grow(Bool.self, to: firstCapacity)
+        case .strings: grow(String?.self, to: firstCapacity)
+        case .values: grow(PredicateValue.self, to: firstCapacity)
         case .nulls: break
         }
     }
@@ -539,13 +542,9 @@ package final class ColumnBuilder {
     /// The column for a batch, in a buffer of exactly its rows; the builder
     /// gives the buffer up and is empty afterwards.
     func take() -> RawColumn {
-        switch kind {
-        case .integers: grow(Int64.self, to: max(count, 1))
-        case .doubles, .dates: grow(Double.self, to: max(count, 1))
-        case .booleans: grow(Bool.self, to: max(count, 1))
-        case .strings: grow(String?.self, to: max(count, 1))
-        case .values: grow(PredicateValue.self, to: max(count, 1))
-        case .nulls: break
+        firstCapacity = max(16, count)
+        if capacity != count {
+            shrink()
         }
         let column = RawColumn(kind: kind, data: data, nulls: nulls.buffer(rows: count))
         data = nil
@@ -555,14 +554,33 @@ package final class ColumnBuilder {
         nulls = NullMask()
         return column
     }
+
+    /// Moves the values to a buffer of exactly their count.
+    private func shrink() {
+        switch kind {
+        case .integers: grow(Int64.self, to: max(count, 1))
+        case .doubles, .dates: grow(Double.self, to: max(count, 1))
+        case .booleans: grow(Bool.self, to: max(count, 1))
+        case .strings: grow(String?.self, to: max(count, 1))
+        case .values: grow(PredicateValue.self, to: max(count, 1))
+        case .nulls: break
+        }
+    }
 }
 
 /// Rows of one entity as a store delivers them, made into nodes: the first
 /// few as nodes of their own (a batch's columns cost more than they save
-/// for a few rows), and past that every row by column in one batch.
+/// for a few rows), and past that the rows by column, in batches of
+/// `batchRows`.
 package struct RowCollector {
     /// Up to this many rows are nodes of their own.
     package static let fewRows = 8
+    /// The rows of one batch, at most. A batch's columns are then made once
+    /// at their size (no buffer grown and copied, none copied to its exact
+    /// size at the end), and a column of 8-byte values (32 KB) or of
+    /// strings (64 KB) is small enough for the allocator to hand memory
+    /// freed by an earlier fetch back, with no new pages to fault in.
+    package static let batchRows = 4096
     private let entity: Int
     private let root: Int
     private let attributeCount: Int
@@ -572,6 +590,8 @@ package struct RowCollector {
     private var few: [RowNode] = []
     /// The rows by column, once there are more than a few.
     private var builder: RowBatchBuilder?
+    /// The nodes of the batches made so far (each of `batchRows` rows).
+    private var made: [RowNode] = []
     /// Shared by the nodes of their own: to-many relationships not loaded.
     private let unloaded: [[Int64]?]
 
@@ -587,7 +607,7 @@ package struct RowCollector {
     }
 
     /// How many rows have been added.
-    package var count: Int { builder?.count ?? few.count }
+    package var count: Int { builder.map { made.count &+ $0.count } ?? few.count }
 
     /// Adds a row (its to-many relationships not loaded); returns its index
     /// among the rows added.
@@ -600,10 +620,18 @@ package struct RowCollector {
             }
             startColumns()
         }
+        if builder.unsafelyUnwrapped.count == Self.batchRows { finishBatch(now: now) }
         let builder = self.builder.unsafelyUnwrapped
-        let index = builder.count
+        let index = made.count &+ builder.count
         builder.append(key: key, version: version, values: values, toOne: toOne)
         return index
+    }
+
+    /// Makes the rows by column so far a batch, kept as nodes; the builder starts afresh.
+    private mutating func finishBatch(now: Double) {
+        let batch = builder.unsafelyUnwrapped.batch(fetchTimestamp: now)
+        if made.isEmpty { made.reserveCapacity(4 &* batch.count) }
+        for row in 0..<batch.count { made.append(RowNode(batch: batch, row: row)) }
     }
 
     /// Moves the few rows into columns: the rows from now on are laid out by column.
@@ -617,13 +645,15 @@ package struct RowCollector {
 
     /// Starts a row to be added by column (`RowBatchBuilder`), once the
     /// rows are past the few kept as nodes of their own; nil before, when
-    /// the row is to be added whole (`append`).
+    /// the row is to be added whole (`append`). A full batch is made (as
+    /// fetched at `now`) before the row starts.
     @inline(__always)
-    package mutating func beginColumnarRow(key: Int64, version: Int64) -> RowBatchBuilder? {
+    package mutating func beginColumnarRow(key: Int64, version: Int64, now: Double) -> RowBatchBuilder? {
         if builder == nil {
             guard few.count >= Self.fewRows else { return nil }
             startColumns()
         }
+        if builder.unsafelyUnwrapped.count == Self.batchRows { finishBatch(now: now) }
         let builder = self.builder.unsafelyUnwrapped
         builder.beginRow(key: key, version: version)
         return builder
@@ -632,8 +662,9 @@ package struct RowCollector {
     /// The nodes of the rows added, by index, fetched at `now`; the
     /// collector starts afresh.
     package mutating func take(now: Double) -> [RowNode] {
-        defer { builder = nil; few = [] }
-        guard let batch = builder?.batch(fetchTimestamp: now) else { return few }
-        return (0..<batch.count).map { RowNode(batch: batch, row: $0) }
+        defer { builder = nil; few = []; made = [] }
+        guard let builder else { return few }
+        if builder.count > 0 { finishBatch(now: now) }
+        return made
     }
 }

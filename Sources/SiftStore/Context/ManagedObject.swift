@@ -254,10 +254,25 @@ public final class ManagedObject: CustomStringConvertible {
         return value(orNilForKey: key)
     }
 
+    /// Fires the object in place when it is a fault fetched with its row,
+    /// and that row is still the cache's (`ObjectContext.firePendingInPlace`);
+    /// whether it did. A read's first step on a fault of a fetch.
+    @usableFromInline @inline(never)
+    func firedInPlace() -> Bool {
+        guard let context = description_.context else { return false }
+        return context.firePendingInPlace(self)
+    }
+
     /// `value(forKey:)`, nil when it throws: the subscript's path for changed objects, faults and other keys.
     @usableFromInline @inline(never)
     func value(orNilForKey key: String) -> PredicateValue? {
-        try? value(forKey: key)
+        // A fault of a fetch, read for the first time: fired in place, then read as the subscript reads.
+        if isPendingFault, changes == nil, firedInPlace(), let slot = description_.slot(sameAs: key),
+           let batch = storedBatch, batch.takeUnretainedValue().entity == Int(description_.entityIndex) {
+            let row = Int(storedRow)
+            return batch._withUnsafeGuaranteedRef { $0.value(slot: slot, row: row) }
+        }
+        return try? value(forKey: key)
     }
 
     /// The value of an attribute, from its description.
@@ -375,6 +390,10 @@ public final class ManagedObject: CustomStringConvertible {
             let target: Int64?
             if let changes, let changed = changes.toOne[link.slot] {
                 target = changed
+            } else if let batch = storedBatch, !isPendingFault || firedInPlace() {
+                // Read in place from the snapshot's batch.
+                let row = Int(storedRow)
+                target = batch._withUnsafeGuaranteedRef { $0.toOneKey(slot: link.slot, row: row) }
             } else {
                 target = try values().toOneKey(at: link.slot)
             }

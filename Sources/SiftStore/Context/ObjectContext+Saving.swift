@@ -219,21 +219,21 @@ extension ObjectContext {
             object.discardChanges()
         }
         objects.addUnhashed(run.objects, root: run.root)
-        store.rowCache.register(registered)
+        rowCache.register(registered)
         for (place, object) in updated.enumerated() {
             switch resolutions[object.objectID] {
             case .discard:
                 object.discardChanges()
                 makeFault(object)
                 // The store's row is newer than any cached node: read it afresh.
-                store.rowCache.remove([object.objectID])
+                rowCache.remove([object.objectID])
             case .gone:
                 object.isDeleted = true
                 unregisterObject(object)
-                store.rowCache.remove([object.objectID])
+                rowCache.remove([object.objectID])
             default:
                 if let node = byPlace ? result.updatedNodes[place] : nodesByID[object.objectID] {
-                    if !object.holdsRegistration { store.rowCache.register(object.objectID) }
+                    if !object.holdsRegistration { rowCache.register(object.objectID) }
                     object.node = node
                 } else {
                     makeFault(object)
@@ -247,10 +247,10 @@ extension ObjectContext {
                 object.isDeleted = false
                 object.discardChanges()
                 makeFault(object)
-                store.rowCache.remove([object.objectID])
+                rowCache.remove([object.objectID])
             case .gone:
                 unregisterObject(object)
-                store.rowCache.remove([object.objectID])
+                rowCache.remove([object.objectID])
             default:
                 unregisterObject(object)
             }
@@ -259,7 +259,7 @@ extension ObjectContext {
         // cascade to rows this context did not know were related, links
         // cleared): their objects here are dropped, or read afresh.
         for id in result.ruleChanges.deleted {
-            store.rowCache.remove([id])
+            rowCache.remove([id])
             guard let object = objects[id] else { continue }
             object.isDeleted = true
             object.discardChanges()
@@ -267,7 +267,7 @@ extension ObjectContext {
         }
         for id in result.ruleChanges.updated {
             if let object = objects[id] { makeFault(object) }
-            store.rowCache.remove([id])
+            rowCache.remove([id])
         }
         changed = [:]
         denied = [:]
@@ -278,7 +278,7 @@ extension ObjectContext {
         forgetFaultBatch(of: object)
         guard object.holdsRegistration else { return }
         object.node = nil
-        store.rowCache.unregister(object.objectID)
+        rowCache.unregister(object.objectID)
     }
 
     // MARK: Reading an object's whole state

@@ -111,6 +111,8 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Each entity of the model with its lookups, by index.
     let descriptions: [EntityDescription]
+    /// The store's row cache, read without a call through the store's protocol.
+    let rowCache: RowCache
     /// The fetched results controllers following this context, held weakly.
     private var resultsControllers: [WeakResultsController] = []
 
@@ -119,6 +121,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// - Parameter store: The store the context reads and saves to.
     public init(store: any PersistentStore) {
         self.store = store
+        self.rowCache = store.rowCache
         self.descriptions = EntityDescription.all(in: store.model)
         for description in descriptions { description.context = self }
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
@@ -137,7 +140,7 @@ public final class ObjectContext: @unchecked Sendable {
     deinit {
         for description in descriptions { description.context = nil }
         mergeObservation?.cancel()
-        store.rowCache.unregister(realizedIDs())
+        rowCache.unregister(realizedIDs())
     }
 
     /// The IDs of the objects that hold a node (registered with the row cache).
@@ -193,7 +196,7 @@ public final class ObjectContext: @unchecked Sendable {
         forgetFaultBatch(of: object)
         if object.holdsRegistration {
             object.node = nil
-            store.rowCache.unregister(object.objectID)
+            rowCache.unregister(object.objectID)
         }
     }
 
@@ -249,7 +252,7 @@ public final class ObjectContext: @unchecked Sendable {
         }
         // The cache's count of replacements before the fetch stores its rows:
         // while it stays the same, the faults fetched fire with their rows.
-        let generation = store.rowCache.replacementCount
+        let generation = rowCache.replacementCount
         return try realize(try store.rows(for: fetch), request, fetch.entity, fetchedAt: generation)
     }
 
@@ -276,7 +279,7 @@ public final class ObjectContext: @unchecked Sendable {
             }
             return object
         }
-        store.rowCache.register(newlyRealized)
+        rowCache.register(newlyRealized)
         for keyPath in request.relationshipKeyPathsForPrefetching {
             try prefetch(keyPath, from: nodes, entity: entity)
         }
@@ -311,7 +314,7 @@ public final class ObjectContext: @unchecked Sendable {
             // The earliest fetch's count: a fault of a later fetch is checked against it too (safe, if stricter).
             if pendingFaultGeneration == nil { pendingFaultGeneration = generation }
         }
-        store.rowCache.register(made.lazy.map(\.objectID))
+        rowCache.register(nodes: nodes)
         objects.addUnhashed(made, root: root)
         return made
     }
@@ -423,7 +426,7 @@ public final class ObjectContext: @unchecked Sendable {
     // MARK: Faults
 
     func attach(_ node: RowNode, to object: ManagedObject) {
-        if !object.holdsRegistration { store.rowCache.register(object.objectID) }
+        if !object.holdsRegistration { rowCache.register(object.objectID) }
         if node.id.entity != object.objectID.entity { object.learnEntity(of: node.id, in: self) }
         object.node = node
         forgetFaultBatch(of: object)
@@ -440,29 +443,38 @@ public final class ObjectContext: @unchecked Sendable {
         stalenessInterval.isInfinite || Date().timeIntervalSinceReferenceDate - node.fetchTimestamp <= stalenessInterval
     }
 
+    /// Fires a fault fetched with its row, registered, in place: while the
+    /// cache has replaced no node since the fetch, that row is the cache's,
+    /// and no lookup is needed. False (nothing done) otherwise.
+    @inline(__always)
+    func firePendingInPlace(_ object: ManagedObject) -> Bool {
+        guard object.isPendingFault, let batch = object.storedBatch, let generation = pendingFaultGeneration,
+              rowCache.replacementCount == generation,
+              stalenessInterval.isInfinite
+                || Date().timeIntervalSinceReferenceDate - batch.takeUnretainedValue().fetchTimestamp <= stalenessInterval
+        else { return false }
+        object.isPendingFault = false
+        return true
+    }
+
     /// Fires an object's fault, and the faults of its batch with it.
     func fire(_ object: ManagedObject) throws(StoreError) {
-        if object.isPendingFault, let fetched = object.storedNode {
-            // Fetched as a fault with its row, registered: while the cache has
-            // replaced no node since, that row is the cache's, and no lookup is needed.
-            if let generation = pendingFaultGeneration, store.rowCache.replacementCount == generation, isFresh(fetched) {
-                object.isPendingFault = false
-                return
-            }
+        if firePendingInPlace(object) { return }
+        if object.isPendingFault, object.storedNode != nil {
             // Otherwise the cache's row now, keeping the registration.
-            if let node = store.rowCache.node(object.objectID), isFresh(node) {
+            if let node = rowCache.node(object.objectID), isFresh(node) {
                 if node.id.entity != object.objectID.entity { object.learnEntity(of: node.id, in: self) }
                 object.node = node
                 return
             }
             // None fresh: read as any fault is, giving the registration back first.
             object.node = nil
-            store.rowCache.unregister(object.objectID)
+            rowCache.unregister(object.objectID)
         }
         // A fault alone (fetched as a fault, reached through a relationship) whose row the
         // cache holds fresh: read and registered under one lock.
         let batch = faultBatches.isEmpty ? nil : faultBatches[object.objectID]
-        if batch == nil, object.isFault, let node = store.rowCache.registeredNode(object.objectID, where: isFresh) {
+        if batch == nil, object.isFault, let node = rowCache.registeredNode(object.objectID, where: isFresh) {
             if node.id.entity != object.objectID.entity { object.learnEntity(of: node.id, in: self) }
             object.node = node
             return
@@ -480,7 +492,7 @@ public final class ObjectContext: @unchecked Sendable {
     public func fireFaults(_ faults: [ManagedObject]) throws(StoreError) {
         var missing: [Int: [ManagedObject]] = [:]
         for object in faults where object.isFault {
-            if let node = store.rowCache.node(object.objectID), isFresh(node) {
+            if let node = rowCache.node(object.objectID), isFresh(node) {
                 attach(node, to: object)
             } else {
                 missing[object.objectID.entity, default: []].append(object)
@@ -513,12 +525,12 @@ public final class ObjectContext: @unchecked Sendable {
         }
         guard object.holdsRegistration else { return }
         object.node = nil
-        store.rowCache.unregister(object.objectID)
+        rowCache.unregister(object.objectID)
     }
 
     /// Forgets every object and every unsaved change: the context holds none.
     public func reset() {
-        store.rowCache.unregister(realizedIDs())
+        rowCache.unregister(realizedIDs())
         objects.forEach { object in
             object.node = nil
             object.discardChanges()
@@ -551,7 +563,7 @@ public final class ObjectContext: @unchecked Sendable {
         // Keep the loaded keys in the cached nodes (as they are now: other
         // loads may have filled other slots), so memory evaluation and later
         // reads see them.
-        let updated = store.rowCache.setToMany(
+        let updated = rowCache.setToMany(
             slot: relationship.slot,
             Dictionary(uniqueKeysWithValues: nodes.map { ($0.id, links[$0.id.primaryKey] ?? []) }))
         for node in updated {
@@ -587,7 +599,7 @@ public final class ObjectContext: @unchecked Sendable {
             let rows = try store.loadPath(key, from: current, entity: currentEntity)
             for node in current {
                 // Objects holding a node see the to-many keys just loaded.
-                if let object = objects[node.id], let cached = store.rowCache.node(node.id) {
+                if let object = objects[node.id], let cached = rowCache.node(node.id) {
                     adoptToMany(from: cached, into: object)
                 }
             }

@@ -276,6 +276,20 @@ public final class RowCache: Sendable {
         registerAll(Array(ids))
     }
 
+    /// Notes that a context uses the object of each of `nodes`, under one
+    /// lock (a fetch's objects: no array of their IDs made).
+    ///
+    /// - Parameter nodes: The nodes whose objects' reference counts go up by one each.
+    package func register(nodes: [RowNode]) {
+        guard !nodes.isEmpty else { return }
+        state.withLock { state in
+            Self.modify(each: nodes.count, id: { nodes[$0].id }, &state) { _, entry in
+                if entry == nil { entry = CachedRow(node: nil, references: 1) } else { entry?.references &+= 1 }
+            }
+        }
+        if let registrations { registrations(nodes.map(\.id), true) }
+    }
+
     // The generic entry points gather the IDs where they are specialized;
     // the work runs on a plain array (a generic loop across the module
     // boundary went through witness tables: 31 % of dropping a context).

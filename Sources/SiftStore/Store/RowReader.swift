@@ -144,7 +144,7 @@ package final class RowReader {
 
     /// Adds the current row to what is being read; returns its row.
     func add<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64, now: Double) -> Int {
-        if readsByColumn, let builder = collector.beginColumnarRow(key: primaryKey, version: version) {
+        if readsByColumn, let builder = collector.beginColumnarRow(key: primaryKey, version: version, now: now) {
             for i in member.attributeTypes.indices {
                 builder.column(i)._withUnsafeGuaranteedRef {
                     row.append(base &+ Int(member.attributeColumns[i]), as: member.attributeTypes[i], to: $0)
