@@ -15,7 +15,7 @@ final class EntityDescription {
     /// the context sets this to nil as it goes (`ObjectContext.deinit`). A
     /// weak reference would give the context a side table, which made every
     /// retain and release of it, and every read through it, slower.
-    unowned(safe) var context: ObjectContext?
+    @exclusivity(unchecked) unowned(safe) var context: ObjectContext?
     /// The entity's index and its root's: every object's ID is made of them and its key.
     @usableFromInline let entityIndex: Int32
     @usableFromInline let rootIndex: Int32

@@ -44,7 +44,7 @@ public final class ObjectContext: @unchecked Sendable {
     let store: any PersistentStore
     /// How old, in seconds, a cached row may be and still fire a fault without
     /// SQL. The default, infinity, always trusts the row cache.
-    public var stalenessInterval: Double = .infinity
+    @exclusivity(unchecked) public var stalenessInterval: Double = .infinity
     /// How a save resolves conflicts with changes other contexts saved.
     public var mergePolicy: MergePolicy = .error
     /// The context's name, recorded with its saves in a store that keeps
@@ -91,13 +91,15 @@ public final class ObjectContext: @unchecked Sendable {
         let result = TransactionNames.$current.withValue(names) { Result { () throws(StoreError) -> T in try body() } }
         return try result.get()
     }
-    var objects = ObjectRegistry()
+    // (A context is used by one thread at a time: the state every read
+    // touches skips the runtime's exclusivity bookkeeping, a check per access.)
+    @exclusivity(unchecked) var objects = ObjectRegistry()
     /// The faults fetched together (a batched fetch's batches), by ID:
     /// fired together. Kept here, not in each object.
-    var faultBatches: [ObjectID: FaultBatch] = [:]
+    @exclusivity(unchecked) var faultBatches: [ObjectID: FaultBatch] = [:]
     /// The row cache's count of replacements before the earliest fetch
     /// whose faults hold their rows (`ManagedObject.isPendingFault`).
-    var pendingFaultGeneration: UInt64?
+    @exclusivity(unchecked) var pendingFaultGeneration: UInt64?
     /// Objects with unsaved changes (inserted, updated, deleted), by ID.
     var changed: [ObjectID: ManagedObject] = [:]
     /// Deletes that a deny rule refuses, reported at save (if the object is
@@ -266,7 +268,6 @@ public final class ObjectContext: @unchecked Sendable {
             }
             return made
         }
-        objects.reserveCapacity(nodes.count)
         var newlyRealized: [ObjectID] = []
         let result = nodes.map { node -> ManagedObject in
             let object = object(for: node.id)

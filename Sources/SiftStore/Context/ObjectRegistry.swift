@@ -1,15 +1,20 @@
 // Store stage: the objects a context holds, one per object ID (uniquing).
 //
-// Objects are found by ID in a hashed table. A fetch into a table the
-// context holds no object of (a new context, or an entity it has not
-// fetched) adds its objects as one array instead, with no hashed operation
-// per row: they are hashed only when something first looks an object of
-// that table up by ID (a relationship, `object(for:)`, a merge).
+// Objects are found by ID in pages of 64 addressed by the primary key, one
+// set of pages per root entity, as the row cache's entries are: no hashing
+// for the keys stores give (1 up); keys the pages do not cover (a new
+// object's negative key, keys too sparse to fill pages) are hashed. A fetch
+// into a table the context holds no object of (a new context, or an entity
+// it has not fetched) adds its objects as one array instead, with nothing
+// done per row: they go into the pages only when something first looks an
+// object of that table up by ID (a relationship, `object(for:)`, a merge).
 
 /// A context's objects by ID, each root entity's table apart.
 struct ObjectRegistry {
-    /// The objects looked up by ID.
-    private var byID: [ObjectID: ManagedObject] = [:]
+    /// The objects looked up by ID: by root entity index, in pages by key.
+    private var tables: [ObjectPages] = []
+    /// The objects looked up by ID whose keys the pages do not cover.
+    private var overflow: [ObjectID: ManagedObject] = [:]
     /// Objects added in bulk and not hashed yet, by root entity index
     /// (an array, not a dictionary: every lookup by ID checks it).
     private var unhashed: [[[ManagedObject]]] = []
@@ -26,16 +31,40 @@ struct ObjectRegistry {
     subscript(id: ObjectID) -> ManagedObject? {
         mutating get {
             if isUnhashed(root: id.root) { hash(root: id.root) }
-            return byID[id]
+            return lookUp(id)
         }
         set {
             if isUnhashed(root: id.root) { hash(root: id.root) }
-            if let newValue {
-                if byID.updateValue(newValue, forKey: id) == nil { added(1, root: id.root) }
-            } else if byID.removeValue(forKey: id) != nil {
-                added(-1, root: id.root)
+            let held = store(newValue, for: id)
+            if newValue != nil, !held { added(1, root: id.root) }
+            if newValue == nil, held { added(-1, root: id.root) }
+        }
+    }
+
+    /// The object of `id` in the pages or the overflow.
+    @inline(__always)
+    private func lookUp(_ id: ObjectID) -> ManagedObject? {
+        let root = id.root, key = id.primaryKey
+        if key >= 0, root < tables.count {
+            let page = Int(truncatingIfNeeded: key >> ObjectPages.shift)
+            if page < tables[root].pages.count, let held = tables[root].pages[page] {
+                // A key whose page exists is in the page, or nowhere.
+                return held.entries[Int(truncatingIfNeeded: key) & ObjectPages.mask]
             }
         }
+        return overflow.isEmpty ? nil : overflow[id]
+    }
+
+    /// Puts `object` (nil: none) in the entry of `id`; whether the entry
+    /// held an object before.
+    private mutating func store(_ object: ManagedObject?, for id: ObjectID) -> Bool {
+        let root = id.root
+        if root >= tables.count { tables.append(contentsOf: repeatElement(ObjectPages(), count: root - tables.count + 1)) }
+        guard let page = tables[root].pageForWriting(id.primaryKey, allocating: object != nil, overflow: &overflow, root: root) else {
+            let old = object.map { overflow.updateValue($0, forKey: id) } ?? overflow.removeValue(forKey: id)
+            return old != nil
+        }
+        return tables[root].put(object, key: id.primaryKey, page: page)
     }
 
     /// Whether objects of the root entity at `root` were added in bulk and not hashed yet.
@@ -63,16 +92,19 @@ struct ObjectRegistry {
 
     /// Calls `body` with every object held.
     func forEach(_ body: (ManagedObject) -> Void) {
-        for object in byID.values { body(object) }
+        for table in tables {
+            for case let page? in table.pages {
+                for slot in 0..<ObjectPages.size { if let object = page.entries[slot] { body(object) } }
+            }
+        }
+        for object in overflow.values { body(object) }
         for arrays in unhashed { for objects in arrays { for object in objects { body(object) } } }
     }
 
-    /// Makes room for `more` objects looked up by ID.
-    mutating func reserveCapacity(_ more: Int) { byID.reserveCapacity(byID.count + more) }
-
     /// Forgets every object.
     mutating func removeAll() {
-        byID = [:]
+        tables = []
+        overflow = [:]
         unhashed = []
         unhashedRoots = 0
         countByRoot = []
@@ -85,18 +117,96 @@ struct ObjectRegistry {
         countByRoot[root] += delta
     }
 
-    /// Hashes the objects of a root entity added in bulk.
+    /// Puts the objects of a root entity added in bulk where lookups find them.
     private mutating func hash(root: Int) {
         guard isUnhashed(root: root) else { return }
         let arrays = unhashed[root]
         unhashed[root] = []
         unhashedRoots -= 1
-        byID.reserveCapacity(byID.count + arrays.reduce(0) { $0 + $1.count })
         for objects in arrays {
-            for object in objects where byID.updateValue(object, forKey: object.objectID) != nil {
+            for object in objects where store(object, for: object.objectID) {
                 // (An object the table held already under the ID: counted once.)
                 added(-1, root: root)
             }
         }
+    }
+}
+
+/// One root entity's objects by primary key, in pages of 64 (see the file's comment).
+private struct ObjectPages {
+    static let shift = 6
+    static let size = 1 << shift
+    static let mask = size - 1
+
+    /// The pages by `key >> shift`; nil where no key of the page has an object.
+    var pages: [ObjectPage?] = []
+    var pagesInUse = 0
+    /// How many objects the pages hold.
+    var count = 0
+
+    /// The page of `key`, allocated if `allocating` (moving the overflow's
+    /// objects of it in), when the pages cover the key or can grow to;
+    /// nil when it belongs in the overflow.
+    mutating func pageForWriting(_ key: Int64, allocating: Bool, overflow: inout [ObjectID: ManagedObject], root: Int) -> Int? {
+        guard key >= 0 else { return nil }
+        let page = Int(truncatingIfNeeded: key >> Self.shift)
+        if page < pages.count, pages[page] != nil { return page }
+        guard allocating else { return nil }
+        if page >= pages.count {
+            // Pages grow while they would stay a quarter used (past the first 64).
+            let limit = max(64, 4 * (pagesInUse + 1))
+            guard page < limit else { return nil }
+            pages.append(contentsOf: repeatElement(nil, count: min(limit, max(page + 1, 2 * pages.count)) - pages.count))
+        }
+        // A page when keys are dense enough to fill pages (on average a
+        // sixteenth of each, past the first eight pages).
+        guard pagesInUse < 8 || count >= pagesInUse &* (Self.size / 16) else { return nil }
+        let made = ObjectPage()
+        pages[page] = made
+        pagesInUse += 1
+        if !overflow.isEmpty {
+            let moving = overflow.filter { $0.key.root == root && $0.key.primaryKey >= 0
+                && Int(truncatingIfNeeded: $0.key.primaryKey >> Self.shift) == page }
+            for (id, object) in moving {
+                overflow[id] = nil
+                made.entries[Int(truncatingIfNeeded: id.primaryKey) & Self.mask] = object
+                made.occupied += 1
+                count += 1
+            }
+        }
+        return page
+    }
+
+    /// Puts `object` (nil: none) in the entry of `key` on page `page`;
+    /// whether the entry held an object before.
+    mutating func put(_ object: ManagedObject?, key: Int64, page: Int) -> Bool {
+        let held = pages[page].unsafelyUnwrapped
+        let slot = held.entries + (Int(truncatingIfNeeded: key) & Self.mask)
+        let old = slot.pointee
+        slot.pointee = object
+        let change = (object == nil ? 0 : 1) - (old == nil ? 0 : 1)
+        held.occupied += change
+        count += change
+        if held.occupied == 0 {
+            pages[page] = nil
+            pagesInUse -= 1
+        }
+        return old != nil
+    }
+}
+
+/// 64 entries of `ObjectPages`.
+private final class ObjectPage {
+    let entries: UnsafeMutablePointer<ManagedObject?>
+    @exclusivity(unchecked) var occupied = 0
+
+    init() {
+        entries = .allocate(capacity: ObjectPages.size)
+        entries.initialize(repeating: nil, count: ObjectPages.size)
+    }
+
+    deinit {
+        entries.deinitialize(count: ObjectPages.size)
+        entries.deallocate()
     }
 }
