@@ -558,3 +558,36 @@ struct AttributeHandleTests {
         #expect(fault[level] == (try managers[0].value(forKey: "level")))
     }
 }
+
+@Suite("Uniquing by ID")
+struct UniquingTests {
+    // A context keeps its objects in pages by primary key, and keys the
+    // pages do not cover (far, sparse or negative) in a dictionary; a page
+    // made later takes the dictionary's keys of it. Whichever holds an ID,
+    // the context must give one object for it.
+    @Test("One object per ID: dense, far, sparse and negative keys, before and after the pages grow, and after a fetch")
+    func oneObjectPerID() throws {
+        let store = try StoreKind.sqlite.make()
+        let context = store.context()
+        let employee = try #require(context.model.entity(named: "Employee"))
+        var keys: [Int64] = [1, 2, 63, 64, 65, 5_000_000, Int64.max, -3, 4_000, 100_001]
+        keys += (100_000..<100_700).map { Int64($0) }          // far, then dense enough for pages of their own
+        keys += stride(from: 1_000_000, to: 9_000_000, by: 80_000).map { Int64($0) }   // sparse
+        var first: [Int64: ManagedObject] = [:]
+        for key in keys { first[key] = context.object(for: ObjectID(entity: employee, primaryKey: key)) }
+        #expect(context.registeredObjectCount == Set(keys).count)
+        for key in keys.reversed() {
+            #expect(context.object(for: ObjectID(entity: employee, primaryKey: key)) === first[key], "key \(key)")
+        }
+        // A fetch into the same table finds the objects the context holds.
+        let fetched = try context.fetch(FetchRequest(entityName: "Employee"))
+        for object in fetched where first[object.objectID.primaryKey] != nil {
+            #expect(object === first[object.objectID.primaryKey])
+        }
+        // A new context's fetch adds its objects in bulk; a lookup afterwards finds the same ones.
+        let other = store.context()
+        let bulk = try other.fetch(FetchRequest(entityName: "Employee"))
+        for object in bulk { #expect(other.object(for: object.objectID) === object) }
+        #expect(other.registeredObjectCount == bulk.count)
+    }
+}
