@@ -246,9 +246,13 @@ struct RawColumn {
 }
 
 /// Which rows of a column hold nil, as it is built: one bit a row.
+@usableFromInline
 struct NullMask {
-    var words: [UInt64] = []
+    @usableFromInline var words: [UInt64] = []
 
+    @usableFromInline init() {}
+
+    @usableFromInline
     mutating func insert(_ row: Int) {
         let word = row >> 6
         if word >= words.count { words.append(contentsOf: repeatElement(0, count: word - words.count + 1)) }
@@ -381,13 +385,15 @@ package final class RowBatchBuilder {
 /// is made for them.
 package final class ColumnBuilder {
     // (Filled by one reader on one thread: no exclusivity bookkeeping.)
-    @exclusivity(unchecked) private var kind = ColumnKind.nulls
+    // (Its appends are inlined into the stores' row readers: a cell costs
+    // no call.)
+    @usableFromInline @exclusivity(unchecked) var kind = ColumnKind.nulls
     /// Rows added.
-    @exclusivity(unchecked) private var count = 0
+    @usableFromInline @exclusivity(unchecked) var count = 0
     /// The values (none while every row is nil), `capacity` of them.
-    @exclusivity(unchecked) private var data: UnsafeMutableRawPointer?
-    @exclusivity(unchecked) private var capacity = 0
-    @exclusivity(unchecked) private var nulls = NullMask()
+    @usableFromInline @exclusivity(unchecked) var data: UnsafeMutableRawPointer?
+    @usableFromInline @exclusivity(unchecked) var capacity = 0
+    @usableFromInline @exclusivity(unchecked) var nulls = NullMask()
     /// The first buffer's size: the rows of the batch made before (a
     /// fetch's batches are alike), or 16.
     @exclusivity(unchecked) private var firstCapacity = 16
@@ -410,15 +416,16 @@ package final class ColumnBuilder {
     }
 
     /// Adds a value of the column's element type (the buffer grows by doubling).
-    @inline(__always)
-    private func push<T>(_ value: T) {
+    @inlinable @inline(__always)
+    func push<T>(_ value: T) {
         if count == capacity { grow(T.self, to: max(16, capacity &* 2)) }
         (data.unsafelyUnwrapped.assumingMemoryBound(to: T.self) + count).initialize(to: value)
         count &+= 1
     }
 
     /// Moves the values to a buffer of `newCapacity`.
-    private func grow<T>(_ type: T.Type, to newCapacity: Int) {
+    @usableFromInline
+    func grow<T>(_ type: T.Type, to newCapacity: Int) {
         let moved = UnsafeMutablePointer<T>.allocate(capacity: newCapacity)
         if let data { moved.moveInitialize(from: data.assumingMemoryBound(to: T.self), count: count) }
         data?.deallocate()
@@ -427,36 +434,37 @@ package final class ColumnBuilder {
     }
 
     /// Adds an integer.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func appendInteger(_ value: Int64) {
         if kind == .integers { push(value) } else { append(.int(value)) }
     }
 
     /// Adds a double.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func appendDouble(_ value: Double) {
         if kind == .doubles { push(value) } else { append(.double(value)) }
     }
 
     /// Adds a date, as seconds since 2001-01-01.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func appendDate(secondsSinceReferenceDate seconds: Double) {
         if kind == .dates { push(seconds) } else { append(.date(Date(timeIntervalSinceReferenceDate: seconds))) }
     }
 
     /// Adds a boolean.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func appendBool(_ value: Bool) {
         if kind == .booleans { push(value) } else { append(.bool(value)) }
     }
 
     /// Adds a string.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func appendString(_ value: String) {
         if kind == .strings { push(Optional(value)) } else { append(.string(value)) }
     }
 
     /// Adds nil.
+    @inlinable
     package func appendNull() {
         switch kind {
         case .nulls: count &+= 1
@@ -469,6 +477,7 @@ package final class ColumnBuilder {
     }
 
     /// Adds any value.
+    @usableFromInline
     package func append(_ value: PredicateValue) {
         switch (kind, value) {
         case (_, .null): appendNull()

@@ -80,7 +80,7 @@ package struct RowIndex: Sendable {
     ///   - elements: The elements' indexes, in the order to change their entries.
     ///   - key: The primary key of the element at an index.
     ///   - body: Changes the entry of the element at an index, as `modify`'s does.
-    @inlinable
+    @inlinable @inline(__always)
     package mutating func modify(each elements: Range<Int>, key: (Int) -> Int64, _ body: (Int, inout CachedRow?) -> Void) {
         // The page made writable for the key before, and its number (-1: none).
         var current = -1
