@@ -1,9 +1,10 @@
 // Stage 6a (memory lowering): row batches, where row-cache nodes keep their
 // values.
 //
-// The rows of one fetch (of one entity) are stored together, by column:
-// each attribute's values in a typed buffer (integers, doubles, dates as
-// seconds, booleans, strings), nils in a bit mask, to-one keys as integers.
+// The rows of one fetch (of one entity, up to 4 096 to a batch) are stored
+// together, by column: each attribute's values in a typed buffer (integers,
+// doubles, dates as seconds, booleans, strings), nils in a bit mask, to-one
+// keys as integers.
 // A node (`RowNode`) is a batch and a row index, so a fetched row costs
 // its values and no allocation of its own. A node made alone is a batch of
 // one row, kept as the arrays it was made from.

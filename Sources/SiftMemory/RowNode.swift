@@ -81,8 +81,8 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
 /// a ``RowBatch``.
 ///
 /// A node is two words: the batch that holds the row, and the row's index
-/// in it. The rows of one fetch share one batch, whose values are laid out
-/// by column; a node made on its own (``init(id:version:fetchTimestamp:values:toOne:toMany:)``)
+/// in it. The rows of one fetch share a batch (up to 4 096 rows to a
+/// batch), whose values are laid out by column; a node made on its own (``init(id:version:fetchTimestamp:values:toOne:toMany:)``)
 /// is a batch of one row. Read a value with ``value(at:)``, a to-one key
 /// with ``toOneKey(at:)`` and a to-many's keys with ``toManyKeys(at:)``:
 /// they read the batch in place, where ``values``, ``toOne`` and ``toMany``
