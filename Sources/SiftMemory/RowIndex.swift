@@ -50,26 +50,9 @@ package struct RowIndex: Sendable {
     /// - Returns: What `body` returns.
     @inline(__always)
     package mutating func modify<R>(_ key: Int64, _ body: (inout CachedRow?) -> R) -> R {
-        guard let page = pageForWriting(key) else { return modifyOverflow(key, body) }
-        let held = pages[page].unsafelyUnwrapped
-        let slot = held.entries + (Int(truncatingIfNeeded: key) & (Self.pageSize - 1))
-        // Moved out and back in: no retain or release of the node's batch.
-        let moved = slot.move()
-        let existed = !moved.isEmpty
-        var entry: CachedRow? = existed ? moved : nil
-        let result = body(&entry)
-        let kept = entry.map { !$0.isEmpty } ?? false
-        slot.initialize(to: kept ? entry.unsafelyUnwrapped : CachedRow(node: nil))
-        if kept != existed {
-            let change = kept ? 1 : -1
-            count += change
-            held.occupied += change
-        }
-        if held.occupied == 0 {
-            pages[page] = nil
-            pagesInUse -= 1
-        }
-        return result
+        var result: R?
+        modify(each: 0..<1, key: { _ in key }) { _, entry in result = body(&entry) }
+        return result.unsafelyUnwrapped
     }
 
     /// `modify` for each of many keys, in order: a key in the page of the
