@@ -15,7 +15,14 @@ final class EntityDescription {
     /// the context sets this to nil as it goes (`ObjectContext.deinit`). A
     /// weak reference would give the context a side table, which made every
     /// retain and release of it, and every read through it, slower.
-    @exclusivity(unchecked) unowned(safe) var context: ObjectContext?
+    @exclusivity(unchecked) unowned(safe) var context: ObjectContext? {
+        didSet { unretainedContext = context.map { .passUnretained($0) } }
+    }
+    /// The same context, for the read path to call without retaining and
+    /// releasing it (the context's count is one word every read would
+    /// write): set and cleared with `context`, so it is nil once the
+    /// context is gone.
+    @exclusivity(unchecked) var unretainedContext: Unmanaged<ObjectContext>?
     /// The entity's index and its root's: every object's ID is made of them and its key.
     @usableFromInline let entityIndex: Int32
     @usableFromInline let rootIndex: Int32

@@ -259,8 +259,8 @@ public final class ManagedObject: CustomStringConvertible {
     /// whether it did. A read's first step on a fault of a fetch.
     @usableFromInline @inline(never)
     func firedInPlace() -> Bool {
-        guard let context = description_.context else { return false }
-        return context.firePendingInPlace(self)
+        guard let context = description_.unretainedContext else { return false }
+        return context._withUnsafeGuaranteedRef { $0.firePendingInPlace(self) }
     }
 
     /// `value(forKey:)`, nil when it throws: the subscript's path for changed objects, faults and other keys.
@@ -398,9 +398,11 @@ public final class ManagedObject: CustomStringConvertible {
                 target = try values().toOneKey(at: link.slot)
             }
             guard let target else { return nil }
-            let context = try context()
-            let object = context.object(for: ObjectID(entity: link.destination, root: link.root, primaryKey: target))
-            if link.hasSubentities, object.isFault { try context.fire(object) }
+            guard let context = description_.unretainedContext else { throw .contextGone(reference) }
+            let id = ObjectID(entity: link.destination, root: link.root, primaryKey: target)
+            let object = context._withUnsafeGuaranteedRef { $0.object(for: id) }
+            // It may be of a subentity: its row says which.
+            if link.hasSubentities, object.isFault { try self.context().fire(object) }
             return object
         }
         let relationship = try relationship(key, toMany: false)

@@ -142,15 +142,13 @@ public final class ObjectContext: @unchecked Sendable {
     deinit {
         for description in descriptions { description.context = nil }
         mergeObservation?.cancel()
-        rowCache.unregister(realizedIDs())
+        unregisterAllObjects()
     }
 
-    /// The IDs of the objects that hold a node (registered with the row cache).
-    private func realizedIDs() -> [ObjectID] {
-        var ids: [ObjectID] = []
-        ids.reserveCapacity(objects.count)
-        objects.forEach { if $0.holdsRegistration { ids.append($0.objectID) } }
-        return ids
+    /// Gives the row cache back the registration of every object that holds
+    /// one, an array of the registry's at a time (no array of IDs made).
+    private func unregisterAllObjects() {
+        objects.forEachArray { rowCache.unregister(objects: $0) }
     }
 
     /// How many objects the context holds.
@@ -531,7 +529,7 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Forgets every object and every unsaved change: the context holds none.
     public func reset() {
-        rowCache.unregister(realizedIDs())
+        unregisterAllObjects()
         objects.forEach { object in
             object.node = nil
             object.discardChanges()

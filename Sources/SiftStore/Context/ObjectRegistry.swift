@@ -90,6 +90,20 @@ struct ObjectRegistry {
         added(objects.count, root: root)
     }
 
+    /// Calls `body` with the objects held, an array at a time: each array
+    /// added in bulk as it was added (no copy), then the rest.
+    func forEachArray(_ body: ([ManagedObject]) -> Void) {
+        for arrays in unhashed { for objects in arrays { body(objects) } }
+        var rest: [ManagedObject] = []
+        for table in tables {
+            for case let page? in table.pages {
+                for slot in 0..<ObjectPages.size { if let object = page.entries[slot] { rest.append(object) } }
+            }
+        }
+        rest.append(contentsOf: overflow.values)
+        if !rest.isEmpty { body(rest) }
+    }
+
     /// Calls `body` with every object held.
     func forEach(_ body: (ManagedObject) -> Void) {
         for table in tables {

@@ -324,10 +324,28 @@ public final class RowCache: Sendable {
     @usableFromInline
     func unregisterAll(_ ids: [ObjectID]) {
         guard !ids.isEmpty else { return }
+        release(ids.count, id: { ids[$0] }, where: { _ in true })
+        registrations?(ids, false)
+    }
+
+    /// `unregister` for each of `objects` that holds a registration (a
+    /// context's objects as it goes), under one lock.
+    ///
+    /// - Parameter objects: Objects of a context of this cache's store.
+    func unregister(objects: [ManagedObject]) {
+        guard !objects.isEmpty else { return }
+        release(objects.count, id: { objects[$0].objectID }, where: { objects[$0].holdsRegistration })
+        if let registrations { registrations(objects.filter(\.holdsRegistration).map(\.objectID), false) }
+    }
+
+    /// Takes one registration from the ID of each element (by index) that
+    /// `holds` one, under one lock; purges the nodes nothing holds any more.
+    @inline(__always)
+    private func release(_ count: Int, id: (Int) -> ObjectID, where holds: (Int) -> Bool) {
         state.withLock { state in
             var purged = 0
-            Self.modify(each: ids.count, id: { ids[$0] }, &state) { _, entry in
-                guard let references = entry?.references, references > 0 else { return }
+            Self.modify(each: count, id: id, &state) { index, entry in
+                guard holds(index), let references = entry?.references, references > 0 else { return }
                 if references <= 1 {
                     if entry?.node != nil { purged += 1 }
                     entry = nil
@@ -341,7 +359,6 @@ public final class RowCache: Sendable {
                 replaced()
             }
         }
-        registrations?(ids, false)
     }
 
     /// How many registrations `id` has.
