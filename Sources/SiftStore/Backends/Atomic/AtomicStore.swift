@@ -39,8 +39,10 @@ public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unc
     private let data: RowCache
     /// Each object's reference and primary key, both ways.
     private let references: LockedState<ReferenceTable<Format.Reference>>
-    /// One save at a time.
-    private let writing = LockedState(())
+    /// One save at a time. (Its state is a count of the writes, not `()`:
+    /// the thread sanitizer takes accesses to a zero-sized state, made
+    /// under the lock, for a race.)
+    private let writing = LockedState(0)
     /// The store's metadata, as read at open or last set; written with every save.
     private let storedMetadata = LockedState<[String: PredicateValue]>([:])
 
@@ -298,7 +300,10 @@ public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unc
     ///   cannot be written (the old file is kept).
     public func apply(_ request: SaveRequest) throws(StoreError) -> SaveResponse {
         // One save at a time: the file and the rows change together.
-        let response = try writing.withLock { _ throws(StoreError) in try applyAlone(request) }
+        let response = try writing.withLock { writes throws(StoreError) in
+            writes &+= 1
+            return try applyAlone(request)
+        }
         if case .committed(let result) = response {
             // Committed: the row cache holds what was written.
             rowCache.store(result.nodes.values)
