@@ -101,16 +101,21 @@ final class EntityDescription {
 
     deinit { nameWords.deallocate() }
 
-    /// A string's two machine words, read without retaining it.
+    /// A string's two machine words, read without retaining it ((0, 0)
+    /// where a `String` is not two 64-bit words).
     @inlinable @inline(__always)
     static func words(of string: String) -> (UInt64, UInt64) {
-        unsafeBitCast(string, to: (UInt64, UInt64).self)
+        withUnsafeBytes(of: string) { raw in
+            raw.count == 16 ? (raw.load(as: UInt64.self), raw.load(fromByteOffset: 8, as: UInt64.self)) : (0, 0)
+        }
     }
 
     /// The slot of the attribute whose name is `name`'s very words (see
-    /// `nameWords`); nil when none is, though one may have its characters.
+    /// `nameWords`); nil when none is, though one may have its characters
+    /// (and always where a `String` is not two 64-bit words).
     @inlinable @inline(__always)
     func slot(sameAs name: String) -> Int? {
+        guard MemoryLayout<String>.size == 16 else { return nil }
         let words = Self.words(of: name)
         var slot = 0
         while slot < nameCount {

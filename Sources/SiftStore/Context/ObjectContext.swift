@@ -460,7 +460,8 @@ public final class ObjectContext: @unchecked Sendable {
     func fire(_ object: ManagedObject) throws(StoreError) {
         if firePendingInPlace(object) { return }
         if object.isPendingFault, object.storedNode != nil {
-            // Otherwise the cache's row now, keeping the registration.
+            // Fetched with its row, but the cache has replaced nodes since:
+            // the cache's row now, keeping the registration.
             if let node = rowCache.node(object.objectID), isFresh(node) {
                 if node.id.entity != object.objectID.entity { object.learnEntity(of: node.id, in: self) }
                 object.node = node
