@@ -93,26 +93,22 @@ public final class RowCache: Sendable {
     func storeAll(_ nodes: [RowNode]) {
         state.withLock { state in
             var anyReplaced = false
-            for node in nodes where Self.put(node, into: &state) != nil { anyReplaced = true }
+            var added = 0
+            Self.modify(each: nodes.count, id: { nodes[$0].id }, &state) { index, entry in
+                if Self.put(nodes[index], in: &entry) != nil { anyReplaced = true } else { added += 1 }
+            }
+            state.nodeCount += added
             if anyReplaced { replaced() }
             state.columns = nil
         }
     }
 
-    /// Puts `node` in its entry; returns the node it replaced.
-    @discardableResult
-    private static func put(_ node: RowNode, into state: inout State) -> RowNode? {
-        let id = node.id
-        let (replaced, added) = modify(&state.tables[id.root], id.primaryKey) { entry -> (RowNode?, Bool) in
-            guard entry != nil else {
-                entry = CachedRow(node: node)
-                return (nil, true)
-            }
-            let replaced = entry?.node
-            entry?.node = node
-            return (replaced, replaced == nil)
-        }
-        if added { state.nodeCount += 1 }
+    /// Puts `node` in an entry; returns the node it replaced, nil when the
+    /// entry held none (a node added).
+    @inline(__always)
+    private static func put(_ node: RowNode, in entry: inout CachedRow?) -> RowNode? {
+        let replaced = entry?.node
+        if entry == nil { entry = CachedRow(node: node) } else { entry?.node = node }
         return replaced
     }
 
@@ -145,12 +141,10 @@ public final class RowCache: Sendable {
             // The nodes in runs of one page: the new node goes in, the one it replaced comes out.
             Self.modify(each: nodes.count, id: { nodes[$0].id }, &state) { index, entry in
                 let node = nodes[index]
-                guard let cached = entry?.node else {
-                    if entry == nil { entry = CachedRow(node: node) } else { entry?.node = node }
+                guard let cached = Self.put(node, in: &entry) else {
                     added += 1
                     return
                 }
-                entry?.node = node
                 anyReplaced = true
                 guard cached.batch.toManyCount > 0, cached.version == node.version else { return }
                 let toMany = cached.toMany
@@ -235,15 +229,7 @@ public final class RowCache: Sendable {
     ///
     /// - Parameter id: The ID whose reference count goes up by one.
     package func register(_ id: ObjectID) {
-        state.withLock { Self.retain(id, &$0) }
-        registrations?([id], true)
-    }
-
-    @inline(__always)
-    private static func retain(_ id: ObjectID, _ state: inout State) {
-        modify(&state.tables[id.root], id.primaryKey) { entry in
-            if entry == nil { entry = CachedRow(node: nil, references: 1) } else { entry?.references &+= 1 }
-        }
+        registerAll([id])
     }
 
     /// The node of `id` when the cache holds one that `isUsable` accepts,
@@ -282,11 +268,7 @@ public final class RowCache: Sendable {
     /// - Parameter nodes: The nodes whose objects' reference counts go up by one each.
     package func register(nodes: [RowNode]) {
         guard !nodes.isEmpty else { return }
-        state.withLock { state in
-            Self.modify(each: nodes.count, id: { nodes[$0].id }, &state) { _, entry in
-                if entry == nil { entry = CachedRow(node: nil, references: 1) } else { entry?.references &+= 1 }
-            }
-        }
+        acquire(nodes.count, id: { nodes[$0].id })
         if let registrations { registrations(nodes.map(\.id), true) }
     }
 
@@ -296,12 +278,18 @@ public final class RowCache: Sendable {
     @usableFromInline
     func registerAll(_ ids: [ObjectID]) {
         guard !ids.isEmpty else { return }
+        acquire(ids.count, id: { ids[$0] })
+        registrations?(ids, true)
+    }
+
+    /// Adds one registration to the ID of each element (by index), under one lock.
+    @inline(__always)
+    private func acquire(_ count: Int, id: (Int) -> ObjectID) {
         state.withLock { state in
-            Self.modify(each: ids.count, id: { ids[$0] }, &state) { _, entry in
+            Self.modify(each: count, id: id, &state) { _, entry in
                 if entry == nil { entry = CachedRow(node: nil, references: 1) } else { entry?.references &+= 1 }
             }
         }
-        registrations?(ids, true)
     }
 
     /// Notes that a context no longer uses `id`; when nothing uses it any

@@ -6,6 +6,7 @@
 
 import Foundation
 import Sift
+import SiftDemo
 import SiftPostgres
 import SiftStore
 import Testing
@@ -589,5 +590,65 @@ struct UniquingTests {
         let bulk = try other.fetch(FetchRequest(entityName: "Employee"))
         for object in bulk { #expect(other.object(for: object.objectID) === object) }
         #expect(other.registeredObjectCount == bulk.count)
+    }
+}
+
+@Suite("Fetches and saves of more rows than one batch")
+struct ManyBatchesTests {
+    // A fetch lays its rows out in batches of `RowCollector.batchRows`, and a
+    // save's results too: every row must come back with its own values, nils
+    // and to-one keys across the batches' boundaries.
+    @Test("10 000 generated employees fetched, and 5 000 inserted in one save, read back value for value")
+    func rowsAcrossBatches() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sift-batches-\(UUID().uuidString).sqlite")
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) } }
+        let model = CompanyGenerator.model
+        let store = try SQLiteStore(url: url, model: model)
+        let employee = try #require(model.entity(named: "Employee"))
+        let generated = CompanyGenerator.nodes(employees: 10_000).filter { $0.id.entity == employee.index }
+        #expect(generated.count > 2 * RowCollector.batchRows)
+        try store.importNodes(CompanyGenerator.nodes(employees: 10_000))
+        let names = employee.attributes.map(\.name)
+        let context = ObjectContext(store: store)
+        let fetched = try context.fetch(FetchRequest(entityName: "Employee"))
+        try #require(fetched.count == generated.count)
+        let byKey = Dictionary(uniqueKeysWithValues: generated.map { ($0.id.primaryKey, $0) })
+        for object in fetched {
+            let node = try #require(byKey[object.objectID.primaryKey])
+            for name in names {
+                #expect(object[name] == node.value(at: try #require(employee.attribute(named: name)).slot), "\(object.objectID) \(name)")
+            }
+            let department = try object.object(forKey: "department")
+            #expect(department?.objectID.primaryKey == node.toOneKey(at: try #require(employee.relationship(named: "department")).slot))
+        }
+        // One save of more rows than a batch: its results laid out by column, then read by another context.
+        let writer = ObjectContext(store: store)
+        var inserted: [ManagedObject] = []
+        for index in 0..<5_000 {
+            let hire = try writer.insert("Employee")
+            try hire.setValue(.string("Hire \(index)"), forKey: "name")
+            try hire.setValue(.int(Int64(20 + index % 40)), forKey: "age")
+            try hire.setValue(.double(Double(index)), forKey: "salary")
+            try hire.setValue(index % 3 == 0 ? .null : .string("h\(index)"), forKey: "nickname")
+            try hire.setValue(.bool(index % 2 == 0), forKey: "isManager")
+            try hire.setValue(.date(Date(timeIntervalSinceReferenceDate: Double(index))), forKey: "startDate")
+            inserted.append(hire)
+        }
+        try writer.save()
+        for (index, hire) in inserted.enumerated() {
+            #expect(hire["name"] == .string("Hire \(index)"))
+            #expect(hire["salary"] == .double(Double(index)))
+        }
+        let reader = ObjectContext(store: store)
+        let again = try reader.fetch(FetchRequest(entityName: "Employee", predicate: "name BEGINSWITH 'Hire '"))
+        #expect(again.count == 5_000)
+        for object in again {
+            guard case .string(let name)? = object["name"], let index = Int(name.dropFirst(5)) else {
+                Issue.record("unexpected name \(String(describing: object["name"]))")
+                continue
+            }
+            #expect(object["age"] == .int(Int64(20 + index % 40)))
+            #expect(object["nickname"] == (index % 3 == 0 ? .null : .string("h\(index)")))
+        }
     }
 }
