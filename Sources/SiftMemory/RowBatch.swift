@@ -151,6 +151,26 @@ public final class RowBatch: @unchecked Sendable {
         return columns![slot].value(row)
     }
 
+    /// The value of an attribute slot of a row as `Value`, read straight
+    /// from its column when the column stores exactly that type: an
+    /// integer column as `Int64` (or `Int`), a double column as `Double`, a
+    /// Boolean column as `Bool`, a date column as `Date`, a string column
+    /// as `String`. Nothing is built on the way, so such a read costs a load.
+    ///
+    /// - Parameters:
+    ///   - slot: The attribute's slot.
+    ///   - row: The row's index, below ``count``.
+    ///   - type: The type to read the value as.
+    /// - Returns: `.some(nil)` when the row holds nil, `.some(value)` for a
+    ///   value; `.none` when the column does not store `Value` (or the rows
+    ///   have no such slot, or the batch is of one row): then read ``value(slot:row:)``
+    ///   and convert it.
+    @inlinable @inline(__always)
+    public func value<Value>(slot: Int, row: Int, as type: Value.Type) -> Value?? {
+        guard slot >= 0, slot < attributeCount, !isSingle else { return .none }
+        return columns.unsafelyUnwrapped[slot].value(row, as: type)
+    }
+
     /// The destination's key of a to-one slot of a row; nil when there is none.
     ///
     /// - Parameters:
@@ -226,6 +246,47 @@ struct RawColumn {
         case .strings: return data!.assumingMemoryBound(to: String?.self)[row].map(PredicateValue.string) ?? .null
         case .values: return data!.assumingMemoryBound(to: PredicateValue.self)[row]
         }
+    }
+
+    /// Row `row` as `Value` when the column stores exactly that type (see
+    /// `RowBatch.value(slot:row:as:)`); `.none` when it does not.
+    /// (`Value.self == T.self` is decided when the read is specialized, so
+    /// the branches for other types are not compiled into it.)
+    @inlinable @inline(__always)
+    func value<Value>(_ row: Int, as type: Value.Type) -> Value?? {
+        switch kind {
+        case .integers:
+            if Value.self == Int64.self || (Value.self == Int.self && MemoryLayout<Int>.size == 8) {
+                if isNull(row) { return .some(nil) }
+                return .some(unsafeBitCast(data.unsafelyUnwrapped.assumingMemoryBound(to: Int64.self)[row], to: Value.self))
+            }
+        case .doubles:
+            if Value.self == Double.self {
+                if isNull(row) { return .some(nil) }
+                return .some(unsafeBitCast(data.unsafelyUnwrapped.assumingMemoryBound(to: Double.self)[row], to: Value.self))
+            }
+        case .dates:
+            if Value.self == Date.self {
+                if isNull(row) { return .some(nil) }
+                let date = Date(timeIntervalSinceReferenceDate: data.unsafelyUnwrapped.assumingMemoryBound(to: Double.self)[row])
+                return .some(unsafeBitCast(date, to: Value.self))
+            }
+        case .booleans:
+            if Value.self == Bool.self {
+                if isNull(row) { return .some(nil) }
+                return .some(unsafeBitCast(data.unsafelyUnwrapped.assumingMemoryBound(to: Bool.self)[row], to: Value.self))
+            }
+        case .strings:
+            if Value.self == String.self {
+                guard let string = data.unsafelyUnwrapped.assumingMemoryBound(to: String?.self)[row] else { return .some(nil) }
+                return .some(unsafeBitCast(string, to: Value.self))
+            }
+        case .nulls:
+            return .some(nil)
+        case .values:
+            break
+        }
+        return .none
     }
 
     /// Row `row` of a key column (integers), or nil.

@@ -351,6 +351,66 @@ public final class ManagedObject: CustomStringConvertible {
         try? value(for: handle)
     }
 
+    /// The value of a resolved attribute as `type`: nil when it has none.
+    ///
+    /// ```swift
+    /// let age = employee.entity.handle(forAttribute: "age")!
+    /// let years = try employee.value(for: age, as: Int.self)      // Int?
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - handle: The attribute, resolved by the entity's `handle(forAttribute:)`.
+    ///   - type: The Swift type to read it as.
+    /// - Returns: The value as `type`; nil when the attribute has no value.
+    /// - Throws: `StoreError`: `.wrongType` when the value is not one `type` holds (a string read as `Int`);
+    ///   otherwise as ``value(for:)-(AttributeHandle)``.
+    public func value<T: PredicateValueRepresentable>(for handle: AttributeHandle, as type: T.Type) throws(StoreError) -> T? {
+        let value = try value(for: handle)
+        if case .null = value { return nil }
+        guard let typed = T(predicateValue: value) else {
+            throw .wrongType(property: handle.name, entity: description_.entity.name, expected: "\(T.self)", found: value.kindDescription)
+        }
+        return typed
+    }
+
+    /// The value of a resolved attribute as `type`, or nil when it has
+    /// none, is not one `type` holds, or the object cannot be fired: the
+    /// fastest read of all.
+    ///
+    /// ```swift
+    /// guard let age = context.model.entity(named: "Employee")?.handle(forAttribute: "age") else { return }
+    /// let total = employees.reduce(0) { $0 + ($1[age, as: Int.self] ?? 0) }
+    /// ```
+    ///
+    /// An unchanged, fired object reads a value its column stores as
+    /// `type` (an integer as `Int` or `Int64`, a double as `Double`, a
+    /// Boolean as `Bool`, a date as `Date`, a string as `String`) with a
+    /// load from the column, building no ``PredicateValue`` on the way. Any
+    /// other read gives what ``value(for:as:)`` gives.
+    ///
+    /// - Parameters:
+    ///   - handle: The attribute, resolved by the entity's `handle(forAttribute:)`.
+    ///   - type: The Swift type to read it as.
+    /// - Returns: The value as `type`, or nil.
+    @inlinable @inline(__always)
+    public subscript<T: PredicateValueRepresentable>(handle: AttributeHandle, as type: T.Type) -> T? {
+        if changes == nil, !isPendingFault, let batch = storedBatch {
+            let row = Int(storedRow)
+            let value = batch._withUnsafeGuaranteedRef { batch -> T?? in
+                batch.entity == handle.entity ? batch.value(slot: handle.slot, row: row, as: T.self) : .none
+            }
+            if let value { return value }
+        }
+        return value(orNilFor: handle, as: T.self)
+    }
+
+    /// `value(for:as:)`, nil when it throws: the typed subscript's path for
+    /// changed objects, faults, other entities and converted values.
+    @usableFromInline @inline(never)
+    func value<T: PredicateValueRepresentable>(orNilFor handle: AttributeHandle, as type: T.Type) -> T? {
+        (try? value(for: handle, as: type)) ?? nil
+    }
+
     /// The value in an attribute slot: the unsaved change, else the snapshot.
     @inline(__always)
     private func value(atSlot slot: Int) throws(StoreError) -> PredicateValue {

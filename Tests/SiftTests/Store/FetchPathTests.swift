@@ -540,6 +540,65 @@ struct AttributeHandleTests {
         #expect(fault["größe"] == 2.5)
     }
 
+    // A typed read by handle loads a value its column stores as the type
+    // asked for, and converts anything else as the read by name does: the
+    // two must agree for every attribute, every type, and every state.
+    @Test("A typed read by handle gives what a typed read by name gives: every attribute as every type, changed, inserted, faulted",
+          arguments: StoreKind.allCases)
+    func typedReadsByHandle(kind: StoreKind) throws {
+        let store = try kind.make()
+        let context = store.context()
+        let employee = try #require(context.model.entity(named: "Employee"))
+        var request = FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")])
+        request.returnsObjectsAsFaults = false
+        let objects = try context.fetch(request)
+        try #require(objects.count > RowCollector.fewRows, "enough rows to be laid out by column")
+        let names = ["name", "nickname", "age", "salary", "rating", "isManager", "startDate"]
+        let handles = try names.map { try #require(employee.handle(forAttribute: $0)) }
+        func agree(_ object: ManagedObject, sourceLocation: SourceLocation = #_sourceLocation) {
+            for (name, handle) in zip(names, handles) {
+                func check<T: PredicateValueRepresentable & Equatable>(_ type: T.Type) {
+                    #expect(object[handle, as: type] == object[name, as: type], "\(name) as \(type)", sourceLocation: sourceLocation)
+                    #expect((try? object.value(for: handle, as: type)) == (try? object.value(forKey: name, as: type)),
+                            "\(name) as \(type), throwing", sourceLocation: sourceLocation)
+                }
+                check(String.self); check(Int.self); check(Int64.self); check(Double.self); check(Float.self)
+                check(Bool.self); check(Date.self); check(Decimal.self); check(PredicateValue.self)
+            }
+        }
+        var typedValues = 0
+        for object in objects {
+            agree(object)
+            if object[handles[2], as: Int.self] != nil { typedValues += 1 }
+        }
+        #expect(typedValues == objects.count, "every age reads as an Int")
+        // Nil reads as nil, and a value of another kind throws from the throwing read.
+        let withoutNickname = try #require(objects.first { object in object["nickname"] == .null })
+        #expect(withoutNickname[handles[1], as: String.self] == nil)
+        #expect(throws: StoreError.self) { try objects[0].value(for: handles[0], as: Int.self) }
+        #expect(objects[0][handles[2], as: Double.self] == objects[0][handles[2]]?.doubleValue)
+        // An unsaved change, an inserted object, a fault firing on its first typed read.
+        try objects[0].setValue(PredicateValue.int(99), forKey: "age")
+        #expect(objects[0][handles[2], as: Int.self] == 99)
+        agree(objects[0])
+        let hire = try context.insert("Employee")
+        try hire.setValue(PredicateValue.string("Ann"), forKey: "name")
+        #expect(hire[handles[0], as: String.self] == "Ann")
+        agree(hire)
+        let other = store.context()
+        let fault = other.object(for: objects[1].objectID)
+        #expect(fault.isFault)
+        #expect(fault[handles[0], as: String.self] == objects[1][handles[0], as: String.self])
+        #expect(!fault.isFault)
+        agree(fault)
+        withExtendedLifetime(other) {}
+        // A handle of another entity reads by its name.
+        let budget = try #require(context.model.entity(named: "Department")?.handle(forAttribute: "budget"))
+        #expect(objects[1][budget, as: Double.self] == nil)
+        let departmentName = try #require(context.model.entity(named: "Department")?.handle(forAttribute: "name"))
+        #expect(objects[1][departmentName, as: String.self] == objects[1]["name", as: String.self])
+    }
+
     @Test("A handle of a parent entity reads a subentity's object, and a subentity's handle reads through a parent's fault")
     func handlesAcrossInheritance() throws {
         let store = try StoreKind.sqlite.make(InheritingCompany.dataSet)
