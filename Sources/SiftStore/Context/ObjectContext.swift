@@ -294,7 +294,7 @@ public final class ObjectContext: @unchecked Sendable {
     private func realizeNew(_ nodes: [RowNode], _ request: FetchRequest, _ entity: Entity,
                             fetchedAt generation: UInt64?) -> [ManagedObject]? {
         let root = entity.rootIndex
-        guard nodes.count > 1, objects.isEmpty(root: root), Self.distinctKeys(nodes, root: root) else { return nil }
+        guard nodes.count > 1, objects.isEmpty(root: root), nodes.haveDistinctKeys(root: root) else { return nil }
         var made: [ManagedObject] = []
         made.reserveCapacity(nodes.count)
         for node in nodes {
@@ -316,35 +316,6 @@ public final class ObjectContext: @unchecked Sendable {
         rowCache.register(nodes: nodes)
         objects.addUnhashed(made, root: root)
         return made
-    }
-
-    /// Whether the nodes are all of the table of the root entity at `root`,
-    /// with no key twice: increasing keys, or keys in a range small enough
-    /// to mark in a bit set. False when that cannot be told cheaply.
-    private static func distinctKeys(_ nodes: [RowNode], root: Int) -> Bool {
-        var low = Int64.max, high = Int64.min
-        var increasing = true
-        var previous = Int64.min
-        for (index, node) in nodes.enumerated() {
-            guard node.batch.root == root else { return false }
-            let key = node.batch.primaryKey(at: node.row)
-            if index > 0, key <= previous { increasing = false }
-            previous = key
-            low = min(low, key)
-            high = max(high, key)
-        }
-        if increasing { return true }
-        // A range at most 64 keys a node wide: a bit set of it.
-        let (width, overflow) = high.subtractingReportingOverflow(low)
-        guard !overflow, width / 64 < Int64(nodes.count) else { return false }
-        var seen = [UInt64](repeating: 0, count: Int(width / 64) + 1)
-        for node in nodes {
-            let offset = Int(node.batch.primaryKey(at: node.row) &- low)
-            let bit: UInt64 = 1 << UInt64(offset & 63)
-            if seen[offset >> 6] & bit != 0 { return false }
-            seen[offset >> 6] |= bit
-        }
-        return true
     }
 
     /// The number of objects a request selects (one `COUNT(*)` statement

@@ -39,8 +39,74 @@ public final class RowCache: Sendable {
         /// The columns of snapshots of the nodes as they are now; dropped
         /// whenever a node changes (not when a count does).
         var columns: ColumnStore?
-        /// How many entries hold a node.
+        /// How many entries hold a node, pending fetches' nodes included.
         var nodeCount = 0
+        /// Fetches into tables the cache held nothing of, kept as their
+        /// nodes and not indexed yet (`PendingFetch`).
+        var pending: [PendingFetch] = []
+
+        /// Indexes every pending fetch: what any use of `tables` does first.
+        @inline(__always)
+        mutating func indexPending() {
+            if !pending.isEmpty { indexAllPending() }
+        }
+
+        @inline(never)
+        mutating func indexAllPending() {
+            for fetch in pending {
+                let nodes = fetch.nodes
+                // The table held nothing when the fetch was kept, and nothing
+                // has used it since (that would have indexed it): every node is
+                // added, with the fetch's registrations.
+                RowCache.modify(each: nodes.count, id: { nodes[$0].id }, &self) { index, entry in
+                    entry = CachedRow(node: nodes[index], references: fetch.registrations)
+                }
+            }
+            pending = []
+        }
+    }
+
+    /// A fetch's nodes, kept as the fetch returned them instead of indexed
+    /// one by one, while nothing needs them found by ID: the rows of a
+    /// table the cache held nothing of, with distinct keys. A context that registers exactly these nodes, and gives them
+    /// back exactly, counts once for the whole fetch (`registrations`); a
+    /// fetch that nobody else used is dropped whole when its context goes,
+    /// with no index made or emptied. Any other use of the cache indexes it
+    /// first, as `storeFetched` would have.
+    private struct PendingFetch {
+        /// The nodes, as stored (the same array the store hands the context).
+        let nodes: [RowNode]
+        /// The root entity of every node.
+        let root: Int
+        /// How many times each node is registered.
+        var registrations: Int32
+
+        /// Whether `nodes` is this fetch's very array (the same storage: its contents cannot differ).
+        func isSame(as other: [RowNode]) -> Bool {
+            other.count == nodes.count
+                && other.withUnsafeBufferPointer { a in nodes.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+        }
+
+        /// Whether `objects` are the objects of this fetch's nodes, in order, each holding its node.
+        func isHeld(by objects: [ManagedObject]) -> Bool {
+            guard objects.count == nodes.count else { return false }
+            return nodes.withUnsafeBufferPointer { nodes in
+                for (index, object) in objects.enumerated() {
+                    guard let batch = object.storedBatch, batch.toOpaque() == Unmanaged.passUnretained(nodes[index].batch).toOpaque(),
+                          Int(object.storedRow) == nodes[index].row else { return false }
+                }
+                return true
+            }
+        }
+
+        /// Whether `nodes` may be kept pending in a cache whose state is
+        /// `state`: more than a few, of one root whose table holds nothing
+        /// and has no pending fetch, with distinct keys.
+        static func accepts(_ nodes: [RowNode], in state: State) -> Bool {
+            guard nodes.count > RowCollector.fewRows, let root = nodes.first?.id.root,
+                  state.tables[root].count == 0, !state.pending.contains(where: { $0.root == root }) else { return false }
+            return nodes.haveDistinctKeys(root: root)
+        }
     }
 
     private let state: LockedState<State>
@@ -92,6 +158,7 @@ public final class RowCache: Sendable {
     @usableFromInline
     func storeAll(_ nodes: [RowNode]) {
         state.withLock { state in
+            state.indexPending()
             var anyReplaced = false
             var added = 0
             Self.modify(each: nodes.count, id: { nodes[$0].id }, &state) { index, entry in
@@ -131,6 +198,14 @@ public final class RowCache: Sendable {
     public func storeFetched(_ nodes: [RowNode]) -> [RowNode] {
         state.withLock { state in
             state.columns = nil
+            // Rows of a table the cache holds nothing of replace nothing:
+            // kept as they are, indexed when first needed.
+            if PendingFetch.accepts(nodes, in: state) {
+                state.pending.append(PendingFetch(nodes: nodes, root: nodes[0].id.root, registrations: 0))
+                state.nodeCount += nodes.count
+                return nodes
+            }
+            state.indexPending()
             var stored = nodes
             var anyReplaced = false
             var added = 0
@@ -184,6 +259,7 @@ public final class RowCache: Sendable {
     @discardableResult
     public func setToMany(slot: Int, _ keys: [ObjectID: [Int64]]) -> [RowNode] {
         state.withLock { state in
+            state.indexPending()
             state.columns = nil
             replaced()
             return keys.compactMap { id, targets in
@@ -203,7 +279,10 @@ public final class RowCache: Sendable {
     /// - Parameter id: The object's ID.
     /// - Returns: The cached node, or nil.
     public func node(_ id: ObjectID) -> RowNode? {
-        state.withLock { $0.tables[id.root][id.primaryKey]?.node }
+        state.withLock { state in
+            state.indexPending()
+            return state.tables[id.root][id.primaryKey]?.node
+        }
     }
 
     /// A view of every node now in the cache, read without locks. Snapshots
@@ -214,10 +293,16 @@ public final class RowCache: Sendable {
     ///   cache do not reach it.
     public func snapshot() -> RowSnapshot {
         state.withLock { state in
+            state.indexPending()
             let columns = state.columns ?? ColumnStore()
             state.columns = columns
             return RowSnapshot(tables: state.tables, model: model, roots: roots, columns: columns)
         }
+    }
+
+    /// How many fetches the cache keeps whole, not indexed yet (`PendingFetch`).
+    package var pendingFetchCount: Int {
+        state.withLock { $0.pending.count }
     }
 
     /// How many nodes the cache holds.
@@ -244,7 +329,8 @@ public final class RowCache: Sendable {
     ///   registered) when there is none or it will not do.
     package func registeredNode(_ id: ObjectID, where isUsable: (RowNode) -> Bool) -> RowNode? {
         let node = state.withLock { state -> RowNode? in
-            Self.modify(&state.tables[id.root], id.primaryKey) { entry -> RowNode? in
+            state.indexPending()
+            return Self.modify(&state.tables[id.root], id.primaryKey) { entry -> RowNode? in
                 guard let node = entry?.node, isUsable(node) else { return nil }
                 entry?.references &+= 1
                 return node
@@ -268,7 +354,14 @@ public final class RowCache: Sendable {
     /// - Parameter nodes: The nodes whose objects' reference counts go up by one each.
     package func register(nodes: [RowNode]) {
         guard !nodes.isEmpty else { return }
-        acquire(nodes.count, id: { nodes[$0].id })
+        let counted = state.withLock { state in
+            // The very nodes of a pending fetch: one count for all of them.
+            guard let index = state.pending.firstIndex(where: { $0.isSame(as: nodes) }),
+                  state.pending[index].registrations < Int32.max else { return false }
+            state.pending[index].registrations += 1
+            return true
+        }
+        if !counted { acquire(nodes.count, id: { nodes[$0].id }) }
         if let registrations { registrations(nodes.map(\.id), true) }
     }
 
@@ -286,6 +379,7 @@ public final class RowCache: Sendable {
     @inline(__always)
     private func acquire(_ count: Int, id: (Int) -> ObjectID) {
         state.withLock { state in
+            state.indexPending()
             Self.modify(each: count, id: id, &state) { _, entry in
                 if entry == nil { entry = CachedRow(node: nil, references: 1) } else { entry?.references &+= 1 }
             }
@@ -322,7 +416,21 @@ public final class RowCache: Sendable {
     /// - Parameter objects: Objects of a context of this cache's store.
     func unregister(objects: [ManagedObject]) {
         guard !objects.isEmpty else { return }
-        release(objects.count, id: { objects[$0].objectID }, where: { objects[$0].holdsRegistration })
+        let released = state.withLock { state in
+            // The objects of a pending fetch, each holding its node: one count
+            // less for all of them; the fetch's nodes go with the last.
+            guard let index = state.pending.firstIndex(where: { $0.registrations > 0 && $0.isHeld(by: objects) }) else {
+                return false
+            }
+            state.pending[index].registrations -= 1
+            if state.pending[index].registrations == 0 {
+                state.nodeCount -= state.pending.remove(at: index).nodes.count
+                state.columns = nil
+                replaced()
+            }
+            return true
+        }
+        if !released { release(objects.count, id: { objects[$0].objectID }, where: { objects[$0].holdsRegistration }) }
         if let registrations { registrations(objects.filter(\.holdsRegistration).map(\.objectID), false) }
     }
 
@@ -331,6 +439,7 @@ public final class RowCache: Sendable {
     @inline(__always)
     private func release(_ count: Int, id: (Int) -> ObjectID, where holds: (Int) -> Bool) {
         state.withLock { state in
+            state.indexPending()
             var purged = 0
             Self.modify(each: count, id: id, &state) { index, entry in
                 guard holds(index), let references = entry?.references, references > 0 else { return }
@@ -355,7 +464,10 @@ public final class RowCache: Sendable {
     /// - Returns: The number of registrations not yet unregistered; 0 when
     ///   there are none.
     package func referenceCount(_ id: ObjectID) -> Int {
-        state.withLock { Int($0.tables[id.root][id.primaryKey]?.references ?? 0) }
+        state.withLock { state in
+            state.indexPending()
+            return Int(state.tables[id.root][id.primaryKey]?.references ?? 0)
+        }
     }
 
     /// Removes the nodes of `ids` (rows deleted from the store), whoever
@@ -371,6 +483,7 @@ public final class RowCache: Sendable {
     @usableFromInline
     func removeNodes(_ ids: [ObjectID]) {
         state.withLock { state in
+            state.indexPending()
             for id in ids {
                 let removed = Self.modify(&state.tables[id.root], id.primaryKey) { entry -> Bool in
                     guard let held = entry else { return false }
@@ -389,6 +502,7 @@ public final class RowCache: Sendable {
     public func removeAll() {
         state.withLock { state in
             state.tables = Array(repeating: RowIndex(), count: model.entities.count)
+            state.pending = []
             state.nodeCount = 0
             state.columns = nil
             replaced()
@@ -411,6 +525,7 @@ public final class RowCache: Sendable {
             }
         }
         state.withLock { state in
+            state.indexPending()
             for (root, table) in state.tables.enumerated() {
                 table.forEach { key, entry in
                     guard entry.references > 0 else { return }
@@ -450,5 +565,36 @@ extension RowCache {
         guard let index = model.entity(named: entity)?.index else { return [] }
         let domain = RowNodeDomain(cache: self)
         return try MemoryPredicate(predicate, domain: domain).filter(domain.snapshot.table(entity: index))
+    }
+}
+
+extension [RowNode] {
+    /// Whether the nodes are all of the table of the root entity at `root`,
+    /// with no key twice: increasing keys, or keys in a range small enough
+    /// to mark in a bit set. False when that cannot be told cheaply.
+    func haveDistinctKeys(root: Int) -> Bool {
+        var low = Int64.max, high = Int64.min
+        var increasing = true
+        var previous = Int64.min
+        for (index, node) in enumerated() {
+            guard node.batch.root == root else { return false }
+            let key = node.batch.primaryKey(at: node.row)
+            if index > 0, key <= previous { increasing = false }
+            previous = key
+            low = Swift.min(low, key)
+            high = Swift.max(high, key)
+        }
+        if increasing { return true }
+        // A range at most 64 keys a node wide: a bit set of it.
+        let (width, overflow) = high.subtractingReportingOverflow(low)
+        guard !overflow, width / 64 < Int64(count) else { return false }
+        var seen = [UInt64](repeating: 0, count: Int(width / 64) + 1)
+        for node in self {
+            let offset = Int(node.batch.primaryKey(at: node.row) &- low)
+            let bit: UInt64 = 1 << UInt64(offset & 63)
+            if seen[offset >> 6] & bit != 0 { return false }
+            seen[offset >> 6] |= bit
+        }
+        return true
     }
 }

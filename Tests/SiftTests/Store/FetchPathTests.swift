@@ -711,3 +711,145 @@ struct ManyBatchesTests {
         }
     }
 }
+
+// A fetch into a table the row cache holds nothing of is kept as the
+// fetch's nodes, counted once for the context that registers them, and
+// indexed only when something needs a row by ID. Whatever happens to it,
+// the cache must end as it would have had the fetch been indexed at once.
+@Suite("A fetch kept whole in the row cache")
+struct PendingFetchTests {
+    /// A request whose rows come in key order, as a pending fetch needs.
+    static let employees = FetchRequest(entityName: "Employee")
+
+    @Test("Fetched, read and released as an application does: never indexed, and nothing left behind",
+          arguments: StoreKind.allCases)
+    func keptWholeAndDroppedWhole(kind: StoreKind) throws {
+        let store = try kind.make()
+        store.rowCache.removeAll()
+        var expected: [[PredicateValue?]] = []
+        let names = ["name", "nickname", "age", "salary", "rating", "isManager", "startDate"]
+        let replacementsBefore = store.rowCache.replacementCount
+        do {
+            let context = store.context()
+            let objects = try context.fetch(Self.employees)
+            try #require(objects.count > RowCollector.fewRows)
+            #expect(store.rowCache.pendingFetchCount == 1, "kept whole")
+            #expect(store.rowCache.count == objects.count)
+            expected = objects.map { object in names.map { object[$0] } }
+            #expect(objects.allSatisfy { !$0.isFault })
+            _ = try objects[0].object(forKey: "department")
+            #expect(store.rowCache.pendingFetchCount == 1, "reads and a to-one's fault need no index")
+            withExtendedLifetime(context) {}
+        }
+        #expect(store.rowCache.pendingFetchCount == 0)
+        #expect(store.rowCache.count == 0, "dropped whole with its context")
+        #expect(store.rowCache.replacementCount != replacementsBefore, "a purge counts as a replacement")
+        // The same values when the rows are read again, indexed at once.
+        let context = store.context()
+        let objects = try context.fetch(Self.employees)
+        #expect(objects.map { object in names.map { object[$0] } } == expected)
+        withExtendedLifetime(context) {}
+    }
+
+    @Test("Another context's use indexes the fetch with its registration: counts, nodes and purges as if indexed at once",
+          arguments: StoreKind.allCases)
+    func indexedWhenNeeded(kind: StoreKind) throws {
+        let store = try kind.make()
+        store.rowCache.removeAll()
+        var first: ObjectContext? = store.context()
+        let objects = try first!.fetch(Self.employees)
+        let ids = objects.map(\.objectID)
+        #expect(store.rowCache.pendingFetchCount == 1)
+        // A second context reads one object by ID: the cache indexes the fetch first.
+        let second = store.context()
+        #expect(try second.object(for: ids[3]).value(forKey: "name") == objects[3]["name"])
+        #expect(store.rowCache.pendingFetchCount == 0)
+        #expect(store.rowCache.referenceCount(ids[3]) == 2)
+        #expect(store.rowCache.referenceCount(ids[0]) == 1)
+        // The first context goes: only the object the second holds stays.
+        withExtendedLifetime(objects) {}
+        first = nil
+        #expect(store.rowCache.count == 1)
+        #expect(store.rowCache.node(ids[3]) != nil)
+        #expect(store.rowCache.node(ids[0]) == nil)
+        second.reset()
+        #expect(store.rowCache.count == 0)
+        withExtendedLifetime(first) {}
+    }
+
+    @Test("Two contexts fetch the same rows; a context fetches twice, and two tables: every count comes back to nothing",
+          arguments: StoreKind.allCases)
+    func sharedAndRepeatedFetches(kind: StoreKind) throws {
+        let store = try kind.make()
+        store.rowCache.removeAll()
+        var one: ObjectContext? = store.context()
+        var two: ObjectContext? = store.context()
+        let held = try one!.fetch(Self.employees)
+        let again = try two!.fetch(Self.employees)
+        let ids = held.map(\.objectID)
+        #expect(again.map(\.objectID) == ids)
+        #expect(ids.allSatisfy { store.rowCache.referenceCount($0) == 2 })
+        two = nil
+        #expect(ids.allSatisfy { store.rowCache.referenceCount($0) == 1 })
+        #expect(store.rowCache.count == ids.count)
+        one = nil
+        #expect(store.rowCache.count == 0)
+        // One context: the same fetch twice, then another table.
+        do {
+            let context = store.context()
+            _ = try context.fetch(Self.employees)
+            let twice = try context.fetch(Self.employees)
+            #expect(twice.allSatisfy { store.rowCache.referenceCount($0.objectID) == 1 })
+            let departments = try context.fetch(FetchRequest(entityName: "Department"))
+            #expect(!departments.isEmpty)
+            withExtendedLifetime(context) {}
+        }
+        #expect(store.rowCache.count == 0)
+        #expect(store.rowCache.pendingFetchCount == 0)
+        // A context reset, and one dropped after one of its objects was refreshed.
+        let reset = store.context()
+        _ = try reset.fetch(Self.employees)
+        reset.reset()
+        #expect(store.rowCache.count == 0)
+        do {
+            let context = store.context()
+            let objects = try context.fetch(Self.employees)
+            context.refresh(objects[0])
+            #expect(store.rowCache.referenceCount(objects[0].objectID) == 0)
+            #expect(store.rowCache.referenceCount(objects[1].objectID) == 1)
+            withExtendedLifetime(context) {}
+        }
+        #expect(store.rowCache.count == 0)
+        withExtendedLifetime((one, two, held, again)) {}
+    }
+
+    @Test("A fetch kept whole is seen by an evaluation over the cache, and a save in its context leaves the cache as an indexed one does",
+          arguments: StoreKind.allCases)
+    func snapshotsAndSaves(kind: StoreKind) throws {
+        // The same steps, with the fetch kept whole and with it indexed at once (by a lookup).
+        func run(indexedAtOnce: Bool) throws -> [Int] {
+            let store = try kind.make()
+            store.rowCache.removeAll()
+            let context = store.context()
+            let objects = try context.fetch(Self.employees)
+            if indexedAtOnce { _ = store.rowCache.node(objects[0].objectID) }
+            #expect(store.rowCache.pendingFetchCount == (indexedAtOnce ? 0 : 1))
+            let predicate = try PredicateCompiler(model: store.rowCache.model).bind("age > 40", entity: "Employee")
+            let older = try store.rowCache.nodes(of: "Employee", matching: predicate)
+            #expect(older.count == objects.filter { ($0["age"]?.intValue ?? 0) > 40 }.count)
+            #expect(!older.isEmpty)
+            // A save in the context: the objects' rows are replaced, and the counts stay right.
+            let changed = objects[2]
+            try changed.setValue(.int(77), forKey: "age")
+            try context.save()
+            #expect(changed["age"] == 77)
+            let counts = [store.rowCache.count, store.rowCache.referenceCount(changed.objectID),
+                          store.rowCache.referenceCount(objects[3].objectID)]
+            context.reset()
+            return counts + [store.rowCache.count]
+        }
+        let kept = try run(indexedAtOnce: false)
+        #expect(kept == (try run(indexedAtOnce: true)))
+        #expect(kept[1] == 1 && kept[2] == 1)
+    }
+}

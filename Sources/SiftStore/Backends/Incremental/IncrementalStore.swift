@@ -276,7 +276,14 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
                                    prefetchKeyPaths: fetch.request.relationshipKeyPathsForPrefetching,
                                    patternStepLimit: EvaluationBudget.remainingSteps ?? fetch.request.regularExpressionStepLimit)
         let rows = try call { try backend.fetch(request) }
-        var nodes = rowCache.storeFetched(try self.nodes(rows))
+        // A fetch with no order comes in key order, as from every store: put
+        // in that order before the rows are stored, so that the cache keeps
+        // the very array the context is given (and can count its
+        // registrations once). A residual's filter keeps the order.
+        let keyOrder = !sorts && fetch.sortKeys.isEmpty
+        var fetched = try self.nodes(rows)
+        if keyOrder { fetched.sort { $0.id.primaryKey < $1.id.primaryKey } }
+        var nodes = rowCache.storeFetched(fetched)
         let entity = fetch.entity
         if let residual {
             // The relationships the terms left for memory follow, a key path at a time.
@@ -288,7 +295,7 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
             let filter = MemoryPredicate(residual, domain: domain)
             nodes = try StoreError.evaluating { () throws(EvaluationError) in try filter.filter(current) }
         }
-        if !sorts {
+        if !sorts, !keyOrder {
             if residual == nil {
                 var paths = Set<String>()
                 for key in fetch.sortKeys { paths.formUnion(RelationshipPaths.of(key.expression, [:])) }
