@@ -298,7 +298,11 @@ struct RawColumn {
     /// Frees the buffers of a column of `count` rows.
     func free(count: Int) {
         switch kind {
-        case .strings: data?.assumingMemoryBound(to: String?.self).deinitialize(count: count)
+        case .strings:
+            // One string at a time, in a loop specialized for `String?`: the
+            // runtime's array destroy calls a value witness per element.
+            guard let strings = data?.assumingMemoryBound(to: String?.self) else { break }
+            for row in 0..<count { (strings + row).deinitialize(count: 1) }
         case .values: data?.assumingMemoryBound(to: PredicateValue.self).deinitialize(count: count)
         default: break
         }

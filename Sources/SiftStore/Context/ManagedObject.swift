@@ -139,6 +139,22 @@ public final class ManagedObject: CustomStringConvertible {
         self.description_ = description
     }
 
+    /// An object of `description`'s entity with the key `primaryKey` (a fetch's new object).
+    init(primaryKey: Int64, description: EntityDescription) {
+        self.primaryKey = primaryKey
+        self.description_ = description
+    }
+
+    /// Takes row `row` of a batch, retained for it, as the snapshot of an
+    /// object that has none (a fetch's new object): a fault of the fetch,
+    /// or fired.
+    @inline(__always)
+    func adopt(_ batch: Unmanaged<RowBatch>, row: Int, asFault: Bool) {
+        storedBatch = batch
+        storedRow = Int32(truncatingIfNeeded: row)
+        isPendingFault = asFault
+    }
+
     deinit { storedBatch?.release() }
 
     /// The value in an attribute slot of the snapshot, read in place; nil

@@ -297,12 +297,23 @@ public final class ObjectContext: @unchecked Sendable {
         guard nodes.count > 1, objects.isEmpty(root: root), nodes.haveDistinctKeys(root: root) else { return nil }
         var made: [ManagedObject] = []
         made.reserveCapacity(nodes.count)
-        for node in nodes {
-            let id = node.id
-            let object = ManagedObject(objectID: id, description: descriptions[id.entity])
-            object.storedNode = node
-            object.isPendingFault = request.returnsObjectsAsFaults
-            made.append(object)
+        let asFaults = request.returnsObjectsAsFaults
+        nodes.withUnsafeBufferPointer { nodes in
+            // By runs of one batch: its description found once, and each
+            // object's retain of the batch its only reference count operation.
+            var index = 0
+            while index < nodes.count {
+                let batch = nodes[index].batch
+                let held = Unmanaged.passUnretained(batch)
+                let description = descriptions[batch.entity]
+                while index < nodes.count, nodes[index].batch === batch {
+                    let row = nodes[index].row
+                    let object = ManagedObject(primaryKey: batch.primaryKey(at: row), description: description)
+                    object.adopt(held.retain(), row: row, asFault: asFaults)
+                    made.append(object)
+                    index += 1
+                }
+            }
         }
         if request.returnsObjectsAsFaults {
             guard let generation else {
