@@ -599,6 +599,31 @@ struct AttributeHandleTests {
         #expect(objects[1][departmentName, as: String.self] == objects[1]["name", as: String.self])
     }
 
+    // A typed read of a string hands out its own reference to the column's
+    // storage: long (not small) strings read many times, then the batch
+    // freed while the strings read live on.
+    @Test("Long strings read by typed handles stay valid, read again and again and after their batch is gone",
+          arguments: StoreKind.allCases)
+    func longStringsByTypedHandle(kind: StoreKind) throws {
+        let texts = (0..<40).map { "A string long enough to live on the heap, number \($0) — ünïcödé" }
+        let items = texts.enumerated().map { #"{"id": \#($0.offset + 1), "text": "\#($0.element)"}"# }.joined(separator: ",")
+        let json = #"{"model": {"entities": [{"name": "Item", "attributes": [{"name": "text", "type": "string"}]}]}, "objects": {"Item": ["#
+            + items + "]}}"
+        let store = try kind.make(try DataSet(json: Data(json.utf8)))
+        var read: [String?] = []
+        do {
+            let context = store.context()
+            var request = FetchRequest(entityName: "Item")
+            request.returnsObjectsAsFaults = false
+            let objects = try context.fetch(request)
+            let handle = try #require(context.model.entity(named: "Item")?.handle(forAttribute: "text"))
+            for _ in 0..<5 { read = objects.map { $0[handle, as: String.self] } }
+            withExtendedLifetime(context) {}
+        }
+        store.rowCache.removeAll()
+        #expect(read.compactMap { $0 }.sorted() == texts.sorted())
+    }
+
     @Test("A handle of a parent entity reads a subentity's object, and a subentity's handle reads through a parent's fault")
     func handlesAcrossInheritance() throws {
         let store = try StoreKind.sqlite.make(InheritingCompany.dataSet)
