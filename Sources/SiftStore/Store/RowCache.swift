@@ -1,6 +1,9 @@
 // Store stage: the row cache — the nodes of the rows read so far, shared by
 // every context of a store, with a reference count per object that contexts
 // hold (register, unregister): a node nothing holds any more is purged. A
+// fetch into a table the cache holds nothing of is kept as the fetch's
+// array, counted once for the context that registers it all, and indexed
+// only when something needs a row by ID (`PendingFetch`). A
 // snapshot of it is what the memory lowering evaluates over (`RowSnapshot`,
 // `RowNodeDomain`, in the memory stage); snapshots of the same nodes share
 // the columns the memory lowering lays out from them (`RowTable`).
