@@ -401,7 +401,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// An unchanged, fired object reads a value its column stores as
     /// `type` (an integer as `Int` or `Int64`, a double as `Double`, a
     /// Boolean as `Bool`, a date as `Date`, a string as `String`) with a
-    /// load from the column, building no ``PredicateValue`` on the way. Any
+    /// load from the column, building no `PredicateValue` on the way. Any
     /// other read gives what ``value(for:as:)`` gives.
     ///
     /// - Parameters:
