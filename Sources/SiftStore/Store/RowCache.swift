@@ -71,11 +71,12 @@ public final class RowCache: Sendable {
 
     /// A fetch's nodes, kept as the fetch returned them instead of indexed
     /// one by one, while nothing needs them found by ID: the rows of a
-    /// table the cache held nothing of, with distinct keys. A context that registers exactly these nodes, and gives them
-    /// back exactly, counts once for the whole fetch (`registrations`); a
-    /// fetch that nobody else used is dropped whole when its context goes,
-    /// with no index made or emptied. Any other use of the cache indexes it
-    /// first, as `storeFetched` would have.
+    /// table the cache held nothing of, with distinct keys. A context that
+    /// registers exactly these nodes, and gives them back exactly, counts
+    /// once for the whole fetch (`registrations`); a fetch that nobody else
+    /// used is dropped whole when its context goes, with no index made or
+    /// emptied. Any other use of the cache indexes it first, as
+    /// `storeFetched` would have.
     private struct PendingFetch {
         /// The nodes, as stored (the same array the store hands the context).
         let nodes: [RowNode]
