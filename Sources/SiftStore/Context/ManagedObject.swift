@@ -133,16 +133,15 @@ public final class ManagedObject: CustomStringConvertible {
     /// a snapshot, or is a fault holding the row it was fetched with.
     var holdsRegistration: Bool { storedBatch != nil }
 
-    /// An object of `description`'s entity (whose context holds it), with `objectID`'s key.
-    init(objectID: ObjectID, description: EntityDescription) {
-        self.primaryKey = objectID.primaryKey
-        self.description_ = description
-    }
-
-    /// An object of `description`'s entity with the key `primaryKey` (a fetch's new object).
+    /// An object of `description`'s entity (whose context holds it), with the key `primaryKey`.
     init(primaryKey: Int64, description: EntityDescription) {
         self.primaryKey = primaryKey
         self.description_ = description
+    }
+
+    /// An object of `description`'s entity (whose context holds it), with `objectID`'s key.
+    convenience init(objectID: ObjectID, description: EntityDescription) {
+        self.init(primaryKey: objectID.primaryKey, description: description)
     }
 
     /// Takes row `row` of a batch, retained for it, as the snapshot of an
@@ -381,12 +380,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// - Throws: `StoreError`: `.wrongType` when the value is not one `type` holds (a string read as `Int`);
     ///   otherwise as ``value(for:)-(AttributeHandle)``.
     public func value<T: PredicateValueRepresentable>(for handle: AttributeHandle, as type: T.Type) throws(StoreError) -> T? {
-        let value = try value(for: handle)
-        if case .null = value { return nil }
-        guard let typed = T(predicateValue: value) else {
-            throw .wrongType(property: handle.name, entity: description_.entity.name, expected: "\(T.self)", found: value.kindDescription)
-        }
-        return typed
+        try typed(try value(for: handle), of: handle.name)
     }
 
     /// The value of a resolved attribute as `type`, or nil when it has
@@ -563,10 +557,14 @@ public final class ManagedObject: CustomStringConvertible {
     /// - Throws: `StoreError`: `.wrongType` when the value is not one `type` holds (a string read as `Int`);
     ///   otherwise as ``value(forKey:)``.
     public func value<T: PredicateValueRepresentable>(forKey key: String, as type: T.Type) throws(StoreError) -> T? {
-        let value = try value(forKey: key)
+        try typed(try value(forKey: key), of: key)
+    }
+
+    /// The value of the attribute `property` as `T`: nil for nil; `.wrongType` when `T` does not hold it.
+    private func typed<T: PredicateValueRepresentable>(_ value: PredicateValue, of property: String) throws(StoreError) -> T? {
         if case .null = value { return nil }
         guard let typed = T(predicateValue: value) else {
-            throw .wrongType(property: key, entity: description_.entity.name, expected: "\(T.self)", found: value.kindDescription)
+            throw .wrongType(property: property, entity: description_.entity.name, expected: "\(T.self)", found: value.kindDescription)
         }
         return typed
     }
