@@ -340,22 +340,23 @@ struct NullMask {
 /// makes the batch. A row is added whole (`append(key:version:values:toOne:)`),
 /// or by column: `beginRow`, then one value for every attribute column in
 /// slot order (`column(_:)`), then every to-one key (`appendToOne`).
+@usableFromInline
 package final class RowBatchBuilder {
     let entity: Int32
     let root: Int32
-    let attributeCount: Int
+    @usableFromInline let attributeCount: Int
     let toOneCount: Int
     let toManyCount: Int
     // (A builder is filled by one reader on one thread: its state skips the
     // runtime's exclusivity bookkeeping, which cost a check per value.)
-    @exclusivity(unchecked) private var keys: [Int64] = []
-    @exclusivity(unchecked) private var versions: [Int64] = []
+    @usableFromInline @exclusivity(unchecked) var keys: [Int64] = []
+    @usableFromInline @exclusivity(unchecked) var versions: [Int64] = []
     /// The attribute columns by slot, then the to-one key columns by slot.
     private let columns: ContiguousArray<ColumnBuilder>
     /// The same columns unretained, for the loop over a row's values:
     /// `columns` keeps them alive, and a reference taken from here costs
     /// no retain and release per value.
-    private let columnReferences: UnsafeMutablePointer<Unmanaged<ColumnBuilder>>
+    @usableFromInline let columnReferences: UnsafeMutablePointer<Unmanaged<ColumnBuilder>>
 
     /// Whether rows come with their to-many keys, which the batch keeps.
     let storesToMany: Bool
@@ -379,6 +380,7 @@ package final class RowBatchBuilder {
     deinit { columnReferences.deallocate() }
 
     /// How many rows have been added.
+    @inlinable
     package var count: Int { keys.count }
 
     /// Adds a row: its key, version, attribute values by slot and to-one keys by slot.
@@ -392,7 +394,7 @@ package final class RowBatchBuilder {
     }
 
     /// Starts a row added by column.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func beginRow(key: Int64, version: Int64) {
         keys.append(key)
         versions.append(version)
@@ -400,11 +402,11 @@ package final class RowBatchBuilder {
 
     /// The column of an attribute slot, to add the current row's value to.
     /// (Unretained: use it through `_withUnsafeGuaranteedRef` while the builder lives.)
-    @inline(__always)
+    @inlinable @inline(__always)
     package func column(_ slot: Int) -> Unmanaged<ColumnBuilder> { columnReferences[slot] }
 
     /// Adds the current row's key of a to-one slot (nil: none).
-    @inline(__always)
+    @inlinable @inline(__always)
     package func appendToOne(_ slot: Int, _ key: Int64?) {
         columnReferences[attributeCount &+ slot]._withUnsafeGuaranteedRef { column in
             if let key { column.appendInteger(key) } else { column.appendNull() }
@@ -449,10 +451,13 @@ package final class RowBatchBuilder {
 /// of another type comes. A store that knows a column's type adds values
 /// of it directly (`appendInteger`, `appendString`, ...): no `PredicateValue`
 /// is made for them.
+@usableFromInline
 package final class ColumnBuilder {
     // (Filled by one reader on one thread: no exclusivity bookkeeping.)
     // (Its appends are inlined into the stores' row readers: a cell costs
-    // no call.)
+    // no call. That takes the type's `@usableFromInline`, as on the
+    // builder and the collector: the `@inlinable` members of a `package`
+    // type without it are not serialized, and other modules call them.)
     @usableFromInline @exclusivity(unchecked) var kind = ColumnKind.nulls
     /// Rows added.
     @usableFromInline @exclusivity(unchecked) var count = 0
@@ -647,24 +652,25 @@ package final class ColumnBuilder {
 /// few as nodes of their own (a batch's columns cost more than they save
 /// for a few rows), and past that the rows by column, in batches of
 /// `batchRows`.
+@usableFromInline
 package struct RowCollector {
     /// Up to this many rows are nodes of their own.
-    package static let fewRows = 8
+    @usableFromInline package static let fewRows = 8
     /// The rows of one batch, at most. A batch's columns are then made once
     /// at their size (no buffer grown and copied, none copied to its exact
     /// size at the end), and a column of 8-byte values (32 KB) or of
     /// strings (64 KB) is small enough for the allocator to hand memory
     /// freed by an earlier fetch back, with no new pages to fault in.
-    package static let batchRows = 4096
+    @usableFromInline package static let batchRows = 4096
     private let entity: Int
     private let root: Int
     private let attributeCount: Int
     private let toOneCount: Int
     private let toManyCount: Int
     /// The first rows, as nodes of their own.
-    private var few: [RowNode] = []
+    @usableFromInline var few: [RowNode] = []
     /// The rows by column, once there are more than a few.
-    private var builder: RowBatchBuilder?
+    @usableFromInline var builder: RowBatchBuilder?
     /// The nodes of the batches made so far (each of `batchRows` rows).
     private var made: [RowNode] = []
     /// Shared by the nodes of their own: to-many relationships not loaded.
@@ -703,14 +709,16 @@ package struct RowCollector {
     }
 
     /// Makes the rows by column so far a batch, kept as nodes; the builder starts afresh.
-    private mutating func finishBatch(now: Double) {
+    @usableFromInline
+    mutating func finishBatch(now: Double) {
         let batch = builder.unsafelyUnwrapped.batch(fetchTimestamp: now)
         if made.isEmpty { made.reserveCapacity(4 &* batch.count) }
         for row in 0..<batch.count { made.append(RowNode(batch: batch, row: row)) }
     }
 
     /// Moves the few rows into columns: the rows from now on are laid out by column.
-    private mutating func startColumns() {
+    @usableFromInline
+    mutating func startColumns() {
         let made = RowBatchBuilder(entity: entity, root: root, attributeCount: attributeCount,
                                    toOneCount: toOneCount, toManyCount: toManyCount)
         for node in few { made.append(key: node.id.primaryKey, version: node.version, values: node.values, toOne: node.toOne) }
@@ -722,7 +730,7 @@ package struct RowCollector {
     /// rows are past the few kept as nodes of their own; nil before, when
     /// the row is to be added whole (`append`). A full batch is made (as
     /// fetched at `now`) before the row starts.
-    @inline(__always)
+    @inlinable @inline(__always)
     package mutating func beginColumnarRow(key: Int64, version: Int64, now: Double) -> RowBatchBuilder? {
         if builder == nil {
             guard few.count >= Self.fewRows else { return nil }

@@ -8,6 +8,7 @@
 // change after it copies one page.
 
 /// Entries of a row cache's table by primary key (see the file's comment).
+@usableFromInline
 package struct RowIndex: Sendable {
     /// Keys per page, as a shift.
     @usableFromInline static let pageShift = 6
