@@ -106,18 +106,52 @@ public final class ManagedObject: CustomStringConvertible {
     @exclusivity(unchecked) @usableFromInline var storedBatch: Unmanaged<RowBatch>?
     /// The snapshot's row in `storedBatch`.
     @exclusivity(unchecked) @usableFromInline var storedRow: Int32 = 0
+    /// The object's flags, one bit each, in the space the row leaves in
+    /// its last word (the object stays 56 bytes).
+    @exclusivity(unchecked) @usableFromInline var flags: Flags = []
+
+    /// The bits of `flags`.
+    @usableFromInline
+    struct Flags: OptionSet, Sendable {
+        @usableFromInline let rawValue: UInt8
+        @usableFromInline init(rawValue: UInt8) { self.rawValue = rawValue }
+        // (Computed, not stored: a stored static is a global read through
+        // an accessor that checks it is initialized, at every read.)
+        @inlinable static var pendingFault: Flags { Flags(rawValue: 1 << 0) }
+        static var inserted: Flags { Flags(rawValue: 1 << 1) }
+        static var deleted: Flags { Flags(rawValue: 1 << 2) }
+        static var locked: Flags { Flags(rawValue: 1 << 3) }
+        /// Among the context's changed objects (`ChangedObjects`).
+        static var changed: Flags { Flags(rawValue: 1 << 4) }
+        /// In the context's list of changed objects, perhaps no longer changed.
+        static var listed: Flags { Flags(rawValue: 1 << 5) }
+    }
+
     /// Whether `storedNode` is the row a fetch returned this fault with,
     /// not read yet: the object is a fault, and holds the row's registration
     /// with the row cache already, so firing it needs no lookup while the
     /// cache has replaced nothing since.
-    @exclusivity(unchecked) @usableFromInline var isPendingFault = false
+    @inlinable
+    var isPendingFault: Bool {
+        @inline(__always) get { flags.contains(.pendingFault) }
+        @inline(__always) set { if newValue { flags.insert(.pendingFault) } else { flags.remove(.pendingFault) } }
+    }
     /// Whether the object was inserted and not saved yet.
-    public internal(set) var isInserted = false
+    public internal(set) var isInserted: Bool {
+        get { flags.contains(.inserted) }
+        set { if newValue { flags.insert(.inserted) } else { flags.remove(.inserted) } }
+    }
     /// Whether the object was deleted and the delete not saved yet.
-    public internal(set) var isDeleted = false
+    public internal(set) var isDeleted: Bool {
+        get { flags.contains(.deleted) }
+        set { if newValue { flags.insert(.deleted) } else { flags.remove(.deleted) } }
+    }
     /// Whether the next save checks the object's version even if it is
     /// unchanged (``ObjectContext/detectConflicts(for:)``).
-    var isLocked = false
+    var isLocked: Bool {
+        get { flags.contains(.locked) }
+        set { if newValue { flags.insert(.locked) } else { flags.remove(.locked) } }
+    }
 
     /// The snapshot: the values and version last read; nil for a fault.
     @inlinable

@@ -20,25 +20,39 @@ extension ObjectContext {
             if let value = attribute.defaultValue { object.changedValues[attribute.slot] = value }
         }
         register(object)
-        changed[object.objectID] = object
+        changed.insert(object)
         return object
     }
 
     /// Whether any object has unsaved changes.
-    public var hasChanges: Bool { changed.values.contains { $0.hasChanges } }
+    public var hasChanges: Bool { changed.contains { $0.hasChanges } }
 
     /// Objects inserted and not saved yet.
-    public var insertedObjects: [ManagedObject] { Self.ordered(changed.values.filter(\.isInserted)) }
+    public var insertedObjects: [ManagedObject] { Self.ordered(changed.objects.filter(\.isInserted)) }
     /// Objects changed and not saved yet (not inserted, not deleted).
     public var updatedObjects: [ManagedObject] {
-        Self.ordered(changed.values.filter { !$0.isInserted && !$0.isDeleted && $0.hasValueChanges })
+        Self.ordered(changed.objects.filter { !$0.isInserted && !$0.isDeleted && $0.hasValueChanges })
     }
     /// Objects deleted and not saved yet.
-    public var deletedObjects: [ManagedObject] { Self.ordered(changed.values.filter(\.isDeleted)) }
+    public var deletedObjects: [ManagedObject] { Self.ordered(changed.objects.filter(\.isDeleted)) }
 
     /// Objects by entity, then by key (temporary keys in the order they were
     /// given): the order saves write in. Sorts plain keys, not objects.
     static func ordered(_ objects: [ManagedObject]) -> [ManagedObject] {
+        // Objects changed in the order of their keys (a fetch's, changed in
+        // turn) are in order already: one pass, no sort.
+        var inOrder = true
+        var previous = (entity: Int.min, key: UInt64.min)
+        for object in objects {
+            let id = object.objectID
+            let next = (entity: id.entity, key: id.primaryKey.magnitude)
+            if next < previous {
+                inOrder = false
+                break
+            }
+            previous = next
+        }
+        if inOrder { return objects }
         var keys = objects.indices.map { (objects[$0].objectID.entity, objects[$0].objectID.primaryKey.magnitude, $0) }
         keys.sort { ($0.0, $0.1) < ($1.0, $1.1) }
         return keys.map { objects[$0.2] }
@@ -67,18 +81,18 @@ extension ObjectContext {
         guard !object.isInserted, !object.isDeleted else { return }
         _ = try object.values()
         object.isLocked = true
-        changed[object.objectID] = object
+        changed.insert(object)
     }
 
     /// Unchanged objects marked for conflict detection, in save order.
     var lockedObjects: [ManagedObject] {
-        Self.ordered(changed.values.filter { $0.isLocked && !$0.isInserted && !$0.isDeleted && !$0.hasValueChanges })
+        Self.ordered(changed.objects.filter { $0.isLocked && !$0.isInserted && !$0.isDeleted && !$0.hasValueChanges })
     }
 
     func willChange(_ object: ManagedObject) throws(StoreError) {
         guard !object.isDeleted else { throw .objectDeleted(object.reference) }
         if !object.isInserted { _ = try object.values() }
-        changed[object.objectID] = object
+        changed.insert(object)
     }
 
     func destination(_ relationship: Relationship) -> Entity {
@@ -211,10 +225,10 @@ extension ObjectContext {
         object.isDeleted = true
         if object.isInserted {
             // Never saved: it simply goes.
-            changed[object.objectID] = nil
+            changed.remove(object)
             unregisterObject(object)
         } else {
-            changed[object.objectID] = object
+            changed.insert(object)
         }
     }
 
@@ -223,12 +237,12 @@ extension ObjectContext {
     /// Discards every unsaved change: inserted objects go, deleted ones come
     /// back, changed ones show their saved values again.
     public func rollback() {
-        for object in changed.values {
+        for object in changed.objects {
             object.discardChanges()
             object.isDeleted = false
             if object.isInserted { unregisterObject(object) }
         }
-        changed = [:]
+        changed.removeAll()
         denied = [:]
         refusedChanges = []
     }

@@ -35,7 +35,7 @@ extension ObjectContext {
             case .rollback:
                 object.discardChanges()
                 object.isDeleted = false
-                changed[id] = nil
+                changed.remove(object)
             case .storeTrump, .objectTrump, .overwrite:
                 break
             }
@@ -49,12 +49,12 @@ extension ObjectContext {
                     object.changedValues[slot] = nil
                 }
             }
-            if !object.hasChanges { changed[id] = nil }
+            if !object.hasChanges { changed.remove(object) }
         }
         for id in changes.deleted {
             guard let object = objects[id], !object.hasValueChanges else { continue }
             object.isDeleted = true
-            changed[id] = nil
+            changed.remove(object)
             unregisterObject(object)
         }
         resultsDidChange(changes)

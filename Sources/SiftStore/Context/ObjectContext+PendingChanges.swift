@@ -37,7 +37,7 @@ struct ContextDomain: EvaluationDomain {
 extension ObjectContext {
     /// Whether a fetch of `request` must look at unsaved changes.
     func needsPendingChanges(_ request: FetchRequest, _ entity: Entity) -> Bool {
-        request.includesPendingChanges && changed.values.contains { $0.objectID.entity == entity.index && $0.hasChanges }
+        request.includesPendingChanges && changed.contains { $0.objectID.entity == entity.index && $0.hasChanges }
     }
 
     /// The objects a compiled request selects, unsaved changes included.
@@ -55,7 +55,7 @@ extension ObjectContext {
         }
         var result = try fetchSaved(unlimited)
         let filter = fetch.predicate.map { MemoryPredicate($0, domain: ContextDomain(context: self)) }
-        let pending = changed.values.filter { $0.objectID.entity == entity.index && $0.hasChanges }
+        let pending = changed.objects.filter { $0.objectID.entity == entity.index && $0.hasChanges }
         let pendingIDs = Set(pending.map(\.objectID))
         result.removeAll { pendingIDs.contains($0.objectID) || $0.isDeleted }
         for object in pending where !object.isDeleted {

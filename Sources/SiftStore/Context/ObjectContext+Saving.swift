@@ -38,7 +38,7 @@ extension ObjectContext {
         var updated: [ManagedObject] = []
         var deleted: [ManagedObject] = []
         var locked: [ManagedObject] = []
-        for object in changed.values {
+        for object in changed.objects {
             if object.isInserted {
                 inserted.append(object)
             } else if object.isDeleted {
@@ -63,7 +63,7 @@ extension ObjectContext {
         var updatedRows: [(values: [PredicateValue], toOne: [Int64?])] = []
         updatedRows.reserveCapacity(updated.count)
         for object in updated { updatedRows.append(try currentRow(object)) }
-        try validateChanges(Array(zip(inserted, insertedRows)) + Array(zip(updated, updatedRows)))
+        try validateChanges(inserted, insertedRows, updated, updatedRows)
         // The members of each changed ordered relationship, in order: the store keeps their order keys.
         var orders: [ObjectID: [Int: [Int64]]] = [:]
         for object in [inserted, updated].joined() where object.hasToManyChanges {
@@ -144,7 +144,7 @@ extension ObjectContext {
             return nil
         })
         for object in deleted {
-            switch resolutions[object.objectID] {
+            switch resolutions.isEmpty ? nil : resolutions[object.objectID] {
             case nil: request.deletes.append(SaveRequest.Delete(id: object.objectID, expectedVersion: object.node?.version ?? 0))
             case .delete: request.deletes.append(SaveRequest.Delete(id: object.objectID, expectedVersion: nil))
             default: continue
@@ -220,8 +220,9 @@ extension ObjectContext {
         }
         objects.addUnhashed(run.objects, root: run.root)
         rowCache.register(registered)
+        // (No resolutions, the usual case: no lookup by ID for each object.)
         for (place, object) in updated.enumerated() {
-            switch resolutions[object.objectID] {
+            switch resolutions.isEmpty ? nil : resolutions[object.objectID] {
             case .discard:
                 object.discardChanges()
                 makeFault(object)
@@ -242,7 +243,7 @@ extension ObjectContext {
             }
         }
         for object in deleted {
-            switch resolutions[object.objectID] {
+            switch resolutions.isEmpty ? nil : resolutions[object.objectID] {
             case .discard:
                 object.isDeleted = false
                 object.discardChanges()
@@ -269,7 +270,7 @@ extension ObjectContext {
             if let object = objects[id] { makeFault(object) }
             rowCache.remove([id])
         }
-        changed = [:]
+        changed.removeAll()
         denied = [:]
     }
 
@@ -303,15 +304,19 @@ extension ObjectContext {
 
     // MARK: Validation
 
-    /// Refuses a save that would store what the model does not allow.
-    /// `written` holds every inserted and updated object with its current state.
-    func validateChanges(_ written: [(ManagedObject, (values: [PredicateValue], toOne: [Int64?]))]) throws(StoreError) {
-        var failures = denied.filter { changed[$0.key]?.isDeleted == true }.sorted { $0.key.primaryKey < $1.key.primaryKey }
+    /// Refuses a save that would store what the model does not allow: the
+    /// inserted and the updated objects are checked with their current
+    /// state (`insertedRows` and `updatedRows`, by place).
+    func validateChanges(_ inserted: [ManagedObject], _ insertedRows: [(values: [PredicateValue], toOne: [Int64?])],
+                         _ updated: [ManagedObject], _ updatedRows: [(values: [PredicateValue], toOne: [Int64?])]) throws(StoreError) {
+        var failures = denied.filter { id, _ in objects[id].map { changed.contains($0) && $0.isDeleted } == true }
+            .sorted { $0.key.primaryKey < $1.key.primaryKey }
             .flatMap(\.value)
-        for (object, row) in written where !object.isDeleted {
+        for (object, row) in [zip(inserted, insertedRows), zip(updated, updatedRows)].joined() where !object.isDeleted {
             let description = object.description_
             for check in description.checks {
                 let value = row.values[check.slot]
+                if Self.isStoredAsIs(value, check.type) { continue }
                 if value == .null {
                     // A transient attribute is not stored: nothing to protect.
                     if check.required {
@@ -335,5 +340,18 @@ extension ObjectContext {
             }
         }
         if !failures.isEmpty { throw .validation(failures) }
+    }
+
+    /// Whether a value is of exactly the kind an attribute of `type` stores,
+    /// with nothing to check (a number, string, Boolean or date of the
+    /// attribute's own type, a double not NaN): most values of a save, which
+    /// then skip the conversion `validateChanges` would otherwise try.
+    @inline(__always)
+    static func isStoredAsIs(_ value: PredicateValue, _ type: AttributeType) -> Bool {
+        switch (value, type) {
+        case (.int, .integer64), (.string, .string), (.bool, .boolean), (.date, .date): return true
+        case (.double(let number), .double): return !number.isNaN
+        default: return false
+        }
     }
 }

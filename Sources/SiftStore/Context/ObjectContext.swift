@@ -100,8 +100,8 @@ public final class ObjectContext: @unchecked Sendable {
     /// The row cache's count of replacements before the earliest fetch
     /// whose faults hold their rows (`ManagedObject.isPendingFault`).
     @exclusivity(unchecked) var pendingFaultGeneration: UInt64?
-    /// Objects with unsaved changes (inserted, updated, deleted), by ID.
-    var changed: [ObjectID: ManagedObject] = [:]
+    /// Objects with unsaved changes (inserted, updated, deleted, marked for conflict detection).
+    var changed = ChangedObjects()
     /// Deletes that a deny rule refuses, reported at save (if the object is
     /// still deleted then).
     var denied: [ObjectID: [SaveValidationFailure]] = [:]
@@ -503,7 +503,7 @@ public final class ObjectContext: @unchecked Sendable {
     public func refresh(_ object: ManagedObject, keepingChanges: Bool = false) {
         if !keepingChanges, !object.isInserted {
             object.discardChanges()
-            if !object.isDeleted { changed[object.objectID] = nil }
+            if !object.isDeleted { changed.remove(object) }
         }
         guard object.holdsRegistration else { return }
         object.node = nil
@@ -520,7 +520,7 @@ public final class ObjectContext: @unchecked Sendable {
         objects.removeAll()
         faultBatches = [:]
         pendingFaultGeneration = nil
-        changed = [:]
+        changed.removeAll()
         denied = [:]
         refusedChanges = []
     }

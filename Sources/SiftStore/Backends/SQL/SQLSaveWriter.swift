@@ -237,7 +237,7 @@ package struct SQLSaveWriter {
         result.changes.updated.reserveCapacity(request.updates.count)
         var current: RowPlan<RowInsert, E.Prepared>?
         for (index, insert) in request.inserts.enumerated() {
-            if current?.entity.index != insert.id.entity {
+            if current?.shape.entity != insert.id.entity {
                 if insertPlans[insert.id.entity] == nil {
                     let entity = model.entities[insert.id.entity]
                     let row = schema.insertRow(entity)
@@ -250,7 +250,7 @@ package struct SQLSaveWriter {
             let key = permanentKeys[index]
             let toOne = insert.toOne.contains { ($0 ?? 0) < 0 } ? insert.toOne.map(resolve) : insert.toOne
             try executor.run(plan.prepared, plan.row.bindings(key: key, version: 1,
-                                                              values: try storedValues(insert.values, of: plan.entity, hasTransformers),
+                                                              values: try storedValues(insert.values, of: plan, hasTransformers),
                                                               toOne: toOne, targetEntity: plan.targets))
             insertedRows.add(plan.shape, key: key, version: 1, values: insert.values, toOne: toOne)
             let id = ObjectID(entity: insert.id.entity, root: insert.id.root, primaryKey: key)
@@ -262,7 +262,7 @@ package struct SQLSaveWriter {
         var previous: RowPlan<RowUpdate, E.Prepared>?
         for update in request.updates {
             let plan: RowPlan<RowUpdate, E.Prepared>
-            if let previous, previous.entity.index == update.id.entity, previous.attributeSlots == update.attributeSlots,
+            if let previous, previous.shape.entity == update.id.entity, previous.attributeSlots == update.attributeSlots,
                previous.toOneSlots == update.toOneSlots {
                 plan = previous
             } else {
@@ -282,7 +282,7 @@ package struct SQLSaveWriter {
             }
             let toOne = update.toOne.contains { ($0 ?? 0) < 0 } ? update.toOne.map(resolve) : update.toOne
             let changed = try executor.run(plan.prepared, plan.row.bindings(
-                values: try storedValues(update.values, of: plan.entity, hasTransformers), toOne: toOne, key: update.id.primaryKey,
+                values: try storedValues(update.values, of: plan, hasTransformers), toOne: toOne, key: update.id.primaryKey,
                 expectedVersion: update.expectedVersion, targetEntity: plan.targets))
             guard changed == 1 else {
                 conflicts.append(RowConflict(id: update.id, current: try storeRow(update.id, executor)))
@@ -402,8 +402,12 @@ package struct SQLSaveWriter {
 
     /// An object's values as the store keeps them: transformable attributes
     /// as the bytes their registered transformers make.
-    private func storedValues(_ values: [PredicateValue], of entity: Entity, _ needed: Bool) throws -> [PredicateValue] {
+    /// (Given the plan, not its entity: an entity read out of the plan is a
+    /// copy, a retain of each of its arrays, made for every row.)
+    private func storedValues<Row, Prepared>(_ values: [PredicateValue], of plan: RowPlan<Row, Prepared>,
+                                             _ needed: Bool) throws -> [PredicateValue] {
         guard needed else { return values }
+        let entity = plan.entity
         var result = values
         for attribute in entity.attributes where attribute.type == .transformable && attribute.valueTransformerName != nil {
             do {
