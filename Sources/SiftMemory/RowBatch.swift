@@ -386,7 +386,10 @@ package final class RowBatchBuilder {
     /// Adds a row: its key, version, attribute values by slot and to-one keys by slot.
     package func append(key: Int64, version: Int64, values: [PredicateValue], toOne keys: [Int64?], toMany: [[Int64]?] = []) {
         beginRow(key: key, version: version)
-        for slot in 0..<attributeCount { columns[slot].append(slot < values.count ? values[slot] : .null) }
+        for slot in 0..<attributeCount {
+            let value = slot < values.count ? values[slot] : .null
+            columnReferences[slot]._withUnsafeGuaranteedRef { $0.append(value) }
+        }
         for slot in 0..<toOneCount { appendToOne(slot, slot < keys.count ? keys[slot] : nil) }
         if storesToMany {
             for slot in 0..<toManyCount { toManyLists.append(slot < toMany.count ? toMany[slot] : nil) }
@@ -729,16 +732,18 @@ package struct RowCollector {
     /// Starts a row to be added by column (`RowBatchBuilder`), once the
     /// rows are past the few kept as nodes of their own; nil before, when
     /// the row is to be added whole (`append`). A full batch is made (as
-    /// fetched at `now`) before the row starts.
+    /// fetched at `now`) before the row starts. The builder is unretained
+    /// (no retain and release per row): use it through
+    /// `_withUnsafeGuaranteedRef`, before the collector's next call.
     @inlinable @inline(__always)
-    package mutating func beginColumnarRow(key: Int64, version: Int64, now: Double) -> RowBatchBuilder? {
+    package mutating func beginColumnarRow(key: Int64, version: Int64, now: Double) -> Unmanaged<RowBatchBuilder>? {
         if builder == nil {
             guard few.count >= Self.fewRows else { return nil }
             startColumns()
         }
         if builder.unsafelyUnwrapped.count == Self.batchRows { finishBatch(now: now) }
-        let builder = self.builder.unsafelyUnwrapped
-        builder.beginRow(key: key, version: version)
+        let builder = Unmanaged.passUnretained(self.builder.unsafelyUnwrapped)
+        builder._withUnsafeGuaranteedRef { $0.beginRow(key: key, version: version) }
         return builder
     }
 

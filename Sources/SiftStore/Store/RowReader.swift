@@ -145,16 +145,18 @@ package final class RowReader {
     /// Adds the current row to what is being read; returns its row.
     func add<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64, now: Double) -> Int {
         if readsByColumn, let builder = collector.beginColumnarRow(key: primaryKey, version: version, now: now) {
-            for i in member.attributeTypes.indices {
-                builder.column(i)._withUnsafeGuaranteedRef {
-                    row.append(base &+ Int(member.attributeColumns[i]), as: member.attributeTypes[i], to: $0)
+            return builder._withUnsafeGuaranteedRef { builder in
+                for i in member.attributeTypes.indices {
+                    builder.column(i)._withUnsafeGuaranteedRef {
+                        row.append(base &+ Int(member.attributeColumns[i]), as: member.attributeTypes[i], to: $0)
+                    }
                 }
+                for slot in member.toOneColumns.indices {
+                    let column = member.toOneColumns[slot]
+                    builder.appendToOne(slot, column < 0 ? nil : row.key(base &+ column))
+                }
+                return builder.count &- 1
             }
-            for slot in member.toOneColumns.indices {
-                let column = member.toOneColumns[slot]
-                builder.appendToOne(slot, column < 0 ? nil : row.key(base &+ column))
-            }
-            return builder.count &- 1
         }
         read(row, into: &rowValues, &rowToOne)
         return collector.append(key: primaryKey, version: version, values: rowValues, toOne: rowToOne, now: now)
@@ -169,6 +171,10 @@ package final class RowReader {
 /// entity go into one batch (`RowBatch`), laid out by column.
 package final class RowReaders {
     let readers: [RowReader]
+    /// The same readers unretained, for the read of each row: `readers`
+    /// keeps them alive, and a reader taken from here costs no retain and
+    /// release per row.
+    private let readerReferences: [Unmanaged<RowReader>]
     let entityColumn: Int?
     /// Columns before the row's own (a link query's owner key).
     package let base: Int
@@ -178,6 +184,7 @@ package final class RowReaders {
 
     package init(_ layout: RowLayout, base: Int, externalData: URL?, transformers: ValueTransformerRegistry) {
         readers = layout.members.map { RowReader($0, base: base, externalData: externalData, transformers: transformers) }
+        readerReferences = readers.map(Unmanaged.passUnretained)
         entityColumn = layout.entityColumn.map { base + $0 }
         self.base = base
     }
@@ -203,7 +210,8 @@ package final class RowReaders {
     @discardableResult
     package func add<Row: StoreRow>(_ row: Row, now: Double) -> Bool {
         guard let which = reader(row) else { return false }
-        let index = readers[which].add(row, primaryKey: row.integer(base), version: row.integer(base + 1), now: now)
+        let (key, version) = (row.integer(base), row.integer(base &+ 1))
+        let index = readerReferences[which]._withUnsafeGuaranteedRef { $0.add(row, primaryKey: key, version: version, now: now) }
         if entityColumn != nil { order.append((Int32(which), Int32(index))) }
         return true
     }
