@@ -349,8 +349,13 @@ package final class RowBatchBuilder {
     let toManyCount: Int
     // (A builder is filled by one reader on one thread: its state skips the
     // runtime's exclusivity bookkeeping, which cost a check per value.)
-    @usableFromInline @exclusivity(unchecked) var keys: [Int64] = []
-    @usableFromInline @exclusivity(unchecked) var versions: [Int64] = []
+    /// The rows' keys, which count up by one from the first while they
+    /// can (a fetch in key order), and their versions, all the same while
+    /// they can: one number each, and no array appended to per row.
+    @usableFromInline @exclusivity(unchecked) var keys = NumberRun(step: 1)
+    @usableFromInline @exclusivity(unchecked) var versions = NumberRun(step: 0)
+    /// How many rows have been added.
+    @usableFromInline @exclusivity(unchecked) var rowCount = 0
     /// The attribute columns by slot, then the to-one key columns by slot.
     private let columns: ContiguousArray<ColumnBuilder>
     /// The same columns unretained, for the loop over a row's values:
@@ -377,11 +382,15 @@ package final class RowBatchBuilder {
         for (slot, column) in columns.enumerated() { (columnReferences + slot).initialize(to: .passUnretained(column)) }
     }
 
-    deinit { columnReferences.deallocate() }
+    deinit {
+        columnReferences.deallocate()
+        keys.free()
+        versions.free()
+    }
 
     /// How many rows have been added.
     @inlinable
-    package var count: Int { keys.count }
+    package var count: Int { rowCount }
 
     /// Adds a row: its key, version, attribute values by slot and to-one keys by slot.
     package func append(key: Int64, version: Int64, values: [PredicateValue], toOne keys: [Int64?], toMany: [[Int64]?] = []) {
@@ -399,8 +408,9 @@ package final class RowBatchBuilder {
     /// Starts a row added by column.
     @inlinable @inline(__always)
     package func beginRow(key: Int64, version: Int64) {
-        keys.append(key)
-        versions.append(version)
+        keys.append(key, row: rowCount)
+        versions.append(version, row: rowCount)
+        rowCount &+= 1
     }
 
     /// The column of an attribute slot, to add the current row's value to.
@@ -420,21 +430,12 @@ package final class RowBatchBuilder {
     /// count up by one from the first, and versions all the same, are kept
     /// as one number each. The builder is empty afterwards.
     package func batch(fetchTimestamp: Double) -> RowBatch {
-        let count = keys.count
-        let first = keys.first ?? 0
-        var consecutive = true
-        for (row, key) in keys.enumerated() where key != first &+ Int64(row) {
-            consecutive = false
-            break
-        }
-        let version = versions.first ?? 0
-        let sameVersion = !versions.contains { $0 != version }
-        let keyBuffer = consecutive ? nil : Self.buffer(keys)
-        let versionBuffer = sameVersion ? nil : Self.buffer(versions)
+        let count = rowCount
+        let (first, keyBuffer) = keys.take(count: count)
+        let (version, versionBuffer) = versions.take(count: count)
+        rowCount = 0
         let raw = UnsafeMutablePointer<RawColumn>.allocate(capacity: max(columns.count, 1))
         for (slot, column) in columns.enumerated() { (raw + slot).initialize(to: column.take()) }
-        keys.removeAll(keepingCapacity: true)
-        versions.removeAll(keepingCapacity: true)
         defer { toManyLists = [] }
         return RowBatch(entity: entity, root: root, fetchTimestamp: fetchTimestamp, count: count, keys: keyBuffer,
                         firstKey: first, versions: versionBuffer, version: version, columns: raw,
@@ -442,10 +443,72 @@ package final class RowBatchBuilder {
                         toMany: toManyLists.count == count &* toManyCount ? toManyLists : [])
     }
 
-    private static func buffer(_ numbers: [Int64]) -> UnsafeMutablePointer<Int64> {
-        let buffer = UnsafeMutablePointer<Int64>.allocate(capacity: max(numbers.count, 1))
-        buffer.initialize(from: numbers, count: numbers.count)
-        return buffer
+}
+
+/// Numbers added one a row (a batch's keys or versions) that follow a
+/// pattern while they can, `first + step * row`, and are then listed: a
+/// fetch in key order keeps one key and one version for its batch, and
+/// adding a row to it is a comparison.
+@usableFromInline
+struct NumberRun {
+    /// The first row's number.
+    @usableFromInline var first: Int64 = 0
+    /// What each row adds to the number of the row before, in the pattern.
+    @usableFromInline let step: Int64
+    /// Every row's number, once one broke the pattern (nil while none has),
+    /// in a buffer of `capacity`.
+    @usableFromInline var listed: UnsafeMutablePointer<Int64>?
+    @usableFromInline var capacity = 0
+
+    @usableFromInline init(step: Int64) { self.step = step }
+
+    /// Adds the number of row `row` (the rows are added in order, from 0).
+    @inlinable @inline(__always)
+    mutating func append(_ number: Int64, row: Int) {
+        if row == 0 {
+            first = number
+            return
+        }
+        if listed == nil, number == first &+ step &* Int64(row) { return }
+        list(number, row: row)
+    }
+
+    /// Adds a number to the list, starting it (with the pattern's numbers
+    /// of the rows before) when it breaks the pattern.
+    @usableFromInline
+    mutating func list(_ number: Int64, row: Int) {
+        // (No list yet means no capacity either: the first number listed grows it.)
+        if row >= capacity {
+            let grownCapacity = max(16, capacity &* 2, row &+ 1)
+            let grown = UnsafeMutablePointer<Int64>.allocate(capacity: grownCapacity)
+            if let listed {
+                grown.moveInitialize(from: listed, count: row)
+                listed.deallocate()
+            } else {
+                for before in 0..<row { (grown + before).initialize(to: first &+ step &* Int64(before)) }
+            }
+            listed = grown
+            capacity = grownCapacity
+        }
+        listed.unsafelyUnwrapped[row] = number
+    }
+
+    /// The first number and, when the numbers broke the pattern, a buffer
+    /// of exactly `count` of them (the caller's to free); empty afterwards.
+    mutating func take(count: Int) -> (first: Int64, listed: UnsafeMutablePointer<Int64>?) {
+        defer { free() }
+        guard let listed else { return (first, nil) }
+        let exact = UnsafeMutablePointer<Int64>.allocate(capacity: max(count, 1))
+        exact.moveInitialize(from: listed, count: count)
+        return (first, exact)
+    }
+
+    /// Frees the list.
+    mutating func free() {
+        listed?.deallocate()
+        listed = nil
+        capacity = 0
+        first = 0
     }
 }
 

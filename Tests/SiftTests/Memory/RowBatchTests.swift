@@ -49,44 +49,62 @@ struct RowBatchTests {
     @Test("Every value read back as given: typed columns, leading and trailing nils, a type change midway, rows whole or by column")
     func valuesReadBackAsGiven() {
         var generator = SystemRandomNumberGenerator()
-        for _ in 0..<200 {
+        for round in 0..<200 {
             let columns = Int.random(in: 0...6, using: &generator)
             let kinds = (0..<columns).map { _ in Int.random(in: 0..<7, using: &generator) }
-            let rows = Int.random(in: 0...150, using: &generator)
             let builder = RowBatchBuilder(entity: 0, root: 0, attributeCount: columns, toOneCount: 1, toManyCount: 1)
-            var given: [([PredicateValue], Int64?)] = []
-            // Keys counting up by one and one version for all are kept as one number each.
-            let consecutive = Bool.random(using: &generator)
-            let sameVersion = Bool.random(using: &generator)
-            func key(_ row: Int) -> Int64 { consecutive ? 100 + Int64(row) : Int64(row) * 3 }
-            func version(_ row: Int) -> Int64 { sameVersion ? 7 : Int64(row) + 1 }
-            for row in 0..<rows {
-                let values = kinds.map { Self.randomValue($0, &generator) }
-                let toOne: Int64? = Bool.random(using: &generator) ? Int64.random(in: .min ... .max, using: &generator) : nil
-                if Bool.random(using: &generator) {
-                    builder.beginRow(key: key(row), version: version(row))
-                    for slot in values.indices { Self.add(values[slot], to: builder.column(slot).takeUnretainedValue(), &generator) }
-                    builder.appendToOne(0, toOne)
-                } else {
-                    builder.append(key: key(row), version: version(row), values: values, toOne: [toOne])
+            // One builder makes batch after batch, as a fetch's collector does.
+            for _ in 0..<(round % 4 == 0 ? 3 : 1) {
+                let rows = Int.random(in: 0...150, using: &generator)
+                var given: [([PredicateValue], Int64?)] = []
+                // Keys counting up by one and one version for all are kept as one
+                // number each: keys and versions that keep to that, that never
+                // do, and that do for a while and then stop (at `breakRow`).
+                let keyPattern = Int.random(in: 0..<3, using: &generator)
+                let versionPattern = Int.random(in: 0..<3, using: &generator)
+                let breakRow = Int.random(in: 1...max(rows, 1), using: &generator)
+                func key(_ row: Int) -> Int64 {
+                    switch keyPattern {
+                    case 0: return 100 + Int64(row)
+                    case 1: return Int64(row) * 3
+                    default: return row < breakRow ? 100 + Int64(row) : 1_000 + Int64(row) * 2
+                    }
                 }
-                given.append((values, toOne))
-            }
-            let batch = builder.batch(fetchTimestamp: 42)
-            #expect(batch.count == rows)
-            for (row, (values, toOne)) in given.enumerated() {
-                let node = batch.node(at: row)
-                #expect(node.id == ObjectID(entity: 0, primaryKey: key(row)))
-                #expect(node.version == version(row))
-                #expect(node.fetchTimestamp == 42)
-                #expect(node.toOneKey(at: 0) == toOne)
-                #expect(node.toManyKeys(at: 0) == nil)
-                for slot in values.indices where !Self.same(node.value(at: slot), values[slot]) {
-                    Issue.record("row \(row) slot \(slot): \(node.value(at: slot)) for \(values[slot])")
+                func version(_ row: Int) -> Int64 {
+                    switch versionPattern {
+                    case 0: return 7
+                    case 1: return Int64(row) + 1
+                    default: return row < breakRow ? 7 : 8
+                    }
                 }
-                #expect(node.values.count == values.count)
-                #expect(node.value(at: columns) == .null)   // a slot the rows do not have
-                #expect(node.value(at: -1) == .null)
+                for row in 0..<rows {
+                    let values = kinds.map { Self.randomValue($0, &generator) }
+                    let toOne: Int64? = Bool.random(using: &generator) ? Int64.random(in: .min ... .max, using: &generator) : nil
+                    if Bool.random(using: &generator) {
+                        builder.beginRow(key: key(row), version: version(row))
+                        for slot in values.indices { Self.add(values[slot], to: builder.column(slot).takeUnretainedValue(), &generator) }
+                        builder.appendToOne(0, toOne)
+                    } else {
+                        builder.append(key: key(row), version: version(row), values: values, toOne: [toOne])
+                    }
+                    given.append((values, toOne))
+                }
+                let batch = builder.batch(fetchTimestamp: 42)
+                #expect(batch.count == rows)
+                for (row, (values, toOne)) in given.enumerated() {
+                    let node = batch.node(at: row)
+                    #expect(node.id == ObjectID(entity: 0, primaryKey: key(row)))
+                    #expect(node.version == version(row))
+                    #expect(node.fetchTimestamp == 42)
+                    #expect(node.toOneKey(at: 0) == toOne)
+                    #expect(node.toManyKeys(at: 0) == nil)
+                    for slot in values.indices where !Self.same(node.value(at: slot), values[slot]) {
+                        Issue.record("row \(row) slot \(slot): \(node.value(at: slot)) for \(values[slot])")
+                    }
+                    #expect(node.values.count == values.count)
+                    #expect(node.value(at: columns) == .null)   // a slot the rows do not have
+                    #expect(node.value(at: -1) == .null)
+                }
             }
         }
     }
