@@ -145,6 +145,15 @@ public struct DataModel: Hashable, Sendable {
         byName[name].map { entities[$0] }
     }
 
+    /// The index in ``entities`` of the entity called `name` (an index is
+    /// found without copying the entity).
+    ///
+    /// - Parameter name: The entity's name.
+    /// - Returns: The entity's index, or nil when the model has none of that name.
+    public func entityIndex(named name: String) -> Int? {
+        byName[name]
+    }
+
     /// The entity and every entity that inherits from it, at any depth:
     /// what a fetch of the entity includes.
     ///

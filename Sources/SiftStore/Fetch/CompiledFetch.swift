@@ -202,12 +202,13 @@ extension PersistentStore {
     ///   predicate or a sort key does not parse or fit the model (a transient attribute included: the store
     ///   holds no value of one).
     public func compile(_ request: FetchRequest) throws(StoreError) -> CompiledFetch {
-        let entity = try self.entity(request.entityName)
-        var key = CompiledFetchCache.ShapeKey(entity: entity.name, predicate: nil, sort: request.sortDescriptors,
+        // (The entity by its index: a cached shape needs no copy of it.)
+        guard let entityIndex = model.entityIndex(named: request.entityName) else { throw .unknownEntity(request.entityName) }
+        var key = CompiledFetchCache.ShapeKey(entity: request.entityName, predicate: nil, sort: request.sortDescriptors,
                                               functions: functions.generation)
         var text: String?
         var arguments: [PredicateValue] = []
-        var slots: Set<Int> = []
+        var slots = ArgumentSlots()
         switch request.predicate {
         case nil:
             break
@@ -216,7 +217,7 @@ extension PersistentStore {
         case .format(let format, let values):
             text = format
             arguments = values
-            slots = Self.argumentSlots(values)
+            slots = ArgumentSlots(values)
             key.predicate = .format(format, values.indices.map { index in
                 slots.contains(index) ? .slot(Self.slotType(values[index])) : .value(values[index])
             })
@@ -234,12 +235,13 @@ extension PersistentStore {
             if case .shape(let shape)? = compiledFetches.entry(key) {
                 return CompiledFetch(request: request, shape: shape, arguments: [:])
             }
-            slots = []
+            slots = ArgumentSlots()
         case nil:
             break
         }
+        let entity = model.entities[entityIndex]
         if !slots.isEmpty {
-            if let shape = try? makeShape(request, entity: entity, text: text!, arguments: arguments, slots: slots) {
+            if let shape = try? makeShape(request, entity: entity, text: text!, arguments: arguments, slots: slots.indices) {
                 if keepable { compiledFetches.store(.shape(shape), for: key) }
                 return CompiledFetch(request: request, shape: shape, arguments: Self.slotValues(shape, arguments))
             }
@@ -268,16 +270,6 @@ extension PersistentStore {
     /// PostgreSQL's text cannot hold) and integers a double holds exactly;
     /// none when there are more than eight (a long chain of them is better
     /// one table of values, which takes constants).
-    private static func argumentSlots(_ arguments: [PredicateValue]) -> Set<Int> {
-        guard arguments.count <= 8 else { return [] }
-        return Set(arguments.indices.filter { index in
-            switch arguments[index] {
-            case .string(let s): !s.utf8.contains(0)
-            case .int(let i): i.magnitude <= 1 << 53
-            default: false
-            }
-        })
-    }
 
     private static func slotType(_ value: PredicateValue) -> ValueType {
         if case .int = value { return .integer }
@@ -286,6 +278,7 @@ extension PersistentStore {
 
     private static func slotValues(_ shape: CompiledShape, _ arguments: [PredicateValue]) -> [String: PredicateValue] {
         var values: [String: PredicateValue] = [:]
+        values.reserveCapacity(shape.slots.count)
         for (index, name) in shape.slots where index < arguments.count { values[name] = arguments[index] }
         return values
     }
@@ -363,4 +356,36 @@ extension PersistentStore {
         compiledFetches.store(results, for: key)
         return results
     }
+}
+
+/// The arguments of a format predicate that may become parameters of
+/// a cached shape (at most 8: a string without NUL, or an integer a
+/// double holds exactly), one bit each: a fetch from the cache builds
+/// no set.
+private struct ArgumentSlots {
+    private var bits: UInt8 = 0
+
+    init() {}
+
+    init(_ arguments: [PredicateValue]) {
+        guard arguments.count <= 8 else { return }
+        for (index, argument) in arguments.enumerated() {
+            let slot: Bool
+            switch argument {
+            case .string(let s):
+                // (Through its bytes: a generic scan of the UTF-8 view costs a call per byte.)
+                slot = !(s.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? s.utf8.contains(0))
+            case .int(let i): slot = i.magnitude <= 1 << 53
+            default: slot = false
+            }
+            if slot { bits |= 1 << UInt8(index) }
+        }
+    }
+
+    var isEmpty: Bool { bits == 0 }
+
+    func contains(_ index: Int) -> Bool { index >= 0 && index < 8 && bits & (1 << UInt8(index)) != 0 }
+
+    /// The slots as a set of argument indexes.
+    var indices: Set<Int> { Set((0..<8).filter(contains)) }
 }

@@ -146,9 +146,12 @@ package final class RowReader {
     func add<Row: StoreRow>(_ row: Row, primaryKey: Int64, version: Int64, now: Double) -> Int {
         if readsByColumn, let builder = collector.beginColumnarRow(key: primaryKey, version: version, now: now) {
             return builder._withUnsafeGuaranteedRef { builder in
-                for i in member.attributeTypes.indices {
-                    builder.column(i)._withUnsafeGuaranteedRef {
-                        row.append(base &+ Int(member.attributeColumns[i]), as: member.attributeTypes[i], to: $0)
+                // (The layout's arrays read through buffers: no bounds check per cell.)
+                member.attributeColumns.withUnsafeBufferPointer { columns in
+                    member.attributeTypes.withUnsafeBufferPointer { types in
+                        for i in 0..<min(columns.count, types.count) {
+                            builder.column(i)._withUnsafeGuaranteedRef { row.append(base &+ Int(columns[i]), as: types[i], to: $0) }
+                        }
                     }
                 }
                 for slot in member.toOneColumns.indices {
@@ -171,10 +174,10 @@ package final class RowReader {
 /// entity go into one batch (`RowBatch`), laid out by column.
 package final class RowReaders {
     let readers: [RowReader]
-    /// The same readers unretained, for the read of each row: `readers`
-    /// keeps them alive, and a reader taken from here costs no retain and
-    /// release per row.
-    private let readerReferences: [Unmanaged<RowReader>]
+    /// The first reader (the fetch's own entity's) unretained, for the read
+    /// of each row: `readers` keeps it alive, and a reader taken from here
+    /// costs no retain and release per row.
+    private let firstReader: Unmanaged<RowReader>?
     let entityColumn: Int?
     /// Columns before the row's own (a link query's owner key).
     package let base: Int
@@ -184,7 +187,7 @@ package final class RowReaders {
 
     package init(_ layout: RowLayout, base: Int, externalData: URL?, transformers: ValueTransformerRegistry) {
         readers = layout.members.map { RowReader($0, base: base, externalData: externalData, transformers: transformers) }
-        readerReferences = readers.map(Unmanaged.passUnretained)
+        firstReader = readers.first.map(Unmanaged.passUnretained)
         entityColumn = layout.entityColumn.map { base + $0 }
         self.base = base
     }
@@ -211,7 +214,11 @@ package final class RowReaders {
     package func add<Row: StoreRow>(_ row: Row, now: Double) -> Bool {
         guard let which = reader(row) else { return false }
         let (key, version) = (row.integer(base), row.integer(base &+ 1))
-        let index = readerReferences[which]._withUnsafeGuaranteedRef { $0.add(row, primaryKey: key, version: version, now: now) }
+        let index = if which == 0, let firstReader {
+            firstReader._withUnsafeGuaranteedRef { $0.add(row, primaryKey: key, version: version, now: now) }
+        } else {
+            readers[which].add(row, primaryKey: key, version: version, now: now)
+        }
         if entityColumn != nil { order.append((Int32(which), Int32(index))) }
         return true
     }

@@ -93,7 +93,8 @@ public final class SQLiteStatement {
         // which take no lock and check no statement: a cell costs one
         // `sqlite3_column_*` call, not two or three. (The value is valid
         // until the next step; the connection is this thread's meanwhile.)
-        guard let value = sqlite3_column_value(handle, Int32(index)) else { return column.appendNull() }
+        // (A column of the statement's own layout: its index fits in 32 bits.)
+        guard let value = sqlite3_column_value(handle, Int32(truncatingIfNeeded: index)) else { return column.appendNull() }
         let columnType = sqlite3_value_type(value)
         if columnType == SQLITE_NULL { return column.appendNull() }
         switch type {
@@ -125,7 +126,7 @@ public final class SQLiteStatement {
     /// - Returns: The column's value as a 64-bit integer, or nil.
     @inline(__always)
     package func key(_ index: Int) -> Int64? {
-        guard let value = sqlite3_column_value(handle, Int32(index)), sqlite3_value_type(value) != SQLITE_NULL else { return nil }
+        guard let value = sqlite3_column_value(handle, Int32(truncatingIfNeeded: index)), sqlite3_value_type(value) != SQLITE_NULL else { return nil }
         return sqlite3_value_int64(value)
     }
 
