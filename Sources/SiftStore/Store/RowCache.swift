@@ -2,7 +2,7 @@
 // every context of a store, with a reference count per object that contexts
 // hold (register, unregister): a node nothing holds any more is purged. A
 // fetch into a table the cache holds nothing of is kept as the fetch's
-// array, counted once for the context that registers it all, and indexed
+// batches, counted once for the context that registers it all, and indexed
 // only when something needs a row by ID (`PendingFetch`). A
 // snapshot of it is what the memory lowering evaluates over (`RowSnapshot`,
 // `RowNodeDomain`, in the memory stage); snapshots of the same nodes share
@@ -57,10 +57,12 @@ public final class RowCache: Sendable {
         @inline(never)
         mutating func indexAllPending() {
             for fetch in pending {
-                let nodes = fetch.nodes
                 // The table held nothing when the fetch was kept, and nothing
                 // has used it since (that would have indexed it): every node is
                 // added, with the fetch's registrations.
+                var nodes: [RowNode] = []
+                nodes.reserveCapacity(fetch.count)
+                fetch.forEachNode { _, node in nodes.append(node) }
                 RowCache.modify(each: nodes.count, id: { nodes[$0].id }, &self) { index, entry in
                     entry = CachedRow(node: nodes[index], references: fetch.registrations)
                 }
@@ -69,8 +71,9 @@ public final class RowCache: Sendable {
         }
     }
 
-    /// A fetch's nodes, kept as the fetch returned them instead of indexed
-    /// one by one, while nothing needs them found by ID: the rows of a
+    /// A fetch's nodes, kept as the fetch returned them (its batches, or
+    /// its array) instead of indexed one by one, while nothing needs them
+    /// found by ID: the rows of a
     /// table the cache held nothing of, with distinct keys. A context that
     /// registers exactly these nodes, and gives them back exactly, counts
     /// once for the whole fetch (`registrations`); a fetch that nobody else
@@ -78,28 +81,112 @@ public final class RowCache: Sendable {
     /// emptied. Any other use of the cache indexes it first, as
     /// `storeFetched` would have.
     private struct PendingFetch {
-        /// The nodes, as stored (the same array the store hands the context).
-        let nodes: [RowNode]
+        /// The fetch's rows: the batches the store made, every row of each
+        /// in order, when the fetch's nodes are just that (a fetch of one
+        /// entity: no array of 16-byte nodes kept beside the batches);
+        /// otherwise the nodes, as stored (the same array the store hands
+        /// the context).
+        private let rows: Rows
+        /// How many nodes the fetch has.
+        let count: Int
+        /// Whether the fetch is kept as its batches.
+        var isKeptAsBatches: Bool {
+            if case .batches = rows { return true }
+            return false
+        }
         /// The root entity of every node.
         let root: Int
         /// How many times each node is registered.
-        var registrations: Int32
+        var registrations: Int32 = 0
 
-        /// Whether `nodes` is this fetch's very array (the same storage: its contents cannot differ).
+        private enum Rows {
+            case batches([RowBatch])
+            case nodes([RowNode])
+        }
+
+        init(nodes: [RowNode], root: Int) {
+            rows = Self.batches(of: nodes).map(Rows.batches) ?? .nodes(nodes)
+            count = nodes.count
+            self.root = root
+        }
+
+        /// The batches whose rows, every one in order, are `nodes`; nil
+        /// when `nodes` are not that.
+        private static func batches(of nodes: [RowNode]) -> [RowBatch]? {
+            nodes.withUnsafeBufferPointer { nodes in
+                var batches: [RowBatch] = []
+                var start = 0
+                while start < nodes.count {
+                    let batch = nodes[start].batch
+                    guard nodes[start].row == 0, batch.count > 0, batch.count <= nodes.count - start else { return nil }
+                    for row in 0..<batch.count where nodes[start + row].batch !== batch || nodes[start + row].row != row {
+                        return nil
+                    }
+                    batches.append(batch)
+                    start += batch.count
+                }
+                return batches
+            }
+        }
+
+        /// Calls `body` with each node of the fetch, by index, in order.
+        func forEachNode(_ body: (Int, RowNode) -> Void) {
+            switch rows {
+            case .nodes(let nodes):
+                for (index, node) in nodes.enumerated() { body(index, node) }
+            case .batches(let batches):
+                var index = 0
+                for batch in batches {
+                    for row in 0..<batch.count {
+                        body(index, RowNode(batch: batch, row: row))
+                        index += 1
+                    }
+                }
+            }
+        }
+
+        /// Whether the node at each index is the one `matches` takes: the
+        /// batch (by identity) and the row, in order.
+        private func allMatch(count: Int, _ matches: (Int, RowBatch, Int) -> Bool) -> Bool {
+            guard count == self.count else { return false }
+            switch rows {
+            case .nodes(let nodes):
+                return nodes.withUnsafeBufferPointer { nodes in
+                    for index in 0..<count where !matches(index, nodes[index].batch, nodes[index].row) { return false }
+                    return true
+                }
+            case .batches(let batches):
+                var index = 0
+                for batch in batches {
+                    for row in 0..<batch.count {
+                        guard matches(index, batch, row) else { return false }
+                        index += 1
+                    }
+                }
+                return true
+            }
+        }
+
+        /// Whether `other` are this fetch's nodes: the same array, or the same
+        /// batches' rows in the same order.
         func isSame(as other: [RowNode]) -> Bool {
-            other.count == nodes.count
-                && other.withUnsafeBufferPointer { a in nodes.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+            if case .nodes(let nodes) = rows {
+                // (The same storage, which the fetch holds: its contents cannot differ.)
+                return other.count == nodes.count
+                    && other.withUnsafeBufferPointer { a in nodes.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+            }
+            return other.withUnsafeBufferPointer { other in
+                allMatch(count: other.count) { index, batch, row in other[index].batch === batch && other[index].row == row }
+            }
         }
 
         /// Whether `objects` are the objects of this fetch's nodes, in order, each holding its node.
         func isHeld(by objects: [ManagedObject]) -> Bool {
-            guard objects.count == nodes.count else { return false }
-            return nodes.withUnsafeBufferPointer { nodes in
-                for (index, object) in objects.enumerated() {
-                    guard let batch = object.storedBatch, batch.toOpaque() == Unmanaged.passUnretained(nodes[index].batch).toOpaque(),
-                          Int(object.storedRow) == nodes[index].row else { return false }
+            objects.withUnsafeBufferPointer { objects in
+                allMatch(count: objects.count) { index, batch, row in
+                    guard let held = objects[index].storedBatch else { return false }
+                    return held.toOpaque() == Unmanaged.passUnretained(batch).toOpaque() && Int(objects[index].storedRow) == row
                 }
-                return true
             }
         }
 
@@ -205,7 +292,7 @@ public final class RowCache: Sendable {
             // Rows of a table the cache holds nothing of replace nothing:
             // kept as they are, indexed when first needed.
             if PendingFetch.accepts(nodes, in: state) {
-                state.pending.append(PendingFetch(nodes: nodes, root: nodes[0].id.root, registrations: 0))
+                state.pending.append(PendingFetch(nodes: nodes, root: nodes[0].id.root))
                 state.nodeCount += nodes.count
                 return nodes
             }
@@ -226,8 +313,9 @@ public final class RowCache: Sendable {
                 }
                 anyReplaced = true
                 guard cached.batch.toManyCount > 0, cached.version == node.version else { return }
+                // (Read in place: most cached rows have no to-many loaded, and need no array made.)
+                guard (0..<cached.batch.toManyCount).contains(where: { cached.toManyKeys(at: $0) != nil }) else { return }
                 let toMany = cached.toMany
-                guard toMany.contains(where: { $0 != nil }) else { return }
                 let kept = node.replacingToMany(zip(node.toMany, toMany).map { $0 ?? $1 })
                 entry?.node = kept
                 stored[index] = kept
@@ -307,6 +395,11 @@ public final class RowCache: Sendable {
     /// How many fetches the cache keeps whole, not indexed yet (`PendingFetch`).
     package var pendingFetchCount: Int {
         state.withLock { $0.pending.count }
+    }
+
+    /// How many of those it keeps as their batches, not as an array of nodes.
+    package var pendingFetchesKeptAsBatches: Int {
+        state.withLock { $0.pending.count(where: \.isKeptAsBatches) }
     }
 
     /// How many nodes the cache holds.
@@ -428,7 +521,7 @@ public final class RowCache: Sendable {
             }
             state.pending[index].registrations -= 1
             if state.pending[index].registrations == 0 {
-                state.nodeCount -= state.pending.remove(at: index).nodes.count
+                state.nodeCount -= state.pending.remove(at: index).count
                 state.columns = nil
                 replaced()
             }

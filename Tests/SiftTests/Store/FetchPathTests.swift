@@ -759,6 +759,9 @@ struct PendingFetchTests {
             let objects = try context.fetch(Self.employees)
             try #require(objects.count > RowCollector.fewRows)
             #expect(store.rowCache.pendingFetchCount == 1, "kept whole")
+            if kind == .sqlite || kind == .postgres {
+                #expect(store.rowCache.pendingFetchesKeptAsBatches == 1, "as its batches: a SQL store's fetch of one entity")
+            }
             #expect(store.rowCache.count == objects.count)
             expected = objects.map { object in names.map { object[$0] } }
             #expect(objects.allSatisfy { !$0.isFault })
@@ -774,6 +777,38 @@ struct PendingFetchTests {
         let objects = try context.fetch(Self.employees)
         #expect(objects.map { object in names.map { object[$0] } } == expected)
         withExtendedLifetime(context) {}
+    }
+
+    @Test("A fetch of one entity is kept as its batches, an interleaved one as its nodes: the very same nodes count once, others index it")
+    func keptAsBatchesOrAsNodes() throws {
+        let employee = try #require(Company.model.entity(named: "Employee"))
+        func batch(_ keys: Range<Int64>) -> RowBatch {
+            let builder = RowBatchBuilder(entity: employee.index, root: employee.rootIndex, attributeCount: employee.attributes.count,
+                                          toOneCount: employee.toOneCount, toManyCount: employee.toManyCount)
+            for key in keys { builder.append(key: key, version: 1, values: [.string("e\(key)")], toOne: []) }
+            return builder.batch(fetchTimestamp: 0)
+        }
+        let (first, second) = (batch(1..<21), batch(21..<41))
+        let inOrder = (0..<20).map { RowNode(batch: first, row: $0) } + (0..<20).map { RowNode(batch: second, row: $0) }
+        let interleaved = (0..<20).flatMap { [RowNode(batch: first, row: $0), RowNode(batch: second, row: $0)] }
+        for (nodes, asBatches) in [(inOrder, true), (interleaved, false)] {
+            let cache = RowCache(model: Company.model)
+            let stored = cache.storeFetched(nodes)
+            #expect(cache.pendingFetchCount == 1)
+            #expect(cache.pendingFetchesKeptAsBatches == (asBatches ? 1 : 0))
+            // The same nodes: in the very array always; in a copy, when kept as batches (their rows are compared).
+            cache.register(nodes: stored)
+            #expect(cache.pendingFetchCount == 1, "counted once, not indexed")
+            cache.register(nodes: stored.map { $0 })
+            #expect(cache.pendingFetchCount == (asBatches ? 1 : 0))
+            // Some of them: the fetch is indexed first, with its registrations.
+            cache.register(nodes: Array(stored.prefix(5)))
+            #expect(cache.pendingFetchCount == 0)
+            for (index, node) in nodes.enumerated() {
+                #expect(cache.referenceCount(node.id) == (index < 5 ? 3 : 2))
+                #expect(cache.node(node.id)?.value(at: 0) == node.value(at: 0))
+            }
+        }
     }
 
     @Test("Another context's use indexes the fetch with its registration: counts, nodes and purges as if indexed at once",
