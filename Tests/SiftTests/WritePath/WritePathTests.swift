@@ -150,6 +150,41 @@ struct WritePathTests {
         #expect(try fresh.count(for: FetchRequest(entityName: "Owner")) == 0)
     }
 
+    @Test("Objects stop and start being changed, many times over: the context lists exactly the changed ones, in key order, and saves exactly them",
+          arguments: StoreKind.allCases)
+    func changedObjectsComeAndGo(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let context = store.context()
+        // 100 inserted, then 80 of them deleted again (never saved, so gone):
+        // more than half of the changed objects stop being changed at once.
+        let inserted = try (0..<100).map { try newEmployee(context, "New \($0)") }
+        for object in inserted[20...] { try context.delete(object) }
+        #expect(context.insertedObjects.map(\.objectID) == inserted[..<20].map(\.objectID))
+        #expect(context.deletedObjects.isEmpty)
+        // Ten saved employees changed, in an order other than their keys'; five
+        // refreshed (their changes dropped), two of those changed again.
+        let keys: [Int64] = [110, 101, 105, 103, 109, 102, 108, 104, 106, 107]
+        for key in keys { try employee(context, key).setValue(.int(key), forKey: "age") }
+        for key in keys.prefix(5) { context.refresh(employee(context, key)) }
+        for key in [105, 101] as [Int64] { try employee(context, key).setValue(.int(key + 1), forKey: "age") }
+        let updated: [Int64] = [101, 102, 104, 105, 106, 107, 108]
+        #expect(context.updatedObjects.map(\.objectID.primaryKey) == updated)
+        #expect(context.hasChanges)
+        try context.save()
+        #expect(!context.hasChanges && context.updatedObjects.isEmpty && context.insertedObjects.isEmpty)
+        let fresh = store.context()
+        #expect(try fresh.count(for: FetchRequest(entityName: "Employee")) == 60 + 20)
+        let ages = Dictionary(uniqueKeysWithValues: try fresh.fetch(FetchRequest(entityName: "Employee", predicate: "age < 200"))
+            .map { ($0.objectID.primaryKey, $0["age"]) })
+        for key in keys {
+            let expected: PredicateValue = [101, 105].contains(key) ? .int(key + 1) : .int(key)
+            if updated.contains(key) { #expect(ages[key] == expected) } else { #expect(ages[key] != .int(key)) }
+        }
+        // Changed once more after the save: listed again.
+        try employee(context, 103).setValue(.int(1), forKey: "age")
+        #expect(context.updatedObjects.map(\.objectID.primaryKey) == [103])
+    }
+
     @Test(arguments: StoreKind.allCases)
     func rollbackDiscardsEverything(_ kind: StoreKind) throws {
         let store = try kind.make()
