@@ -72,18 +72,33 @@ extension SaveRequest {
     package func writtenLinks(keys: [Int64: Int64], model: DataModel)
         -> [(entity: Entity, relationship: Relationship, rows: [Int64], targets: [Int64])]
     {
-        struct Slot: Hashable { var entity: Int, slot: Int }
+        struct Slot: Equatable { var entity: Int, slot: Int }
         struct Written { var owners: [Int64] = [], targets = Set<Int64>() }
-        var rows: [Slot: Written] = [:]
+        // The few slots a save writes links of, found by a scan that starts
+        // at the last one used (rows come by entity, each with the same
+        // slots): no slot hashed for each link.
+        var rows: [(key: Slot, value: Written)] = []
+        var last = 0
+        func place(of slot: Slot) -> Int {
+            if last < rows.count, rows[last].key == slot { return last }
+            if let found = rows.firstIndex(where: { $0.key == slot }) {
+                last = found
+            } else {
+                rows.append((slot, Written()))
+                last = rows.count - 1
+            }
+            return last
+        }
         func note(_ id: ObjectID, _ slots: some Sequence<Int>, _ toOne: [Int64?]) {
+            // (The owner's key resolved once for the row, not once a link.)
+            var owner: Int64?
             for slot in slots where slot < toOne.count {
                 guard let target = SaveRequest.resolve(toOne[slot], keys) else { continue }
-                let owner = SaveRequest.resolve(id.primaryKey, keys)!
-                func add(_ written: inout Written) {
-                    written.owners.append(owner)
-                    written.targets.insert(target)
-                }
-                add(&rows[Slot(entity: id.entity, slot: slot), default: Written()])
+                let resolved = owner ?? SaveRequest.resolve(id.primaryKey, keys)!
+                owner = resolved
+                let index = place(of: Slot(entity: id.entity, slot: slot))
+                rows[index].value.owners.append(resolved)
+                rows[index].value.targets.insert(target)
             }
         }
         for insert in inserts { note(insert.id, insert.toOne.indices, insert.toOne) }

@@ -260,39 +260,46 @@ package struct SQLSaveWriter {
 
         var conflicts: [RowConflict] = []
         var previous: RowPlan<RowUpdate, E.Prepared>?
-        for update in request.updates {
-            let plan: RowPlan<RowUpdate, E.Prepared>
-            if let previous, previous.shape.entity == update.id.entity, previous.attributeSlots == update.attributeSlots,
-               previous.toOneSlots == update.toOneSlots {
-                plan = previous
-            } else {
-                let shape = [update.id.entity] + update.attributeSlots + [-1] + update.toOneSlots
-                if let known = updatePlans[shape] {
-                    plan = known
+        // (Each update read in place through a buffer: a plain loop copies
+        // each one out, its four arrays retained and released, for every row.)
+        try request.updates.withUnsafeBufferPointer { updates in
+            for index in updates.indices {
+                let id = updates[index].id
+                let plan: RowPlan<RowUpdate, E.Prepared>
+                if let previous, previous.shape.entity == id.entity, previous.attributeSlots == updates[index].attributeSlots,
+                   previous.toOneSlots == updates[index].toOneSlots {
+                    plan = previous
                 } else {
-                    let entity = model.entities[update.id.entity]
-                    let row = schema.updateRow(
-                        entity, attributes: update.attributeSlots.map { entity.attributes[$0] },
-                        toOne: update.toOneSlots.compactMap { slot in entity.relationships.first { !$0.isToMany && $0.slot == slot } })
-                    plan = RowPlan(entity: entity, row: row, prepared: try statement(row.query), targets: targetEntities(entity),
-                                   attributeSlots: update.attributeSlots, toOneSlots: update.toOneSlots)
-                    updatePlans[shape] = plan
+                    let (attributeSlots, toOneSlots) = (updates[index].attributeSlots, updates[index].toOneSlots)
+                    let shape = [id.entity] + attributeSlots + [-1] + toOneSlots
+                    if let known = updatePlans[shape] {
+                        plan = known
+                    } else {
+                        let entity = model.entities[id.entity]
+                        let row = schema.updateRow(
+                            entity, attributes: attributeSlots.map { entity.attributes[$0] },
+                            toOne: toOneSlots.compactMap { slot in entity.relationships.first { !$0.isToMany && $0.slot == slot } })
+                        plan = RowPlan(entity: entity, row: row, prepared: try statement(row.query), targets: targetEntities(entity),
+                                       attributeSlots: attributeSlots, toOneSlots: toOneSlots)
+                        updatePlans[shape] = plan
+                    }
+                    previous = plan
                 }
-                previous = plan
+                let written = updates[index].toOne
+                let toOne = written.contains { ($0 ?? 0) < 0 } ? written.map(resolve) : written
+                let expectedVersion = updates[index].expectedVersion
+                let changed = try executor.run(plan.prepared, plan.row.bindings(
+                    values: try storedValues(updates[index].values, of: plan, hasTransformers), toOne: toOne, key: id.primaryKey,
+                    expectedVersion: expectedVersion, targetEntity: plan.targets))
+                guard changed == 1 else {
+                    conflicts.append(RowConflict(id: id, current: try storeRow(id, executor)))
+                    updatedRows.skip()
+                    continue
+                }
+                updatedRows.add(plan.shape, key: id.primaryKey, version: expectedVersion &+ 1, values: updates[index].values, toOne: toOne)
+                result.changes.updated.insert(id)
+                executor.history?.updated(id, plan.propertyNames)
             }
-            let toOne = update.toOne.contains { ($0 ?? 0) < 0 } ? update.toOne.map(resolve) : update.toOne
-            let changed = try executor.run(plan.prepared, plan.row.bindings(
-                values: try storedValues(update.values, of: plan, hasTransformers), toOne: toOne, key: update.id.primaryKey,
-                expectedVersion: update.expectedVersion, targetEntity: plan.targets))
-            guard changed == 1 else {
-                conflicts.append(RowConflict(id: update.id, current: try storeRow(update.id, executor)))
-                updatedRows.skip()
-                continue
-            }
-            updatedRows.add(plan.shape, key: update.id.primaryKey, version: update.expectedVersion &+ 1, values: update.values,
-                            toOne: toOne)
-            result.changes.updated.insert(update.id)
-            executor.history?.updated(update.id, plan.propertyNames)
         }
 
         // Links before deletes: a deleted row takes every link to it along,
