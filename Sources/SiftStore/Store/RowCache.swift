@@ -73,13 +73,12 @@ public final class RowCache: Sendable {
 
     /// A fetch's nodes, kept as the fetch returned them (its batches, or
     /// its array) instead of indexed one by one, while nothing needs them
-    /// found by ID: the rows of a
-    /// table the cache held nothing of, with distinct keys. A context that
-    /// registers exactly these nodes, and gives them back exactly, counts
-    /// once for the whole fetch (`registrations`); a fetch that nobody else
-    /// used is dropped whole when its context goes, with no index made or
-    /// emptied. Any other use of the cache indexes it first, as
-    /// `storeFetched` would have.
+    /// found by ID: the rows of a table the cache held nothing of, with
+    /// distinct keys. A context that registers exactly these nodes, and
+    /// gives them back exactly, counts once for the whole fetch
+    /// (`registrations`); a fetch that nobody else used is dropped whole
+    /// when its context goes, with no index made or emptied. Any other use
+    /// of the cache indexes it first, as `storeFetched` would have.
     private struct PendingFetch {
         /// The fetch's rows: the batches the store made, every row of each
         /// in order, when the fetch's nodes are just that (a fetch of one
@@ -129,42 +128,39 @@ public final class RowCache: Sendable {
             }
         }
 
-        /// Calls `body` with each node of the fetch, by index, in order.
-        func forEachNode(_ body: (Int, RowNode) -> Void) {
-            switch rows {
-            case .nodes(let nodes):
-                for (index, node) in nodes.enumerated() { body(index, node) }
-            case .batches(let batches):
-                var index = 0
-                for batch in batches {
-                    for row in 0..<batch.count {
-                        body(index, RowNode(batch: batch, row: row))
-                        index += 1
-                    }
-                }
-            }
-        }
-
-        /// Whether the node at each index is the one `matches` takes: the
-        /// batch (by identity) and the row, in order.
-        private func allMatch(count: Int, _ matches: (Int, RowBatch, Int) -> Bool) -> Bool {
-            guard count == self.count else { return false }
+        /// Walks the fetch's nodes in order, as (index, batch, row), while
+        /// `body` says to go on; whether it went through them all.
+        private func walk(_ body: (Int, RowBatch, Int) -> Bool) -> Bool {
             switch rows {
             case .nodes(let nodes):
                 return nodes.withUnsafeBufferPointer { nodes in
-                    for index in 0..<count where !matches(index, nodes[index].batch, nodes[index].row) { return false }
+                    for index in nodes.indices where !body(index, nodes[index].batch, nodes[index].row) { return false }
                     return true
                 }
             case .batches(let batches):
                 var index = 0
                 for batch in batches {
                     for row in 0..<batch.count {
-                        guard matches(index, batch, row) else { return false }
+                        guard body(index, batch, row) else { return false }
                         index += 1
                     }
                 }
                 return true
             }
+        }
+
+        /// Calls `body` with each node of the fetch, by index, in order.
+        func forEachNode(_ body: (Int, RowNode) -> Void) {
+            _ = walk { index, batch, row in
+                body(index, RowNode(batch: batch, row: row))
+                return true
+            }
+        }
+
+        /// Whether there are `count` nodes and the node at each index is the
+        /// one `matches` takes: the batch (by identity) and the row, in order.
+        private func allMatch(count: Int, _ matches: (Int, RowBatch, Int) -> Bool) -> Bool {
+            count == self.count && walk(matches)
         }
 
         /// Whether `other` are this fetch's nodes: the same array, or the same
