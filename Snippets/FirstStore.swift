@@ -21,7 +21,7 @@ try store.importDataSet(dataSet)
 
 let context = ObjectContext(store: store)               // one context per actor or queue
 let sales = try context.fetch(FetchRequest(entityName: "Employee", predicate: "department.name == %@",
-                                           arguments: ["Sales"], sortDescriptors: [SortDescriptor("age")]))
+                                           arguments: ["Sales"], sortDescriptors: [FetchSortDescriptor("age")]))
 print(try sales.map { try $0.value(forKey: "name", as: String.self) ?? "" })   // ["Bob", "Ann"]
 print(sales[0]["age", as: Int.self] ?? 0)                  // 29
 

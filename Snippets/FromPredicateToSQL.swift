@@ -12,7 +12,7 @@ try store.importDataSet(dataSet)
 // `median` has no SQL form: that term stays for memory, the rest runs in SQLite.
 let request = FetchRequest(entityName: "Employee",
                            predicate: "department.name == %@ AND age > 30 AND median(reports.age) > 30",
-                           arguments: ["Engineering"], sortDescriptors: [SortDescriptor("name")])
+                           arguments: ["Engineering"], sortDescriptors: [FetchSortDescriptor("name")])
 let plan = try store.plan(request)
 print(plan)                                  // sql: — the SQL part's tree, then the memory part's, and why
 let query = plan.query(for: request, columns: .rows)   // the statement for the SQL part

@@ -18,7 +18,7 @@ final class ListView: FetchedResultsControllerDelegate {
 
 let context = ObjectContext(store: store)
 var request = FetchRequest(entityName: "Employee", predicate: "age >= 60")
-request.sortDescriptors = [SortDescriptor("age"), SortDescriptor("name")]
+request.sortDescriptors = [FetchSortDescriptor("age"), FetchSortDescriptor("name")]
 let controller = try FetchedResultsController(fetchRequest: request, context: context, sectionNameKeyPath: "age")
 try controller.performFetch()
 print(controller.sections.map { "\($0.name): \($0.numberOfObjects)" })   // ["60: 1", "61: 1", "62: 1", "63: 2"]

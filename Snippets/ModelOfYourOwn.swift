@@ -53,7 +53,7 @@ final class BookObject: ManagedObjectView {             // live objects with typ
     @Managed("pages") var pages: Int?
 }
 
-let books = try context.fetch(BookObject.self, FetchRequest(entityName: "Book", sortDescriptors: [SortDescriptor("pages")]))
+let books = try context.fetch(BookObject.self, FetchRequest(entityName: "Book", sortDescriptors: [FetchSortDescriptor("pages")]))
 books[0].pages = 330                                    // a value the attribute refuses is thrown by the next save
 print(books.map { "\($0.title ?? "?") \($0.pages ?? 0)" })   // ["Emma 330", "Kim 368", "Dune 412"]
 try books[1].object.setValue(370, for: books[1].$pages) // or set through the property's key, throwing at once

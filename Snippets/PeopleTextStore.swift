@@ -98,7 +98,7 @@ do {
     }
     try context.save()                                   // the whole file, written atomically
     let selected = try context.fetch(FetchRequest(entityName: "Person", predicate: predicate,
-                                                  sortDescriptors: [SortDescriptor("id")]))
+                                                  sortDescriptors: [FetchSortDescriptor("id")]))
     for person in selected {
         print(person["first", as: String.self] ?? "", person["last", as: String.self] ?? "", person["id", as: Int64.self] ?? 0)
     }

@@ -12,7 +12,7 @@ let context = ObjectContext(store: store)
 
 // snippet.dictionaries
 var totals = FetchRequest(entityName: "Employee", predicate: "age > 30",
-                          sortDescriptors: [SortDescriptor("payroll", ascending: false)])
+                          sortDescriptors: [FetchSortDescriptor("payroll", ascending: false)])
 totals.propertiesToFetch = ["department.name", ExpressionDescription(name: "payroll", expression: "sum(salary)"),
                             ExpressionDescription(parsing: "@count as staff")]
 totals.propertiesToGroupBy = ["department.name"]

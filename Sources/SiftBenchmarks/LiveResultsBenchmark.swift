@@ -21,7 +21,7 @@ func liveResultsBenchmark() {
     let ages = try! store.withConnection { try $0.query(#"SELECT "ZAGE" FROM "ZEMPLOYEE" ORDER BY "ZAGE" LIMIT 1 OFFSET 100000"#) }
     guard case .integer(let median)? = ages.first?.first else { fatalError("no median age") }
     var request = FetchRequest(entityName: "Employee", predicate: "age >= %@", arguments: [.int(median)])
-    request.sortDescriptors = [SortDescriptor("salary", ascending: false), SortDescriptor("name")]
+    request.sortDescriptors = [FetchSortDescriptor("salary", ascending: false), FetchSortDescriptor("name")]
 
     let watcher = ObjectContext(store: store)
     let controller = try! FetchedResultsController(fetchRequest: request, context: watcher)

@@ -129,7 +129,7 @@ struct FetchOptions: ParsableArguments {
     /// The texts a fetch compiles, by the option each came from, for diagnostics.
     var sources: [SourceText] {
         (predicateText.map { [SourceText("predicate", given: $0)] } ?? [])
-            + sort.compactMap { text in SortDescriptor(parsing: text).map { SourceText("--sort", given: text, compiled: $0.keyPath) } }
+            + sort.compactMap { text in FetchSortDescriptor(parsing: text).map { SourceText("--sort", given: text, compiled: $0.keyPath) } }
     }
 
     /// The predicate's text: the one given, or the template's with its variables replaced.
@@ -163,7 +163,7 @@ struct FetchOptions: ParsableArguments {
             throw CommandFailure(.usage, "the template '\(template)' fetches '\(request.entityName)', not '\(entity)'")
         }
         request.sortDescriptors = try sort.map { text in
-            guard let descriptor = SortDescriptor(parsing: text) else {
+            guard let descriptor = FetchSortDescriptor(parsing: text) else {
                 throw CommandFailure(.usage, "--sort takes a key path, then :asc or :desc (:ascending, :descending) and :ci "
                                      + "(name:desc:ci), not '\(text)'")
             }

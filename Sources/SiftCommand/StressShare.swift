@@ -46,10 +46,10 @@ struct StressShare: ParsableCommand {
         }
         context.automaticallyMergesChangesFromStore = true
         let (tags, department) = try context.performAndWait { context -> (FetchedResultsController, ObjectID) in
-            let tags = try FetchedResultsController(fetchRequest: FetchRequest(entityName: "Tag", sortDescriptors: [SortDescriptor("name")]),
+            let tags = try FetchedResultsController(fetchRequest: FetchRequest(entityName: "Tag", sortDescriptors: [FetchSortDescriptor("name")]),
                                                     context: context)
             try tags.performFetch()
-            let department = try context.fetch(FetchRequest(entityName: "Department", sortDescriptors: [SortDescriptor("name")]))[0]
+            let department = try context.fetch(FetchRequest(entityName: "Department", sortDescriptors: [FetchSortDescriptor("name")]))[0]
             return (tags, department.objectID)
         }
         // The increments: a context of their own that refuses stale saves, so that none is lost.

@@ -17,7 +17,7 @@ extension StoreAPI {
             try checkPredicate(body.predicate)
             let request = FetchRequest(entityName: entity.name, predicate: body.predicate, arguments: try WireValue.arguments(body.arguments),
                                        sortDescriptors: (body.sort ?? []).map {
-                                           SortDescriptor($0.keyPath, ascending: $0.ascending ?? true, caseInsensitive: $0.caseInsensitive ?? false)
+                                           FetchSortDescriptor($0.keyPath, ascending: $0.ascending ?? true, caseInsensitive: $0.caseInsensitive ?? false)
                                        })
             let bound = try store.compile(request).predicate?.outline
             guard let sqlStore = store as? any SQLPersistentStore else {

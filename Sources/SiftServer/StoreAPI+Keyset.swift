@@ -146,7 +146,7 @@ extension StoreAPI {
     }
 
     /// Objects whose sort values equal `values`: `%K == %@` for each key (`%K == nil` for nil).
-    static func equalTerm(_ sort: [SiftStore.SortDescriptor], _ values: [PredicateValue]) -> (String, [PredicateValue]) {
+    static func equalTerm(_ sort: [FetchSortDescriptor], _ values: [PredicateValue]) -> (String, [PredicateValue]) {
         guard !sort.isEmpty else { return ("TRUEPREDICATE", []) }
         var terms: [String] = []
         var arguments: [PredicateValue] = []
@@ -164,7 +164,7 @@ extension StoreAPI {
 
     /// Objects sorted after `values`: after on the first key, or equal on it and after on the rest.
     /// Nil sorts first in an ascending sort and last in a descending one.
-    static func afterTerm(_ sort: ArraySlice<SiftStore.SortDescriptor>, _ values: ArraySlice<PredicateValue>) -> (String, [PredicateValue]) {
+    static func afterTerm(_ sort: ArraySlice<FetchSortDescriptor>, _ values: ArraySlice<PredicateValue>) -> (String, [PredicateValue]) {
         guard let descriptor = sort.first, let value = values.first else { return ("FALSEPREDICATE", []) }
         let key = PredicateValue.string(descriptor.keyPath)
         let c = descriptor.caseInsensitive ? "[c]" : ""

@@ -110,7 +110,7 @@ struct StoreAPI: APIProtocol {
         let asked = body.limit
         var request = FetchRequest(entityName: entity.name, predicate: body.predicate, arguments: try WireValue.arguments(body.arguments),
                                    sortDescriptors: (body.sort ?? []).map {
-                                       SortDescriptor($0.keyPath, ascending: $0.ascending ?? true, caseInsensitive: $0.caseInsensitive ?? false)
+                                       FetchSortDescriptor($0.keyPath, ascending: $0.ascending ?? true, caseInsensitive: $0.caseInsensitive ?? false)
                                    },
                                    fetchLimit: min(max(asked ?? page, 0), page), fetchOffset: max(body.offset ?? 0, 0))
         let standard = PredicateLimits.standard.regularExpressionStepsPerFetch

@@ -63,7 +63,7 @@ extension FetchRequest {
     ///   - predicate: The predicate, compiled without a model; it is bound to the entity when the fetch runs.
     ///   - sortDescriptors: How to order the results, by each descriptor in turn.
     ///   - fetchLimit: The most objects to return; nil for all.
-    public init(entityName: String, predicate: FormatPredicate, sortDescriptors: [SortDescriptor] = [],
+    public init(entityName: String, predicate: FormatPredicate, sortDescriptors: [FetchSortDescriptor] = [],
                 fetchLimit: Int? = nil) {
         self.init(entityName: entityName, sortDescriptors: sortDescriptors, fetchLimit: fetchLimit)
         self.predicate = FetchPredicate(predicate)

@@ -139,7 +139,7 @@ public final class CompiledFetchCache: Sendable {
     struct ShapeKey: Hashable {
         var entity: String
         var predicate: PredicateKey?
-        var sort: [SortDescriptor]
+        var sort: [FetchSortDescriptor]
         var functions: Int
     }
 
@@ -160,7 +160,7 @@ public final class CompiledFetchCache: Sendable {
         var groupBy: [String]
         var having: PredicateKey?
         var distinct: Bool
-        var sort: [SortDescriptor]
+        var sort: [FetchSortDescriptor]
         var functions: Int
     }
 

@@ -41,15 +41,15 @@ public enum FetchPredicate: Sendable, ExpressibleByStringLiteral {
 ///
 /// ```swift
 /// let request = FetchRequest(entityName: "Employee", sortDescriptors: [
-///     SortDescriptor("department.name"),                  // by the department's name first
-///     SortDescriptor("age", ascending: false),            // then the oldest first
+///     FetchSortDescriptor("department.name"),                  // by the department's name first
+///     FetchSortDescriptor("age", ascending: false),            // then the oldest first
 /// ])
 /// print(try context.fetch(request).map { try $0.value(forKey: "name") })   // ["Cy", "Ann", "Bob"]
-/// if let byName = SortDescriptor(parsing: "name:desc:ci") {   // nil for text it cannot read
-///     print(byName == SortDescriptor("name", ascending: false, caseInsensitive: true))   // true
+/// if let byName = FetchSortDescriptor(parsing: "name:desc:ci") {   // nil for text it cannot read
+///     print(byName == FetchSortDescriptor("name", ascending: false, caseInsensitive: true))   // true
 /// }
 /// ```
-public struct SortDescriptor: Hashable, Sendable {
+public struct FetchSortDescriptor: Hashable, Sendable {
     /// The key path sorted by: an attribute, through to-one relationships.
     public var keyPath: String
     /// Whether smaller values come first (nil first).
@@ -90,7 +90,7 @@ public struct SortDescriptor: Hashable, Sendable {
 ///
 /// ```swift
 /// var request = FetchRequest(entityName: "Employee", predicate: "age > %@ AND ANY tags.name ==[c] %@",
-///                            arguments: [40, "remote"], sortDescriptors: [SortDescriptor("name")])
+///                            arguments: [40, "remote"], sortDescriptors: [FetchSortDescriptor("name")])
 /// request.fetchLimit = 20
 /// request.relationshipKeyPathsForPrefetching = ["department"]
 /// let employees = try context.fetch(request)
@@ -113,7 +113,7 @@ public struct FetchRequest: Sendable {
     /// Which objects to fetch (nil: all of them).
     public var predicate: FetchPredicate?
     /// How to order the results: by each descriptor in turn, then by primary key.
-    public var sortDescriptors: [SortDescriptor]
+    public var sortDescriptors: [FetchSortDescriptor]
     /// The most objects to return (nil: all).
     public var fetchLimit: Int?
     /// How many matching objects to skip first.
@@ -164,7 +164,7 @@ public struct FetchRequest: Sendable {
     ///   - fetchLimit: The most objects to return; nil for all.
     ///   - fetchOffset: How many matching objects to skip first.
     public init(entityName: String, predicate: String? = nil, arguments: [PredicateValue] = [],
-                sortDescriptors: [SortDescriptor] = [], fetchLimit: Int? = nil, fetchOffset: Int = 0) {
+                sortDescriptors: [FetchSortDescriptor] = [], fetchLimit: Int? = nil, fetchOffset: Int = 0) {
         self.entityName = entityName
         self.predicate = predicate.map { .format($0, arguments) }
         self.sortDescriptors = sortDescriptors

@@ -45,7 +45,7 @@ public final class PredicateTemplate {
     ///   predicate or a sort key does not parse or fit the model; `.notExpressibleInSQL` when its plan cannot
     ///   be lowered to SQL at all.
     public init(store: SQLiteStore, entityName: String, predicate text: String, arguments: [PredicateValue] = [],
-                sortDescriptors: [SortDescriptor] = [], fetchLimit: Int? = nil) throws(StoreError) {
+                sortDescriptors: [FetchSortDescriptor] = [], fetchLimit: Int? = nil) throws(StoreError) {
         self.store = store
         self.entity = try store.entity(entityName)
         var request = FetchRequest(entityName: entityName, sortDescriptors: sortDescriptors, fetchLimit: fetchLimit)

@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// ```swift
 /// var request = FetchRequest(entityName: "Employee", predicate: "salary > 50000")
-/// request.sortDescriptors = [SortDescriptor("department.name"), SortDescriptor("name")]
+/// request.sortDescriptors = [FetchSortDescriptor("department.name"), FetchSortDescriptor("name")]
 /// let controller = try FetchedResultsController(fetchRequest: request, context: context,
 ///                                               sectionNameKeyPath: "department.name")
 /// try controller.performFetch()

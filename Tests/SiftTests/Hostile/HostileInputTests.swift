@@ -60,7 +60,7 @@ struct CrashRegressionTests {
             try a.setValue("x", forKey: "name")
             try a.setValue(1, forKey: "budget")
             try context.save()
-            #expect(try context.fetch(FetchRequest(entityName: "Department", sortDescriptors: [SortDescriptor("name")])).count >= 1)
+            #expect(try context.fetch(FetchRequest(entityName: "Department", sortDescriptors: [FetchSortDescriptor("name")])).count >= 1)
         }
     }
 }

@@ -159,7 +159,7 @@ struct RowBatchTests {
     func fetchedNodesShareABatch(_ kind: SQLStoreKind) throws {
         let tested = try kind.fresh()
         let store = tested.test.store
-        let request = FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")])
+        let request = FetchRequest(entityName: "Employee", sortDescriptors: [FetchSortDescriptor("name")])
         let fetch = try store.compile(request)
         let nodes = try store.rows(for: fetch)
         #expect(nodes.count > 10)

@@ -233,7 +233,7 @@ struct PostgresStoreTests {
         for pattern in patterns {
             for text in ["text MATCHES %@", "NOT (text MATCHES %@)"] {
                 let request = FetchRequest(entityName: "Line", predicate: text, arguments: [.string(pattern)],
-                                           sortDescriptors: [SortDescriptor("text")])
+                                           sortDescriptors: [FetchSortDescriptor("text")])
                 #expect(try pg.plan(request).residual == nil, "\(pattern) runs in memory")
                 let onServer = try pgContext.fetch(request).map { try $0.value(forKey: "text") }
                 let inMemory = try sqliteContext.fetch(request).map { try $0.value(forKey: "text") }
@@ -248,14 +248,14 @@ struct PostgresStoreTests {
         let here = postgres.context()
         let there = ObjectContext(store: CompanyStore.store)
         for ascending in [true, false] {
-            let request = FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("nickname", ascending: ascending)])
+            let request = FetchRequest(entityName: "Employee", sortDescriptors: [FetchSortDescriptor("nickname", ascending: ascending)])
             let onServer = try here.fetch(request).map(\.objectID.primaryKey)
             #expect(onServer == (try there.fetch(request).map(\.objectID.primaryKey)))
             #expect(try here.fetch(request).first?.value(forKey: "nickname") == (ascending ? .null : "Zed") || !ascending)
         }
         // A case-insensitive key PostgreSQL cannot fold: memory sorts, then offset and limit apply.
         var folded = FetchRequest(entityName: "Employee", predicate: "age > 30",
-                                  sortDescriptors: [SortDescriptor("name", caseInsensitive: true)], fetchLimit: 7, fetchOffset: 3)
+                                  sortDescriptors: [FetchSortDescriptor("name", caseInsensitive: true)], fetchLimit: 7, fetchOffset: 3)
         let plan = try #require(postgres.store as? PostgresStore).plan(folded)
         #expect(plan.sortKeysInMemory != nil && plan.residual == nil && plan.description.contains("memory sorts"))
         #expect(try here.fetch(folded).map(\.objectID.primaryKey) == (try there.fetch(folded).map(\.objectID.primaryKey)))

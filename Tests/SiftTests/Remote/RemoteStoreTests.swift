@@ -104,7 +104,7 @@ struct RemoteStoreTests {
         let served = try ServedCompany()
         let remote = try served.client { $0.followsChanges = false }
         var request = FetchRequest(entityName: "Employee", predicate: "age > %@", arguments: [.int(30)],
-                                   sortDescriptors: [SortDescriptor("department.name"), SortDescriptor("name", ascending: false, caseInsensitive: true)])
+                                   sortDescriptors: [FetchSortDescriptor("department.name"), FetchSortDescriptor("name", ascending: false, caseInsensitive: true)])
         request.fetchLimit = 7
         request.fetchOffset = 3
         let local = ObjectContext(store: served.store)
@@ -114,7 +114,7 @@ struct RemoteStoreTests {
         var sums = FetchRequest(entityName: "Employee")
         sums.propertiesToFetch = ["department.name", ExpressionDescription(name: "total", expression: "@sum.salary")]
         sums.propertiesToGroupBy = ["department.name"]
-        sums.sortDescriptors = [SortDescriptor("department.name")]
+        sums.sortDescriptors = [FetchSortDescriptor("department.name")]
         #expect(try context.fetchDictionaries(sums) == local.fetchDictionaries(sums))
         // Values of every type come back as they went.
         let object = try #require(try context.fetch(FetchRequest(entityName: "Employee", predicate: "name == 'Alice Anderson'")).first)
@@ -373,7 +373,7 @@ struct RemoteStoreTests {
         let remote = try served.client { $0.cacheURL = cacheURL }
         let statuses = Mutex<[RemoteStatus]>([])
         remote.backend.addStatusObserver { status in statuses.withLock { $0.append(status) } }
-        let request = FetchRequest(entityName: "Employee", predicate: "department.name == 'Sales'", sortDescriptors: [SortDescriptor("name")])
+        let request = FetchRequest(entityName: "Employee", predicate: "department.name == 'Sales'", sortDescriptors: [FetchSortDescriptor("name")])
         let online = try ObjectContext(store: remote).fetch(request).map(\.objectID.primaryKey)
         #expect(!online.isEmpty)
         // What the feed says was deleted leaves the cache.

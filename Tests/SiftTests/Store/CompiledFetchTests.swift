@@ -101,7 +101,7 @@ struct CompiledFetchTests {
             for (text, kinds) in Self.shapes {
                 let arguments = kinds.map { Self.argument($0, &rng) }
                 let request = FetchRequest(entityName: "Employee", predicate: text, arguments: arguments,
-                                           sortDescriptors: [SortDescriptor("name"), SortDescriptor("age", ascending: false)])
+                                           sortDescriptors: [FetchSortDescriptor("name"), FetchSortDescriptor("age", ascending: false)])
                 let cached = Result { () throws(StoreError) in try context.fetchObjectIDs(request) }
                 let exact = Self.byValue(request, context)
                 #expect(Self.describe(cached) == Self.describe(exact), "\(kind): \(text) with \(arguments)")
@@ -139,7 +139,7 @@ struct CompiledFetchTests {
         try store.importDataSet(Company.dataSet)
         let context = ObjectContext(store: store)
         func request(_ age: Int64) -> FetchRequest {
-            FetchRequest(entityName: "Employee", predicate: "age > %@", arguments: [.int(age)], sortDescriptors: [SortDescriptor("name")])
+            FetchRequest(entityName: "Employee", predicate: "age > %@", arguments: [.int(age)], sortDescriptors: [FetchSortDescriptor("name")])
         }
         _ = try context.fetch(request(30))
         let shapes = store.compiledFetches.count
@@ -239,7 +239,7 @@ struct TransientOnEveryPathTests {
         let store = try kind.make(dataSet)
         let context = store.context()
         let onScratch = FetchRequest(entityName: "Item", predicate: "scratch == %@", arguments: ["x"])
-        let sortedByScratch = FetchRequest(entityName: "Item", sortDescriptors: [SortDescriptor("scratch")])
+        let sortedByScratch = FetchRequest(entityName: "Item", sortDescriptors: [FetchSortDescriptor("scratch")])
         #expect(Self.isRefused { _ = try context.fetch(onScratch) })
         #expect(Self.isRefused { _ = try context.fetch(sortedByScratch) })
         #expect(Self.isRefused { _ = try context.count(for: onScratch) })
@@ -253,7 +253,7 @@ struct TransientOnEveryPathTests {
         #expect(Self.isRefused { _ = try context.fetchDictionaries(dictionaries) })
         #expect(Self.isRefused {
             _ = try FetchedResultsController(fetchRequest: FetchRequest(entityName: "Item", predicate: "scratch != nil",
-                                                                        sortDescriptors: [SortDescriptor("name")]),
+                                                                        sortDescriptors: [FetchSortDescriptor("name")]),
                                              context: context)
         })
         var update = BatchUpdateRequest(entityName: "Item", predicate: onScratch.predicate, propertiesToUpdate: [])

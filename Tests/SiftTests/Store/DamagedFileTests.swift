@@ -338,7 +338,7 @@ struct SQLLookingKeyPathTests {
             try context.fetch(FetchRequest(entityName: "Employee", predicate: "%K == 'Ada'", arguments: [.string(key)]))
         }
         #expect(throws: StoreError.self) {
-            try context.fetch(FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor(key)]))
+            try context.fetch(FetchRequest(entityName: "Employee", sortDescriptors: [FetchSortDescriptor(key)]))
         }
         #expect(throws: StoreError.self) {
             var request = FetchRequest(entityName: "Employee")

@@ -35,7 +35,7 @@ extension RandomWorld.Generator {
         }
         request.propertiesToFetch = properties
         for _ in 0..<int(3) {
-            request.sortDescriptors.append(SortDescriptor(pick(properties).name, ascending: chance(50)))
+            request.sortDescriptors.append(FetchSortDescriptor(pick(properties).name, ascending: chance(50)))
         }
         if chance(30) { request.fetchLimit = int(5) - 1 }  // -1: no limit
         if chance(20) { request.fetchOffset = int(3) }

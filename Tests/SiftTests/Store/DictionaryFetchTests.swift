@@ -23,7 +23,7 @@ struct DictionaryFetchCase: Decodable, CustomTestStringConvertible, Sendable {
 
     var request: FetchRequest {
         var request = FetchRequest(entityName: "Employee", predicate: predicate,
-                                   sortDescriptors: (sort ?? []).map { SortDescriptor(parsing: $0) ?? SortDescriptor("unreadable sort \($0)") },
+                                   sortDescriptors: (sort ?? []).map { FetchSortDescriptor(parsing: $0) ?? FetchSortDescriptor("unreadable sort \($0)") },
                                    fetchLimit: limit, fetchOffset: offset ?? 0)
         request.propertiesToFetch = properties.map(ExpressionDescription.init(parsing:))
         request.propertiesToGroupBy = groupBy ?? []

@@ -119,7 +119,7 @@ struct FetchPathTests {
     func batchSizeFetchesIDsThenRowsInBatches(_ kind: SQLStoreKind) throws {
         let store = try kind.fresh()
         let context = store.context()
-        var request = FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("age"), SortDescriptor("name")])
+        var request = FetchRequest(entityName: "Employee", sortDescriptors: [FetchSortDescriptor("age"), FetchSortDescriptor("name")])
         request.fetchBatchSize = 20
         var objects: [ManagedObject] = []
         let count4 = try statements(store) { objects = try context.fetch(request) }
@@ -182,7 +182,7 @@ struct FetchPathTests {
           arguments: SQLStoreKind.allCases)
     func fetchedFaultsFireWithTheCachesRow(_ kind: SQLStoreKind) throws {
         let store = try kind.fresh()
-        let request = FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")])
+        let request = FetchRequest(entityName: "Employee", sortDescriptors: [FetchSortDescriptor("name")])
         // Fetched as faults into a new context: they hold their rows, registered.
         let reader = store.context()
         let faults = try reader.fetch(request)
@@ -259,7 +259,7 @@ struct FetchPathTests {
         let context = store.context()
         func ids(_ request: FetchRequest) throws -> [Int64] { try context.fetch(request).map(\.objectID.primaryKey) }
         let byAge = FetchRequest(entityName: "Employee", predicate: "age > 55",
-                                 sortDescriptors: [SortDescriptor("age", ascending: false), SortDescriptor("name")])
+                                 sortDescriptors: [FetchSortDescriptor("age", ascending: false), FetchSortDescriptor("name")])
         let all = try ids(byAge)
         var limited = byAge
         limited.fetchLimit = 3
@@ -269,7 +269,7 @@ struct FetchPathTests {
         #expect(ages == ages.sorted { (ValueComparison.order($0, $1) ?? 0) > 0 || $0 == $1 })
         // Sorting through a to-one path, and case-insensitively.
         let byDepartment = FetchRequest(entityName: "Employee", predicate: "department != nil",
-                                        sortDescriptors: [SortDescriptor("department.name"), SortDescriptor("name", caseInsensitive: true)])
+                                        sortDescriptors: [FetchSortDescriptor("department.name"), FetchSortDescriptor("name", caseInsensitive: true)])
         let names = try context.fetch(byDepartment).map { try $0.object(forKey: "department")!.value(forKey: "name") }
         #expect(names == names.sorted { (ValueComparison.order($0, $1) ?? 0) < 0 || $0 == $1 })
     }
@@ -447,7 +447,7 @@ struct AttributeHandleTests {
         let employee = try #require(store.context().model.entity(named: "Employee"))
         let names = ["name", "nickname", "age", "salary", "rating", "isManager", "startDate"]
         let handles = try names.map { try #require(employee.handle(forAttribute: $0)) }
-        var request = FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")])
+        var request = FetchRequest(entityName: "Employee", sortDescriptors: [FetchSortDescriptor("name")])
         request.returnsObjectsAsFaults = false
         var context: ObjectContext? = store.context()
         var expected: [[PredicateValue?]] = []
@@ -512,7 +512,7 @@ struct AttributeHandleTests {
         """#
         let store = try kind.make(try DataSet(json: Data(json.utf8)))
         let context = store.context()
-        let items = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortDescriptor("n")]))
+        let items = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [FetchSortDescriptor("n")]))
         try #require(items.count == 2)
         // The same names, made from their bytes and by joining pieces: other storage, the same characters.
         func madeAtRunTime(_ name: String) -> String { String(decoding: Array(name.utf8), as: UTF8.self) }
@@ -549,7 +549,7 @@ struct AttributeHandleTests {
         let store = try kind.make()
         let context = store.context()
         let employee = try #require(context.model.entity(named: "Employee"))
-        var request = FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")])
+        var request = FetchRequest(entityName: "Employee", sortDescriptors: [FetchSortDescriptor("name")])
         request.returnsObjectsAsFaults = false
         let objects = try context.fetch(request)
         try #require(objects.count > RowCollector.fewRows, "enough rows to be laid out by column")

@@ -75,7 +75,7 @@ struct HistoryWritingTests {
         let (store, url) = try Self.notesStore(folder)
         let token = try #require(try store.currentPersistentHistoryToken())
         let context = ObjectContext(store: store)
-        let notes = try context.fetch(FetchRequest(entityName: "Note", sortDescriptors: [SortDescriptor("title")]))
+        let notes = try context.fetch(FetchRequest(entityName: "Note", sortDescriptors: [FetchSortDescriptor("title")]))
         let box = try #require(try context.fetch(FetchRequest(entityName: "Folder")).first)
         try notes[0].setValue(.int(4), forKey: "stars")
         try notes[0].setObject(box, forKey: "folder")

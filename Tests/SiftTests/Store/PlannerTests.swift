@@ -34,7 +34,7 @@ struct PlannerTests {
         let store = try freshStore()
         let text = "median({age, salary, 0}) > 50"  // the median is age unless the salary is below it
         var request = FetchRequest(entityName: "Employee", predicate: "age > 40 AND " + text,
-                                   sortDescriptors: [SortDescriptor("age", ascending: false)])
+                                   sortDescriptors: [FetchSortDescriptor("age", ascending: false)])
         let all = try ObjectContext(store: store).fetchObjectIDs(request).map(\.primaryKey)
         request.fetchOffset = 1
         request.fetchLimit = 3

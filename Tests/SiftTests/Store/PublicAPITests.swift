@@ -5,14 +5,31 @@
 
 import Foundation
 import Sift
+import SiftPostgres
+import SiftRemote
+import SiftServer
 import SiftStore
 import Testing
 
-/// Sift's sort descriptor (Foundation has one of the same name).
-private typealias Sort = SiftStore.SortDescriptor
 
 @Suite("Public API")
 struct PublicAPITests {
+    /// A record for Foundation's own generic types below.
+    struct Book { var title: String; var pages: Int }
+
+    /// Issue 49: `SortDescriptor` was both Foundation's type and Sift's, so a file importing both had to
+    /// qualify it. Here Foundation's names are used unqualified beside every Sift module: if a Sift
+    /// module declared one of them again, this file would not compile.
+    @Test("No public type shares a name with Foundation's")
+    func foundationNamesAreFoundations() {
+        let byTitle = SortDescriptor(\Book.title)
+        let long = #Predicate<Book> { $0.pages > 300 }
+        let books = [Book(title: "B", pages: 400), Book(title: "A", pages: 500), Book(title: "C", pages: 10)]
+        let sorted = books.filter { (try? long.evaluate($0)) == true }.sorted(using: byTitle)
+        #expect(sorted.map(\.title) == ["A", "B"])
+        #expect(FetchSortDescriptor("title") == FetchSortDescriptor(parsing: "title:asc"))
+    }
+
     @Test("A sort descriptor is read from its text form", arguments: [
         ("name", "name", true, false),
         ("name:asc", "name", true, false),
@@ -24,7 +41,7 @@ struct PublicAPITests {
         ("name:ascending:ci", "name", true, true),
     ])
     func sortDescriptorText(_ text: String, keyPath: String, ascending: Bool, caseInsensitive: Bool) throws {
-        let descriptor = try #require(Sort(parsing: text))
+        let descriptor = try #require(FetchSortDescriptor(parsing: text))
         #expect(descriptor.keyPath == keyPath)
         #expect(descriptor.ascending == ascending)
         #expect(descriptor.caseInsensitive == caseInsensitive)
@@ -34,7 +51,7 @@ struct PublicAPITests {
           arguments: ["name:down", "name:", "", ":desc", "name:asc:desc", "name:desc:desc", "name:DESC", "name:desc:descending",
                      "name:ascending:descending"])
     func sortDescriptorRefusals(_ text: String) {
-        #expect(Sort(parsing: text) == nil)
+        #expect(FetchSortDescriptor(parsing: text) == nil)
     }
 
     @Test("Every error's localizedDescription is its message")

@@ -88,7 +88,7 @@ struct AtomicFormatTests {
         // Object arguments name keys, and Sift numbered the generic store's objects itself.
         for testCase in CorpusCase.all where !(testCase.args ?? []).contains(where: namesObjects) {
             var request = FetchRequest(entityName: testCase.entity, predicate: testCase.predicate, arguments: testCase.args ?? [])
-            request.sortDescriptors = [SortDescriptor("name")]
+            request.sortDescriptors = [FetchSortDescriptor("name")]
             guard let expected = try? builtIn.fetch(request) else { continue }
             let found = try generic.fetch(request)
             // Sift numbered the generic store's objects itself: their references are the data set's ids.

@@ -89,7 +89,7 @@ enum ResultsLaw {
 struct ControllerCase: Sendable, CustomTestStringConvertible {
     var name: String
     var predicate: String?
-    var sort: [SiftStore.SortDescriptor]
+    var sort: [FetchSortDescriptor]
     var sectionKeyPath: String?
     /// Whether changes refetch (the key paths read related objects).
     var refetches: Bool
@@ -104,15 +104,15 @@ struct ControllerCase: Sendable, CustomTestStringConvertible {
 
     static let all: [ControllerCase] = [
         ControllerCase(name: "one section, sorted by salary descending", predicate: "age > 30 AND salary < 120000",
-                       sort: [SortDescriptor("salary", ascending: false), SortDescriptor("name")], refetches: false),
+                       sort: [FetchSortDescriptor("salary", ascending: false), FetchSortDescriptor("name")], refetches: false),
         ControllerCase(name: "sections by age", predicate: "name BEGINSWITH[c] 'a' OR isManager == YES",
-                       sort: [SortDescriptor("age"), SortDescriptor("name", caseInsensitive: true)], sectionKeyPath: "age",
+                       sort: [FetchSortDescriptor("age"), FetchSortDescriptor("name", caseInsensitive: true)], sectionKeyPath: "age",
                        refetches: false),
         ControllerCase(name: "sections by isManager, every employee", predicate: nil,
-                       sort: [SortDescriptor("isManager"), SortDescriptor("startDate", ascending: false)],
+                       sort: [FetchSortDescriptor("isManager"), FetchSortDescriptor("startDate", ascending: false)],
                        sectionKeyPath: "isManager", refetches: false),
         ControllerCase(name: "sections by department name (refetches)", predicate: "department.budget > 0 OR nickname != nil",
-                       sort: [SortDescriptor("department.name"), SortDescriptor("age")], sectionKeyPath: "department.name",
+                       sort: [FetchSortDescriptor("department.name"), FetchSortDescriptor("age")], sectionKeyPath: "department.name",
                        refetches: true),
     ]
 }
@@ -124,7 +124,7 @@ struct FetchedResultsControllerTests {
         let store = try StoreKind.sqlite.make()
         let context = store.context()
         var request = FetchRequest(entityName: "Employee", predicate: "age >= 40")
-        request.sortDescriptors = [SortDescriptor("age"), SortDescriptor("name")]
+        request.sortDescriptors = [FetchSortDescriptor("age"), FetchSortDescriptor("name")]
         let controller = try FetchedResultsController(fetchRequest: request, context: context, sectionNameKeyPath: "age")
         let recorder = DifferenceRecorder()
         controller.delegate = recorder
@@ -201,7 +201,7 @@ struct FetchedResultsControllerTests {
             try FetchedResultsController(fetchRequest: FetchRequest(entityName: "Employee"), context: context)
         }
         var sorted = FetchRequest(entityName: "Employee")
-        sorted.sortDescriptors = [SortDescriptor("name")]
+        sorted.sortDescriptors = [FetchSortDescriptor("name")]
         #expect(throws: StoreError.self) {
             try FetchedResultsController(fetchRequest: sorted, context: context, sectionNameKeyPath: "age")
         }
@@ -209,7 +209,7 @@ struct FetchedResultsControllerTests {
         limited.fetchLimit = 3
         #expect(throws: StoreError.self) { try FetchedResultsController(fetchRequest: limited, context: context) }
         var typo = sorted
-        typo.sortDescriptors = [SortDescriptor("nmae")]
+        typo.sortDescriptors = [FetchSortDescriptor("nmae")]
         #expect(throws: StoreError.self) { try FetchedResultsController(fetchRequest: typo, context: context) }
     }
 
@@ -218,7 +218,7 @@ struct FetchedResultsControllerTests {
         let store = try StoreKind.sqlite.make()
         let context = store.context()
         var request = FetchRequest(entityName: "Employee", predicate: "age >= 40")
-        request.sortDescriptors = [SortDescriptor("name")]
+        request.sortDescriptors = [FetchSortDescriptor("name")]
         let controller = try FetchedResultsController(fetchRequest: request, context: context)
         try controller.performFetch()
         let differences = controller.differences

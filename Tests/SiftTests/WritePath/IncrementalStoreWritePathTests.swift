@@ -194,7 +194,7 @@ struct IncrementalStoreWritePathTests {
         let store = try IncrementalStore(backend: backend, model: Company.dataSet.model)
         let context = ObjectContext(store: store)
         var request = FetchRequest(entityName: "Employee", predicate: "age > 30 AND department.name == 'Sales'",
-                                   sortDescriptors: [SortDescriptor("age", ascending: false)])
+                                   sortDescriptors: [FetchSortDescriptor("age", ascending: false)])
         request.fetchLimit = 2
         let reference = ObjectContext(store: try StoreKind.sqlite.make().store)
         let expected = try reference.fetch(request).map(\.objectID.primaryKey)
@@ -323,7 +323,7 @@ struct IncrementalStoreWritePathTests {
         let store = try IncrementalStore(backend: try ServerBackend(capabilities: .comparisons(of: ["name"], operators: [.equalTo])),
                                      model: Company.dataSet.model)
         var request = FetchRequest(entityName: "Employee", predicate: "name == 'Alice Anderson' AND age > 30",
-                                   sortDescriptors: [SortDescriptor("age")])
+                                   sortDescriptors: [FetchSortDescriptor("age")])
         request.fetchLimit = 3
         let plan = try store.plan(request)
         #expect(plan.backend.map { "\($0)" }?.contains("name") == true && plan.memory.map { "\($0)" }?.contains("age") == true)

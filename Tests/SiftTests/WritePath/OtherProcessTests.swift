@@ -40,7 +40,7 @@ struct OtherProcessTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let before = ObjectContext(store: try SQLiteStore(url: url))
         let tagsBefore = try before.count(for: FetchRequest(entityName: "Tag"))
-        let department = try before.fetch(FetchRequest(entityName: "Department", sortDescriptors: [SortDescriptor("name")]))[0]
+        let department = try before.fetch(FetchRequest(entityName: "Department", sortDescriptors: [FetchSortDescriptor("name")]))[0]
         let budgetBefore = department["budget"]?.doubleValue ?? 0
         let tokenBefore = sharing.history ? try SQLiteStore(url: url).currentPersistentHistoryToken() : nil
 
@@ -174,7 +174,7 @@ struct OtherProcessTests {
         let context = ObjectContext(store: watched)
         let controller = try context.performAndWait { context in
             let controller = try FetchedResultsController(
-                fetchRequest: FetchRequest(entityName: "Employee", predicate: "age > 60", sortDescriptors: [SortDescriptor("name")]),
+                fetchRequest: FetchRequest(entityName: "Employee", predicate: "age > 60", sortDescriptors: [FetchSortDescriptor("name")]),
                 context: context)
             try controller.performFetch()
             return controller

@@ -46,7 +46,7 @@ struct StoreCopyTests {
         // The copy answers as the source does.
         for testCase in CorpusCase.all.prefix(120) {
             var request = FetchRequest(entityName: testCase.entity, predicate: testCase.predicate, arguments: testCase.args ?? [])
-            request.sortDescriptors = [SortDescriptor("name")]
+            request.sortDescriptors = [FetchSortDescriptor("name")]
             guard let answer = try? source.context().fetchObjectIDs(request) else { continue }
             #expect(try destination.context().fetchObjectIDs(request) == answer, "\(testCase.predicate)")
         }

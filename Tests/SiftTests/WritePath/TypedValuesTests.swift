@@ -26,7 +26,7 @@ struct TypedValuesTests {
     func readsAndWrites(_ kind: StoreKind) throws {
         let store = try kind.make(try Self.dataSet())
         let context = store.context()
-        var request = FetchRequest(entityName: "Book", sortDescriptors: [SortDescriptor("title")])
+        var request = FetchRequest(entityName: "Book", sortDescriptors: [FetchSortDescriptor("title")])
         request.predicate = "pages > 300"
         let books = try context.fetch(request)
         #expect(books.count == 2)
@@ -107,7 +107,7 @@ struct TypedValuesTests {
     func records(_ kind: StoreKind) throws {
         let store = try kind.make(try Self.dataSet())
         let context = store.context()
-        let books = try context.fetch(Book.self, FetchRequest(entityName: "Book", sortDescriptors: [SortDescriptor("title")]))
+        let books = try context.fetch(Book.self, FetchRequest(entityName: "Book", sortDescriptors: [FetchSortDescriptor("title")]))
         #expect(books == [Book(title: "Dune", pages: 412, price: Decimal(9.5), subtitle: nil),
                           Book(title: "Emma", pages: 320, price: nil, subtitle: nil)])
         let inserted = try context.insert(Book(title: "Kim", pages: 368, price: 7, subtitle: "A Novel"), into: "Book")
@@ -162,8 +162,8 @@ struct TypedValuesTests {
     func nestedRecords(_ kind: StoreKind) throws {
         let store = try kind.make()
         let context = store.context()
-        let people = try context.fetch(Person.self, FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")]))
-        let objects = try context.fetch(FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")]))
+        let people = try context.fetch(Person.self, FetchRequest(entityName: "Employee", sortDescriptors: [FetchSortDescriptor("name")]))
+        let objects = try context.fetch(FetchRequest(entityName: "Employee", sortDescriptors: [FetchSortDescriptor("name")]))
         #expect(people.count == objects.count && !people.isEmpty)
         for (person, object) in zip(people, objects) {
             #expect(person.name == object["name", as: String.self])
@@ -249,11 +249,11 @@ struct OnePredicateTests {
         let both = try FormatPredicate.and([older, sales])
         let either = try FormatPredicate.or([older, sales])
         let neither = try FormatPredicate.not(either)
-        let all = try context.fetch(FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")]))
+        let all = try context.fetch(FetchRequest(entityName: "Employee", sortDescriptors: [FetchSortDescriptor("name")]))
         for predicate in [older, sales, both, either, neither] {
             // The store's answer (SQL or memory) is the predicate's own over the fetched objects.
             let fetched = try context.fetch(FetchRequest(entityName: "Employee", predicate: predicate,
-                                                         sortDescriptors: [SortDescriptor("name")]))
+                                                         sortDescriptors: [FetchSortDescriptor("name")]))
             let filtered = try predicate.filter(all)
             #expect(fetched.map(\.objectID) == filtered.map(\.objectID), "\(predicate.predicateFormat)")
             // Its canonical text reads back as the same predicate.

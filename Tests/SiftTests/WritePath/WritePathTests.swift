@@ -281,7 +281,7 @@ struct WritePathTests {
         let store = try kind.make()
         let context = store.context()
         var request = FetchRequest(entityName: "Employee", predicate: "age > 60",
-                                   sortDescriptors: [SortDescriptor("age", ascending: false)])
+                                   sortDescriptors: [FetchSortDescriptor("age", ascending: false)])
         let before = try context.fetchObjectIDs(request).map(\.primaryKey)
         let young = employee(context, 102)
         try young.setValue(99, forKey: "age")
@@ -302,7 +302,7 @@ struct WritePathTests {
         // After saving, the store gives the same answer.
         try context.save()
         var saved = FetchRequest(entityName: "Employee", predicate: "age > 60",
-                                 sortDescriptors: [SortDescriptor("age", ascending: false)])
+                                 sortDescriptors: [FetchSortDescriptor("age", ascending: false)])
         saved.includesPendingChanges = false
         let afterSave = try store.context().fetchObjectIDs(saved).map(\.primaryKey)
         #expect(afterSave == ids.map { $0 < 0 ? inserted.objectID.primaryKey : $0 }, "\(afterSave) vs \(ids)")

@@ -74,7 +74,7 @@ public struct BackendFetch: Sendable {
     /// The terms the backend accepted, joined by `AND`; nil for every row.
     public var predicate: BoundPredicate?
     /// The order, when the backend sorts; nil when memory does.
-    public var sortDescriptors: [SortDescriptor]?
+    public var sortDescriptors: [FetchSortDescriptor]?
     /// The number of rows to skip, when the backend pages (0 otherwise).
     public var offset: Int
     /// The most rows to return, when the backend pages (nil otherwise).
