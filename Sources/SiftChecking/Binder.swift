@@ -304,9 +304,11 @@ struct BindingState {
             let equal = try elementwiseEqual(leftMembers, rightMembers, options: c.options, range: range)
             return op == .equalTo ? equal : .not(equal)
         }
-        // Without a model, a value that is an array when it runs may equal one.
+        // Without a model, a value that is an array when it runs may equal one, and one that is not an
+        // array is simply unequal to one (Apple's `isEqual:` across types: `{}[LAST] == {3}` on nil is
+        // false, not an error).
         let comparesArrays = equality && isDynamic
-            && (left.type == .any && Self.members(right) != nil || right.type == .any && Self.members(left) != nil)
+            && (!left.type.isCollection && Self.members(right) != nil || !right.type.isCollection && Self.members(left) != nil)
 
         // Collections: a quantifier needs one on the left; without one, only
         // membership tests (x IN collection, collection CONTAINS x) and
