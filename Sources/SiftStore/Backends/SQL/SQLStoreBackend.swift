@@ -103,7 +103,7 @@ extension SQLPersistentStore {
     /// Loads every object of a data set, in one transaction, with no progress reports.
     ///
     /// - Parameter dataSet: A data set of the store's model.
-    /// - Throws: `StoreError`, nothing written, as ``importDataSet(_:progress:)`` does.
+    /// - Throws: `StoreError`, nothing written, as ``SiftStore/SQLPersistentStore/importDataSet(_:progress:)`` does.
     public func importDataSet(_ dataSet: DataSet) throws(StoreError) {
         try importDataSet(dataSet, progress: nil)
     }
@@ -111,7 +111,7 @@ extension SQLPersistentStore {
     /// Inserts nodes as new rows, in one transaction, with no progress reports.
     ///
     /// - Parameter nodes: Rows of the store's model, with keys the store does not hold yet.
-    /// - Throws: `StoreError`, nothing written, as ``importNodes(_:progress:)`` does.
+    /// - Throws: `StoreError`, nothing written, as ``SiftStore/SQLPersistentStore/importNodes(_:progress:)`` does.
     public func importNodes(_ nodes: [RowNode]) throws(StoreError) {
         try importNodes(nodes, progress: nil)
     }
@@ -120,7 +120,7 @@ extension SQLPersistentStore {
     ///
     /// - Parameter request: The fetch.
     /// - Returns: The statement with its bindings, in the store's dialect.
-    /// - Throws: `StoreError`, as ``sqlQuery(for:columns:)`` does.
+    /// - Throws: `StoreError`, as ``SiftStore/SQLPersistentStore/sqlQuery(for:columns:)`` does.
     public func sqlQuery(for request: FetchRequest) throws(StoreError) -> SQLQuery {
         try sqlQuery(for: request, columns: .rows)
     }
