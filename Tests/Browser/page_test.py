@@ -349,6 +349,49 @@ def main():
             assert run.testid("explain-plan").text.strip()
         run.check("explain shows the SQL, bindings and plan", explain)
 
+        def explain_follows_the_predicate():
+            # Issue 49: the panel kept the SQL of `age > 40` under another predicate.
+            driver.get(base + "/?entity=Employee&predicate=" + urllib.request.quote("age > 40"))
+            run.visible("results-table")
+            run.click("explain-button")
+            run.wait(lambda d: "age > 40" in run.testid("explain-predicate").text)
+            before = run.visible("explain-sql").text
+            field = run.visible("predicate-input")
+            field.send_keys(Keys.CONTROL, "a")
+            field.send_keys("name BEGINSWITH '<script>'")
+            run.wait(lambda d: "BEGINSWITH" in run.testid("explain-predicate").text, message="the panel kept the old predicate")
+            after = run.visible("explain-sql").text
+            assert after != before and "ZNAME" in after, after
+            assert "40" not in run.testid("explain-bindings").text, run.testid("explain-bindings").text
+            assert driver.title != "owned"
+            run.click("explain-close")
+            run.wait(lambda d: not d.find_elements(By.CSS_SELECTOR, '[data-testid="explain"]'))
+            field.send_keys(Keys.CONTROL, "a")
+            field.send_keys("age > 50")
+            run.text_starts("result-count", f"{sift_count(sift, company, 'Employee', 'age > 50')} ")
+            assert not driver.find_elements(By.CSS_SELECTOR, '[data-testid="explain"]'), "a closed panel came back"
+        run.check("explain follows the predicate, and stays closed once closed", explain_follows_the_predicate)
+
+        def diagram_labels_clear_of_boxes():
+            # Issue 49: `employees/department 1–*` was drawn across `age`.
+            driver.get(base + "/?view=diagram")
+            run.visible("diagram")
+            crossings = driver.execute_script("""
+                const boxes = [...document.querySelectorAll('svg.diagram .entity rect')].map((r) => r.getBBox());
+                const labels = [...document.querySelectorAll('svg.diagram .link-label')];
+                const hit = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+                const found = [];
+                labels.forEach((label, i) => {
+                  const box = label.getBBox();
+                  if (boxes.some((b) => hit(box, b))) found.push('box: ' + label.textContent);
+                  labels.slice(i + 1).forEach((other) => { if (hit(box, other.getBBox())) found.push(label.textContent + ' / ' + other.textContent); });
+                });
+                return [labels.length, found];
+            """)
+            assert crossings[0] > 0, "no link labels"
+            assert not crossings[1], crossings[1]
+        run.check("the diagram's link labels cross no box and no other label", diagram_labels_clear_of_boxes)
+
         def group():
             driver.get(base + "/?entity=Employee")
             run.visible("results-table")

@@ -496,6 +496,8 @@ enum PageScript {
         state.cursors = [null];
         writeURL(false);
         load();
+        // An open panel (Explain, Groups) follows the predicate: it never shows another one's answer.
+        panel.follow?.();
       }, 200);
     };
 
@@ -524,10 +526,13 @@ enum PageScript {
       }
     };
 
-    input.addEventListener('input', () => { refresh(); complete(entity, input, completions); });
+    // The list closes a moment after the box loses focus (so a click on it lands), unless the box has it
+    // again by then: a blur and a quick return must not hide the list the return opened.
+    let closing = null;
+    input.addEventListener('input', () => { clearTimeout(closing); refresh(); complete(entity, input, completions); });
     input.addEventListener('keydown', (event) => completionKeys(event, input, completions, refresh));
-    input.addEventListener('blur', () => setTimeout(() => { completions.hidden = true; }, 150));
-    input.addEventListener('focus', () => complete(entity, input, completions));
+    input.addEventListener('blur', () => { closing = setTimeout(() => { completions.hidden = true; }, 150); });
+    input.addEventListener('focus', () => { clearTimeout(closing); complete(entity, input, completions); });
     frame.reloadObjects = load;
     load();
     if (state.group.by) showGroups(entity, panel);
@@ -757,21 +762,34 @@ enum PageScript {
 
   // ---- Explain ------------------------------------------------------------
 
-  async function showExplain(entity, panel) {
+  /** Empties a panel; it no longer follows the predicate. */
+  function closePanel(panel) {
+    panel.follow = null;
     clear(panel);
+  }
+
+  async function showExplain(entity, panel) {
+    const number = (panel.number = (panel.number ?? 0) + 1);
+    panel.follow = () => showExplain(entity, panel);
     const { predicate, arguments: args } = scope(entity);
     try {
       const answer = await api('/v1/explain', { entity: entity.name, predicate, arguments: args, sort: state.sort });
+      // A later predicate's explanation was asked for meanwhile: this one is stale.
+      if (number !== panel.number) return;
+      clear(panel);
       const section = (title, testid, content) => h('section', {}, h('h3', {}, title), h('pre', { testid }, content));
       append(panel, h('div', { class: 'explain', testid: 'explain' },
         h('div', { class: 'panel-head' }, h('h2', {}, `How this fetch runs${answer.database && answer.database !== 'none' ? ` on ${answer.database}` : ''}`),
-          h('button', { type: 'button', class: 'close', onclick: () => clear(panel) }, 'Close')),
+          h('button', { type: 'button', class: 'close', testid: 'explain-close', onclick: () => closePanel(panel) }, 'Close')),
+        h('p', { class: 'note', testid: 'explain-predicate' }, 'For ', h('code', {}, predicate ?? 'TRUEPREDICATE')),
         answer.sql !== undefined ? section('SQL', 'explain-sql', answer.sql) : section('SQL', 'explain-sql', '(this store runs no SQL)'),
         section('Bindings', 'explain-bindings', answer.bindings.length ? answer.bindings.join('\n') : '(none)'),
         section('The database\'s plan', 'explain-plan', answer.databasePlan.length ? answer.databasePlan.join('\n') : '(none)'),
         section('In memory', 'explain-memory', answer.memory.length ? answer.memory.join('\n') : 'nothing: SQL evaluates the whole predicate'),
         answer.bound ? section('Bound predicate', 'explain-bound', answer.bound) : null));
     } catch (error) {
+      if (number !== panel.number) return;
+      clear(panel);
       append(panel, failureBox(error));
     }
   }
@@ -779,6 +797,7 @@ enum PageScript {
   // ---- Aggregates ---------------------------------------------------------
 
   function showGroups(entity, panel) {
+    panel.number = (panel.number ?? 0) + 1;
     clear(panel);
     const numeric = entity.attributes.filter((a) => /^(integer|double|float|decimal)/.test(a.type) || a.type === 'date');
     const by = h('input', { type: 'text', testid: 'group-by-input', value: state.group.by, placeholder: 'a key path (department.name)', spellcheck: 'false', 'aria-label': 'group by' });
@@ -812,8 +831,9 @@ enum PageScript {
     toggle();
     form.addEventListener('submit', (event) => { event.preventDefault(); run(); });
     append(panel, h('div', { class: 'aggregates', testid: 'aggregates' },
-      h('div', { class: 'panel-head' }, h('h2', {}, 'Groups'), h('button', { type: 'button', class: 'close', onclick: () => { state.group.by = ''; writeURL(false); clear(panel); } }, 'Close')),
+      h('div', { class: 'panel-head' }, h('h2', {}, 'Groups'), h('button', { type: 'button', class: 'close', onclick: () => { state.group.by = ''; writeURL(false); closePanel(panel); } }, 'Close')),
       form, output));
+    panel.follow = run;
     if (state.group.by) run();
   }
 
@@ -1140,12 +1160,47 @@ enum PageScript {
     return [cx + dx * scale, cy + dy * scale];
   }
 
+  /** The width of a link label's text, as the diagram's 11px font draws it. */
+  function linkLabelWidth(text) {
+    const context = (linkLabelWidth.canvas ??= document.createElement('canvas')).getContext('2d');
+    context.font = `11px ${getComputedStyle(document.body).fontFamily}`;
+    return Math.ceil(context.measureText(text).width) + 6;
+  }
+
+  /** Whether two rectangles ({x, y, width, height}) overlap. */
+  function overlaps(a, b) {
+    return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  }
+
+  /**
+   * Where a link label goes: the first of its candidate places (along its line, above or below it)
+   * whose text crosses no entity's box and no label already placed; else the one that crosses least.
+   */
+  function placeLabel(text, candidates, boxes, placed) {
+    const width = linkLabelWidth(text);
+    const height = 14;
+    let best = null;
+    let bestCost = Infinity;
+    for (const [cx, baseline] of candidates) {
+      const rect = { x: cx - width / 2, y: baseline - 11, width, height };
+      const cost = [...boxes, ...placed].reduce((sum, other) => sum + (overlaps(rect, other)
+        ? (Math.min(rect.x + rect.width, other.x + other.width) - Math.max(rect.x, other.x))
+          * (Math.min(rect.y + rect.height, other.y + other.height) - Math.max(rect.y, other.y)) : 0), 0);
+      if (cost < bestCost) { best = rect; bestCost = cost; }
+      if (cost === 0) break;
+    }
+    placed.push(best);
+    return { x: best.x + best.width / 2, y: best.y + 11 };
+  }
+
   function renderDiagram() {
     const entities = [...model.entities.values()];
     const columns = Math.max(1, Math.ceil(Math.sqrt(entities.length)));
     const boxWidth = 190;
     const lineHeight = 16;
-    const gapX = 90;
+    // Wide enough between columns for the longest link label (within reason).
+    const labels = entities.flatMap((e) => (e.own.relationships ?? []).map((r) => `${r.name}/${r.inverse ?? ''} ∗–∗`));
+    const gapX = Math.min(260, Math.max(90, ...labels.map((text) => linkLabelWidth(text) + 24)));
     const gapY = 60;
     const heights = entities.map((e) => 28 + (e.own.attributes?.length ?? 0) * lineHeight + (e.own.relationships?.length ?? 0) * lineHeight + 8);
     const rows = Math.ceil(entities.length / columns);
@@ -1161,6 +1216,8 @@ enum PageScript {
     const height = 40 + rowHeights.reduce((a, b) => a + b + gapY, 0);
     const lines = [];
     const drawn = new Set();
+    const boxRects = [...place.values()].map((p) => ({ x: p.x - 2, y: p.y - 2, width: p.width + 4, height: p.height + 4 }));
+    const placedLabels = [];
     for (const entity of entities) {
       for (const relationship of entity.own.relationships ?? []) {
         const pair = [entity.name, relationship.destination].sort().join('|') + [relationship.name, relationship.inverse ?? ''].sort().join('|');
@@ -1174,11 +1231,18 @@ enum PageScript {
         const [x1, y1] = border(a, b.x + b.width / 2, b.y + b.height / 2);
         const [x2, y2] = border(b, a.x + a.width / 2, a.y + a.height / 2);
         if (a === b) {
+          const text = `${relationship.name} ${ends}`;
+          const width = linkLabelWidth(text);
+          const at = placeLabel(text, [[a.x + a.width + 8 + width / 2, a.y + 64], [a.x + a.width + 8 + width / 2, a.y + 14],
+            [a.x + a.width / 2, a.y - 6], [a.x + a.width / 2, a.y + a.height + 14]], boxRects, placedLabels);
           lines.push(s('path', { class: 'link', d: `M ${a.x + a.width} ${a.y + 20} c 40 0 40 30 0 30` }),
-            s('text', { class: 'link-label', x: a.x + a.width + 34, y: a.y + 40 }, `${relationship.name} ${ends}`));
+            s('text', { class: 'link-label', x: at.x, y: at.y, 'text-anchor': 'middle' }, text));
         } else {
+          const text = `${relationship.name}${inverse ? `/${inverse.name}` : ''} ${ends}`;
+          const along = [0.5, 0.35, 0.65, 0.2, 0.8].flatMap((t) => [[x1 + (x2 - x1) * t, y1 + (y2 - y1) * t - 4], [x1 + (x2 - x1) * t, y1 + (y2 - y1) * t + 14]]);
+          const at = placeLabel(text, along, boxRects, placedLabels);
           lines.push(s('line', { class: 'link', x1, y1, x2, y2 }),
-            s('text', { class: 'link-label', x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 4, 'text-anchor': 'middle' }, `${relationship.name}${inverse ? `/${inverse.name}` : ''} ${ends}`));
+            s('text', { class: 'link-label', x: at.x, y: at.y, 'text-anchor': 'middle' }, text));
         }
       }
       if (entity.superentity && place.get(entity.superentity)) {
