@@ -17,7 +17,7 @@ struct Demo: ParsableCommand {
             """
     )
 
-    @Option(help: "How many employees the demo company has.")
+    @Option(parsing: .unconditional, help: "How many employees the demo company has.")
     var employees = 200_000
 
     @Option(help: ArgumentHelp("Where to keep the demo store (a folder).", valueName: "folder"))
@@ -39,6 +39,12 @@ struct Demo: ParsableCommand {
         ("Employee", "name MATCHES '.*[ée] 1[0-9]{3}'", "MATCHES runs a cached regular expression"),
         ("Department", "employees.@avg.salary > 114000", "aggregates over a to-many"),
     ]
+
+    func validate() throws {
+        guard (1...10_000_000).contains(employees) else {
+            throw ValidationError("--employees takes a count from 1 to 10000000, not \(employees)")
+        }
+    }
 
     func run() throws {
         let store: any SQLPersistentStore

@@ -23,7 +23,7 @@ struct History: ParsableCommand {
     @Option(help: ArgumentHelp("The model bundle or file, for a store without a model cache.", valueName: "model"))
     var model: String?
 
-    @Option(help: ArgumentHelp("Only transactions after this transaction number.", valueName: "number"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only transactions after this transaction number.", valueName: "number"))
     var after: Int64?
 
     @Option(help: ArgumentHelp("Only transactions at or after this time: ISO 8601 (2024-05-10T18:00:00Z).", valueName: "date"))

@@ -38,7 +38,7 @@ struct Serve: ParsableCommand {
     @Option(help: ArgumentHelp("The address to listen on.", valueName: "host"))
     var host: String = "127.0.0.1"
 
-    @Option(help: ArgumentHelp("The port to listen on (0: a free one).", valueName: "port"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The port to listen on (0: a free one).", valueName: "port"))
     var port: Int = 8080
 
     @Flag(help: "Take saves and batch changes (read-only otherwise).")

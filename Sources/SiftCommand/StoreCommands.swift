@@ -105,10 +105,10 @@ struct FetchOptions: ParsableArguments {
         valueName: "key"))
     var sort: [String] = []
 
-    @Option(help: "The most objects to return.")
+    @Option(parsing: .unconditional, help: "The most objects to return.")
     var limit: Int?
 
-    @Option(help: "How many objects to skip.")
+    @Option(parsing: .unconditional, help: "How many objects to skip.")
     var offset: Int?
 
     @OptionGroup var predicateArguments: PredicateArguments

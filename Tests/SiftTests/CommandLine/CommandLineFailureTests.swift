@@ -143,6 +143,26 @@ struct CommandLineFailureTests {
         if status == 0 { #expect(result.output == (arguments[0] == "eval" ? "true\n" : "department.name == \"Legal\"\n")) }
     }
 
+    /// Issue 54: `--limit -1` was read as an unknown option `-1` ("Missing value for '--limit <limit>'"),
+    /// only `--limit=-1` reached Sift's own check. A negative number reaches it in either spelling.
+    @Test("A negative number reaches the command's own check, in either spelling", arguments: [
+        (["query", "--entity", "Employee", "--limit"], "-1", "--limit takes a count of 0 or more, not -1"),
+        (["query", "--entity", "Employee", "--offset"], "-3", "--offset takes a count of 0 or more, not -3"),
+        (["watch", "--entity", "Employee", "--interval"], "-0.5", "--interval must be between 0.01 and 10 seconds"),
+        (["serve", "--port"], "-80", "--port takes 0 to 65535, not -80"),
+        (["demo", "--employees"], "-5", "--employees takes a count from 1 to 10000000, not -5"),
+    ])
+    func negativeNumbers(_ command: [String], _ value: String, _ message: String) throws {
+        let scratch = try CommandLineScratch()
+        let needsStore = command[0] != "demo"
+        let prefix = [command[0]] + (needsStore ? ["--store", scratch.store] : [])
+        for arguments in [prefix + command.dropFirst() + [value], prefix + command.dropFirst().dropLast() + ["\(command.last!)=\(value)"]] {
+            let result = try runSift(arguments)
+            #expect(result.status == 64, "\(arguments): \(result.error)")
+            #expect(result.error.contains(message), "\(arguments): \(result.error)")
+        }
+    }
+
     @Test func sortOptionsAndVariables() throws {
         let scratch = try CommandLineScratch()
         let long = try runSift(["query", "--store", scratch.store, "--entity", "Employee", "--sort", "age:descending", "--limit", "1",
