@@ -33,7 +33,7 @@ struct Watch: ParsableCommand {
         "A sort key path, then :asc or :desc and :ci (repeat for more keys).", valueName: "key"))
     var sort: [String] = []
 
-    @Option(help: ArgumentHelp("How often, in seconds, to look for other processes' saves (0.01 to 10).", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("How often, in seconds, to look for other processes' saves (0.01 to 10).", valueName: "seconds"))
     var interval = 0.1
 
     @OptionGroup var predicateArguments: PredicateArguments
@@ -51,7 +51,7 @@ struct Watch: ParsableCommand {
         let store = try location.open(model: model)
         if let entity { try checkEntity(entity, in: store.model) }
         let sorts = try sort.map { text in
-            guard let descriptor = SortDescriptor(parsing: text) else {
+            guard let descriptor = FetchSortDescriptor(parsing: text) else {
                 throw CommandFailure(.usage, "--sort takes a key path, then :asc or :desc and :ci (name:desc:ci), not '\(text)'")
             }
             return descriptor
@@ -61,33 +61,36 @@ struct Watch: ParsableCommand {
             ?? store.model.entities.filter { $0.superentity == nil }
         if let sqlite = store as? SQLiteStore { sqlite.otherProcessesPollingInterval = interval }
         let context = ObjectContext(store: store)
+        // Listen before the first fetch: a save committed between that fetch and the first look at the
+        // file would otherwise never be announced. (One committed before the fetch and announced after it
+        // is merged again, which changes nothing the controllers show.)
+        context.automaticallyMergesChangesFromStore = true
         let printer = WatchPrinter()
-        var controllers: [FetchedResultsController] = []
-        var firstFailure: (any Error)?
-        for watched in entities {
+        let requests = try entities.map { watched in
             var request = FetchRequest(entityName: watched.name, predicate: predicateText ?? "TRUEPREDICATE",
                                        arguments: try predicateArguments.values)
             request.sortDescriptors = sorts
             if sorts.isEmpty, let first = watched.attributes.first(where: { $0.isStored && $0.composite == nil }) {
-                request.sortDescriptors = [SortDescriptor(first.name)]
+                request.sortDescriptors = [FetchSortDescriptor(first.name)]
             }
-            do {
-                controllers.append(try context.performAndWait { context throws(StoreError) -> FetchedResultsController in
+            return request
+        }
+        // Fetch, print and start telling the printer on the context's queue, in one go: a merge waits its turn,
+        // and comes after the list it changes.
+        let (controllers, firstFailure) = context.performAndWait { context in
+            var controllers: [FetchedResultsController] = []
+            var firstFailure: (any Error)?
+            for request in requests {
+                do {
                     let controller = try FetchedResultsController(fetchRequest: request, context: context)
                     try controller.performFetch()
-                    return controller
-                })
-            } catch {
-                // Without --entity, an entity the predicate or the sort does not fit is not watched.
-                guard entity == nil else { throw error }
-                firstFailure = firstFailure ?? error
+                    controllers.append(controller)
+                } catch {
+                    firstFailure = firstFailure ?? error
+                }
             }
-        }
-        if controllers.isEmpty, let firstFailure {
-            let sources = (predicateText.map { [SourceText("predicate", given: $0)] } ?? [])
-            try diagnosing(sources) { throw firstFailure }
-        }
-        context.performAndWait { _ in
+            // Without --entity, an entity the predicate or the sort does not fit is not watched.
+            if firstFailure != nil, entity != nil || controllers.isEmpty { return ([], firstFailure) }
             var total = 0
             for controller in controllers {
                 for (place, object) in controller.fetchedObjects.enumerated() { printer.print("\(place)  \(printer.describe(object))") }
@@ -95,10 +98,18 @@ struct Watch: ParsableCommand {
                 controller.delegate = printer
             }
             printer.print("watching (\(total) objects)")
+            return (controllers, firstFailure)
         }
-        // From here on the context merges on its queue, and the controllers tell the printer.
-        context.automaticallyMergesChangesFromStore = true
-        while true { Thread.sleep(forTimeInterval: 3600) }
+        if controllers.isEmpty, let firstFailure {
+            let sources = (predicateText.map { [SourceText("predicate", given: $0)] } ?? [])
+            try diagnosing(sources) { throw firstFailure }
+        }
+        // From here on the context merges on its queue, and the controllers tell the printer. The store, the
+        // context and the controllers must live as long as the watch: the context listens to the store only
+        // while it lives, and an optimized build may end a local's life at its last use.
+        withExtendedLifetime((store, context, controllers, printer)) {
+            while true { Thread.sleep(forTimeInterval: 3600) }
+        }
     }
 }
 

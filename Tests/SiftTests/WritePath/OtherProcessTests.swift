@@ -164,6 +164,49 @@ struct OtherProcessTests {
         #expect(waitFor("delete Employee", seconds: 5), "\(text)")
     }
 
+    /// Issue 49: `sift watch` printed its results and then nothing of a save another process made while it
+    /// started (the store was listened to only after the first fetch, and only as long as the optimizer kept
+    /// the context alive). Saves made at every moment of its start, a pipe for its output: each one shows,
+    /// in the list it prints or as a line after it.
+    @Test("sift watch misses no save made while it starts", arguments: [0.0, 0.02, 0.05, 0.1, 0.2])
+    func watchFromItsStart(_ delay: Double) throws {
+        let (folder, url) = try Self.companyStore(history: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let watcher = Process()
+        watcher.executableURL = Self.sift()
+        watcher.arguments = ["watch", "--store", url.path, "--entity", "Employee", "--interval", "0.05", "age > 40"]
+        let output = Pipe()
+        watcher.standardOutput = output
+        let printed = Mutex("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            printed.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+        }
+        try watcher.run()
+        defer {
+            kill(watcher.processIdentifier, SIGKILL)
+            watcher.waitUntilExit()
+            output.fileHandleForReading.readabilityHandler = nil
+        }
+        Thread.sleep(forTimeInterval: delay)
+        let young = try ObjectContext(store: try SQLiteStore(url: url)).count(for: FetchRequest(entityName: "Employee",
+                                                                                               predicate: "age < 30"))
+        let update = try runSift(["update", "--store", url.path, "--entity", "Employee", "--set", "age=age + 100", "age < 30"])
+        #expect(update.status == 0, "\(update.error)")
+        // Every young employee ends up shown as over 100: listed at the start, or inserted after.
+        let deadline = Date().addingTimeInterval(10)
+        func shown() -> Int {
+            let lines = printed.withLock { $0 }.split(separator: "\n")
+            // (Ages start under 100: one of 1xx is an updated employee's. Lines name "Employee <key>".)
+            let keys = lines.filter { $0.contains(" age=1") && $0.split(separator: " ").contains { $0.hasPrefix("age=") && $0.count == 7 } }
+                .compactMap { line in line.firstMatch(of: /Employee (\d+)/).map { String($0.1) } }
+            return Set(keys).count
+        }
+        while shown() < young, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(young > 0)
+        #expect(shown() == young, "\(printed.withLock { $0 })")
+    }
+
     @Test("Two stores on one file, as two processes: a save through one is merged by the other's context and moves its results",
           arguments: [true, false])
     func twoConnections(_ history: Bool) throws {
