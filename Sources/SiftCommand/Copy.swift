@@ -38,16 +38,7 @@ struct Copy: ParsableCommand {
 
     func run() throws {
         // The source: an atomic store's data set file, or a store `location` opens (SQLite, PostgreSQL).
-        let source: any PersistentStore
-        if let path = location.store, URL(fileURLWithPath: path).pathExtension.lowercased() == "json" {
-            do {
-                source = try AtomicStore(url: URL(fileURLWithPath: path))
-            } catch {
-                throw CommandFailure(error).naming(URL(fileURLWithPath: path), as: path)
-            }
-        } else {
-            source = try location.open(model: model)
-        }
+        let source = try location.open(model: model)
         defer { (source as? any SQLPersistentStore)?.close() }
         let progress = Progress("copying")
         defer { progress.finish() }

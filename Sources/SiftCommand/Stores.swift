@@ -44,6 +44,7 @@ struct StoreLocation: ParsableArguments {
     /// of a new server store).
     func open(model: String? = nil, readOnly: Bool = true, creatingWith newModel: DataModel? = nil) throws -> any PersistentStore {
         if let store, isServerAddress(store) { return try openRemoteStore(store, token: token) }
+        if let store, isAtomicStoreFile(store) { return try openAtomicStore(store) }
         return try openSQL(model: model, readOnly: readOnly, creatingWith: newModel)
     }
 
@@ -56,6 +57,28 @@ struct StoreLocation: ParsableArguments {
             return try openStore(store, model: model, readOnly: readOnly)
         }
         return try openServerStore(url: postgres ?? "", model: newModel, schemaName: schema)
+    }
+}
+
+/// Whether a store file is an atomic store's JSON data set (what `sift copy --to FILE.json` writes), not
+/// SQLite: read from its first bytes when it exists, from its name (`.json`) when it does not yet.
+func isAtomicStoreFile(_ path: String) -> Bool {
+    guard let handle = FileHandle(forReadingAtPath: path) else { return URL(fileURLWithPath: path).pathExtension.lowercased() == "json" }
+    defer { try? handle.close() }
+    let start = (try? handle.read(upToCount: 64)) ?? Data()
+    if start.starts(with: Data("SQLite format 3".utf8)) { return false }
+    // A JSON object, after any white space (a byte-order mark included).
+    let first = start.drop { [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }.first
+    return first == UInt8(ascii: "{") || (start.isEmpty && URL(fileURLWithPath: path).pathExtension.lowercased() == "json")
+}
+
+/// Opens an atomic store's data set file, naming it as given in a failure.
+func openAtomicStore(_ path: String) throws -> any PersistentStore {
+    let url = URL(fileURLWithPath: path)
+    do {
+        return try AtomicStore(url: url)
+    } catch {
+        throw CommandFailure(error).naming(url, as: path)
     }
 }
 

@@ -163,6 +163,32 @@ struct CommandLineFailureTests {
         }
     }
 
+    /// Issue 54: `sift count --store company.json` (an atomic store, which `copy` writes and reads) said
+    /// "not an SQLite database" and exited 74. Every command that reads a store reads it; one that needs SQL
+    /// says so.
+    @Test("The command line reads the atomic stores it writes")
+    func atomicStores() throws {
+        let scratch = try CommandLineScratch()
+        let atomic = scratch.folder.appendingPathComponent("company.json").path
+        let copied = try runSift(["copy", "--store", scratch.store, "--to", atomic])
+        #expect(copied.status == 0, "\(copied.error)")
+        let expected = try runSift(["count", "--store", scratch.store, "--entity", "Employee", "age > 40"])
+        let counted = try runSift(["count", "--store", atomic, "--entity", "Employee", "age > 40"])
+        #expect(counted.status == 0, "\(counted.error)")
+        #expect(counted.output == expected.output && !expected.output.isEmpty)
+        let queried = try runSift(["query", "--store", atomic, "--entity", "Employee", "--sort", "name", "--limit", "2", "age > 40"])
+        let queriedSQL = try runSift(["query", "--store", scratch.store, "--entity", "Employee", "--sort", "name", "--limit", "2", "age > 40"])
+        #expect(queried.status == 0 && queried.output == queriedSQL.output, "\(queried.error)")
+        // Written through, and read back.
+        let updated = try runSift(["update", "--store", atomic, "--entity", "Employee", "--set", "age=age + 100", "age < 30"])
+        #expect(updated.status == 0, "\(updated.error)")
+        #expect(try runSift(["count", "--store", atomic, "--entity", "Employee", "age >= 100"]).output.hasPrefix("11"))
+        // Only explain, which shows SQL, refuses it, in words.
+        let explained = try runSift(["explain", "--store", atomic, "--entity", "Employee", "age > 40"])
+        #expect(explained.status == 64)
+        #expect(explained.error.contains("explain shows the SQL of a store file or a PostgreSQL schema"), "\(explained.error)")
+    }
+
     @Test func sortOptionsAndVariables() throws {
         let scratch = try CommandLineScratch()
         let long = try runSift(["query", "--store", scratch.store, "--entity", "Employee", "--sort", "age:descending", "--limit", "1",
