@@ -92,11 +92,29 @@ struct Demo: ParsableCommand {
         } catch {
             throw CommandFailure(.software, "the write path tour: \(error)")
         }
+        let sift = Self.invocation()
         if let postgres {
-            print("Next: sift query --postgres \(postgres) --schema \(Self.schemaName(employees)) --entity Employee \"age > 60\" --sort name --limit 10")
+            print("Next: \(sift) query --postgres \(postgres) --schema \(Self.schemaName(employees)) --entity Employee \"age > 60\" --sort name --limit 10")
         } else {
-            print("Next: sift query --store \(Self.shellQuoted(location)) --entity Employee \"age > 60\" --sort name --limit 10")
+            print("Next: \(sift) query --store \(Self.shellQuoted(location)) --entity Employee \"age > 60\" --sort name --limit 10")
         }
+    }
+
+    /// How to run this `sift` again from the current folder: `sift` when it is the one the PATH finds,
+    /// `swift run sift` when it is this folder's package's build (after `swift run sift demo`, `sift`
+    /// is on no PATH), its full path otherwise.
+    static func invocation() -> String {
+        guard let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() else { return "sift" }
+        let onPath = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").contains { folder in
+            URL(fileURLWithPath: String(folder)).appendingPathComponent("sift").resolvingSymlinksInPath() == executable
+        }
+        if onPath { return "sift" }
+        let here = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).resolvingSymlinksInPath().path
+        let path = executable.path
+        if path.hasPrefix(here + "/.build/"), FileManager.default.fileExists(atPath: here + "/Package.swift") {
+            return path.contains("/release/") ? "swift run -c release sift" : "swift run sift"
+        }
+        return shellQuoted(path)
     }
 
     /// The demo store's file, made on first use.

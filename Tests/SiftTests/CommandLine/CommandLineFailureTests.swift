@@ -315,13 +315,26 @@ struct CommandLineFailureTests {
     @Test func theDemoNamesItsStoreInFullAndHonoursTheEnvironment() throws {
         let scratch = try CommandLineScratch(imported: false)
         let cache = scratch.folder.appendingPathComponent("xdg")
-        let result = try runSift(["demo", "--employees", "300"], environment: ["XDG_CACHE_HOME": cache.path])
+        let result = try runProduct("sift", ["demo", "--employees", "300"], in: scratch.folder, environment: ["XDG_CACHE_HOME": cache.path])
         #expect(result.status == 0, "\(result.error)")
         let files = try FileManager.default.contentsOfDirectory(atPath: cache.appendingPathComponent("sift").path)
         let store = try #require(files.first { $0.hasSuffix(".sqlite") })
         let path = cache.appendingPathComponent("sift").appendingPathComponent(store).path
         #expect(result.output.contains("demo store \(path)\n"))
-        #expect(result.output.contains("Next: sift query --store \(path) --entity Employee"))
+        // Issue 54: the hint named `sift`, which is on no PATH after `swift run`. It names the command as it
+        // can be run: the binary's path from elsewhere (here: the test's folder), `sift` when the PATH finds it.
+        let binary = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("sift").resolvingSymlinksInPath().path
+        #expect(result.output.contains("Next: \(binary) query --store \(path) --entity Employee"), "\(result.output)")
+        let onPath = try runSift(["demo", "--employees", "300"], environment: [
+            "XDG_CACHE_HOME": cache.path, "PATH": (binary as NSString).deletingLastPathComponent + ":/usr/bin:/bin"])
+        #expect(onPath.output.contains("Next: sift query --store \(path) --entity Employee"), "\(onPath.output)")
+        // In the package's folder, when the binary is its build: `swift run sift`.
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        if binary.hasPrefix(package.resolvingSymlinksInPath().path + "/.build/") {
+            let inPackage = try runProduct("sift", ["demo", "--employees", "300"], in: package, environment: ["XDG_CACHE_HOME": cache.path])
+            #expect(inPackage.output.contains("Next: swift run sift query --store \(path) --entity Employee"), "\(inPackage.output)")
+        }
         // $HOME without $XDG_CACHE_HOME: $HOME/.cache/sift.
         let home = scratch.folder.appendingPathComponent("home")
         let again = try runSift(["demo", "--employees", "300"], environment: ["XDG_CACHE_HOME": "", "HOME": home.path])
