@@ -54,9 +54,18 @@ func loadModel(_ path: String) throws -> DataModel {
 
 /// Reads a JSON data set (model and objects); one that cannot be read is a failure to open input.
 func loadDataSet(_ path: String) throws -> DataSet {
+    // A file that is not there (or is a folder) is no input; one that is there but does not read as a data
+    // set is invalid data, as an atomic store's file is (the same status from import, check and copy).
+    var isFolder: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,
+          FileManager.default.isReadableFile(atPath: path) else {
+        throw CommandFailure(.noInput, isFolder.boolValue ? "'\(path)' is a folder, not a data set file"
+                             : FileManager.default.fileExists(atPath: path) ? "cannot read the data set '\(path)'"
+                             : "there is no data set at '\(path)'")
+    }
     do {
         return try DataSet(contentsOf: URL(fileURLWithPath: path))
     } catch {
-        throw CommandFailure(.noInput, "\(error)")
+        throw CommandFailure(.invalidData, "\(error)")
     }
 }

@@ -16,7 +16,8 @@ import SiftStore
 
 /// Where a command's store is: a file, or a server.
 struct StoreLocation: ParsableArguments {
-    @Option(help: ArgumentHelp("The store file (Sift's, or one Core Data wrote), or a server `sift serve` runs: "
+    @Option(help: ArgumentHelp("The store file (SQLite: Sift's, or one Core Data wrote; a name ending in .json: an atomic "
+                               + "store's data set), or a server `sift serve` runs: "
                                + "http://HOST:PORT.", valueName: "path"))
     var store: String?
 
@@ -61,15 +62,9 @@ struct StoreLocation: ParsableArguments {
 }
 
 /// Whether a store file is an atomic store's JSON data set (what `sift copy --to FILE.json` writes), not
-/// SQLite: read from its first bytes when it exists, from its name (`.json`) when it does not yet.
+/// SQLite: a name ending in `.json`, as `copy` reads its source and writes its target.
 func isAtomicStoreFile(_ path: String) -> Bool {
-    guard let handle = FileHandle(forReadingAtPath: path) else { return URL(fileURLWithPath: path).pathExtension.lowercased() == "json" }
-    defer { try? handle.close() }
-    let start = (try? handle.read(upToCount: 64)) ?? Data()
-    if start.starts(with: Data("SQLite format 3".utf8)) { return false }
-    // A JSON object, after any white space (a byte-order mark included).
-    let first = start.drop { [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }.first
-    return first == UInt8(ascii: "{") || (start.isEmpty && URL(fileURLWithPath: path).pathExtension.lowercased() == "json")
+    URL(fileURLWithPath: path).pathExtension.lowercased() == "json"
 }
 
 /// Opens an atomic store's data set file, naming it as given in a failure.

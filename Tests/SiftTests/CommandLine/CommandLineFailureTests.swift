@@ -89,6 +89,52 @@ struct CommandLineFailureTests {
         }
     }
 
+    /// Issue 54: one exit status per kind of failure, from every command, and a message that names the file.
+    /// (The same invalid data set exited 66 from `import` and 65 from `copy`, which did not name it.) Each row:
+    /// a kind of file, the status it gives, and the commands given it.
+    @Test("Every command gives each kind of failure its one status, naming the file")
+    func oneStatusPerKind() throws {
+        let scratch = try CommandLineScratch(imported: false)
+        let missing = scratch.folder.appendingPathComponent("none.sqlite").path
+        let empty = try scratch.file("empty.sqlite", Data())
+        let damaged = try scratch.file("damaged.sqlite", Data(repeating: 0x5A, count: 4_096))
+        let badJSON = try scratch.file("bad.json", Data(#"{"model": "#.utf8))
+        let badObjects = try scratch.file("objects.json", Data(#"{"model": {"entities": [{"name": "A", "attributes": [{"name": "x", "type": "integer64"}]}]}, "objects": {"A": [{"id": "one"}]}}"#.utf8))
+        let missingData = scratch.folder.appendingPathComponent("none.json").path
+        let model = CheckAndBatchTests.fixture("Company.xcdatamodeld")
+        let corpus = try scratch.file("corpus.jsonl", Data(#"{"id": "1", "entity": "A", "predicate": "x > 1"}"#.utf8))
+        func storeCommands(_ store: String) -> [[String]] {
+            [["count", "--store", store, "--entity", "Employee"], ["query", "--store", store, "--entity", "Employee"],
+             ["explain", "--store", store, "--entity", "Employee"], ["inspect", "--store", store],
+             ["update", "--store", store, "--entity", "Employee", "--set", "age=1", "age > 1"],
+             ["delete", "--store", store, "--entity", "Employee", "--all"], ["history", "--store", store],
+             ["migrate", "--store", store, "--model", model], ["copy", "--store", store, "--to", store + ".copy.sqlite"]]
+        }
+        let rows: [(String, Int32, String, [[String]])] = [
+            ("a store that is not there", 66, missing, storeCommands(missing)),
+            ("an empty file", 66, empty, storeCommands(empty)),
+            ("a folder", 66, scratch.folder.path, storeCommands(scratch.folder.path)),
+            ("a file that is not a database", 74, damaged, storeCommands(damaged)),
+            ("a data set that is not there", 66, missingData, [
+                ["import", "--data", missingData, "--store", missing], ["batch", "--data", missingData, "--corpus", corpus]]),
+            ("a data set that is not JSON", 65, badJSON, [
+                ["import", "--data", badJSON, "--store", missing], ["batch", "--data", badJSON, "--corpus", corpus],
+                ["copy", "--store", badJSON, "--to", missing], ["count", "--store", badJSON, "--entity", "A"]]),
+            ("a data set whose objects do not fit its model", 65, badObjects, [
+                ["import", "--data", badObjects, "--store", missing], ["batch", "--data", badObjects, "--corpus", corpus],
+                ["copy", "--store", badObjects, "--to", missing], ["query", "--store", badObjects, "--entity", "A"]]),
+        ]
+        for (kind, status, file, commands) in rows {
+            for command in commands {
+                let result = try runSift(command)
+                #expect(result.status == status, "\(kind), \(command[0]): \(result.status) \(result.error)")
+                #expect(result.error.contains("'\(file)'"), "\(kind), \(command[0]) names no file: \(result.error)")
+                #expect(result.error.hasPrefix("error: ") && result.error.filter { $0 == "\n" }.count == 1, "\(result.error)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing), "a failed command made a store")
+    }
+
     @Test("Unknown names: error: and a did-you-mean", arguments: [
         (["count", "--entity", "Employe"], "error: no entity 'Employe' in the model; did you mean 'Employee'?"),
         (["query", "--entity", "Employe"], "error: no entity 'Employe' in the model; did you mean 'Employee'?"),
@@ -187,6 +233,19 @@ struct CommandLineFailureTests {
         let explained = try runSift(["explain", "--store", atomic, "--entity", "Employee", "age > 40"])
         #expect(explained.status == 64)
         #expect(explained.error.contains("explain shows the SQL of a store file or a PostgreSQL schema"), "\(explained.error)")
+    }
+
+    /// Issue 54: a model file without entities ended in a dangling "missing 'entities' at ".
+    @Test("A model file's error says where in the file")
+    func modelFileErrors() throws {
+        let scratch = try CommandLineScratch(imported: false)
+        let top = try scratch.file("model.json", Data(#"{"name": "x"}"#.utf8))
+        let result = try runSift(["check", "--model", top, "--entity", "A", "x > 1"])
+        #expect(result.status == 66)
+        #expect(result.error == "error: cannot read the model '\(top)': missing 'entities' at the top level\n", "\(result.error)")
+        let inner = try scratch.file("inner.json", Data(#"{"entities": [{"attributes": []}]}"#.utf8))
+        let nested = try runSift(["check", "--model", inner, "--entity", "A", "x > 1"])
+        #expect(nested.error.hasSuffix("missing 'name' at entities[0]\n"), "\(nested.error)")
     }
 
     @Test func sortOptionsAndVariables() throws {

@@ -103,7 +103,8 @@ public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unc
         do {
             return try body()
         } catch let error as DataSetError {
-            throw .invalidDataSet(error)
+            // The file named, as a data set read from a file names it.
+            throw .invalidDataSet(error.message.contains(url.path) ? error : DataSetError("'\(url.path)': \(error.message)"))
         } catch {
             throw .unreadableStoreFile(path: url.path, reason: "\(error)")
         }
