@@ -216,8 +216,12 @@ public struct PredicateValidationError: Error, Hashable, Sendable, CustomStringC
             return "write ANY \(path) (or ALL, NONE), \(path).@count, or a SUBQUERY"
         case .keyPathContinuesPastAttribute:
             return "only relationships can be followed with '.'"
-        case .incomparableTypes(_, _, .integer), .incomparableTypes(_, _, .double):
+        case .incomparableTypes(.date, _, .integer), .incomparableTypes(.date, _, .double),
+             .incomparableTypes(.integer, _, .date), .incomparableTypes(.double, _, .date):
             return "to compare a date with a number of seconds since 2001, write CAST(seconds, \"NSDate\")"
+        case .incomparableTypes(.string, _, .integer), .incomparableTypes(.string, _, .double),
+             .incomparableTypes(.integer, _, .string), .incomparableTypes(.double, _, .string):
+            return "quote the number to compare strings ('3'), or compare a number attribute"
         case .unboundVariable(let name):
             return "give it a value with substituting([\"\(name)\": value]) or --var \(name)=VALUE"
         case .quantifierNeedsCollection:

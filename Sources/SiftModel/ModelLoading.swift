@@ -321,8 +321,10 @@ extension DataModel {
         }
     }
 
+    /// Where in the document: `entities[0].attributes`, or "the top level" for the document itself.
     private static func path(_ keys: [any CodingKey]) -> String {
-        keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        let path = keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        return path.isEmpty ? "the top level" : String(path.drop { $0 == "." })
     }
 }
 

@@ -104,6 +104,10 @@ struct ValidationTests {
         #expect(try hint("agee > 3") == "did you mean 'age'?")
         #expect(try hint("reports.age > 3")?.contains("ANY reports.age") == true)
         #expect(try hint("startDate < 5")?.contains("CAST(") == true)
+        #expect(try hint("5.5 < startDate")?.contains("CAST(") == true)
+        // Issue 54: a string against a number spoke of dates.
+        #expect(try hint("name > 3") == "quote the number to compare strings ('3'), or compare a number attribute")
+        #expect(try hint("age == 'x'")?.contains("CAST(") == false)
         #expect(try hint("age > $min")?.contains("substituting") == true)
     }
 
