@@ -498,3 +498,38 @@ extension StoreError: LocalizedError {
     /// `localizedDescription` says what went wrong.
     public var errorDescription: String? { description }
 }
+
+extension StoreError: PredicateTextError {
+    /// The error as a predicate's errors are shown: under the line of the predicate it is about, with a
+    /// caret under its place, when it is about a place in a predicate (`.invalidPredicate`, and
+    /// `.notExpressibleInSQL` when its place is known); `error:` and its sentence otherwise.
+    ///
+    /// ```swift
+    /// let typo = "departmnt.name == 'Sales'"
+    /// do {
+    ///     _ = try context.fetch(FetchRequest(entityName: "Employee", predicate: typo))
+    /// } catch {
+    ///     print(error.rendered(in: typo))
+    ///     // error: 'Employee' has no attribute or relationship named 'departmnt'
+    ///     //  --> predicate:1:1
+    ///     // 1 | departmnt.name == 'Sales'
+    ///     //   | ^^^^^^^^^^^^^^
+    ///     //   = note: did you mean 'department'?
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - text: The predicate's text (the error's own copy of it is shown when it kept one).
+    ///   - sourceName: The name shown for the source, such as `predicate` or a file's path.
+    /// - Returns: The diagnostic, or `error:` and the sentence.
+    public func rendered(in text: String, sourceName: String) -> String {
+        switch self {
+        case .invalidPredicate(let error, let kept):
+            return error.rendered(in: kept.isEmpty ? text : kept, sourceName: sourceName)
+        case .notExpressibleInSQL(let error, let range?, let kept):
+            return SourceDiagnostic(message: error.description, range: range, in: kept ?? text).rendered(sourceName: sourceName)
+        default:
+            return "error: \(description)"
+        }
+    }
+}

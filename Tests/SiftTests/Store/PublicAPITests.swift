@@ -30,6 +30,27 @@ struct PublicAPITests {
         #expect(FetchSortDescriptor("title") == FetchSortDescriptor(parsing: "title:asc"))
     }
 
+    /// Issue 54: the README teaches `error.rendered(in:)`, and a fetch's error had no such member.
+    @Test("A store's error about a predicate is rendered as the predicate's errors are")
+    func storeErrorsRender() throws {
+        let context = ObjectContext(store: CompanyStore.store)
+        let typo = "departmnt.name == 'Sales'"
+        do {
+            _ = try context.fetch(FetchRequest(entityName: "Employee", predicate: typo))
+            Issue.record("the fetch succeeded")
+        } catch let error as any PredicateTextError {
+            #expect(error.rendered(in: typo) == """
+                error: 'Employee' has no attribute or relationship named 'departmnt'
+                 --> predicate:1:1
+                1 | departmnt.name == 'Sales'
+                  | ^^^^^^^^^^^^^^
+                  = note: did you mean 'department'?
+                """, "\(error.rendered(in: typo))")
+        }
+        let other = StoreError.unknownEntity("Nope")
+        #expect(other.rendered(in: "x > 1", sourceName: "query.txt") == "error: the model has no entity named 'Nope'")
+    }
+
     @Test("A sort descriptor is read from its text form", arguments: [
         ("name", "name", true, false),
         ("name:asc", "name", true, false),
