@@ -39,8 +39,11 @@ public final class ManagedObject: CustomStringConvertible {
     public var entity: Entity { description_.entity }
     /// The entity and its lookups, shared by the context's objects of it;
     /// and through it the context that holds the object, weakly: an object
-    /// does not keep its context alive, and using an object after its
-    /// context is gone is the typed error `StoreError.contextGone`.
+    /// does not keep its context alive. After its context is gone, an object
+    /// a fetch returned still reads its attributes from the row it was
+    /// fetched with; anything that needs the context (a fault never read,
+    /// relationships, changes) is the typed error `StoreError.contextGone`,
+    /// and nil from the subscripts.
     @exclusivity(unchecked) @usableFromInline var description_: EntityDescription
     /// The unsaved changes, made the first time the object changes: an
     /// object that is only read holds one nil reference, not four tables.
@@ -238,7 +241,14 @@ public final class ManagedObject: CustomStringConvertible {
                            toOne: Array(repeating: nil, count: entity.toOneCount),
                            toMany: Array(repeating: [], count: entity.toManyCount))
         }
-        try context().fire(self)
+        guard let owner = description_.context else {
+            // The context is gone. A fault a fetch returned still holds the row the fetch read: its values are
+            // read from it (what firing it would have given, bar a save made since), so the objects of a
+            // context used for one fetch answer every value they have, never nil or `.contextGone`.
+            if isPendingFault, let fetched = storedNode { return fetched }
+            throw .contextGone(reference)
+        }
+        try owner.fire(self)
         return node!
     }
 

@@ -77,6 +77,23 @@ struct TypedValuesTests {
         #expect(try fresh.fetch(byArguments).count == 1)
     }
 
+    /// Issue 54: `object["pages", as: Int.self]` answered nil once the context of the fetch was released (a
+    /// temporary `ObjectContext(store:)` in one expression), where `value(forKey:as:)` threw. The objects a
+    /// fetch returned read every value they were fetched with; what needs the context says so.
+    @Test("Objects of a released context read the values they were fetched with", arguments: StoreKind.allCases)
+    func readsAfterTheContextIsGone(_ kind: StoreKind) throws {
+        let store = try kind.make(try Self.dataSet())
+        let books = try store.context().fetch(FetchRequest(entityName: "Book", sortDescriptors: [FetchSortDescriptor("title")]))
+        #expect(books.count == 2)
+        #expect(books.map { $0["title", as: String.self] } == ["Dune", "Emma"])
+        #expect(books.map { $0["pages", as: Int.self] } == [412, 320])
+        #expect(try books[0].value(forKey: "price", as: Double.self) == 9.5)
+        #expect(books[1]["price"] == .null)
+        #expect(try books[1].value(forKey: "price", as: Double.self) == nil)
+        // A change needs the context: a typed error, not a silent nothing.
+        #expect(throws: StoreError.self) { try books[0].setValue(1, forKey: "pages") }
+    }
+
     @Test("A value reads as the Swift types that hold it")
     func valueAccessors() {
         let pages: PredicateValue = 320
