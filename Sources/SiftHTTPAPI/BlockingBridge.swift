@@ -7,7 +7,7 @@
 
 #if HTTP  // the package trait that brings the HTTP stack (on by default)
 import Dispatch
-package import Foundation
+internal import Foundation
 import Sift
 
 /// A task executor whose jobs run on threads of their own, off Swift's

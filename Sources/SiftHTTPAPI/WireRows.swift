@@ -3,7 +3,7 @@
 // remote store's backend reads it back.
 
 #if HTTP  // the package trait that brings the HTTP stack (on by default)
-package import Foundation
+internal import Foundation
 import Sift
 import SiftStore
 

@@ -5,7 +5,7 @@
 // value crosses the wire and comes back the same.
 
 #if HTTP  // the package trait that brings the HTTP stack (on by default)
-package import Foundation
+internal import Foundation
 package import OpenAPIRuntime
 import Sift
 

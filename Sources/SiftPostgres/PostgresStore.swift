@@ -237,7 +237,8 @@ public final class PostgresStore: @unchecked Sendable {
     public func destroy() throws(StoreError) {
         defer { close() }
         if schemaName == "public" {
-            for table in schema.tableNames { _ = try run(ServerCatalog.dropTable(table)) }
+            // With the table of a served store's remembered save answers, when it has one.
+            for table in schema.tableNames + [SaveAnswerStatements.table] { _ = try run(ServerCatalog.dropTable(table)) }
         } else {
             _ = try run(ServerCatalog.dropSchema(schemaName))
         }

@@ -117,6 +117,12 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     let origin = UUID().uuidString
     /// Set when the change feed should stop.
     private let stopped = LockedState(false)
+    /// The sequence number of the next new change set (with ``origin``, its identity), and the
+    /// change sets whose answer never came, by their identity: a context's retry of one is sent
+    /// under the same number, so the server answers it as it answered the first, if it wrote it.
+    private let saves = LockedState<(next: Int64, unanswered: [Components.Schemas.ChangeSet: Int64])>((1, [:]))
+    /// How many unanswered change sets are remembered for a retry.
+    static let unansweredCapacity = 64
 
     struct State {
         var status: RemoteStatus = .online
@@ -540,10 +546,17 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
 
     /// Sends one change set; the server writes all of it in one transaction or finds conflicts.
     ///
+    /// Each change set is numbered (with the store's origin, its identity): when no answer comes (the
+    /// connection drops, the server answers 5xx) it is sent once more, and when a context saves the same
+    /// changes again after `.unavailable`, they go under the same number; the server answers a change set
+    /// it has written as it answered it then, and writes nothing, so a save is written once however often
+    /// it is sent.
+    ///
     /// - Parameter changes: The change set, with the versions read.
     /// - Returns: New versions and keys, or the conflicts (nothing written).
     /// - Throws: `StoreError`: `.unavailable` (retryable) when the server cannot be reached — nothing was
-    ///   written, unless its answer was lost after it wrote; `.readOnly` for a read-only server.
+    ///   written, or it was and a retry of the same changes is answered as it was written; `.readOnly` for a
+    ///   read-only server.
     public func save(_ changes: BackendChanges<Int64>) throws -> BackendSaveOutcome<Int64> {
         dropStash()
         func target(_ object: BackendObject<Int64>) -> Components.Schemas.Target {
@@ -555,7 +568,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         func targets(_ named: [String: BackendObject<Int64>]) -> Components.Schemas.TargetsByName {
             .init(additionalProperties: named.mapValues(target))
         }
-        let body = Components.Schemas.ChangeSet(
+        var body = Components.Schemas.ChangeSet(
             origin: origin,
             inserts: changes.inserts.map {
                 .init(temporaryID: $0.temporaryID, entity: $0.entityName, values: WireValue.values($0.values), toOne: targets($0.toOne))
@@ -570,14 +583,48 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
                       removed: $0.removed)
             },
             kept: changes.kept.isEmpty ? nil : changes.kept.map { .init(entity: $0.entityName, key: $0.reference) })
+        // The change set's identity: a new number, or the one it was sent under before when its answer never came.
+        let unnumbered = body
+        body.sequence = saves.withLock { saves in
+            if let sequence = saves.unanswered[unnumbered] { return sequence }
+            defer { saves.next += 1 }
+            return saves.next
+        }
         enum Answer { case saved(Components.Schemas.SaveAnswer), conflicts(Components.Schemas.Conflicts) }
-        let answer = try request({ () throws(StoreError) -> Answer in
+        func send() throws(StoreError) -> Answer {
             let exchange = try exchange("POST", "v1/save", idempotent: false, body: body)
             if exchange.status == 409, let conflicts = try? JSONDecoder().decode(Components.Schemas.Conflicts.self, from: exchange.data) {
                 return .conflicts(conflicts)
             }
             return .saved(try exchange.decoded())
-        }, offline: nil)
+        }
+        let answer: Answer
+        do throws(StoreError) {
+            answer = try request({ () throws(StoreError) -> Answer in
+                do throws(StoreError) {
+                    return try send()
+                } catch {
+                    // No answer (a dropped connection, a 5xx): sent once more under the same identity, which
+                    // the server answers as it answered the first if that one was written.
+                    guard case .unavailable = error else { throw error }
+                    return try send()
+                }
+            }, offline: nil)
+        } catch {
+            saves.withLock { saves in
+                if case .unavailable = error {
+                    saves.unanswered[unnumbered] = body.sequence
+                    if saves.unanswered.count > Self.unansweredCapacity,
+                       let oldest = saves.unanswered.min(by: { $0.value < $1.value }) {
+                        saves.unanswered[oldest.key] = nil
+                    }
+                } else {
+                    saves.unanswered[unnumbered] = nil
+                }
+            }
+            throw error
+        }
+        saves.withLock { $0.unanswered[unnumbered] = nil }
         switch answer {
         case .conflicts(let conflicts):
             var found: [(reference: Int64, entityName: String, current: BackendRow<Int64>?)] = []

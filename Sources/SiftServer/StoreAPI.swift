@@ -13,9 +13,10 @@ import Sift
 import SiftHTTPAPI
 import SiftStore
 
-/// A save's answer: written, or the conflicts (nothing written).
+/// A save's answer: written (or, `remembered`, written by an earlier request
+/// of the same change set), or the conflicts (nothing written).
 enum SaveOutcome: Sendable {
-    case saved(Components.Schemas.SaveAnswer)
+    case saved(Components.Schemas.SaveAnswer, remembered: Bool)
     case conflicts(Components.Schemas.Conflicts)
 }
 
@@ -29,6 +30,8 @@ struct StoreAPI: APIProtocol {
     let work: StoreWork
     /// Set when the server is stopping.
     let stopping: LockedState<Bool>
+    /// The answers of change sets with an identity, so that each is applied once (SaveAnswers.swift).
+    let answers = SaveAnswers()
 
     var model: DataModel { store.model }
 
@@ -261,28 +264,58 @@ struct StoreAPI: APIProtocol {
         }
         let result = await perform { () throws -> SaveOutcome in
             try checkWritable()
+            let identity = try answers.identity(of: body)
             let request = try SaveRequestReader(model: model).request(body)
+            // A change set with an identity is applied once, a retry answered as the first request was.
+            if let identity { return try answers.save(request, identity: identity, api: self) }
             switch try store.apply(request) {
             case .committed(let saved):
-                log.announcing(from: body.origin) { store.announce(saved.changes) }
-                let versions = saved.nodes.values.map {
-                    Components.Schemas.Version(entity: model.entities[$0.id.entity].name, key: $0.id.primaryKey, version: $0.version)
-                }
-                let keys = saved.keys.map { Components.Schemas.AssignedKey(temporaryID: $0.key, key: $0.value) }
-                return .saved(.init(versions: versions, keys: keys, token: log.token.description))
+                var answer = Self.answer(saved, model: model, token: "")
+                answer.token = announce(saved, origin: body.origin)
+                return .saved(answer, remembered: false)
             case .conflicts(let conflicts):
-                return .conflicts(.init(code: "conflict", message: "\(conflicts.count) object(s) changed since they were read; nothing was written",
-                                      conflicts: conflicts.map { conflict in
-                                          .init(entity: model.entities[conflict.id.entity].name, key: conflict.id.primaryKey,
-                                                current: conflict.current.map { WireRow.row($0, model: model) })
-                                      }))
+                return .conflicts(self.conflicts(conflicts))
             }
         }
         switch result {
-        case .success(.saved(let answer)): return .ok(.init(body: .json(answer)))
+        case .success(.saved(let answer, let remembered)):
+            // The tests' fault: the save committed, its answer lost.
+            if let lose = configuration.beforeAnswer {
+                do {
+                    try await lose(answer, remembered)
+                } catch {
+                    return .default(statusCode: 500, ServerFailure(500, "internal", "the save's answer was lost: \(error)").response)
+                }
+            }
+            return .ok(.init(body: .json(answer)))
         case .success(.conflicts(let conflicts)): return .conflict(.init(body: .json(conflicts)))
         case .failure(let failure): return .default(statusCode: failure.status, failure.response)
         }
+    }
+
+    /// A committed save's answer: the versions and keys it wrote, and `token`.
+    static func answer(_ saved: SaveResult, model: DataModel, token: String) -> Components.Schemas.SaveAnswer {
+        let versions = saved.nodes.values.map {
+            Components.Schemas.Version(entity: model.entities[$0.id.entity].name, key: $0.id.primaryKey, version: $0.version)
+        }
+        let keys = saved.keys.map { Components.Schemas.AssignedKey(temporaryID: $0.key, key: $0.value) }
+        return .init(versions: versions, keys: keys, token: token)
+    }
+
+    /// Announces a committed save to the store's observers (the change feed
+    /// names it `origin`'s); returns the feed's token after it.
+    func announce(_ saved: SaveResult, origin: String?) -> String {
+        log.announcing(from: origin) { store.announce(saved.changes) }
+        return log.token.description
+    }
+
+    /// The answer of a save that found rows moved.
+    func conflicts(_ conflicts: [RowConflict]) -> Components.Schemas.Conflicts {
+        .init(code: "conflict", message: "\(conflicts.count) object(s) changed since they were read; nothing was written",
+              conflicts: conflicts.map { conflict in
+                  .init(entity: model.entities[conflict.id.entity].name, key: conflict.id.primaryKey,
+                        current: conflict.current.map { WireRow.row($0, model: model) })
+              })
     }
 
     func batchUpdate(_ input: Operations.BatchUpdate.Input) async throws -> Operations.BatchUpdate.Output {

@@ -45,6 +45,11 @@ public struct ServerConfiguration: Sendable {
     public var maximumConcurrentRequests: Int = 8
     /// Called before each save is applied (tests hold a save here to stop the server under it).
     public var beforeSave: (@Sendable () async -> Void)?
+    /// Called with each save's answer after the save committed (or was found
+    /// answered before: `remembered`) and before the answer is sent; when it
+    /// throws, a 500 is sent instead of the answer, which is lost as it would
+    /// be with a dropped connection. Tests lose answers here.
+    package var beforeAnswer: (@Sendable (_ answer: Components.Schemas.SaveAnswer, _ remembered: Bool) async throws -> Void)?
 
     /// The defaults: loopback, port 8080, read-only, no token.
     public init() {}

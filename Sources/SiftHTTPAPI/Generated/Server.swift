@@ -8,14 +8,6 @@
 @diagnose(UnusedImportAccess, as: ignored)
 #endif
 package import struct Foundation.URL
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Data
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Date
 import HTTPTypes
 extension APIProtocol {
     /// Registers each operation handler with the provided transport.
@@ -473,6 +465,15 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
         )
     }
     /// One change set, in one transaction; all of it or none.
+    ///
+    /// A change set that names its `origin` and a `sequence` is applied once:
+    /// the server remembers what it answered recent change sets (a SQLite or
+    /// PostgreSQL store: each origin's latest 100, for a day, in a table beside
+    /// its rows written in the save's own transaction; another store: the
+    /// latest 10 000, in memory) and answers a change set it has answered
+    /// again as it answered it the first time, writing nothing. A client whose
+    /// answer was lost (the connection dropped, a 5xx) sends the same change
+    /// set with the same sequence again.
     ///
     /// - Remark: HTTP `POST /v1/save`.
     /// - Remark: Generated from `#/paths//v1/save/post(save)`.

@@ -4,18 +4,6 @@
 @diagnose(UnusedImportAccess, as: ignored)
 #endif
 @_spi(Generated) package import OpenAPIRuntime
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.URL
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Data
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/schemas` section of the OpenAPI document.
     package enum Schemas {
@@ -773,6 +761,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/ChangeSet/origin`.
             package var origin: Swift.String?
+            /// The change set's number among its origin's (growing with each new change set, the same for each retry of one): with `origin`, its identity. A change set whose identity the server has answered is answered as it was the first time, and nothing is written.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChangeSet/sequence`.
+            package var sequence: Swift.Int64?
             /// - Remark: Generated from `#/components/schemas/ChangeSet/inserts`.
             package var inserts: [Components.Schemas.Insert]?
             /// - Remark: Generated from `#/components/schemas/ChangeSet/updates`.
@@ -789,6 +781,7 @@ extension Components {
             ///
             /// - Parameters:
             ///   - origin: Who saves (a client's own identifier): the change feed names it, so a client knows its own saves.
+            ///   - sequence: The change set's number among its origin's (growing with each new change set, the same for each retry of one): with `origin`, its identity. A change set whose identity the server has answered is answered as it was the first time, and nothing is written.
             ///   - inserts:
             ///   - updates:
             ///   - deletes:
@@ -796,6 +789,7 @@ extension Components {
             ///   - kept: Objects a merge policy kept as stored: delete rules leave them, clearing their links to rows the save deletes.
             package init(
                 origin: Swift.String? = nil,
+                sequence: Swift.Int64? = nil,
                 inserts: [Components.Schemas.Insert]? = nil,
                 updates: [Components.Schemas.Update]? = nil,
                 deletes: [Components.Schemas.Delete]? = nil,
@@ -803,6 +797,7 @@ extension Components {
                 kept: [Components.Schemas.ObjectKey]? = nil
             ) {
                 self.origin = origin
+                self.sequence = sequence
                 self.inserts = inserts
                 self.updates = updates
                 self.deletes = deletes
@@ -811,6 +806,7 @@ extension Components {
             }
             package enum CodingKeys: String, CodingKey {
                 case origin
+                case sequence
                 case inserts
                 case updates
                 case deletes
@@ -876,7 +872,7 @@ extension Components {
             package var versions: [Components.Schemas.Version]
             /// - Remark: Generated from `#/components/schemas/SaveAnswer/keys`.
             package var keys: [Components.Schemas.AssignedKey]
-            /// The change feed's token after this save.
+            /// The change feed's token after this save (for a change set answered before by an earlier run of the server, the current token).
             ///
             /// - Remark: Generated from `#/components/schemas/SaveAnswer/token`.
             package var token: Swift.String
@@ -885,7 +881,7 @@ extension Components {
             /// - Parameters:
             ///   - versions:
             ///   - keys:
-            ///   - token: The change feed's token after this save.
+            ///   - token: The change feed's token after this save (for a change set answered before by an earlier run of the server, the current token).
             package init(
                 versions: [Components.Schemas.Version],
                 keys: [Components.Schemas.AssignedKey],
