@@ -46,6 +46,22 @@ struct SnippetFile: Sendable, CustomTestStringConvertible {
         return lines
     }
 
+    /// The shown lines of one slice (`// snippet.NAME` to `// snippet.end`).
+    func slice(_ name: String) -> [String] {
+        var current: String?
+        var hidden = false
+        var lines: [String] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            let code = line.trimmingCharacters(in: .whitespaces)
+            if code == "// snippet.hide" { hidden = true; continue }
+            if code == "// snippet.show" { hidden = false; continue }
+            if code == "// snippet.end" { current = nil; continue }
+            if code.hasPrefix("// snippet.") { current = String(code.dropFirst("// snippet.".count)); continue }
+            if current == name, !hidden { lines.append(line) }
+        }
+        return lines
+    }
+
     /// The lines the comments say the snippet prints, in order.
     var expectedOutput: [String] {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -113,7 +129,16 @@ struct ExamplesTests {
     func everyExampleIsASnippet() throws {
         let blocks = Self.documentedBlocks
         #expect(blocks.count >= 12)
-        let snippets = SnippetFile.all.map { $0.shownLines.map(Self.trimmed).joined(separator: "\n") }
+        // Each snippet whole, and each of its slices without its common indentation (a slice inside a `do`).
+        let slices = SnippetFile.all.flatMap { snippet in
+            snippet.text.matches(of: /\/\/ snippet\.(\w+)/).map { String($0.1) }.filter { !["end", "hide", "show"].contains($0) }
+                .map { name -> String in
+                    let lines = snippet.slice(name)
+                    let indent = lines.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }.map { $0.prefix { $0 == " " }.count }.min() ?? 0
+                    return lines.map { Self.trimmed(String($0.dropFirst(min(indent, $0.prefix { $0 == " " }.count)))) }.joined(separator: "\n")
+                }
+        }
+        let snippets = SnippetFile.all.map { $0.shownLines.map(Self.trimmed).joined(separator: "\n") } + slices
         #expect(snippets.count >= 10)
         for block in blocks {
             // A package manifest's lines are not a program: they belong in Package.swift.
@@ -126,6 +151,31 @@ struct ExamplesTests {
                 .trimmingCharacters(in: .newlines)
             #expect(snippets.contains { $0.contains(code) }, "\(block.place) is in no snippet:\n\(code)")
         }
+    }
+
+    /// Issue 54: the articles showed their code only through `@Snippet` directives, which a reader of the
+    /// article's file sees as one line. Each slice is shown inline, after a `<!-- snippet NAME SLICE -->`
+    /// marker, as `Scripts/inline-snippets` writes it: whole, and the same as the snippet's.
+    @Test("Every article shows its snippets inline, each slice whole")
+    func articlesShowTheirSnippetsInline() throws {
+        let sources = Fixtures.repositoryRoot.appendingPathComponent("Sources")
+        let walker = FileManager.default.enumerator(atPath: sources.path)
+        var markers = 0
+        while let path = walker?.nextObject() as? String {
+            guard path.hasSuffix(".md"), path.contains(".docc/") else { continue }
+            let text = try Fixtures.repositoryFile("Sources/" + path)
+            #expect(!text.contains("@Snippet("), "\(path) shows a snippet only through a directive")
+            let lines = text.components(separatedBy: "\n")
+            for (index, line) in lines.enumerated() {
+                guard let match = line.wholeMatch(of: /<!-- snippet (\w+) (\w+) -->/) else { continue }
+                markers += 1
+                let snippet = try #require(SnippetFile.all.first { $0.name == String(match.1) }, "\(path): no snippet \(match.1)")
+                #expect(lines.dropFirst(index + 1).first == "```swift", "\(path): no block after \(line)")
+                let block = Array(lines.dropFirst(index + 2).prefix { $0 != "```" })
+                #expect(block == snippet.slice(String(match.2)), "\(path): the block after \(line) is not the slice; run Scripts/inline-snippets")
+            }
+        }
+        #expect(markers >= 20)
     }
 
     @Test("No example force-unwraps or force-casts", arguments: SnippetFile.all)
