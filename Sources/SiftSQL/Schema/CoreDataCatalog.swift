@@ -53,6 +53,25 @@ package enum CoreDataCatalog {
                                                     orderBy: [SQLOrdering(columns[0])])), in: dialect)
     }
 
+    /// Every table of an SQLite store and its columns, in order: a row per
+    /// column, the table's name then the column's (for matching a store's
+    /// join tables to the model, `SQLSchema.matchingJoinTables(_:)`).
+    package static let sqliteTableColumns =
+        #"SELECT m."name", p."name" FROM "sqlite_master" AS m JOIN pragma_table_info(m."name") AS p ORDER BY m."name", p."cid""#
+
+    /// The tables of `rows` (of `sqliteTableColumns`) that may be join
+    /// tables (`Z_` and a name, the catalog's own aside), with their columns.
+    ///
+    /// - Parameter rows: Pairs of a table's name and a column's, as text.
+    /// - Returns: Each table's columns, in order, by table name.
+    package static func joinTableCandidates(_ rows: [(table: String, column: String)]) -> [String: [String]] {
+        var tables: [String: [String]] = [:]
+        for row in rows where row.table.hasPrefix("Z_") && !requiredTables.contains(row.table) && row.table != modelCacheTable {
+            tables[row.table, default: []].append(row.column)
+        }
+        return tables
+    }
+
     /// The table of a root entity's rows (and its subentities').
     ///
     /// - Parameter entityName: The root entity's name.

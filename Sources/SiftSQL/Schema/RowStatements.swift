@@ -167,7 +167,8 @@ extension SQLSchema {
         case .joinTable(let table, let sourceColumn, let targetColumn):
             let owner = SQLExpression.column("j", sourceColumn, nullable: false)
             let target = SQLExpression.column("j", targetColumn, nullable: false)
-            let order = relationship.isOrdered ? [SQLOrdering(.column("j", orderKey(ofJoinColumn: targetColumn), nullable: true))] : []
+            let order = relationship.isOrdered
+                ? [SQLOrdering(.column("j", orderKey(ofJoinColumn: targetColumn, in: table), nullable: true))] : []
             if withRows {
                 return render(.select(SQLSelect(
                     [owner] + rowColumns(destination, alias: member), from: .table(table, alias: "j"),
@@ -340,7 +341,8 @@ extension SQLSchema {
                 .compare(.equal, .column("", column, nullable: true), .slot(2)),
             ])))
         case .joinTable(let table, let source, let target):
-            return render(.update(SQLUpdate(table: table, assignments: [(column: orderKey(ofJoinColumn: target), value: .slot(0))],
+            let order = orderKey(ofJoinColumn: target, in: table)
+            return render(.update(SQLUpdate(table: table, assignments: [(column: order, value: .slot(0))],
                                             conditions: [
                 .compare(.equal, .column("", target, nullable: false), .slot(1)),
                 .compare(.equal, .column("", source, nullable: false), .slot(2)),

@@ -13,7 +13,9 @@
 // subentities, `Z<n>_<NAME>` (n the destination's number) holding the
 // entity number of the row it points at. A to-many relationship whose
 // inverse is to-one is read through that inverse's column; one whose inverse
-// is also to-many (or that has none) lives in a join table. `Z_PRIMARYKEY`
+// is also to-many (or that has none) lives in a join table (derived for a
+// new store; in a store that exists, named as the store names it:
+// `JoinTableNames`, `matchingJoinTables(_:)`). `Z_PRIMARYKEY`
 // lists the entities and the largest key handed out per root (`Z_MAX`);
 // `Z_METADATA` holds the metadata property list, `Z_MODELCACHE` the compiled
 // model. Sift's extras, which Core
@@ -110,6 +112,9 @@ public struct SQLSchema: Sendable {
     /// The order-key column (`Z_FOK_…`) of each to-one relationship whose
     /// inverse is an ordered to-many, by entity name, then relationship name.
     private var orderKeys: [String: [String: String]] = [:]
+    /// The join tables of a store that exists, as it names them
+    /// (`matchingJoinTables(_:)`); empty for a new store, whose names are derived.
+    package internal(set) var joinTableNames = JoinTableNames()
 
     /// The mapping of `model` for a store on `database`, with Core Data's
     /// entity numbers (or those a store already has, by entity name).
@@ -424,6 +429,17 @@ public struct SQLSchema: Sendable {
     ///   characters.
     public func orderKey(ofJoinColumn column: String) -> String { "Z_FOK_" + column.dropFirst(2) }
 
+    /// The order-key column of a join table's column: as the store names it
+    /// when it was read from the store, else `orderKey(ofJoinColumn:)`.
+    ///
+    /// - Parameters:
+    ///   - column: The join table's column holding the ordered members' keys.
+    ///   - table: The join table.
+    /// - Returns: The order-key column's name.
+    package func orderKey(ofJoinColumn column: String, in table: String) -> String {
+        joinTableNames.orderKey(ofJoinColumn: column, in: table) ?? orderKey(ofJoinColumn: column)
+    }
+
     /// The companion columns of an attribute of `entity` (none unless it is canonical).
     ///
     /// - Parameters:
@@ -442,11 +458,16 @@ public struct SQLSchema: Sendable {
     ///   - entity: The entity whose objects have it.
     /// - Returns: A foreign key for a to-one relationship; the inverse's
     ///   foreign key for a to-many relationship whose inverse is to-one; else
-    ///   a join table.
+    ///   a join table (the store's own, when the mapping was matched to a
+    ///   store that exists with `matchingJoinTables(_:)`).
     public func storage(of relationship: Relationship, in entity: Entity) -> RelationshipStorage {
         if !relationship.isToMany { return .foreignKey(column: foreignKey(relationship, of: entity)) }
         // A join table belongs to the entities that declare the two sides.
         let entity = model.declaringEntity(of: relationship.name, from: entity)
+        // A store that exists: its own join table, whatever the rule below would name it.
+        if let link = joinTableNames.link(relationship.name, declaredBy: entity.name) {
+            return .joinTable(table: link.table, sourceColumn: link.sourceColumn, targetColumn: link.targetColumn)
+        }
         guard var destination = model.entity(named: relationship.destination) else {
             return joinTable(owner: entity, relationship, destination: entity, inverse: nil, ownerSide: true)
         }

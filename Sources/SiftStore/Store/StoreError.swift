@@ -108,6 +108,11 @@ public enum StoreError: Error, CustomStringConvertible {
     case unsupportedModel(String)
     /// A model given for a store that it did not make.
     case modelDoesNotMatchStore(path: String, reason: String)
+    /// A store that exists whose join table for one of the model's
+    /// many-to-many relationships cannot be found or does not fit: the
+    /// table (the store's, or the name Core Data gives it) and why. Nothing
+    /// was read or written. Its code is `.modelDoesNotMatchStore`.
+    case unmatchedJoinTable(path: String, table: String, reason: String)
     /// A fetch request template the model does not have.
     case unknownTemplate(String, available: [String])
     /// `$variables` of a template that were given no value.
@@ -173,6 +178,9 @@ public enum StoreError: Error, CustomStringConvertible {
         case .contextGone(let object): "\(object) was used after its context was released: keep the context while you use its objects"
         case .unsupportedModel(let reason): "this model cannot be used with a store: \(reason)"
         case .modelDoesNotMatchStore(let path, let reason): "the model given is not the model of '\(path)': \(reason)"
+        case .unmatchedJoinTable(let path, let table, let reason):
+            "the store '\(path)' does not fit its model: its join table \(table) cannot be matched to the model (\(reason)); "
+                + "it was left unchanged"
         case .unknownTemplate(let name, let available):
             "the model has no fetch request template named '\(name)'"
                 + (available.isEmpty ? " (it has none)" : " (it has \(available.map { "'\($0)'" }.joined(separator: ", ")))")
@@ -357,7 +365,7 @@ extension StoreError {
         case .keysExhausted: .keysExhausted
         case .contextGone: .contextGone
         case .unsupportedModel: .unsupportedModel
-        case .modelDoesNotMatchStore: .modelDoesNotMatchStore
+        case .modelDoesNotMatchStore, .unmatchedJoinTable: .modelDoesNotMatchStore
         case .unknownTemplate: .unknownTemplate
         case .missingVariables: .missingVariables
         case .server: .server

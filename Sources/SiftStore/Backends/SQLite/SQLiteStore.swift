@@ -121,15 +121,17 @@ public final class SQLiteStore: @unchecked Sendable {
         var numbers: [String: Int]?
         var refusal: String?
         var hasHistory = false
+        var joinTables: [String: [String]]?
         if let stored = try Self.storedModel(connection, path: path, size: size, expected: model) {
             resolved = stored.model
             numbers = stored.entityNumbers
+            // Its join tables as it names them, which Core Data's versions have named differently.
+            joinTables = try Self.joinTableColumns(connection, path: path)
             hasHistory = stored.historyTracking
             if hasHistory, historyTracking == .off {
                 refusal = "the store keeps persistent history and was opened with history tracking off, "
                     + "so its history would miss the changes: open it with history tracking on to save to it"
             }
-            if !readOnly { try Self.setJournalMode(connection, path: path) }
         } else {
             guard let model else { throw .noModel(path: path) }
             guard !readOnly else { throw .readOnly(path: path) }
@@ -137,7 +139,10 @@ public final class SQLiteStore: @unchecked Sendable {
             try Self.setJournalMode(connection, path: path)
             try Self.create(connection, model, path: path)
         }
-        try self.init(connection: connection, model: resolved, url: url, functions: functions, entityNumbers: numbers)
+        try self.init(connection: connection, model: resolved, url: url, functions: functions, entityNumbers: numbers,
+                      joinTables: joinTables)
+        // A store that exists is written to only once it is known to fit (its join tables matched).
+        if joinTables != nil, !readOnly { try Self.setJournalMode(connection, path: path) }
         writesRefused = refusal
         let tracking = switch historyTracking {
         case .asStored: hasHistory
@@ -213,11 +218,23 @@ public final class SQLiteStore: @unchecked Sendable {
         try self.init(connection: connection, model: model, url: nil, functions: functions, entityNumbers: nil)
     }
 
+    /// - Parameter joinTables: The tables of a store that exists and their
+    ///   columns (`joinTableColumns`), whose join tables the schema takes the
+    ///   names of; nil for a new store, whose names are derived.
     private init(connection: SQLiteConnection, model: DataModel, url: URL?, functions: FunctionRegistry,
-                 entityNumbers: [String: Int]?) throws(StoreError) {
+                 entityNumbers: [String: Int]?, joinTables: [String: [String]]? = nil) throws(StoreError) {
         self.connection = connection
         self.model = model
-        self.schema = SQLSchema(model: model, entityNumbers: entityNumbers)
+        let derived = SQLSchema(model: model, entityNumbers: entityNumbers)
+        if let joinTables {
+            do {
+                self.schema = try derived.matchingJoinTables(joinTables)
+            } catch {
+                throw .unmatchedJoinTable(path: url?.path ?? ":memory:", table: error.table, reason: error.reason)
+            }
+        } else {
+            self.schema = derived
+        }
         self.lowering = SQLLowering(schema: schema)
         self.rowCache = RowCache(model: model)
         self.url = url
@@ -293,6 +310,20 @@ public final class SQLiteStore: @unchecked Sendable {
         guard size > 0, let catalog = try StoreCatalog.read(connection, path: path) else { return nil }
         guard let model = try catalog.model(expected: expected) else { throw .noModel(path: path) }
         return (model, catalog.entityNumbers(for: model), catalog.tracksHistory)
+    }
+
+    /// The tables of a store that exists that may be join tables, with their
+    /// columns in order, read from `sqlite_master`.
+    private static func joinTableColumns(_ connection: SQLiteConnection, path: String) throws(StoreError) -> [String: [String]] {
+        do {
+            let rows = try connection.query(CoreDataCatalog.sqliteTableColumns).compactMap { row -> (table: String, column: String)? in
+                guard row.count == 2, case .text(let table) = row[0], case .text(let column) = row[1] else { return nil }
+                return (table, column)
+            }
+            return CoreDataCatalog.joinTableCandidates(rows)
+        } catch {
+            throw StoreError(error, path: path)
+        }
     }
 
     /// The store's file path, for errors (":memory:" for an in-memory store).
