@@ -419,6 +419,39 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
         self.domain = domain
     }
 
+    /// Whether a loop compiled now runs inside another loop (a subquery's or
+    /// a map's, whose variable is in scope): such a loop charges its members
+    /// to the fetch's time budget (`EvaluationBudget.chargeLoop`), since
+    /// nested loops cost the product of their collections. A loop on its own
+    /// costs what its collection holds, and is not charged.
+    var chargesLoops: Bool { !slots.isEmpty }
+
+    /// A loop as an error names it: `SUBQUERY(reports, $a, …)`, `reports.…`.
+    static func loopName(_ e: BoundExpression) -> String {
+        switch e.kind {
+        case .subquery(let collection, let variable, _): "SUBQUERY(\(path(collection)), $\(variable), …)"
+        case .map(let collection, _, _): "\(path(collection)).…"
+        default: path(e)
+        }
+    }
+
+    /// A key path as the predicate wrote it, as far as it can be told.
+    static func path(_ e: BoundExpression) -> String {
+        func joined(_ base: BoundExpression, _ name: String) -> String {
+            if case .evaluatedObject = base.kind { return name }
+            return path(base) + "." + name
+        }
+        switch e.kind {
+        case .evaluatedObject: return "SELF"
+        case .variable(let name): return "$" + name
+        case .attribute(let base, let attribute): return joined(base, attribute.name)
+        case .toOne(let base, let relationship), .toMany(let base, let relationship): return joined(base, relationship.name)
+        case .key(let base, let key): return joined(base, key)
+        case .subquery, .map: return loopName(e)
+        default: return "…"
+        }
+    }
+
     /// Gives `variable` a new slot while `body` compiles.
     mutating func withSlot<T>(for variable: String, _ body: (inout Self, Int) -> T) -> T {
         let slot = slotCount
@@ -730,12 +763,17 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
             return { o, s in b(o, &s).map { d.objects(h, of: $0) } ?? [] }
         case .map(let collection, let variable, let each):
             let members = objects(collection)
+            let charged = chargesLoops
+            if charged { mayFail = true }
+            let name = charged ? Self.loopName(e) : ""
             return withSlot(for: variable) { compiler, slot in
                 if each.type.isCollection {
                     let inner = compiler.objects(each)
                     return { o, s in
                         var result: [Object] = []
-                        for m in members(o, &s) {
+                        let all = members(o, &s)
+                        if charged, !EvaluationBudget.chargeLoop(all.count, term: name) { return [] }
+                        for m in all {
                             s.slots[slot] = m
                             result += inner(o, &s)
                         }
@@ -745,7 +783,9 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
                 let inner = compiler.object(each)
                 return { o, s in
                     var result: [Object] = []
-                    for m in members(o, &s) {
+                    let all = members(o, &s)
+                    if charged, !EvaluationBudget.chargeLoop(all.count, term: name) { return [] }
+                    for m in all {
                         s.slots[slot] = m
                         if let x = inner(o, &s) { result.append(x) }
                     }
@@ -754,10 +794,25 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
             }
         case .subquery(let collection, let variable, let predicate):
             let members = objects(collection)
+            // A loop inside another loop is charged to the fetch's time
+            // budget: nested loops cost the product of their collections.
+            let charged = chargesLoops
+            if charged { mayFail = true }
+            let name = charged ? Self.loopName(e) : ""
             return withSlot(for: variable) { compiler, slot in
                 let t = compiler.test(predicate)
+                if !charged {
+                    return { o, s in
+                        members(o, &s).filter { m in
+                            s.slots[slot] = m
+                            return t(o, &s)
+                        }
+                    }
+                }
                 return { o, s in
-                    members(o, &s).filter { m in
+                    let all = members(o, &s)
+                    guard EvaluationBudget.chargeLoop(all.count, term: name) else { return [] }
+                    return all.filter { m in
                         s.slots[slot] = m
                         return t(o, &s)
                     }
@@ -816,12 +871,17 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
         switch e.kind {
         case .map(let collection, let variable, let each):
             let members = objects(collection)
+            let charged = chargesLoops
+            if charged { mayFail = true }
+            let name = charged ? Self.loopName(e) : ""
             return withSlot(for: variable) { compiler, slot in
                 if each.type.isCollection {
                     let inner = compiler.values(each)
                     return { o, s in
                         var result: [PredicateValue] = []
-                        for m in members(o, &s) {
+                        let all = members(o, &s)
+                        if charged, !EvaluationBudget.chargeLoop(all.count, term: name) { return [] }
+                        for m in all {
                             s.slots[slot] = m
                             result += inner(o, &s)
                         }
@@ -831,7 +891,9 @@ struct MemoryCompiler<Domain: EvaluationDomain> {
                 let inner = compiler.value(each)
                 return { o, s in
                     var result: [PredicateValue] = []
-                    for m in members(o, &s) {
+                    let all = members(o, &s)
+                    if charged, !EvaluationBudget.chargeLoop(all.count, term: name) { return [] }
+                    for m in all {
                         s.slots[slot] = m
                         result.append(inner(o, &s))
                     }

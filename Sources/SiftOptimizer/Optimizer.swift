@@ -56,6 +56,7 @@ public struct Optimizer: Sendable {
         Contradictions(),
         RangeMerging(),
         EqualitiesToIn(),
+        LoopInvariantHoisting(),
         CountToExists(),
         TermOrdering(),
     ])

@@ -47,6 +47,8 @@ public struct PostgresDatabaseError: Error, CustomStringConvertible, Sendable {
         public static let numericValueOutOfRange = "22003"
         /// `23505`, unique violation: a primary key the table holds already.
         public static let uniqueViolation = "23505"
+        /// `57014`, query canceled: a statement past its `statement_timeout`.
+        public static let queryCanceled = "57014"
     }
 }
 

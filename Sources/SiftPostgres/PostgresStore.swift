@@ -48,6 +48,16 @@ public final class PostgresStore: @unchecked Sendable {
     public let observers = StoreObservers()
     /// The requests compiled so far, by shape.
     public let compiledFetches = CompiledFetchCache()
+    /// The store's own fetch time limit (`fetchTimeLimit`).
+    let storedFetchTimeLimit = LockedState<Duration?>(nil)
+    /// The longest one of the store's fetches may work unless its request
+    /// says otherwise (`FetchRequest.timeLimit`); nil (the default) for
+    /// `PredicateLimits.standard.fetchTimeLimit`. Past it the fetch stops and
+    /// ends with `StoreError.evaluation(.fetchTooCostly)`.
+    public var fetchTimeLimit: Duration? {
+        get { storedFetchTimeLimit.withLock { $0 } }
+        set { storedFetchTimeLimit.withLock { $0 = newValue } }
+    }
     let pool: PostgresConnectionPool
     let logger: Logger
     /// This store's name in change notifications, to know its own.
@@ -127,9 +137,36 @@ public final class PostgresStore: @unchecked Sendable {
     }
 
     /// Runs `body` with a connection of the store's pool.
+    ///
+    /// Inside a fetch with a time budget (`EvaluationBudget.remainingTime`),
+    /// the connection's `statement_timeout` is what is left of it while
+    /// `body` runs (and is reset after), so the server cancels a statement
+    /// that runs on past the fetch's time; the cancel (SQLSTATE 57014) is
+    /// `StoreError.evaluation(.fetchTooCostly)`.
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
+        guard let remaining = EvaluationBudget.remainingTime else {
+            do {
+                return try pool.withConnection(body)
+            } catch {
+                throw Self.storeError(error)
+            }
+        }
+        let term = "the fetch's SQL statement"
+        // Whole milliseconds, at least 1 (0 would mean no timeout), clamped
+        // to what PostgreSQL takes (an int of milliseconds).
+        let (seconds, attoseconds) = remaining.components
+        let milliseconds = seconds >= Int64(Int32.max / 1000) ? Int64(Int32.max)
+            : max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        if remaining == .zero { throw .evaluation(EvaluationBudget.timedOut(in: term)) }
+        let logger = self.logger
         do {
-            return try pool.withConnection(body)
+            return try pool.withConnection { connection in
+                _ = try connection.run("SET statement_timeout = \(milliseconds)", [], logger: logger)
+                defer { _ = try? connection.run("RESET statement_timeout", [], logger: logger) }
+                return try body(connection)
+            }
+        } catch let error as PostgresDatabaseError where error.code == PostgresDatabaseError.SQLState.queryCanceled {
+            throw .evaluation(EvaluationBudget.timedOut(in: term))
         } catch {
             throw Self.storeError(error)
         }

@@ -38,10 +38,19 @@ struct StoreAPI: APIProtocol {
     // MARK: Running store work
 
     /// Runs `body` on a store thread, within the request time limit; its
-    /// errors become failures.
+    /// errors become failures. The store work runs under a fetch budget
+    /// whose time ends with the request's (`EvaluationBudget`): when the
+    /// request is answered 503 its fetches stop too (SQLite's progress
+    /// handler, PostgreSQL's `statement_timeout`, the loops in memory)
+    /// rather than running on with no one to answer.
     func perform<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async -> Result<T, ServerFailure> {
+        let deadline = ContinuousClock.now.advanced(by: configuration.requestTimeout)
+        let bounded: @Sendable () throws -> T = {
+            try EvaluationBudget.run(steps: PredicateLimits.standard.regularExpressionStepsPerFetch,
+                                     timeLimit: ContinuousClock.now.duration(to: deadline), body)
+        }
         do {
-            return .success(try await work.run(timeout: configuration.requestTimeout, body))
+            return .success(try await work.run(timeout: configuration.requestTimeout, bounded))
         } catch let failure as ServerFailure {
             return .failure(failure)
         } catch let error as StoreError {

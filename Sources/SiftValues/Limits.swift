@@ -58,6 +58,15 @@ public struct PredicateLimits: Hashable, Sendable {
     /// LIKE counts the places it tries pieces longer than 64 characters that
     /// hold a `?`). Default: 100 000 000, a few seconds of backtracking at most.
     public var regularExpressionStepsPerFetch: Int
+    /// The longest one fetch (a fetch, count, dictionary fetch or batch
+    /// change, or one filter of a collection in memory) may work. Its loops
+    /// over collections count their steps and read the clock every few
+    /// thousand (in memory; SQLite through its progress handler), and
+    /// PostgreSQL is given what is left as its `statement_timeout`; past it
+    /// the fetch ends with `EvaluationError.fetchTooCostly`, naming the loop
+    /// it was in where known. A store may set its own (`fetchTimeLimit`), a
+    /// request too (`timeLimit`). Default: 5 seconds.
+    public var fetchTimeLimit: Duration
 
     /// Limits with the given values; the defaults are those of ``standard``
     /// as shipped.
@@ -75,9 +84,11 @@ public struct PredicateLimits: Hashable, Sendable {
     ///   - regularExpressionStepsPerFetch: The most steps the `MATCHES` and
     ///     `LIKE` tests of one fetch may take over all its values together
     ///     (100 000 000 by default).
+    ///   - fetchTimeLimit: The longest one fetch may work (5 seconds by default).
     public init(maximumLength: Int = 1 << 20, maximumNodes: Int = 1 << 18, maximumDepth: Int = 100,
                 maximumChain: Int = 1_000, regularExpressionSteps: Int = 10_000_000,
-                regularExpressionStepsPerFetch: Int = 100_000_000) {
+                regularExpressionStepsPerFetch: Int = 100_000_000, fetchTimeLimit: Duration = .seconds(5)) {
+        self.fetchTimeLimit = fetchTimeLimit
         self.maximumLength = maximumLength
         self.maximumNodes = maximumNodes
         self.maximumDepth = maximumDepth

@@ -230,7 +230,8 @@ extension ObjectContext {
     public func execute(_ request: BatchUpdateRequest) throws(StoreError) -> BatchResult {
         let update = try store.bindBatchUpdate(request)
         let result = try EvaluationBudget.run(
-            steps: request.regularExpressionStepLimit ?? PredicateLimits.standard.regularExpressionStepsPerFetch
+            steps: request.regularExpressionStepLimit ?? PredicateLimits.standard.regularExpressionStepsPerFetch,
+            timeLimit: store.fetchTimeLimit ?? PredicateLimits.standard.fetchTimeLimit
         ) { () throws(StoreError) in try writing { () throws(StoreError) in try store.batchUpdate(update) } }
         // Committed: observers hear of it even if merging it here fails.
         defer { announceOwn(result.changes) }
@@ -260,7 +261,8 @@ extension ObjectContext {
     public func execute(_ request: BatchDeleteRequest) throws(StoreError) -> BatchResult {
         let entity = try store.entity(request.entityName)
         let result = try EvaluationBudget.run(
-            steps: request.regularExpressionStepLimit ?? PredicateLimits.standard.regularExpressionStepsPerFetch
+            steps: request.regularExpressionStepLimit ?? PredicateLimits.standard.regularExpressionStepsPerFetch,
+            timeLimit: store.fetchTimeLimit ?? PredicateLimits.standard.fetchTimeLimit
         ) { () throws(StoreError) in
             try writing { () throws(StoreError) in try store.batchDelete(request, entity: entity) }
         }

@@ -215,7 +215,7 @@ public final class ObjectContext: @unchecked Sendable {
     ///   `.fetchTooCostly`); the store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func fetch(_ request: FetchRequest) throws(StoreError) -> [ManagedObject] {
         // One budget for the patterns of the whole fetch: SQL, residual and unsaved changes.
-        try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in try fetchUnderBudget(request) }
+        try EvaluationBudget.run(steps: request.patternStepBudget, timeLimit: request.timeBudget(in: store)) { () throws(StoreError) in try fetchUnderBudget(request) }
     }
 
     func fetchUnderBudget(_ request: FetchRequest) throws(StoreError) -> [ManagedObject] {
@@ -227,7 +227,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Fetches the objects a request compiled before selects (a fetched
     /// results controller's, a template's), as `fetch(_:)` does.
     func fetch(_ fetch: CompiledFetch) throws(StoreError) -> [ManagedObject] {
-        try EvaluationBudget.run(steps: fetch.request.patternStepBudget) { () throws(StoreError) in
+        try EvaluationBudget.run(steps: fetch.request.patternStepBudget, timeLimit: fetch.request.timeBudget(in: store)) { () throws(StoreError) in
             if needsPendingChanges(fetch.request, fetch.entity) { return try fetchIncludingChanges(fetch) }
             return try fetchSaved(fetch)
         }
@@ -339,7 +339,7 @@ public final class ObjectContext: @unchecked Sendable {
     ///   budget, on one value or over the whole count (`regularExpressionStepLimit`: `.fetchTooCostly`); the
     ///   store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func count(for request: FetchRequest) throws(StoreError) -> Int {
-        try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
+        try EvaluationBudget.run(steps: request.patternStepBudget, timeLimit: request.timeBudget(in: store)) { () throws(StoreError) in
             var counted = request
             counted.sortDescriptors = []
             let fetch = try store.compile(counted)
@@ -357,7 +357,7 @@ public final class ObjectContext: @unchecked Sendable {
     ///   out of its budget, on one value or over the whole fetch (`regularExpressionStepLimit`:
     ///   `.fetchTooCostly`); the store's error (such as `.sqlite` or `.locked`) when reading fails.
     public func fetchObjectIDs(_ request: FetchRequest) throws(StoreError) -> [ObjectID] {
-        try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
+        try EvaluationBudget.run(steps: request.patternStepBudget, timeLimit: request.timeBudget(in: store)) { () throws(StoreError) in
             let fetch = try store.compile(request)
             if needsPendingChanges(request, fetch.entity) { return try fetchIncludingChanges(fetch).map(\.objectID) }
             return try store.keys(for: fetch)
@@ -383,7 +383,7 @@ public final class ObjectContext: @unchecked Sendable {
             throw .unknownKey(name, entity: entity.name)
         }
         let fetch = try store.compile(request)
-        let nodes = try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
+        let nodes = try EvaluationBudget.run(steps: request.patternStepBudget, timeLimit: request.timeBudget(in: store)) { () throws(StoreError) in
             try store.rows(for: fetch)
         }
         return nodes.map { node in

@@ -256,7 +256,7 @@ extension ObjectContext {
         let results = try store.compileResults(request)
         let fetch = results.fetch
         let objects = try store.compileObjects(of: request)
-        let rows = try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
+        let rows = try EvaluationBudget.run(steps: request.patternStepBudget, timeLimit: request.timeBudget(in: store)) { () throws(StoreError) in
             try store.results(fetch, of: objects, sort: results.sort)
         }
         let names = fetch.columns.map(\.name)

@@ -153,6 +153,18 @@ public struct FetchRequest: Sendable {
     /// Each value is also bounded on its own by
     /// `PredicateLimits.regularExpressionSteps`.
     public var regularExpressionStepLimit: Int?
+    /// The longest the fetch may work, over all it runs (SQL, memory, unsaved
+    /// changes); past it the fetch stops and ends with
+    /// `StoreError.evaluation(.fetchTooCostly)`, naming the loop it was in
+    /// where known. Nil (the default) for the store's `fetchTimeLimit`, or
+    /// else `PredicateLimits.standard.fetchTimeLimit` (5 seconds).
+    ///
+    /// ```swift
+    /// var request = FetchRequest(entityName: "Employee", predicate: text)
+    /// request.timeLimit = .milliseconds(500)
+    /// let employees = try context.fetch(request)   // or .fetchTooCostly after about 0.5 s
+    /// ```
+    public var timeLimit: Duration?
 
     /// A request for `entityName`'s objects matching `predicate`, if given.
     ///
@@ -180,6 +192,7 @@ public struct FetchRequest: Sendable {
         self.havingPredicate = nil
         self.returnsDistinctResults = false
         self.regularExpressionStepLimit = nil
+        self.timeLimit = nil
     }
 }
 
@@ -197,6 +210,12 @@ extension FetchRequest {
     /// limit, or the standard one.
     var patternStepBudget: Int {
         regularExpressionStepLimit ?? PredicateLimits.standard.regularExpressionStepsPerFetch
+    }
+
+    /// The time the fetch may work in `store`: its own limit, the store's,
+    /// or the standard one.
+    func timeBudget(in store: any PersistentStore) -> Duration {
+        timeLimit ?? store.fetchTimeLimit ?? PredicateLimits.standard.fetchTimeLimit
     }
 
     /// The predicate's text, when it was given as text.

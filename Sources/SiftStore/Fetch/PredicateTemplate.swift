@@ -88,7 +88,7 @@ public final class PredicateTemplate {
     ///   when reading fails.
     public func fetchObjectIDs(_ values: [String: PredicateValue]) throws(StoreError) -> [ObjectID] {
         // One budget for the patterns of the whole fetch (the request's `regularExpressionStepLimit`).
-        try EvaluationBudget.run(steps: request.patternStepBudget) { () throws(StoreError) in
+        try EvaluationBudget.run(steps: request.patternStepBudget, timeLimit: request.timeBudget(in: store)) { () throws(StoreError) in
             try fetchObjectIDsUnderBudget(values)
         }
     }

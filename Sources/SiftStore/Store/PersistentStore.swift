@@ -46,6 +46,11 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// The value transformers of transformable attributes; nil when values
     /// are the stored bytes (the default).
     var transformers: ValueTransformerRegistry? { get }
+    /// The longest one of the store's fetches (a fetch, count, dictionary
+    /// fetch or batch change) may work unless its request says otherwise
+    /// (`FetchRequest.timeLimit`); nil for `PredicateLimits.standard.fetchTimeLimit`.
+    /// Past it the fetch ends with `StoreError.evaluation(.fetchTooCostly)`.
+    var fetchTimeLimit: Duration? { get }
 
     /// The rows a compiled request selects, in its order, offset and limit
     /// applied; stored in the row cache.
@@ -148,6 +153,9 @@ extension PersistentStore {
 
     /// No value transformers: values are the stored bytes.
     public var transformers: ValueTransformerRegistry? { nil }
+
+    /// No time limit of the store's own: `PredicateLimits.standard.fetchTimeLimit`.
+    public var fetchTimeLimit: Duration? { nil }
 
     /// Runs a dictionary fetch in memory over the rows of its objects (the
     /// default, for a store that does not run it itself).

@@ -42,6 +42,11 @@ public enum EvaluationError: Error, Hashable, Sendable, CustomStringConvertible 
     /// (``PredicateLimits/regularExpressionStepsPerFetch``, or the request's
     /// own limit; see ``EvaluationBudget``). `term` is the test that passed
     /// the budget, as `MATCHES '(.*)*x'` or `LIKE '*a?b*'`.
+    ///
+    /// Also a fetch that worked past its time limit
+    /// (``PredicateLimits/fetchTimeLimit``, a store's or a request's own):
+    /// then `term` is the loop it was in (`SUBQUERY(reports, $a, …)`, or the
+    /// SQL statement), and `steps` the steps its loops had taken.
     case fetchTooCostly(term: String, steps: Int)
 
     /// Where in the predicate's text the error arose, as UTF-8 offsets.
@@ -65,6 +70,11 @@ public enum EvaluationError: Error, Hashable, Sendable, CustomStringConvertible 
             return "the LIKE pattern '\(Self.shortened(pattern))' needed more than \(steps) steps on one value "
                 + "(PredicateLimits.regularExpressionSteps): shorten the pieces that hold '?' between its '*'s, "
                 + "or raise the limit"
+        case .fetchTooCostly(let term, let steps) where !term.hasPrefix("MATCHES ") && !term.hasPrefix("LIKE "):
+            return "the fetch worked past its time limit (PredicateLimits.fetchTimeLimit, the store's fetchTimeLimit "
+                + "or the request's timeLimit) after \(steps) steps of its loops, in \(Self.shortened(term)): "
+                + "it visits too many objects (a subquery inside a subquery that reads the outer variable, over "
+                + "large collections, costs the product of their sizes); select fewer objects, or raise the limit"
         case .fetchTooCostly(let term, let steps):
             return "the fetch's pattern matching needed more than \(steps) steps over all its rows "
                 + "(PredicateLimits.regularExpressionStepsPerFetch, or the request's regularExpressionStepLimit), "

@@ -10,6 +10,7 @@
 import Foundation
 import Sift
 import SiftStore
+import SiftPostgres
 import Testing
 
 @Suite("Hostile input: a budget per fetch")
@@ -161,5 +162,115 @@ struct FetchBudgetTests {
         request.regularExpressionStepLimit = nil
         request.fetchLimit = 5
         #expect(try store.context().fetch(request).isEmpty)
+    }
+
+    // MARK: A budget of time for the whole fetch (issue 49, item 3)
+
+    /// 60 nodes, each linked to every node (a many-to-many cross product).
+    static let webModel = try! DataModel([
+        Entity("Node", attributes: [Attribute("n", .integer64, optional: true)], relationships: [
+            Relationship("links", to: "Node", toMany: true, inverse: "linkedFrom"),
+            Relationship("linkedFrom", to: "Node", toMany: true, inverse: "links"),
+        ]),
+    ])
+
+    static let web: DataSet = {
+        let ids = (1...60).map { PredicateValue.int(Int64($0)) }
+        let nodes: [[String: PredicateValue]] = (1...60).map { ["id": .int(Int64($0)), "n": .int(Int64($0)), "links": .array(ids)] }
+        return try! DataSet(model: webModel, objects: ["Node": nodes])
+    }()
+
+    /// Subqueries `depth` deep, each over the links of the one outside it (so
+    /// nothing can be hoisted), counted against more than any count: the
+    /// work is 60^(depth + 1) per fetch, and nothing stops early.
+    static func crossProduct(_ depth: Int) -> String {
+        (0..<depth).reversed().reduce("$v\(depth - 1).n > 1000") { inner, level in
+            "SUBQUERY(\(level == 0 ? "links" : "$v\(level - 1).links"), $v\(level), \(inner)).@count > 1000"
+        }
+    }
+
+    static func isTimeOut(_ error: any Error) -> Bool {
+        guard case StoreError.evaluation(.fetchTooCostly(let term, _)) = error else { return false }
+        // The loop it was in (memory), or the SQL statement (SQLite, PostgreSQL).
+        return term.contains("SUBQUERY(") || term.contains("SQL statement")
+    }
+
+    @Test("A hostile fetch (nested loops over a cross product) ends with fetchTooCostly within its time",
+          arguments: StoreKind.local + (StoreKind.postgresURL == nil ? [] : [.postgres]))
+    func hostileFetchEnds(_ kind: StoreKind) throws {
+        let store = try kind.make(Self.web)
+        let context = store.context()
+        var request = FetchRequest(entityName: "Node", predicate: Self.crossProduct(6))
+        request.timeLimit = .milliseconds(300)
+        let started = ContinuousClock.now
+        if kind == .postgres {
+            // PostgreSQL may plan the nested counts with a cache of the inner results (Memoize) and answer in
+            // time: then the answer must be right (no node has more than 60 links); else the limit stops it.
+            do { #expect(try context.count(for: request) == 0) } catch { #expect(Self.isTimeOut(error), "\(error)") }
+            do { #expect(try context.fetch(request).isEmpty) } catch { #expect(Self.isTimeOut(error), "\(error)") }
+            #expect(ContinuousClock.now - started < .seconds(30))
+            return
+        }
+        #expect { try context.count(for: request) } throws: { Self.isTimeOut($0) }
+        #expect { try context.fetch(request) } throws: { Self.isTimeOut($0) }
+        // A generous bound that the work stopped (it would run for hours).
+        #expect(ContinuousClock.now - started < .seconds(30))
+        // The message says what ran out, and how to go on.
+        do {
+            _ = try context.count(for: request)
+        } catch {
+            #expect("\(error)".contains("time limit"))
+        }
+    }
+
+    @Test("The time limit: the store's, and the request's over it", arguments: StoreKind.local + (StoreKind.postgresURL == nil ? [] : [.postgres]))
+    func timeLimitOverrides(_ kind: StoreKind) throws {
+        let store = try kind.make(Self.web)
+        let context = store.context()
+        // 60^3 steps: a moment's work, but more than a budget of no time allows.
+        let small = FetchRequest(entityName: "Node", predicate: Self.crossProduct(2))
+        #expect(try context.count(for: small) == 0)
+        setStoreLimit(store.store, .zero)
+        #expect { try context.count(for: small) } throws: { Self.isTimeOut($0) }
+        var generous = small
+        generous.timeLimit = .seconds(60)
+        #expect(try context.count(for: generous) == 0)
+        // And a request's small limit over a store's generous one.
+        setStoreLimit(store.store, .seconds(60))
+        var hostile = FetchRequest(entityName: "Node", predicate: Self.crossProduct(6))
+        hostile.timeLimit = .milliseconds(200)
+        #expect { try context.count(for: hostile) } throws: { Self.isTimeOut($0) }
+        setStoreLimit(store.store, nil)
+        #expect(store.store.fetchTimeLimit == nil)
+    }
+
+    func setStoreLimit(_ store: any PersistentStore, _ limit: Duration?) {
+        switch store {
+        case let s as SQLiteStore: s.fetchTimeLimit = limit
+        case let s as AtomicStore<DataSetFormat>: s.fetchTimeLimit = limit
+        case let s as PostgresStore: s.fetchTimeLimit = limit
+        default: Issue.record("no store limit for \(type(of: store))")
+        }
+    }
+
+    @Test("In memory, outside a store: a filter's loops share the standard time budget, or the one it runs in")
+    func memoryLoops() throws {
+        let cache = Self.web.makeRowCache()
+        let domain = RowNodeDomain(cache: cache)
+        let nodes = domain.snapshot.nodes(entity: 0)
+        let predicate = MemoryPredicate(try PredicateCompiler(model: Self.webModel).bind(Self.crossProduct(6), entity: "Node"),
+                                        domain: domain)
+        #expect {
+            try EvaluationBudget.run(steps: Self.budget, timeLimit: .milliseconds(100)) { () throws(EvaluationError) in
+                try predicate.filter(nodes)
+            }
+        } throws: { error in
+            guard case EvaluationError.fetchTooCostly(let term, let steps) = error else { return false }
+            return term.hasPrefix("SUBQUERY(") && steps > 0
+        }
+        #expect(EvaluationFailure.take() == nil)
+        // Outside a fetch, nothing is charged and nothing remains.
+        #expect(EvaluationBudget.remainingTime == nil)
+        #expect(EvaluationBudget.chargeLoop(1_000_000, term: "x"))
     }
 }

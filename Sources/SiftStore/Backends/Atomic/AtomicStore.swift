@@ -35,6 +35,16 @@ public final class AtomicStore<Format: AtomicStoreFormat>: PersistentStore, @unc
     public let observers = StoreObservers()
     /// The requests compiled so far, by shape.
     public let compiledFetches = CompiledFetchCache()
+    /// The store's own fetch time limit (`fetchTimeLimit`).
+    let storedFetchTimeLimit = LockedState<Duration?>(nil)
+    /// The longest one of the store's fetches may work unless its request
+    /// says otherwise (`FetchRequest.timeLimit`); nil (the default) for
+    /// `PredicateLimits.standard.fetchTimeLimit`. Past it the fetch stops and
+    /// ends with `StoreError.evaluation(.fetchTooCostly)`.
+    public var fetchTimeLimit: Duration? {
+        get { storedFetchTimeLimit.withLock { $0 } }
+        set { storedFetchTimeLimit.withLock { $0 = newValue } }
+    }
     /// Every row of the store: what fetches evaluate and saves change.
     private let data: RowCache
     /// Each object's reference and primary key, both ways.

@@ -50,6 +50,16 @@ public final class SQLiteStore: @unchecked Sendable {
     public let observers = StoreObservers()
     /// The requests compiled so far, by shape.
     public let compiledFetches = CompiledFetchCache()
+    /// The store's own fetch time limit (`fetchTimeLimit`).
+    let storedFetchTimeLimit = LockedState<Duration?>(nil)
+    /// The longest one of the store's fetches may work unless its request
+    /// says otherwise (`FetchRequest.timeLimit`); nil (the default) for
+    /// `PredicateLimits.standard.fetchTimeLimit`. Past it the fetch stops and
+    /// ends with `StoreError.evaluation(.fetchTooCostly)`.
+    public var fetchTimeLimit: Duration? {
+        get { storedFetchTimeLimit.withLock { $0 } }
+        set { storedFetchTimeLimit.withLock { $0 = newValue } }
+    }
     /// Why saves are refused, when they are: a store that keeps persistent
     /// history, opened with history tracking off.
     public internal(set) var writesRefused: String?

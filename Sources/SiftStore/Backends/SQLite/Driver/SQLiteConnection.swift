@@ -49,6 +49,15 @@ public final class SQLiteConnection {
         // Clamped: a conversion of the caller's number must not trap.
         let milliseconds = busyTimeout.isNaN ? 0 : min(max(busyTimeout * 1000, 0), Double(Int32.max))
         sqlite3_busy_timeout(handle, Int32(milliseconds))
+        // Every fetch's time budget: SQLite calls this every
+        // `sqliteStepsPerCheck` instructions of a statement; past the fetch's
+        // time (the thread's `EvaluationBudget`) it answers nonzero, the
+        // statement stops with SQLITE_INTERRUPT, and `forEachRow` throws the
+        // `fetchTooCostly` the budget recorded. Outside a fetch it costs a
+        // thread-local read.
+        sqlite3_progress_handler(handle, EvaluationBudget.sqliteStepsPerCheck, { _ in
+            EvaluationBudget.chargeLoop(Int(EvaluationBudget.sqliteStepsPerCheck), term: "the fetch's SQL statement") ? 0 : 1
+        }, nil)
         var logger = Logger(label: "sift.sql")
         logger.logLevel = ProcessInfo.processInfo.environment["SIFT_LOG_SQL"] == "1" ? .debug : .info
         self.logger = logger
