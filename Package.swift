@@ -129,6 +129,7 @@ let package = Package(
             .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["HTTP"])),
             .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["HTTP"])),
             .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["HTTP"])),
+            .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["HTTP"])),
         ]),
         // Generated demo data for `sift demo` and the benchmarks.
         .target(name: "SiftDemo", dependencies: ["Sift"]),

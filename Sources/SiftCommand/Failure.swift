@@ -100,7 +100,9 @@ struct CommandFailure: Error, CustomStringConvertible {
              .validation, .objectNotFound, .unsupportedModel, .unknownTemplate, .missingVariables, .invalidRequest,
              .evaluation, .cannotMigrate, .duplicateReference:
             kind = .invalidData
-        case .modelMismatch, .noModel, .notAStoreFile, .foreignDatabase, .modelDoesNotMatchStore:
+        case .modelMismatch, .noModel, .notAStoreFile, .foreignDatabase, .modelDoesNotMatchStore, .unreachable:
+            // A server not reached (none listens at the address, its host unknown) is an input not there;
+            // one that answered it cannot serve now (5xx, 503) is .unavailable: try again.
             kind = .noInput
         case .readOnly, .cannotWrite, .keysInUse, .keysExhausted:
             kind = .cannotCreate

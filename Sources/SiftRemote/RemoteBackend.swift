@@ -19,8 +19,12 @@
 // asked again within the staleness interval is answered from it without a
 // request, and with the server out of reach every read is answered from it
 // (the status turns `.offline`, observers hear it) while saves fail with the
-// retryable `StoreError.unavailable`. The change feed keeps it current:
-// rows other clients changed are fetched again, deleted ones dropped.
+// retryable `StoreError.unreachable` or `.unavailable`. Once offline, reads go
+// straight to the cache without a request, and a thread of its own asks the
+// server again with a growing pause until it answers (then the status is
+// `.online` and reads go to the server again). A server not there fails at
+// once: a refused connection is not tried again. The change feed keeps the
+// cache current: rows other clients changed are fetched again, deleted ones dropped.
 
 #if HTTP  // the package trait that brings the HTTP stack (on by default)
 import Foundation
@@ -28,6 +32,7 @@ import AsyncHTTPClient
 import Dispatch
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import OpenAPIRuntime
 import Sift
 import SiftHTTPAPI
@@ -82,8 +87,9 @@ extension IncrementalStore where Backend == RemoteBackend {
     ///   - url: The server, `http://HOST:PORT`.
     ///   - configuration: Its token, the disk cache, the staleness interval, the change feed.
     ///   - functions: The application's functions predicates may call (the server must know them too).
-    /// - Throws: `StoreError`: `.unavailable` when the server cannot be reached and there is no disk cache to
-    ///   open instead; `.server` when it answers with an error; the disk cache's error when it cannot be opened.
+    /// - Throws: `StoreError`: `.unreachable` when no server answers at `url` (a refused connection fails
+    ///   at once), or `.unavailable` when it cannot answer now, and there is no disk cache to open instead;
+    ///   `.server` when it answers with an error; the disk cache's error when it cannot be opened.
     public convenience init(url: URL, configuration: RemoteStoreConfiguration = RemoteStoreConfiguration(),
                             functions: FunctionRegistry = FunctionRegistry()) throws(StoreError) {
         let backend = try RemoteBackend(url: url, configuration: configuration)
@@ -134,7 +140,14 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         var stashedLinks: [String: [Int64]] = [:]
         var stashedAt: Date = .distantPast
         weak var store: IncrementalStore<RemoteBackend>?
+        /// Whether a thread is asking an unreachable server again.
+        var reconnecting = false
+        /// Whether the change feed's thread runs.
+        var following = false
     }
+
+    /// The pauses between attempts to reach the server again while offline, in seconds: the first, and the longest.
+    static let reconnectionBackoff: (first: TimeInterval, longest: TimeInterval) = (0.25, 15)
 
     /// Connects to the server at `url` and reads what it serves.
     ///
@@ -150,6 +163,9 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         // A connection pool of its own: connections to this server only, closed with the store.
         var http = HTTPClient.Configuration()
         http.timeout.connect = .seconds(5)
+        // A connection that cannot be made fails the request at once (a refused connection is
+        // immediate) instead of being tried again until the connect timeout.
+        http.connectionPool.retryConnectionEstablishment = false
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
         self.httpClient = httpClient
         state = LockedState(State())
@@ -162,15 +178,16 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
                                             body: Optional<Components.Schemas.FetchBody>.none).decoded()
         } catch {
             // With the server out of reach, a disk cache opens in its place, with the model it keeps.
-            guard case .unavailable = error, let cacheURL = configuration.cacheURL,
+            guard let reason = Self.outOfReach(error), let cacheURL = configuration.cacheURL,
                   FileManager.default.fileExists(atPath: cacheURL.path) else { throw error }
             let cache = try SQLiteStore(url: cacheURL)
             self.cache = cache
             model = cache.model
             identifier = (try? cache.identifier) ?? cache.model.versionHash
             isWritable = false
-            state.withLock { $0.status = .offline(reason: "\(error)") }
+            state.withLock { $0.status = .offline(reason: reason) }
             opened = true
+            reconnect()
             return
         }
         do {
@@ -201,7 +218,16 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     /// Ties the backend to its store and starts following the change feed.
     func attach(_ store: IncrementalStore<RemoteBackend>) {
         state.withLock { $0.store = store }
-        guard configuration.followsChanges, let token = startToken else { return }
+        guard let token = startToken else { return }
+        follow(after: token)
+    }
+
+    /// Starts the change feed's thread from `token`, unless it runs already or changes are not followed.
+    private func follow(after token: String) {
+        guard configuration.followsChanges, state.withLock({ state in
+            defer { state.following = true }
+            return !state.following && state.store != nil
+        }) else { return }
         let stopped = self.stopped
         let thread = Thread { [weak self] in
             var token = token
@@ -249,6 +275,104 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             return Array(state.observers.values)
         }
         for observer in observers { observer(status) }
+        if status != .online { reconnect() }
+    }
+
+    /// While the server is out of reach and reads are answered by the disk cache, asks it again on a
+    /// thread of its own, with a pause that doubles up to ``reconnectionBackoff``'s longest, until it
+    /// answers (the status turns `.online`) or the store is released. One such thread at a time.
+    private func reconnect() {
+        guard cache != nil, state.withLock({ state in
+            defer { state.reconnecting = true }
+            return !state.reconnecting
+        }) else { return }
+        let stopped = self.stopped
+        let thread = Thread { [weak self] in
+            var pause = Self.reconnectionBackoff.first
+            while true {
+                Thread.sleep(forTimeInterval: pause)
+                guard !stopped.withLock({ $0 }), let self else { return }
+                guard case .offline = self.status else { break }
+                pause = min(pause * 2, Self.reconnectionBackoff.longest)
+                let description: Components.Schemas.StoreDescription
+                do {
+                    description = try Self.exchange(self.httpClient, self.url, "GET", "v1/store", token: self.configuration.token,
+                                                    timeout: self.timeout, body: Optional<Components.Schemas.FetchBody>.none).decoded()
+                } catch {
+                    continue
+                }
+                guard description.versionHash == self.model.versionHash else {
+                    // Another model: what the cache holds cannot be sent, so it stays offline (and stops asking).
+                    self.setStatus(.offline(reason: "the server at \(self.url.absoluteString) serves another model now (its version hash "
+                                                + "is \(description.versionHash), the disk cache's \(self.model.versionHash))"))
+                    return
+                }
+                // What the server answered while this store was away may have changed: fetches are asked again.
+                self.state.withLock { $0.answered = [:] }
+                self.dropStash()
+                self.setStatus(.online)
+                self.follow(after: description.token)
+                break
+            }
+            self?.state.withLock { $0.reconnecting = false }
+            // Offline again since the answer: ask again.
+            if let self, self.status != .online { self.reconnect() }
+        }
+        thread.name = "sift.remote.reconnect"
+        thread.start()
+    }
+
+    /// The reason, in words, when `error` says the server was not reached or could not answer
+    /// (`.unreachable`, `.unavailable`); nil for any other error.
+    static func outOfReach(_ error: StoreError) -> String? {
+        switch error {
+        case .unavailable(let reason): reason
+        case .unreachable(let server, let reason): "\(server): \(reason)"
+        default: nil
+        }
+    }
+
+    /// A request that got no answer, as a `StoreError`: `.unreachable` when no connection was made
+    /// (refused, a host that does not resolve or cannot be routed to, no connection in time),
+    /// `.unavailable` when one was and the answer did not come (dropped, reset, too late). The reason
+    /// is in words, not the network library's.
+    static func transportFailure(_ error: any Error, server: URL, timeout: TimeAmount) -> StoreError {
+        let address = server.absoluteString
+        func words(_ error: any Error) -> (reached: Bool, reason: String) {
+            switch error {
+            case let error as NIOConnectionError:
+                if let first = error.connectionErrors.first { return words(first.error) }
+                return (false, "its host name '\(error.host)' cannot be resolved")
+            case let error as SocketAddressError:
+                if case .unknown(let host, _) = error { return (false, "its host name '\(host)' cannot be resolved") }
+                return (false, "its address cannot be used (\(error))")
+            case let error as IOError:
+                switch error.errnoCode {
+                case ECONNREFUSED: return (false, "the connection was refused: no server listens there (is `sift serve` running?)")
+                case ENETUNREACH, EHOSTUNREACH: return (false, "its host cannot be reached from this network")
+                case ETIMEDOUT: return (false, "the connection timed out")
+                case ECONNRESET, EPIPE: return (true, "the connection was reset before the server answered")
+                default: return (false, String(cString: strerror(error.errnoCode)).lowercased())
+                }
+            case let error as ChannelError:
+                if case .connectTimeout(let limit) = error {
+                    return (false, "no connection within \(limit.nanoseconds / 1_000_000) ms")
+                }
+                return (true, "the connection failed (\(error))")
+            case let error as HTTPClientError:
+                switch error {
+                case .connectTimeout: return (false, "no connection within 5 s")
+                case .deadlineExceeded, .readTimeout, .writeTimeout:
+                    return (true, "no answer within \(Double(timeout.nanoseconds) / 1e9) s")
+                case .remoteConnectionClosed: return (true, "the server closed the connection before answering")
+                default: return (true, "the request failed (\(error))")
+                }
+            default:
+                return (true, "the request failed (\(error))")
+            }
+        }
+        let (reached, reason) = words(error)
+        return reached ? .unavailable("\(address): \(reason)") : .unreachable(server: address, reason: reason)
     }
 
     // MARK: Requests
@@ -278,8 +402,8 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         }
     }
 
-    /// Sends one request and waits for the answer: a connection that fails
-    /// or drops, or no answer in time, is `.unavailable`.
+    /// Sends one request and waits for the answer: a connection that cannot be
+    /// made is `.unreachable`; one that drops, or no answer in time, `.unavailable`.
     static func exchange<Body: Encodable>(_ client: HTTPClient, _ base: URL, _ method: String, _ path: String, query: String? = nil,
                                           token: String?, timeout: TimeAmount, body: Body?) throws(StoreError) -> Exchange {
         var address = base.appendingPathComponent(path).absoluteString
@@ -302,14 +426,14 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             let request = try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method), headers: headers, body: payload)
             response = try client.execute(request: request, deadline: .now() + timeout).wait()
         } catch {
-            throw .unavailable("\(base.absoluteString): \(error)")
+            throw transportFailure(error, server: base, timeout: timeout)
         }
         return Exchange(url: base, status: Int(response.status.code), data: response.body.map { Data($0.readableBytesView) } ?? Data())
     }
 
     /// Sends a request (counted in ``requestsSent``). A read that failed
     /// before an answer came (a pooled connection the server closed, a
-    /// server just restarted) is sent once more.
+    /// server just restarted) is sent once more; one that reached no server is not.
     func exchange<Body: Encodable>(_ method: String, _ path: String, query: String? = nil, idempotent: Bool = true,
                                    timeout: TimeAmount? = nil, body: Body?) throws(StoreError) -> Exchange {
         sentRequests.withLock { $0 += 1 }
@@ -317,7 +441,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             return try Self.exchange(httpClient, url, method, path, query: query, token: configuration.token,
                                      timeout: timeout ?? self.timeout, body: body)
         } catch {
-            guard idempotent else { throw error }
+            guard idempotent, case .unavailable = error else { throw error }
             sentRequests.withLock { $0 += 1 }
             return try Self.exchange(httpClient, url, method, path, query: query, token: configuration.token,
                                      timeout: timeout ?? self.timeout, body: body)
@@ -354,13 +478,16 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
 
     /// Runs a request; a server out of reach is answered by `offline` when
     /// there is a disk cache (the status turns offline), thrown otherwise.
+    /// While the status is offline, `offline` answers at once, without a
+    /// request (``reconnect()`` finds when the server is back).
     private func request<T>(_ online: () throws(StoreError) -> T, offline: ((SQLiteStore) throws(StoreError) -> T)?) throws(StoreError) -> T {
+        if let cache, let offline, case .offline = status { return try offline(cache) }
         do {
             let value = try online()
             setStatus(.online)
             return value
         } catch {
-            guard case .unavailable(let reason) = error else { throw error }
+            guard let reason = Self.outOfReach(error) else { throw error }
             setStatus(.offline(reason: reason))
             guard let cache, let offline else { throw error }
             return try offline(cache)
@@ -402,7 +529,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     ///
     /// - Parameter fetch: The fetch, its whole predicate written as format text for the server.
     /// - Returns: The rows, in the fetch's order.
-    /// - Throws: `StoreError`: `.unavailable` when the server cannot be reached and there is no disk cache;
+    /// - Throws: `StoreError`: `.unreachable` or `.unavailable` when the server cannot be reached and there is no disk cache;
     ///   the server's refusal otherwise (`.evaluation` for a pattern over its budget).
     public func fetch(_ fetch: BackendFetch) throws -> [BackendRow<Int64>] {
         let format = fetch.predicate.flatMap(\.canonicalFormat)
@@ -435,7 +562,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
                     sort: fetch.sortDescriptors?.map { .init(keyPath: $0.keyPath, ascending: $0.ascending, caseInsensitive: $0.caseInsensitive) },
                     limit: limit.map { min($0, page) }, offset: offset,
                     prefetch: prefetch.isEmpty ? nil : prefetch, result: .objects,
-                    stepLimit: fetch.patternStepLimit)
+                    stepLimit: fetch.patternStepLimit.map { max($0, 1) })
                 let answer: Components.Schemas.FetchAnswer = try exchange("POST", "v1/fetch", body: body).decoded()
                 let objects = answer.objects ?? []
                 do {
@@ -468,7 +595,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         return try request({ () throws(StoreError) -> Int? in
             let body = Components.Schemas.FetchBody(entity: fetch.entityName, predicate: format?.format,
                                                     arguments: format.map { WireValue.arguments($0.arguments) }, result: .count,
-                                                    stepLimit: fetch.patternStepLimit)
+                                                    stepLimit: fetch.patternStepLimit.map { max($0, 1) })
             let answer: Components.Schemas.FetchAnswer = try exchange("POST", "v1/fetch", body: body).decoded()
             return answer.count
         }, offline: { cache throws(StoreError) in try cache.count(for: cache.compile(Self.request(fetch))) })
@@ -554,7 +681,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     ///
     /// - Parameter changes: The change set, with the versions read.
     /// - Returns: New versions and keys, or the conflicts (nothing written).
-    /// - Throws: `StoreError`: `.unavailable` (retryable) when the server cannot be reached — nothing was
+    /// - Throws: `StoreError`: `.unreachable` or `.unavailable` (both retryable) when the server cannot be reached — nothing was
     ///   written, or it was and a retry of the same changes is answered as it was written; `.readOnly` for a
     ///   read-only server.
     public func save(_ changes: BackendChanges<Int64>) throws -> BackendSaveOutcome<Int64> {
@@ -612,7 +739,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             }, offline: nil)
         } catch {
             saves.withLock { saves in
-                if case .unavailable = error {
+                if Self.outOfReach(error) != nil {
                     saves.unanswered[unnumbered] = body.sequence
                     if saves.unanswered.count > Self.unansweredCapacity,
                        let oldest = saves.unanswered.min(by: { $0.value < $1.value }) {
@@ -655,7 +782,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
                                              timeout: .seconds(45), body: Optional<Components.Schemas.FetchBody>.none)
             feed = try exchange.decoded()
         } catch {
-            if case .unavailable(let reason) = error { setStatus(.offline(reason: reason)) }
+            if let reason = Self.outOfReach(error) { setStatus(.offline(reason: reason)) }
             Thread.sleep(forTimeInterval: 1)
             return token
         }

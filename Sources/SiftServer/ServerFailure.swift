@@ -83,7 +83,7 @@ struct ServerFailure: Error, Sendable {
             self.init(409, "conflict", "\(error)")
         case .readOnly:
             self.init(403, "read_only", "\(error)")
-        case .locked, .unavailable:
+        case .locked, .unavailable, .unreachable:
             self.init(503, "unavailable", "\(error)")
         case .keysExhausted(let entity):
             self.init(507, "keys_exhausted", "\(error)", entity: entity)

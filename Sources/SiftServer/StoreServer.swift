@@ -33,6 +33,9 @@ public struct ServerConfiguration: Sendable {
     public var isWritable: Bool = false
     /// The bearer token every request must carry; required for a host other than loopback.
     public var token: String?
+    /// The store's name as the page at `/` shows it in its header (`company.sqlite`, `schema public on
+    /// PostgreSQL`), with the store's identifier as its tooltip; nil shows the identifier.
+    public var storeName: String?
     /// The largest request body, in bytes (4 MiB).
     public var maximumBodySize: Int = 4 << 20
     /// The longest predicate or expression, in bytes (16 KiB).
@@ -215,12 +218,15 @@ public final class StoreServer: Sendable {
         router.middlewares.add(FailureMiddleware())
         router.middlewares.add(BrowserGuard(pageToken: pageToken, isLoopback: Self.isLoopback(configuration.host)))
         if let token = configuration.token, !token.isEmpty { router.middlewares.add(BearerMiddleware(token: token)) }
-        StorePage.register(on: router, token: pageToken, isWritable: configuration.isWritable)
+        StorePage.register(on: router, token: pageToken, isWritable: configuration.isWritable, storeName: configuration.storeName)
+        router.middlewares.add(MethodMiddleware())
         router.middlewares.add(BodyLimitMiddleware(limit: configuration.maximumBodySize))
+        router.middlewares.add(NullMemberMiddleware())
         let api = StoreAPI(store: store, configuration: configuration, log: log, identifier: identifier,
                            work: StoreWork(width: configuration.maximumConcurrentRequests), stopping: stopping)
         do {
-            try api.registerHandlers(on: router)
+            // Each request checked against the document's bounds first (RequestBounds.swift).
+            try BoundedAPI(api: api).registerHandlers(on: router)
         } catch {
             // Registering the generated routes fails only on a malformed path template, which a test would see.
             preconditionFailure("the API's routes could not be registered: \(error)")

@@ -138,12 +138,18 @@ public enum StoreError: Error, CustomStringConvertible {
     /// nothing was written, a context keeps its changes, and the same
     /// request can be tried again (``isRetryable``).
     case unavailable(String)
+    /// A store on a server that was not reached at all (no server listens
+    /// at its address, its host is unknown, no connection in time): the
+    /// server's address and why, in words. Nothing was written; like
+    /// ``unavailable(_:)`` it is retryable, but it says the server is not
+    /// there rather than that it answered it cannot serve now.
+    case unreachable(server: String, reason: String)
 
     /// Whether the same request may succeed if tried again later, unchanged:
     /// a store that was locked or could not be reached.
     public var isRetryable: Bool {
         switch self {
-        case .locked, .unavailable: true
+        case .locked, .unavailable, .unreachable: true
         default: false
         }
     }
@@ -188,6 +194,7 @@ public enum StoreError: Error, CustomStringConvertible {
             "the template '\(template)' needs values for \(names.map { "$" + $0 }.joined(separator: ", "))"
         case .server(let message, let sql): "the database server: \(message)" + (sql.map { " (in: \($0))" } ?? "")
         case .unavailable(let reason): "the store's server cannot be reached now (try again): \(reason)"
+        case .unreachable(let server, let reason): "the store's server \(server) was not reached: \(reason)"
         case .unexpected(let message): "an unexpected failure (please report it): \(message)"
         case .invalidRequest(let problem): "this request cannot run: \(problem)"
         case .cannotMigrate(let path, let reasons):
@@ -325,6 +332,8 @@ extension StoreError {
         case cannotMigrate
         /// A store's server that cannot be reached now.
         case unavailable
+        /// A store's server that was not reached at all.
+        case unreachable
     }
 
     /// The error's kind: which case it is, without what it carries.
@@ -374,6 +383,7 @@ extension StoreError {
         case .evaluation: .evaluation
         case .cannotMigrate: .cannotMigrate
         case .unavailable: .unavailable
+        case .unreachable: .unreachable
         }
     }
 
@@ -454,6 +464,8 @@ extension StoreError {
         case noPersistentHistory(path: String)
         /// A batch delete of `entity`'s objects that names an object of another entity.
         case objectOfAnotherEntity(ObjectReference, entity: String)
+        /// A Swift `#Predicate` or `SortDescriptor` with no Sift form (an expression type, a key path naming nothing).
+        case swiftPredicate(PredicateConversionError)
 
         public var description: String {
             switch self {
@@ -478,6 +490,7 @@ extension StoreError {
                 "'\(path)' keeps no persistent history (Core Data writes it only when history tracking is on)"
             case .objectOfAnotherEntity(let object, let entity):
                 "a batch delete of \(entity) objects names \(object.entity) \(object.id)"
+            case .swiftPredicate(let error): error.description
             }
         }
     }

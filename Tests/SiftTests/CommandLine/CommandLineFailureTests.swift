@@ -5,6 +5,9 @@
 // (--format, --dry-run, --all, --version) as CommandLine.md shows them.
 
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// A scratch folder holding the company data set imported into `company.sqlite`.
@@ -68,6 +71,22 @@ struct CommandLineFailureTests {
         #expect(result.error.contains(testCase.message), "\(result.error)")
         #expect(result.error.hasPrefix("error: "))
         #expect(!result.error.contains("SQLite error"))
+    }
+
+    /// (Issue 54: no server exited 75 after 5 s, with NIO's `… (errno: 111)`; CommandLine.md says 66.)
+    @Test("A server not reached exits 66 at once, in words; a server that answers 503 exits 75")
+    func serverNotReached() throws {
+        let started = ContinuousClock.now
+        let result = try runSift(["count", "--store", "http://127.0.0.1:1", "--entity", "X"])
+        #expect(ContinuousClock.now - started < .seconds(3), "it took 5 s")
+        #expect(result.status == 66, "\(result.error)")
+        #expect(result.error.hasPrefix("error: the store's server http://127.0.0.1:1 was not reached: the connection was refused"),
+                "\(result.error)")
+        #expect(!result.error.contains("errno"))
+        let busy = try UnavailableServer()
+        let answered = try runSift(["count", "--store", "http://127.0.0.1:\(busy.port)", "--entity", "X"])
+        #expect(answered.status == 75, "\(answered.error)")
+        #expect(answered.error.contains("answered 503"), "\(answered.error)")
     }
 
     @Test("A damaged file exits 74 from every command that reads it, with one sentence")
@@ -399,5 +418,49 @@ struct CommandLineFailureTests {
         let again = try runSift(["demo", "--employees", "300"], environment: ["XDG_CACHE_HOME": "", "HOME": home.path])
         #expect(again.status == 0, "\(again.error)")
         #expect(again.output.contains("demo store \(home.path)/.cache/sift/"))
+    }
+}
+
+/// A server on 127.0.0.1 that answers every request 503 and closes the connection.
+final class UnavailableServer: @unchecked Sendable {
+    let port: Int
+    private let socket: Int32
+
+    init() throws {
+        #if canImport(Glibc)
+        let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let listener = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard listener >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(listener, address, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, address, &length) == 0
+            }
+        }
+        guard bound else { close(listener); throw CocoaError(.fileWriteUnknown) }
+        socket = listener
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread {
+            while true {
+                let connection = accept(listener, nil, nil)
+                guard connection >= 0 else { return }
+                var buffer = [UInt8](repeating: 0, count: 65_536)
+                _ = read(connection, &buffer, buffer.count)
+                let answer = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+                _ = answer.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+                close(connection)
+            }
+        }.start()
+    }
+
+    deinit {
+        shutdown(socket, Int32(SHUT_RDWR))
+        close(socket)
     }
 }

@@ -404,6 +404,69 @@ struct RemoteStoreTests {
         #expect(try ObjectContext(store: cache).count(for: request) == offline.count)
     }
 
+    /// (Issue 54: with the server stopped, opening with a disk cache took 5 s and each fetch 10 s, even once
+    /// the status was `.offline`; the reason was NIO's `connection reset (error set): … (errno: 111)`.)
+    @Test("Offline, a disk cache opens and answers at once, says why in words, and the store reconnects by itself")
+    func offlineAnswersAtOnce() async throws {
+        try await offThePool { try self.run_offlineAnswersAtOnce() }
+    }
+
+    func run_offlineAnswersAtOnce() throws {
+        let cacheURL = FileManager.default.temporaryDirectory.appendingPathComponent("sift-fast-\(UUID().uuidString).sqlite")
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cacheURL.path + suffix) } }
+        let served = try ServedCompany()
+        let port = served.server.port
+        let request = FetchRequest(entityName: "Employee", predicate: "department.name == 'Sales'", sortDescriptors: [FetchSortDescriptor("name")])
+        let online = try ObjectContext(store: try served.client { $0.cacheURL = cacheURL; $0.followsChanges = false })
+            .fetch(request).map(\.objectID.primaryKey)
+        #expect(!online.isEmpty)
+        served.server.stop()
+        let clock = ContinuousClock()
+        var opened: RemoteStore?
+        let opening = try clock.measure { opened = try served.client { $0.cacheURL = cacheURL } }
+        let remote = try #require(opened)
+        #expect(opening < .seconds(1), "opening took \(opening) (it took 5 s)")
+        guard case .offline(let reason) = remote.backend.status else {
+            Issue.record("\(remote.backend.status)")
+            return
+        }
+        #expect(reason.contains("refused"), "\(reason)")
+        #expect(!reason.contains("errno"), "\(reason)")
+        for _ in 0..<3 {
+            let context = ObjectContext(store: remote)
+            var keys: [Int64] = []
+            let fetching = try clock.measure { keys = try context.fetch(request).map(\.objectID.primaryKey) }
+            #expect(keys == online)
+            #expect(fetching < .seconds(1), "a fetch from the cache took \(fetching) (it took 10 s)")
+        }
+        // The server back on its port: the store finds it without being asked, and reads go to it again.
+        let restarted = try TestServer(serving: served.store, port: port)
+        defer { restarted.stop() }
+        #expect(eventually(30) { remote.backend.status == .online })
+        let sent = remote.backend.requestsSent
+        #expect(try ObjectContext(store: remote).fetch(request).map(\.objectID.primaryKey) == online)
+        #expect(remote.backend.requestsSent > sent)
+    }
+
+    @Test("No server at the address: .unreachable at once, in words")
+    func unreachable() async throws {
+        try await offThePool { try self.run_unreachable() }
+    }
+
+    func run_unreachable() throws {
+        let started = ContinuousClock.now
+        let error = #expect(throws: StoreError.self) { try RemoteStore(url: URL(string: "http://127.0.0.1:1")!) }
+        #expect(ContinuousClock.now - started < .seconds(1), "it took 5 s")
+        guard case .unreachable(let server, let reason)? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        #expect(server == "http://127.0.0.1:1")
+        #expect(reason.contains("refused") && !reason.contains("errno"), "\(reason)")
+        #expect(error?.isRetryable == true)
+        #expect(error?.code == .unreachable)
+    }
+
     @Test("Within the staleness interval a fetch asked again is answered from the disk cache, without a request")
     func staleness() async throws {
         try await offThePool { try self.run_staleness() }
@@ -530,6 +593,62 @@ struct StoreServerTests {
         #expect(hostileStatus == 200 || hostileAnswer["code"] as? String == "too_costly")
         #expect(try post(served.url, "v1/fetch", Data("{not json".utf8)).0 == 400)
         #expect(try post(served.url, "v1/fetch", Data(#"{"entity": "Nobody"}"#.utf8)).0 == 404)
+    }
+
+    /// (Issue 54: `"limit": -1` was a 200, though the document says minimum 0.)
+    @Test("Numbers, strings and arrays outside the document's bounds are a 400 naming the field")
+    func documentBounds() async throws {
+        try await offThePool { try self.run_documentBounds() }
+    }
+
+    func run_documentBounds() throws {
+        let served = try ServedCompany()
+        let cases: [(String, String, String)] = [
+            ("v1/fetch", #"{"entity": "Employee", "limit": -1}"#, "'limit'"),
+            ("v1/fetch", #"{"entity": "Employee", "limit": 10001}"#, "'limit'"),
+            ("v1/fetch", #"{"entity": "Employee", "offset": -3}"#, "'offset'"),
+            ("v1/fetch", #"{"entity": "Employee", "stepLimit": 0}"#, "'stepLimit'"),
+            ("v1/fetch", #"{"entity": "Employee", "sort": [{"keyPath": "\#(String(repeating: "a", count: 1025))"}]}"#, "'sort[0].keyPath'"),
+            ("v1/objects", #"{"entity": "\#(String(repeating: "E", count: 257))", "keys": [1]}"#, "'entity'"),
+            ("v1/save", #"{"sequence": 0}"#, "'sequence'"),
+            ("v1/fetch", #"{"entity": "Employee", "stepLimit": null}"#, "'stepLimit'"),
+            ("v1/save", #"{"inserts": [{"temporaryID": -1, "entity": "Tag", "values": {"name": null}}], "kept": null}"#, "'kept'"),
+        ]
+        for (path, body, field) in cases {
+            let (status, answer) = try post(served.url, path, Data(body.utf8))
+            #expect(status == 400, "\(path) \(body.prefix(80))")
+            #expect(answer["code"] as? String == "bad_request")
+            #expect((answer["message"] as? String)?.contains(field) == true, "\(answer)")
+        }
+        let waited = try exchange(served.url.appendingPathComponent("v1/changes").appending(queryItems: [.init(name: "wait", value: "31")]),
+                                  method: "GET")
+        #expect(waited.status == 400)
+        #expect((json(waited.data)["message"] as? String)?.contains("'wait'") == true)
+        let history = try exchange(served.url.appendingPathComponent("v1/history").appending(queryItems: [.init(name: "limit", value: "0")]),
+                                   method: "GET")
+        #expect(history.status == 400)
+        // Within the bounds, as before.
+        #expect(try post(served.url, "v1/fetch", Data(#"{"entity": "Employee", "limit": 0}"#.utf8)).0 == 200)
+        #expect(try post(served.url, "v1/fetch", Data(#"{"entity": "Employee", "predicate": "name == %@", "arguments": [null]}"#.utf8)).0 == 200)
+        #expect(try post(served.url, "v1/fetch", Data(#"{"entity": "Employee", "limit": 10000, "offset": 0, "stepLimit": 1}"#.utf8)).0 == 200)
+    }
+
+    @Test("A method a path does not take is a 405 with Allow")
+    func methodNotAllowed() async throws {
+        try await offThePool { try self.run_methodNotAllowed() }
+    }
+
+    func run_methodNotAllowed() throws {
+        let served = try ServedCompany()
+        let fetch = try exchange(served.url.appendingPathComponent("v1/fetch"), method: "GET")
+        #expect(fetch.status == 405)
+        #expect(fetch.headers["allow"] == "POST")
+        #expect(json(fetch.data)["code"] as? String == "method_not_allowed")
+        let store = try exchange(served.url.appendingPathComponent("v1/store"), method: "DELETE")
+        #expect(store.status == 405)
+        #expect(store.headers["allow"] == "GET")
+        #expect(try exchange(served.url.appendingPathComponent("v1/nothing"), method: "GET").status == 404)
+        #expect(try exchange(served.url.appendingPathComponent("v1/store"), method: "GET").status == 200)
     }
 
     @Test("Read-only unless writable; a token guards every request; beyond loopback only with a token")
