@@ -48,6 +48,19 @@ struct Serve: ParsableCommand {
                                valueName: "token"))
     var token: String?
 
+    /// The store's name in the page's header: the file's name, the server's address (without credentials or
+    /// query) for a store served elsewhere, or the PostgreSQL schema (never the URL, which may hold a password).
+    var storeName: String {
+        guard let store else { return "schema \(schema) on PostgreSQL" }
+        guard isServerAddress(store) else { return URL(fileURLWithPath: store).lastPathComponent }
+        guard var components = URLComponents(string: store) else { return "a store served elsewhere" }
+        components.user = nil
+        components.password = nil
+        components.query = nil
+        components.fragment = nil
+        return components.string ?? "a store served elsewhere"
+    }
+
     func validate() throws {
         if (store == nil) == (postgres == nil) { throw ValidationError("give a store file (--store) or a server (--postgres)") }
         if !(0...65535).contains(port) { throw ValidationError("--port takes 0 to 65535, not \(port)") }
@@ -69,6 +82,7 @@ struct Serve: ParsableCommand {
         configuration.port = port
         configuration.isWritable = writable
         configuration.token = token
+        configuration.storeName = storeName
         let server: StoreServer
         do {
             server = try StoreServer(store: served, configuration: configuration)

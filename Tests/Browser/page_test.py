@@ -21,6 +21,7 @@ import tempfile
 import time
 import traceback
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from selenium import webdriver
@@ -35,6 +36,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 COMPANY = os.path.join(ROOT, "Tests", "SiftTests", "Fixtures", "company.json")
 CORE_DATA = os.path.join(ROOT, "..", "shared", "coredata-stores", "coredataplus-samplemodel2-v2", "SampleModel2_V2.sqlite")
 HOSTILE = "<script>document.title='owned'</script><img src=x onerror=\"document.title='owned'\">&amp;"
+# A store file's name the page's header shows (written into the page's HTML by the server: escaped).
+HOSTILE_FILE = "co\"mp'any<img src=x onerror=\"document.title='owned'\">&amp;.sqlite"
 
 
 class Server:
@@ -58,6 +61,10 @@ class Server:
         if self.url is None:
             self.err.seek(0)
             raise RuntimeError("sift serve did not start: " + self.err.read())
+
+    def get(self, path):
+        with urllib.request.urlopen(self.url + path, timeout=20) as answer:
+            return json.loads(answer.read())
 
     def post(self, path, body):
         request = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), method="POST",
@@ -297,6 +304,180 @@ def main():
             again = [r.text for r in driver.find_elements(By.CSS_SELECTOR, '[data-testid="results-table"] tbody tr td:first-child')]
             assert again == first, (again[:5], first[:5])
         run.check("page forward and back (keyset)", paging)
+
+        def keys_shown():
+            return [int(r.get_attribute("data-testid")[4:])
+                    for r in driver.find_elements(By.CSS_SELECTOR, '[data-testid="results-table"] tbody tr[data-testid^="row-"]')]
+
+        def header_name():
+            # Issue 54: the header showed the store's UUID; now its file's name, the UUID as the tooltip.
+            identifier = company_server.get("/v1/store")["identifier"]
+            driver.get(base + "/")
+            name = run.visible("store-name")
+            assert name.text == "company.sqlite", name.text
+            assert name.get_attribute("title") == identifier, (name.get_attribute("title"), identifier)
+            # A file name with markup in it is written into the page escaped, and shown as text.
+            hostile_store = os.path.join(scratch, HOSTILE_FILE)
+            subprocess.run([sift, "import", "--store", hostile_store, "--data", COMPANY], check=True, capture_output=True)
+            hostile_server = Server(sift, hostile_store, False, scratch, name="hostile-name")
+            try:
+                driver.get(hostile_server.url + "/")
+                run.wait(lambda d: run.testid("store-name").text == HOSTILE_FILE, message="the hostile name is not shown as text")
+                assert not driver.find_elements(By.CSS_SELECTOR, "header img") and driver.title != "owned", driver.title
+            finally:
+                hostile_server.stop()
+        run.check("the header shows the store's name, its identifier as the tooltip", header_name)
+
+        def invalid_predicate_clears_rows():
+            # Issue 54: an invalid predicate left the previous predicate's rows (and pages) on show.
+            driver.get(base + "/?entity=Employee&predicate=" + urllib.request.quote("age > 40"))
+            run.text_starts("result-count", f"{sift_count(sift, company, 'Employee', 'age > 40')} ")
+            run.wait(lambda d: keys_shown(), message="no rows")
+            field = run.testid("predicate-input")
+            field.send_keys(" AND (")
+            run.text_starts("result-count", "invalid predicate")
+            run.wait(lambda d: not keys_shown(), message="the previous predicate's rows are still shown")
+            assert not driver.find_elements(By.CSS_SELECTOR, '[data-testid="page-next"]'), "the previous predicate's pager is still shown"
+            run.shot("invalid-predicate-no-rows")
+            field.send_keys(Keys.BACK_SPACE * 6)
+            run.text_starts("result-count", f"{sift_count(sift, company, 'Employee', 'age > 40')} ")
+            run.wait(lambda d: keys_shown(), message="no rows once the predicate is valid again")
+        run.check("an invalid predicate empties the table", invalid_predicate_clears_rows)
+
+        def first_last_jump():
+            # Issue 54: many pages were reachable only by Previous/Next. First, Last and a page number to go to,
+            # with ties across pages (age, isManager) and with no sort, at 7 objects a page.
+            total = sift_count(sift, company, "Employee", "TRUEPREDICATE")
+            size = 7
+            pages = -(-total // size)
+
+            def page_is(number, expected):
+                run.wait(lambda d: run.testid("page-number").text.startswith(f"Page {number} of {pages}"), message=f"not on page {number}")
+                run.wait(lambda d: keys_shown() == expected, message=f"page {number} does not show {expected}")
+
+            def turn(button, number, expected):
+                run.click(button)
+                page_is(number, expected)
+
+            def jump(number, expected, typed=None):
+                field = run.testid("page-jump-input")
+                field.send_keys(Keys.CONTROL, "a")
+                field.send_keys(str(typed or number), Keys.ENTER)
+                page_is(number, expected)
+
+            for sort in ["age:asc", "isManager:asc", ""]:
+                keys = [row["key"] for row in company_server.post("/v1/fetch", {
+                    "entity": "Employee", "limit": 1000,
+                    "sort": [{"keyPath": k.split(":")[0], "ascending": k.endswith(":asc")} for k in sort.split(",") if k]})[1]["objects"]]
+                chunk = [keys[i * size:(i + 1) * size] for i in range(pages)]
+                url = base + f"/?entity=Employee&size={size}" + (f"&sort={sort}" if sort else "")
+                driver.get(url)
+                page_is(1, chunk[0])
+                assert not run.testid("page-first").is_enabled() and run.testid("page-last").is_enabled()
+                turn("page-last", pages, chunk[-1])
+                assert not run.testid("page-next").is_enabled() and not run.testid("page-last").is_enabled()
+                turn("page-prev", pages - 1, chunk[-2])
+                turn("page-first", 1, chunk[0])
+                jump(4, chunk[3])
+                assert "page=4" in driver.current_url, driver.current_url
+                turn("page-next", 5, chunk[4])
+                turn("page-next", 6, chunk[5])
+                turn("page-prev", 5, chunk[4])
+                jump(pages, chunk[-1], typed=pages + 10)  # past the last page: the last
+                # A link to a page shows that page.
+                driver.get(url + "&page=3")
+                page_is(3, chunk[2])
+                turn("page-next", 4, chunk[3])
+            run.shot("page-jump")
+        run.check("first, last and a page jump", first_last_jump)
+
+        def choose_columns():
+            # Issue 54: columns are chosen (kept in the URL), and the table fits a 1400 px window.
+            driver.set_window_size(1400, 900)
+            long_name = "A long tag " + "with very many words in it " * 12
+            status, answer = company_server.post("/v1/save", {"inserts": [{"temporaryID": -1, "entity": "Tag", "values": {"name": long_name}}]})
+            assert status == 200, answer
+            long_key = answer["keys"][0]["key"]
+            try:
+                driver.get(base + "/?entity=Employee")
+                run.wait(lambda d: keys_shown(), message="no rows")
+                width, page_width, table_width = driver.execute_script(
+                    "return [window.innerWidth, document.documentElement.scrollWidth,"
+                    " document.querySelector('[data-testid=\"results-table\"]').getBoundingClientRect().width]")
+                assert width <= 1400 and page_width <= width and table_width <= 1400, (width, page_width, table_width)
+                # A long value is cut with an ellipsis; its cell's title holds it whole.
+                driver.get(base + "/?entity=Tag&predicate=" + urllib.request.quote("name BEGINSWITH 'A long tag'"))
+                cell = run.wait(lambda d: d.find_element(By.CSS_SELECTOR, f'[data-testid="row-{long_key}"] td .cell'))
+                cut = driver.execute_script("return [arguments[0].scrollWidth > arguments[0].clientWidth, getComputedStyle(arguments[0]).textOverflow,"
+                                            " document.documentElement.scrollWidth <= window.innerWidth]", cell)
+                assert cut == [True, "ellipsis", True] and cell.get_attribute("title") == long_name, (cut, cell.get_attribute("title"))
+                # The Columns control: nickname and tags off; the URL keeps the choice.
+                driver.get(base + "/?entity=Employee")
+                run.wait(lambda d: keys_shown(), message="no rows")
+                run.click("columns-button")
+                run.click("column-choice-nickname")
+                run.click("column-choice-tags")
+                run.wait(lambda d: not d.find_elements(By.CSS_SELECTOR, '[data-testid="column-nickname"]'), message="nickname is still shown")
+                run.wait(lambda d: not d.find_elements(By.CSS_SELECTOR, '[data-testid="column-tags"]'), message="tags is still shown")
+                query = urllib.parse.parse_qs(urllib.parse.urlparse(driver.current_url).query)
+                columns = query.get("columns", [""])[0].split(",")
+                assert "nickname" not in columns and "tags" not in columns and "name" in columns and "department" in columns, driver.current_url
+                run.shot("columns-chosen")
+                driver.get(driver.current_url)
+                run.wait(lambda d: keys_shown(), message="no rows")
+                headers = [h.get_attribute("data-testid") for h in driver.find_elements(By.CSS_SELECTOR, '[data-testid="results-table"] thead th')]
+                assert "column-name" in headers and "column-department" in headers, headers
+                assert "column-nickname" not in headers and "column-tags" not in headers, headers
+                assert not run.testid("column-choice-nickname").is_selected() and run.testid("column-choice-name").is_selected()
+                cells = driver.find_elements(By.CSS_SELECTOR, '[data-testid="results-table"] tbody tr:first-child td')
+                assert len(cells) == len(headers), (len(cells), headers)
+            finally:
+                driver.set_window_size(1360, 900)
+                row = company_server.post("/v1/objects", {"entity": "Tag", "keys": [long_key]})[1]["objects"][0]
+                company_server.post("/v1/save", {"deletes": [{"entity": "Tag", "key": long_key, "expectedVersion": row["version"]}]})
+        run.check("choose columns (kept in the URL); the table fits 1400 px", choose_columns)
+
+        def facets():
+            # Issue 54: facets, as Datasette has: the counts of a key path's values under the predicate, a click filters.
+            predicate = "age > 30"
+            driver.get(base + "/?entity=Employee&predicate=" + urllib.request.quote(predicate))
+            run.text_starts("result-count", f"{sift_count(sift, company, 'Employee', predicate)} ")
+            Select(run.testid("facet-select")).select_by_value("department.name")
+            run.wait(lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="facet-value"]'), message="no facet values")
+            assert "facet=department.name" in driver.current_url, driver.current_url
+
+            def shown_facets():
+                return {v.get_attribute("data-value"): int(v.get_attribute("data-count"))
+                        for v in driver.find_elements(By.CSS_SELECTOR, '[data-testid="facet-value"]')}
+            values = shown_facets()
+            assert 1 < len(values) <= 11, values
+            for value, count in values.items():
+                term = "department.name == nil" if value == "nil" else f"department.name == {json.dumps(value)}"
+                assert count == sift_count(sift, company, "Employee", f"({predicate}) AND {term}"), (value, count)
+            counts = list(values.values())
+            assert counts[:len(counts) - ("nil" in values)] == sorted(counts[:len(counts) - ("nil" in values)], reverse=True), values
+            run.shot("facets")
+            # One click filters (a value with '&' in it, quoted in the predicate), and the facet follows.
+            chosen = "Research & Development"
+            assert chosen in values, values
+            run.click("facet-value", f'[data-value="{chosen}"]')
+            expected = sift_count(sift, company, "Employee", f"({predicate}) AND department.name == 'Research & Development'")
+            run.text_starts("result-count", f"{expected} ")
+            assert run.testid("predicate-input").get_attribute("value") == f'{predicate} AND department.name == "{chosen}"'
+            run.wait(lambda d: shown_facets() == {chosen: expected}, message="the facet did not follow the predicate")
+            assert len(keys_shown()) == expected
+            # The URL reproduces the view, facet included.
+            driver.get(driver.current_url)
+            run.wait(lambda d: shown_facets() == {chosen: expected}, message="the link lost the facet")
+            # A value with quotes and markup: quoted safely, one click finds its one object.
+            driver.get(base + "/?entity=Tag&facet=name&predicate=" + urllib.request.quote("name BEGINSWITH '<script>'"))
+            run.wait(lambda d: shown_facets() == {HOSTILE: 1}, message="the hostile tag's facet is not shown")
+            driver.find_element(By.CSS_SELECTOR, '[data-testid="facet-value"]').click()
+            run.wait(lambda d: run.testid("predicate-input").get_attribute("value").endswith(" AND name == " + json.dumps(HOSTILE)),
+                     message="the term is not quoted")
+            run.text_starts("result-count", "1 ")
+            assert driver.title != "owned"
+        run.check("facets: counts as sift count's, one click filters", facets)
 
         def sort_by_click():
             driver.get(base + "/?entity=Employee")

@@ -15,7 +15,7 @@ enum PageScript {
   const pageToken = meta('sift-page-token');
   const writable = meta('sift-writable') === 'true';
   const writes = new Set(['/v1/save', '/v1/batch-update', '/v1/batch-delete']);
-  const pageSize = 50;
+  const defaultPageSize = 50;
   const exportLimit = 100000;
   const referenceDate = 978307200; // 2001-01-01T00:00:00Z in Unix seconds
   // This page's own name in the change feed: its saves come back there, and are not another client's.
@@ -225,8 +225,8 @@ enum PageScript {
   // ---- State, in the URL --------------------------------------------------
 
   const state = {
-    view: 'objects', entity: null, predicate: '', sort: [], page: 0, cursors: [null],
-    object: null, of: null, group: { by: '', fn: 'count', attribute: '' }, historyBefore: null,
+    view: 'objects', entity: null, predicate: '', sort: [], page: 0, cursors: [null], size: defaultPageSize,
+    columns: null, facet: '', object: null, of: null, group: { by: '', fn: 'count', attribute: '' }, historyBefore: null,
   };
 
   function readURL() {
@@ -246,7 +246,13 @@ enum PageScript {
       state.of = { entity, key: Number(key), relationship };
     } else state.of = null;
     state.group = { by: query.get('group') ?? '', fn: query.get('fn') ?? 'count', attribute: query.get('of-attribute') ?? '' };
-    state.page = 0;
+    // The columns shown (all when absent), the facet's key path, the page size and the page (1 first).
+    state.columns = query.has('columns') ? query.get('columns').split(',').filter(Boolean) : null;
+    state.facet = query.get('facet') ?? '';
+    const size = Number(query.get('size'));
+    state.size = Number.isInteger(size) && size >= 1 && size <= 1000 ? size : defaultPageSize;
+    const page = Number(query.get('page'));
+    state.page = Number.isInteger(page) && page > 1 ? page - 1 : 0;
     state.cursors = [null];
   }
 
@@ -258,6 +264,10 @@ enum PageScript {
     if (state.of) query.set('of', `${state.of.entity}:${state.of.key}:${state.of.relationship}`);
     if (state.predicate) query.set('predicate', state.predicate);
     if (state.sort.length) query.set('sort', state.sort.map((k) => `${k.keyPath}:${k.ascending ? 'asc' : 'desc'}`).join(','));
+    if (state.columns) query.set('columns', state.columns.join(','));
+    if (state.facet) query.set('facet', state.facet);
+    if (state.size !== defaultPageSize) query.set('size', String(state.size));
+    if (state.page > 0 && state.view === 'objects' && !state.object) query.set('page', String(state.page + 1));
     if (state.group.by) {
       query.set('group', state.group.by);
       query.set('fn', state.group.fn);
@@ -268,7 +278,9 @@ enum PageScript {
   }
 
   function go(changes) {
-    Object.assign(state, { page: 0, cursors: [null] }, changes);
+    // Another entity has other columns and key paths: its table starts with all of them and no facet.
+    const entityChanges = changes.entity !== undefined && changes.entity !== state.entity;
+    Object.assign(state, { page: 0, cursors: [null] }, entityChanges ? { columns: null, facet: '' } : {}, changes);
     writeURL(true);
     render();
   }
@@ -285,7 +297,8 @@ enum PageScript {
     document.body.append(
       h('header', { class: 'top' },
         h('a', { class: 'brand', href: '/' }, 'Sift'),
-        h('span', { class: 'store', title: 'the store identifier' }, store.identifier),
+        // The store's name (its file, its schema) as the server was told it; its identifier as the tooltip.
+        h('span', { class: 'store', testid: 'store-name', title: store.identifier }, meta('sift-store-name') || store.identifier),
         h('span', { class: `mode ${modeText}`, testid: 'mode' }, modeText),
         frame.status),
       h('div', { class: 'layout' },
@@ -465,8 +478,11 @@ enum PageScript {
     const suggestion = h('div', { class: 'suggestion', hidden: true });
     const count = h('span', { class: 'result-count', testid: 'result-count' }, '…');
     const table = h('table', { class: 'results', testid: 'results-table' });
-    const pager = h('div', { class: 'pager' });
+    const pager = h('div', { class: 'pager', testid: 'pager' });
     const panel = h('div', { class: 'panel' });
+    const tableWrap = h('div', { class: 'table-wrap', testid: 'table-wrap' }, table);
+    const facets = h('div', { class: 'facets', testid: 'facets', hidden: true });
+    let shownScope = null; // the predicate and arguments of the rows shown (for the facets, when one is chosen)
     const heading = h('h1', {}, entity.name, entity.abstract ? h('span', { class: 'note' }, ' (abstract)') : null);
     const scopeNote = state.of ? h('p', { class: 'scope', testid: 'scope' }, `The ${state.of.relationship} of `,
       h('a', { href: '#', onclick: link({ entity: state.of.entity, object: { entity: state.of.entity, key: state.of.key }, of: null, predicate: '', sort: [] }) },
@@ -481,11 +497,15 @@ enum PageScript {
       writable && !entity.abstract
         ? h('button', { type: 'button', testid: 'insert-button', onclick: () => renderNewObject(entity) }, `New ${entity.name}`) : null);
 
+    const controls = h('div', { class: 'view-controls' },
+      columnsControl(entity, () => turnPage(state.page)),
+      facetControl(entity, () => { if (shownScope) showFacets(entity, facets, shownScope, addTerm); }));
+
     append(frame.main, [heading, scopeNote,
       h('div', { class: 'query' },
         h('div', { class: 'predicate-box' }, input, completions), diagnostic, suggestion,
-        h('div', { class: 'summary' }, count, buttons)),
-      panel, h('div', { class: 'table-wrap' }, table), pager]);
+        h('div', { class: 'summary' }, count, buttons), controls),
+      facets, panel, tableWrap, pager]);
 
     let timer = null;
     const refresh = () => {
@@ -501,8 +521,37 @@ enum PageScript {
       }, 200);
     };
 
+    /** The page `page` of the rows shown, with their count (`total`): from the pager and the Columns control. */
+    let shownTotal = 0;
+    const turnPage = (page) => {
+      if (!shownScope) return;
+      state.page = page;
+      writeURL(false);
+      const number = ++requestNumber;
+      disablePager(pager);
+      loadPage(entity, table, pager, shownScope, shownTotal, () => number === requestNumber, turnPage)
+        .catch((error) => { if (number === requestNumber) report(error); });
+    };
+
+    /** A facet's value chosen: its term joins the predicate (AND), and everything follows. */
+    const addTerm = (term) => {
+      const current = input.value.trim();
+      // AND binds tighter than OR: a predicate with an OR is kept whole in parentheses.
+      const kept = /\bOR\b|\|\|/i.test(current) ? `(${current})` : current;
+      input.value = current ? `${kept} AND ${term}` : term;
+      clearTimeout(timer);
+      state.predicate = input.value;
+      state.page = 0;
+      state.cursors = [null];
+      writeURL(true);
+      load();
+      panel.follow?.();
+    };
+
     const load = async () => {
       const number = ++requestNumber;
+      // Until this predicate's rows come, the pager's buttons (of the rows shown) do nothing.
+      disablePager(pager);
       try {
         await membersIfNeeded(entity);
         const { predicate, arguments: args } = scope(entity);
@@ -513,9 +562,16 @@ enum PageScript {
         input.classList.remove('invalid');
         count.textContent = `${counted.count} ${counted.count === 1 ? 'object' : 'objects'}`;
         count.dataset.count = String(counted.count);
-        await loadPage(entity, table, pager, { predicate, arguments: args }, counted.count);
+        shownScope = { predicate, arguments: args };
+        shownTotal = counted.count;
+        showFacets(entity, facets, shownScope, addTerm);
+        await loadPage(entity, table, pager, shownScope, counted.count, () => number === requestNumber, turnPage);
+        tableWrap.classList.remove('stale');
       } catch (error) {
         if (number !== requestNumber) return;
+        // The rows, pages and facets shown are another predicate's: they go (the table says why).
+        shownScope = null;
+        emptyTable(table, pager, tableWrap, facets);
         if (error.body?.code === 'invalid_predicate' || error.body?.code === 'bad_request' || error.body?.code === 'too_costly') {
           showDiagnostic(error, input, diagnostic, suggestion, () => refresh());
           count.textContent = 'invalid predicate';
@@ -645,19 +701,46 @@ enum PageScript {
     }
   }
 
-  // The table, a page at a time: keyset cursors from the server, kept to go back.
-  async function loadPage(entity, table, pager, scoped, total) {
+  // The table, a page at a time. First, Next and Previous page by keyset: the cursor (`after`) the server
+  // answered the page before with, kept in state.cursors[page] (null: the first page; undefined: not known).
+  // A page whose cursor is not known (a jump to page N, Last, Previous after a jump, a link with page=N) is
+  // fetched by `offset`: correct whatever the sort, since the store orders ties by primary key as keyset
+  // pages do, and it costs the rows skipped, once. (Last by the reversed sort would be cheaper but wrong: a
+  // run of ties keeps its key order when the sort is reversed, so the rows would not be the last page's.)
+  // The offset fetch asks for the row before the page too: the answer's cursor counts the ties with the
+  // page's last row among the rows it returned only, so it can be trusted, and Next stays keyset, when that
+  // row is known not to tie with the last one; else Next goes by offset as well.
+  async function loadPage(entity, table, pager, scoped, total, isCurrent = () => true, turn = null) {
+    const size = state.size;
+    const pages = Math.max(1, Math.ceil(total / size));
+    if (state.page >= pages) {
+      state.page = pages - 1;
+      writeURL(false);
+    }
     const body = {
       entity: entity.name, predicate: scoped.predicate, arguments: scoped.arguments,
-      sort: state.sort, limit: pageSize, prefetch: entity.relationships.filter((r) => !r.toMany).map((r) => r.name),
+      sort: state.sort, limit: size, prefetch: entity.relationships.filter((r) => !r.toMany).map((r) => r.name),
     };
     const cursor = state.cursors[state.page];
+    const byOffset = state.page > 0 && !cursor;
     if (cursor) body.after = cursor;
+    else if (byOffset) {
+      body.offset = state.page * size - 1;
+      body.limit = size + 1;
+    }
     const answer = await api('/v1/fetch', body);
-    state.cursors[state.page + 1] = answer.next ?? null;
-    const rows = answer.objects ?? [];
+    if (!isCurrent()) return;
+    let rows = answer.objects ?? [];
     const related = new Map((answer.related ?? []).map((row) => [`${row.entity}:${row.key}`, row]));
-    const toMany = entity.relationships.filter((r) => r.toMany);
+    let next = answer.next ?? null;
+    if (byOffset) {
+      const before = rows[0];
+      rows = rows.slice(1);
+      if (next && !(before && rows.length && sortValuesDiffer(entity, before, rows[rows.length - 1], related))) next = undefined;
+    }
+    state.cursors[state.page + 1] = next;
+    const chosen = (name) => !state.columns || state.columns.includes(name);
+    const toMany = entity.relationships.filter((r) => r.toMany && chosen(r.name));
     const counts = new Map();
     await Promise.all(toMany.map(async (relationship) => {
       if (!rows.length) return;
@@ -666,13 +749,52 @@ enum PageScript {
         for (const l of links.links) counts.set(`${relationship.name}:${l.owner}`, l.members.length);
       } catch { /* a subentity's relationship: no counts */ }
     }));
+    if (!isCurrent()) return;
     drawTable(entity, table, rows, related, counts);
-    drawPager(entity, table, pager, scoped, total, rows.length);
+    drawPager(pager, total, rows.length, turn);
+  }
+
+  /** Whether two rows are known not to tie under the sort: a sort value (an attribute, or one through a to-one
+   * relationship read with the page) that differs. With no sort every row ties (the server pages by count). */
+  function sortValuesDiffer(entity, a, b, related) {
+    const valueAt = (row, keyPath) => {
+      if (entity.attributes.some((x) => x.name === keyPath)) return row.values?.[keyPath] ?? null;
+      const [name, ...rest] = keyPath.split('.');
+      const relationship = entity.relationships.find((r) => r.name === name && !r.toMany);
+      if (!relationship || !rest.length) return undefined;
+      const key = row.toOne?.[name];
+      if (key === undefined || key === null) return null;
+      const target = related.get(`${relationship.destination}:${key}`)
+        ?? [...related.values()].find((r) => r.key === key && isKindOf(r.entity, relationship.destination));
+      const attribute = rest.join('.');
+      if (!target || !entityNamed(target.entity)?.attributes.some((x) => x.name === attribute)) return undefined;
+      return target.values?.[attribute] ?? null;
+    };
+    return state.sort.some(({ keyPath }) => {
+      const x = valueAt(a, keyPath);
+      const y = valueAt(b, keyPath);
+      return x !== undefined && y !== undefined && JSON.stringify(x) !== JSON.stringify(y);
+    });
+  }
+
+  /** A table cell's content, cut to the column's width with an ellipsis; the full text as its title. */
+  function cell(content, title) {
+    // A date is short and is not cut.
+    return h('div', { class: content.classList?.contains('date') ? 'cell whole' : 'cell', title: title || undefined }, content);
+  }
+
+  /** A value's full text for a cell's title (none for bytes, which have their own). */
+  function titleOf(value) {
+    if (value === null || value === undefined || tagOf(value) === 'data') return undefined;
+    const text = plain(value);
+    return text.length > 10000 ? `${text.slice(0, 10000)}…` : text;
   }
 
   function drawTable(entity, table, rows, related, counts) {
     clear(table);
-    const attributes = entity.attributes;
+    const chosen = (name) => !state.columns || state.columns.includes(name);
+    const attributes = entity.attributes.filter((a) => chosen(a.name));
+    const relationships = entity.relationships.filter((r) => chosen(r.name));
     const header = h('tr', {}, h('th', { class: 'key' }, 'key'));
     for (const attribute of attributes) {
       const sorted = state.sort.find((k) => k.keyPath === attribute.name);
@@ -687,8 +809,8 @@ enum PageScript {
       }
       header.append(th);
     }
-    for (const relationship of entity.relationships) {
-      header.append(h('th', { class: 'relationship', title: `${relationship.toMany ? 'to-many' : 'to-one'} ${relationship.destination}` }, relationship.name));
+    for (const relationship of relationships) {
+      header.append(h('th', { class: 'relationship', testid: `column-${relationship.name}`, title: `${relationship.toMany ? 'to-many' : 'to-one'} ${relationship.destination}` }, relationship.name));
     }
     table.append(h('thead', {}, header));
     const body = h('tbody');
@@ -698,14 +820,16 @@ enum PageScript {
         h('td', { class: 'key' }, h('a', { href: `?entity=${encodeURIComponent(row.entity)}&object=${row.key}`, onclick: open, testid: `open-${row.key}` },
           String(row.key)), row.entity !== entity.name ? h('span', { class: 'subentity' }, ` ${row.entity}`) : null));
       for (const attribute of attributes) {
-        tr.append(h('td', {}, shown(row.values[attribute.name] ?? null, attribute, `${row.entity}-${row.key}-${attribute.name}`)));
+        const value = row.values[attribute.name] ?? null;
+        tr.append(h('td', {}, cell(shown(value, attribute, `${row.entity}-${row.key}-${attribute.name}`), titleOf(value))));
       }
-      for (const relationship of entity.relationships) {
-        tr.append(h('td', { class: 'relationship' }, relationshipCell(row, relationship, related, counts)));
+      for (const relationship of relationships) {
+        const content = relationshipCell(row, relationship, related, counts);
+        tr.append(h('td', { class: 'relationship' }, cell(content, content.textContent)));
       }
       body.append(tr);
     }
-    if (!rows.length) body.append(h('tr', {}, h('td', { colspan: attributes.length + entity.relationships.length + 1, class: 'none' }, 'No objects.')));
+    if (!rows.length) body.append(h('tr', {}, h('td', { colspan: attributes.length + relationships.length + 1, class: 'none' }, 'No objects.')));
     table.append(body);
   }
 
@@ -743,17 +867,186 @@ enum PageScript {
     return attribute ? `${row.values[attribute.name]} (${entityName} ${key})` : `${entityName} ${key}`;
   }
 
-  function drawPager(entity, table, pager, scoped, total, shownCount) {
+  /** First, Previous, the page's number, Next, Last and a page to go to; `turn(page)` shows a page (0 first). */
+  function drawPager(pager, total, shownCount, turn) {
     clear(pager);
-    const pages = Math.max(1, Math.ceil(total / pageSize));
-    const previous = h('button', { type: 'button', testid: 'page-prev', disabled: state.page === 0 }, '← Previous');
-    const next = h('button', { type: 'button', testid: 'page-next', disabled: !state.cursors[state.page + 1] }, 'Next →');
-    previous.addEventListener('click', () => { state.page -= 1; loadPage(entity, table, pager, scoped, total).catch(report); });
-    next.addEventListener('click', () => { state.page += 1; loadPage(entity, table, pager, scoped, total).catch(report); });
-    const first = state.page * pageSize;
-    append(pager, [previous,
+    if (!turn) return;
+    const pages = Math.max(1, Math.ceil(total / state.size));
+    const button = (testid, text, page, disabled) => h('button', { type: 'button', testid, disabled, onclick: () => turn(page) }, text);
+    const jump = h('input', {
+      type: 'number', class: 'page-jump', testid: 'page-jump-input', min: 1, max: pages, value: state.page + 1, 'aria-label': 'page number',
+    });
+    const form = h('form', { class: 'page-form', novalidate: true }, h('label', {}, 'Go to page ', jump), h('button', { type: 'submit', testid: 'page-jump' }, 'Go'));
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const wanted = Math.round(Number(jump.value));
+      if (Number.isFinite(wanted) && jump.value.trim() !== '') turn(Math.min(pages, Math.max(1, wanted)) - 1);
+    });
+    const first = state.page * state.size;
+    append(pager, [
+      button('page-first', '« First', 0, state.page === 0),
+      button('page-prev', '← Previous', state.page - 1, state.page === 0),
       h('span', { class: 'page-number', testid: 'page-number' }, `Page ${state.page + 1} of ${pages}`,
-        shownCount ? ` (objects ${first + 1}–${first + shownCount})` : ''), next]);
+        shownCount ? ` (objects ${first + 1}–${first + shownCount})` : ''),
+      button('page-next', 'Next →', state.page + 1, state.page + 1 >= pages || state.cursors[state.page + 1] === null),
+      button('page-last', 'Last »', pages - 1, state.page + 1 >= pages),
+      form]);
+  }
+
+  function disablePager(pager) {
+    for (const control of pager.querySelectorAll('button, input')) control.disabled = true;
+  }
+
+  /** The table with no rows, when the predicate's are not known (an invalid predicate, a failed fetch). */
+  function emptyTable(table, pager, wrap, facets) {
+    clear(pager);
+    clear(table);
+    wrap.classList.add('stale');
+    table.append(h('tbody', {}, h('tr', {}, h('td', { class: 'none', testid: 'table-stale' }, 'No objects shown: the predicate has no answer.'))));
+    facets.number = (facets.number ?? 0) + 1;
+    clear(facets);
+    facets.hidden = true;
+  }
+
+  // ---- Columns and facets -----------------------------------------------------
+
+  /** The Columns control: a checkbox for each attribute and relationship; the choice is kept in the URL. */
+  function columnsControl(entity, changed) {
+    const names = [...entity.attributes.map((a) => a.name), ...entity.relationships.map((r) => r.name)];
+    const boxes = names.map((name) => h('input', {
+      type: 'checkbox', value: name, testid: `column-choice-${name}`, checked: !state.columns || state.columns.includes(name),
+    }));
+    const chosen = () => {
+      const picked = boxes.filter((box) => box.checked).map((box) => box.value);
+      state.columns = picked.length === names.length ? null : picked;
+      writeURL(false);
+      changed();
+    };
+    for (const box of boxes) box.addEventListener('change', chosen);
+    const all = h('button', { type: 'button', testid: 'columns-all', onclick: () => { for (const box of boxes) box.checked = true; chosen(); } }, 'All');
+    return h('details', { class: 'columns', testid: 'columns' },
+      h('summary', { testid: 'columns-button' }, 'Columns'),
+      h('div', { class: 'column-list', testid: 'column-list' },
+        names.map((name, index) => h('label', {}, boxes[index], ' ', name)), h('div', { class: 'column-actions' }, all)));
+  }
+
+  const keyPathPattern = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+  /** The key paths a facet may count: the attributes, and those of the to-one relationships' destinations. */
+  function facetPaths(entity) {
+    const countable = (a) => !['binary', 'transformable', 'undefined', 'objectID'].includes(a.type);
+    const paths = entity.attributes.filter(countable).map((a) => a.name);
+    for (const relationship of entity.relationships.filter((r) => !r.toMany)) {
+      for (const attribute of entityNamed(relationship.destination)?.attributes.filter(countable) ?? []) {
+        paths.push(`${relationship.name}.${attribute.name}`);
+      }
+    }
+    return paths;
+  }
+
+  /** The Facets control: the key path whose values are counted; kept in the URL. */
+  function facetControl(entity, changed) {
+    const paths = facetPaths(entity);
+    if (state.facet && !paths.includes(state.facet)) paths.unshift(state.facet);
+    const select = h('select', { testid: 'facet-select', 'aria-label': 'facet' },
+      h('option', { value: '' }, '(none)'), paths.map((path) => h('option', { value: path, selected: path === state.facet }, path)));
+    select.addEventListener('change', () => {
+      state.facet = select.value;
+      writeURL(false);
+      changed();
+    });
+    return h('label', { class: 'facet-choice' }, 'Facets ', select);
+  }
+
+  /**
+   * The counts of the facet's values under the predicate (`scoped`): the ten most frequent, then nil's. A
+   * click on one joins `key == value` to the predicate (`addTerm`). A dictionary fetch grouped by the key
+   * path counts each value's objects (`count:(SELF)`, which counts nil's too), largest first; nil's count
+   * is a count fetch of its own, since nil may not be among the ten.
+   */
+  async function showFacets(entity, output, scoped, addTerm) {
+    const number = (output.number = (output.number ?? 0) + 1);
+    const key = state.facet;
+    if (!key) {
+      clear(output);
+      output.hidden = true;
+      return;
+    }
+    output.hidden = false;
+    output.classList.add('loading');
+    const head = h('div', { class: 'panel-head' }, h('h3', {}, `Facet: ${key}`),
+      h('button', { type: 'button', class: 'close', testid: 'facet-close', onclick: () => {
+        state.facet = '';
+        writeURL(false);
+        const select = document.querySelector('[data-testid="facet-select"]');
+        if (select) select.value = '';
+        showFacets(entity, output, scoped, addTerm);
+      } }, 'Close'));
+    try {
+      if (!keyPathPattern.test(key)) throw new Error(`'${key}' is not a key path`);
+      const { predicate, arguments: args } = scoped;
+      const [grouped, nils] = await Promise.all([
+        api('/v1/fetch', {
+          entity: entity.name, predicate, arguments: args, result: 'dictionaries', groupBy: [key],
+          select: [{ name: 'value', expression: key }, { name: 'count', expression: 'count:(SELF)' }],
+          sort: [{ keyPath: 'count', ascending: false }, { keyPath: 'value' }], limit: 11,
+        }),
+        api('/v1/fetch', { entity: entity.name, predicate: predicate ? `(${predicate}) AND ${key} == nil` : `${key} == nil`, arguments: args, result: 'count' }),
+      ]);
+      if (number !== output.number) return;
+      const items = (grouped.dictionaries ?? []).filter((row) => row.value !== null && row.value !== undefined).slice(0, 10)
+        .map((row) => ({ value: row.value, count: Number(plainNumber(row.count)) }));
+      if (nils.count > 0) items.push({ value: null, count: nils.count });
+      const list = h('ul', { class: 'facet-values', testid: 'facet-values' }, items.map((item) => {
+        const label = item.value === null ? 'nil' : (plain(item.value) === '' ? '""' : plain(item.value));
+        const term = facetTerm(key, item.value);
+        const content = [h('span', { class: `facet-label${item.value === null ? ' nil' : ''}` }, label), h('span', { class: 'facet-count' }, String(item.count))];
+        return h('li', {}, term
+          ? h('button', { type: 'button', class: 'facet-value', testid: 'facet-value', 'data-value': label, 'data-count': item.count, title: `add AND ${term}`, onclick: () => addTerm(term) }, content)
+          : h('span', { class: 'facet-value', testid: 'facet-value', 'data-value': label, 'data-count': item.count }, content));
+      }));
+      append(clear(output), [head, items.length ? list : h('p', { class: 'note' }, 'No objects.')]);
+    } catch (error) {
+      if (number !== output.number) return;
+      append(clear(output), [head, failureBox(error)]);
+    } finally {
+      if (number === output.number) output.classList.remove('loading');
+    }
+  }
+
+  /** `key == value` in the format language, the value written as its literal; null for a value with none. */
+  function facetTerm(key, value) {
+    const literal = literalOf(value);
+    return literal === null ? null : `${key} == ${literal}`;
+  }
+
+  function literalOf(value) {
+    if (value === null || value === undefined) return 'nil';
+    if (typeof value === 'string') return quoted(value);
+    if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+    if (typeof value === 'number') return Number.isFinite(value) ? String(value) : null;
+    switch (tagOf(value)) {
+      case 'double': return typeof value.double === 'number' && Number.isFinite(value.double) ? String(value.double) : null;
+      case 'date': return typeof value.date === 'number' ? `CAST(${value.date}, "NSDate")` : null;
+      case 'uuid': return `CAST(${quoted(value.uuid)}, "NSUUID")`;
+      default: return null;
+    }
+  }
+
+  /** A string literal in double quotes with the escapes the predicate lexer reads (as PredicateValue.quoted). */
+  function quoted(text) {
+    let result = '"';
+    for (const character of text) {
+      const code = character.codePointAt(0);
+      if (character === '"') result += '\\"';
+      else if (character === '\\') result += '\\\\';
+      else if (character === '\n') result += '\\n';
+      else if (character === '\t') result += '\\t';
+      else if (character === '\r') result += '\\r';
+      else if (code < 0x20 || code === 0x7f) result += `\\u${code.toString(16).padStart(4, '0')}`;
+      else result += character;
+    }
+    return `${result}"`;
   }
 
   function report(error) {

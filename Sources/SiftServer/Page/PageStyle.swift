@@ -25,13 +25,13 @@ button.danger { color: var(--bad); }
 
 .top { display: flex; gap: 14px; align-items: baseline; padding: 10px 18px; border-bottom: 1px solid var(--line); background: var(--wash); }
 .top .brand { font-weight: 700; font-size: 17px; color: var(--ink); }
-.top .store { color: var(--muted); font-family: monospace; font-size: 12px; }
+.top .store { color: var(--muted); font-family: monospace; font-size: 12px; max-width: 40vw; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .top .mode { font-size: 12px; padding: 1px 8px; border-radius: 10px; background: var(--accent-wash); color: var(--accent); }
 .top .mode.read-write { background: #fff4e0; color: #8a5300; }
 .top .status { margin-left: auto; color: var(--muted); font-size: 12px; }
 .top .status.error { color: var(--bad); }
 
-.layout { display: grid; grid-template-columns: 230px 1fr; min-height: calc(100vh - 44px); }
+.layout { display: grid; grid-template-columns: 210px 1fr; min-height: calc(100vh - 44px); }
 .sidebar { border-right: 1px solid var(--line); padding: 8px 14px; background: #fbfcfd; }
 .sidebar h2 { font-size: 11px; text-transform: uppercase; letter-spacing: .06em; color: var(--muted); margin: 14px 0 6px; }
 .sidebar ul { list-style: none; margin: 0; padding: 0; }
@@ -41,7 +41,7 @@ button.danger { color: var(--bad); }
 .sidebar .count { float: right; color: var(--muted); font-variant-numeric: tabular-nums; font-size: 12px; }
 .sidebar .abstract > a { font-style: italic; }
 
-.main { padding: 14px 22px 40px; min-width: 0; }
+.main { padding: 14px 18px 40px; min-width: 0; }
 h1 { font-size: 20px; margin: 4px 0 12px; }
 h1 .note, h1 .version { font-weight: 400; color: var(--muted); font-size: 14px; }
 h2 { font-size: 15px; margin: 16px 0 8px; }
@@ -64,9 +64,14 @@ input.predicate.invalid { border-color: var(--bad); background: var(--bad-wash);
 .actions { display: flex; flex-wrap: wrap; gap: 6px; margin: 10px 0; }
 .scope { color: var(--muted); margin: -6px 0 10px; }
 
-.table-wrap { overflow-x: auto; border: 1px solid var(--line); border-radius: 6px; }
-table.results { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
-table.results th, table.results td { text-align: left; padding: 5px 10px; border-bottom: 1px solid var(--line); white-space: nowrap; vertical-align: top; }
+/* The table fits a 1400 px window: long values are cut with an ellipsis (their cell's title holds them whole),
+   and a table wider still scrolls inside its wrapper, never the page. */
+.table-wrap { overflow-x: auto; max-width: 100%; border: 1px solid var(--line); border-radius: 6px; }
+.table-wrap.stale { opacity: .55; }
+table.results { border-collapse: collapse; width: 100%; font-size: 13px; font-variant-numeric: tabular-nums; }
+table.results th, table.results td { text-align: left; padding: 4px 7px; border-bottom: 1px solid var(--line); white-space: nowrap; vertical-align: top; }
+table.results td > .cell { max-width: 11em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+table.results td > .cell.whole { max-width: none; }
 table.results thead th { background: var(--wash); font-weight: 600; position: sticky; top: 0; }
 table.results th.sortable { cursor: pointer; }
 table.results th.sortable:hover { color: var(--accent); }
@@ -81,8 +86,29 @@ table.results td.none { color: var(--muted); text-align: center; padding: 18px; 
 .binary { color: var(--muted); }
 .structured { font-size: 12px; }
 
-.pager { display: flex; align-items: center; gap: 12px; margin-top: 10px; }
+.pager { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 12px; margin-top: 10px; }
 .page-number { color: var(--muted); }
+.page-form { display: inline-flex; gap: 6px; align-items: center; margin-left: 8px; color: var(--muted); }
+.page-form input.page-jump { width: 6em; padding: 3px 6px; border: 1px solid var(--line); border-radius: 5px; }
+
+.view-controls { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; margin-top: 8px; }
+details.columns { position: relative; }
+details.columns > summary { cursor: pointer; list-style: none; border: 1px solid var(--line); border-radius: 5px; padding: 4px 10px; background: #fff; }
+details.columns > summary::-webkit-details-marker { display: none; }
+details.columns > summary::after { content: " ▾"; color: var(--muted); }
+details.columns[open] > summary { border-color: var(--accent); color: var(--accent); }
+.column-list { position: absolute; z-index: 6; left: 0; top: 100%; margin-top: 2px; min-width: 220px; max-height: 360px; overflow: auto;
+  background: #fff; border: 1px solid var(--line); border-radius: 6px; box-shadow: 0 4px 14px rgba(0,0,0,.1); padding: 6px 12px; }
+.column-list label { display: block; padding: 2px 0; white-space: nowrap; }
+.column-actions { border-top: 1px solid var(--line); margin-top: 6px; padding-top: 6px; }
+.facet-choice select { padding: 3px 6px; border: 1px solid var(--line); border-radius: 5px; background: #fff; }
+.facets { margin: 0 0 12px; border: 1px solid var(--line); border-radius: 6px; padding: 2px 12px 10px; background: #fcfdfe; }
+.facets.loading { opacity: .6; }
+.facets h3 { margin: 8px 0 6px; }
+ul.facet-values { list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: 6px; }
+.facet-value { display: inline-flex; gap: 8px; align-items: baseline; max-width: 22em; }
+.facet-value .facet-label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.facet-value .facet-count { color: var(--muted); font-size: 12px; font-variant-numeric: tabular-nums; }
 
 .panel:empty { display: none; }
 .panel { margin: 10px 0 14px; border: 1px solid var(--line); border-radius: 6px; padding: 4px 14px 12px; background: #fcfdfe; }

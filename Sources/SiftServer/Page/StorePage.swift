@@ -20,8 +20,8 @@ enum StorePage {
         + "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
     /// Adds the page's routes to `router`; `token` is written into the page for its writes.
-    static func register<Context: RequestContext>(on router: Router<Context>, token: String, isWritable: Bool) {
-        let document = html(token: token, isWritable: isWritable)
+    static func register<Context: RequestContext>(on router: Router<Context>, token: String, isWritable: Bool, storeName: String? = nil) {
+        let document = html(token: token, isWritable: isWritable, storeName: storeName)
         router.get("/") { _, _ in response(document, type: "text/html; charset=utf-8") }
         router.get("/index.html") { _, _ in response(document, type: "text/html; charset=utf-8") }
         router.get("/sift.js") { _, _ in response(PageScript.text, type: "text/javascript; charset=utf-8") }
@@ -40,8 +40,9 @@ enum StorePage {
     }
 
     /// The page's document: its token in a meta element (read by the script, never by another site, which
-    /// cannot read this server's answers).
-    static func html(token: String, isWritable: Bool) -> String {
+    /// cannot read this server's answers), and the store's name for its header (empty: the script shows the
+    /// store's identifier).
+    static func html(token: String, isWritable: Bool, storeName: String? = nil) -> String {
         """
         <!doctype html>
         <html lang="en">
@@ -50,6 +51,7 @@ enum StorePage {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="sift-page-token" content="\(token)">
         <meta name="sift-writable" content="\(isWritable)">
+        <meta name="sift-store-name" content="\(escaped(storeName ?? ""))">
         <title>Sift</title>
         <link rel="icon" href="/favicon.svg" type="image/svg+xml">
         <link rel="stylesheet" href="/sift.css">
@@ -60,6 +62,23 @@ enum StorePage {
         </body>
         </html>
         """
+    }
+
+    /// `text` as HTML text or a quoted attribute's value: `&`, `<`, `>`, `"` and `'` as character references.
+    static func escaped(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&#39;"
+            default: result.append(character)
+            }
+        }
+        return result
     }
 
     static let icon = """
