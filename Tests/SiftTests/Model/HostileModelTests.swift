@@ -86,9 +86,9 @@ struct HostileModelTests {
          ["'E'", "two properties named 'n'"]),
         (#"{"entities": [{"name": "E", "relationships": [{"name": "r", "destination": "Nowhere"}]}]}"#,
          ["'E.r'", "'Nowhere'"]),
-        (#"{"entities": [{"attributes": []}]}"#, ["missing 'name'", ".entities[0]"]),
-        (#"{"entities": [{"name": "E", "attributes": [{"name": "n"}]}]}"#, ["missing 'type'", ".entities[0].attributes[0]"]),
-        (#"{"entities": [{"name": "E", "attributes": [{"name": "n", "type": 5}]}]}"#, [".entities[0].attributes[0].type"]),
+        (#"{"entities": [{"attributes": []}]}"#, ["missing 'name'", "at entities[0]"]),
+        (#"{"entities": [{"name": "E", "attributes": [{"name": "n"}]}]}"#, ["missing 'type'", "at entities[0].attributes[0]"]),
+        (#"{"entities": [{"name": "E", "attributes": [{"name": "n", "type": 5}]}]}"#, ["at entities[0].attributes[0].type"]),
         (#"{"entities": [{"name": "E", "attributes": [{"name": "n", "type": "complex"}]}]}"#, ["'E.n'", "'complex'"]),
         (#"{"entities": [{"name": ""}]}"#, ["entity 1", "no name"]),
         (#"{"entities": [{"name": "E\u0000x"}]}"#, ["control character"]),
@@ -97,7 +97,7 @@ struct HostileModelTests {
          ["'E.n'", "default", "integer64"]),
         (#"{"entities": [{"name": "E", "attributes": [{"name": "n", "type": "integer16", "default": 70000}]}]}"#,
          ["'E.n'", "default", "integer16"]),
-        (#"{"entities": "E"}"#, [".entities"]),
+        (#"{"entities": "E"}"#, ["at entities"]),
         (#"[1, 2]"#, []),
     ])
     func brokenModels(_ model: String, _ fragments: [String]) throws {
