@@ -128,6 +128,9 @@ public final class ManagedObject: CustomStringConvertible {
         static var changed: Flags { Flags(rawValue: 1 << 4) }
         /// In the context's list of changed objects, perhaps no longer changed.
         static var listed: Flags { Flags(rawValue: 1 << 5) }
+        /// A probe of no context that records the keys read from it, to name a view's key paths
+        /// (SwiftPredicates/KeyPathNames.swift).
+        static var probe: Flags { Flags(rawValue: 1 << 6) }
     }
 
     /// Whether `storedNode` is the row a fetch returned this fault with,
@@ -285,6 +288,7 @@ public final class ManagedObject: CustomStringConvertible {
     ///   fault fires and its row is gone; `.contextGone` when its context was released; the store's error when
     ///   reading the row fails.
     public func value(forKey key: String) throws(StoreError) -> PredicateValue {
+        if flags.contains(.probe) { return probeRead(key, .null) }
         // A subentity's attribute, or none, the slow way.
         if let slot = description_.attributeSlot(named: key) { return try value(atSlot: slot) }
         return try value(atSlot: try attribute(key).slot)
@@ -498,6 +502,7 @@ public final class ManagedObject: CustomStringConvertible {
     ///   `.objectNotFound` when a fault fires and its row is gone; `.contextGone` when the object's context was
     ///   released; the store's error when reading fails.
     public func object(forKey key: String) throws(StoreError) -> ManagedObject? {
+        if flags.contains(.probe) { return probeRead("\u{1}" + key, nil) }
         // The entity's own to-ones are found by a scan of a few names; a
         // subentity's, or a wrong key, the slow way.
         if let link = description_.toOneLink(named: key) {
@@ -541,6 +546,7 @@ public final class ManagedObject: CustomStringConvertible {
     ///   `.objectNotFound` when a fault fires and its row is gone; `.contextGone` when the object's context was
     ///   released; the store's error when reading fails.
     public func objects(forKey key: String) throws(StoreError) -> [ManagedObject] {
+        if flags.contains(.probe) { return probeRead("\u{1}" + key, []) }
         let relationship = try relationship(key, toMany: true)
         let context = try context()
         let destination = context.store.model.entity(named: relationship.destination)!
