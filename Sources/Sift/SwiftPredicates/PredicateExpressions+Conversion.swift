@@ -55,6 +55,10 @@ func isStringType(_ type: Any.Type) -> Bool {
 
 extension PredicateExpressions.Variable: SwiftPredicateExpression {
     /// The variable's key path: `SELF` for the predicate's input, `$v1` for a collection's element.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         guard let term = converter.variables[key] else {
             throw PredicateConversionError(.unsupportedUse("a variable of another predicate is used in this one"))
@@ -65,6 +69,10 @@ extension PredicateExpressions.Variable: SwiftPredicateExpression {
 
 extension PredicateExpressions.Value: SwiftPredicateExpression {
     /// A captured value: a `%@` argument, so every value shares the predicate's shape.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         if let result = value as? ComparisonResult { return SwiftPredicateTerm("", .comparisonResult(result.rawValue)) }
         if let range = value as? any SiftRangeValue {
@@ -82,6 +90,10 @@ extension PredicateExpressions.Value: SwiftPredicateExpression {
 
 extension PredicateExpressions.NilLiteral: SwiftPredicateExpression {
     /// `nil`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         SwiftPredicateTerm("", .constant(.null))
     }
@@ -90,6 +102,10 @@ extension PredicateExpressions.NilLiteral: SwiftPredicateExpression {
 extension PredicateExpressions.KeyPath: SwiftPredicateExpression where Root: SwiftPredicateExpression {
     /// The attribute or relationship the key path names, after its root's key path; `count` and `isEmpty`
     /// of a collection as `@count`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let root = try converter.term(self.root)
         if let collection = Root.Output.self as? any SiftCountedCollection.Type {
@@ -116,6 +132,10 @@ extension PredicateExpressions.Conjunction: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// `(lhs AND rhs)`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let l = try converter.predicate(try converter.term(lhs)), r = try converter.predicate(try converter.term(rhs))
         return SwiftPredicateTerm("(\(l) AND \(r))", .predicate)
@@ -126,6 +146,10 @@ extension PredicateExpressions.Disjunction: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// `(lhs OR rhs)`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let l = try converter.predicate(try converter.term(lhs)), r = try converter.predicate(try converter.term(rhs))
         return SwiftPredicateTerm("(\(l) OR \(r))", .predicate)
@@ -134,6 +158,10 @@ extension PredicateExpressions.Disjunction: SwiftPredicateExpression
 
 extension PredicateExpressions.Negation: SwiftPredicateExpression where Wrapped: SwiftPredicateExpression {
     /// `NOT (wrapped)`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         SwiftPredicateTerm("(NOT \(try converter.predicate(try converter.term(wrapped))))", .predicate)
     }
@@ -143,6 +171,10 @@ extension PredicateExpressions.Conditional: SwiftPredicateExpression
     where Test: SwiftPredicateExpression, If: SwiftPredicateExpression, Else: SwiftPredicateExpression
 {
     /// `TERNARY(test, a, b)`; over conditions, `((test AND a) OR (NOT test AND b))`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let test = try converter.predicate(try converter.term(self.test))
         let a = try converter.term(trueBranch), b = try converter.term(falseBranch)
@@ -179,6 +211,10 @@ extension PredicateExpressions.Equal: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// `lhs == rhs`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         try siftEquality(try converter.term(lhs), try converter.term(rhs), negated: false, &converter)
     }
@@ -188,6 +224,10 @@ extension PredicateExpressions.NotEqual: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// `lhs != rhs`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         try siftEquality(try converter.term(lhs), try converter.term(rhs), negated: true, &converter)
     }
@@ -197,6 +237,10 @@ extension PredicateExpressions.Comparison: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// `lhs < rhs`, `<=`, `>`, `>=`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let l = try converter.value(try converter.term(lhs)), r = try converter.value(try converter.term(rhs))
         let symbol = switch op {
@@ -217,6 +261,10 @@ extension PredicateExpressions.Arithmetic: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// `(lhs + rhs)`, `-`, `*`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let l = try converter.value(try converter.term(lhs)), r = try converter.value(try converter.term(rhs))
         let symbol = switch op {
@@ -234,6 +282,10 @@ extension PredicateExpressions.IntDivision: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// `(lhs / rhs)`: integers divide as integers in Sift too.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let l = try converter.value(try converter.term(lhs)), r = try converter.value(try converter.term(rhs))
         return SwiftPredicateTerm("(\(l) / \(r))", .expression)
@@ -244,6 +296,10 @@ extension PredicateExpressions.FloatDivision: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// `(lhs / rhs)`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let l = try converter.value(try converter.term(lhs)), r = try converter.value(try converter.term(rhs))
         return SwiftPredicateTerm("(\(l) / \(r))", .expression)
@@ -254,6 +310,10 @@ extension PredicateExpressions.IntRemainder: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// `modulus:by:(lhs, rhs)`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let l = try converter.value(try converter.term(lhs)), r = try converter.value(try converter.term(rhs))
         return SwiftPredicateTerm("modulus:by:(\(l), \(r))", .expression)
@@ -262,6 +322,10 @@ extension PredicateExpressions.IntRemainder: SwiftPredicateExpression
 
 extension PredicateExpressions.UnaryMinus: SwiftPredicateExpression where Wrapped: SwiftPredicateExpression {
     /// `(0 - wrapped)`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         SwiftPredicateTerm("(0 - \(try converter.value(try converter.term(wrapped))))", .expression)
     }
@@ -274,6 +338,10 @@ extension PredicateExpressions.NilCoalesce: SwiftPredicateExpression
 {
     /// `TERNARY(lhs != nil, lhs, rhs)`; over an optional condition, `(guard != nil AND lhs)` or
     /// `(guard == nil OR lhs)` for a written `false` or `true`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let l = try converter.term(lhs), r = try converter.term(rhs)
         if case .optionalPredicate(let guardText) = l.kind {
@@ -295,6 +363,10 @@ extension PredicateExpressions.OptionalFlatMap: SwiftPredicateExpression
 {
     /// The transform with the variable standing for the wrapped value: a key path goes on from it (nil
     /// through nil, as optional chaining); a condition holds only where the wrapped value is not nil.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let wrapped = try converter.term(self.wrapped)
         let wrappedText: String
@@ -328,6 +400,10 @@ extension SwiftPredicateTerm.Kind {
 
 extension PredicateExpressions.ForcedUnwrap: SwiftPredicateExpression where Inner: SwiftPredicateExpression {
     /// The value itself: where Swift would trap on nil, the format language compares nil.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         try converter.term(inner)
     }
@@ -339,6 +415,10 @@ extension PredicateExpressions.SequenceStartsWith: SwiftPredicateExpression
     where Base: SwiftPredicateExpression, Prefix: SwiftPredicateExpression
 {
     /// `base BEGINSWITH prefix`, for strings.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         guard isStringType(Base.Output.self) else {
             throw PredicateConversionError(.unsupportedUse("starts(with:) converts only on strings"))
@@ -352,6 +432,10 @@ extension PredicateExpressions.CollectionContainsCollection: SwiftPredicateExpre
     where Base: SwiftPredicateExpression, Other: SwiftPredicateExpression
 {
     /// `base CONTAINS other`, for strings.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         guard isStringType(Base.Output.self) else {
             throw PredicateConversionError(.unsupportedUse("contains(_:) of a collection converts only on strings"))
@@ -370,6 +454,10 @@ extension PredicateExpressions.ClosedRange: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// A closed range of two values, for `contains(_:)`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let l = try converter.value(try converter.term(lower)), u = try converter.value(try converter.term(upper))
         return SwiftPredicateTerm("", .range(lower: l, upper: u, closed: true))
@@ -380,6 +468,10 @@ extension PredicateExpressions.Range: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// A half-open range of two values, for `contains(_:)`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let l = try converter.value(try converter.term(lower)), u = try converter.value(try converter.term(upper))
         return SwiftPredicateTerm("", .range(lower: l, upper: u, closed: false))
@@ -390,6 +482,10 @@ extension PredicateExpressions.RangeExpressionContains: SwiftPredicateExpression
     where RangeExpression: SwiftPredicateExpression, Element: SwiftPredicateExpression
 {
     /// `element BETWEEN {lower, upper}`; for a half-open range, `(element >= lower AND element < upper)`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let range = try converter.term(self.range)
         let lower: String, upper: String, closed: Bool
@@ -415,6 +511,10 @@ extension PredicateExpressions.SequenceContains: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// `element IN sequence`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let s = try converter.value(try converter.term(sequence)), e = try converter.value(try converter.term(element))
         if isStringType(LHS.Output.self) { return SwiftPredicateTerm("\(s) CONTAINS \(e)", .predicate) }
@@ -426,6 +526,10 @@ extension PredicateExpressions.SequenceContainsWhere: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// `SUBQUERY(sequence, $v, test).@count > 0`: ANY over a to-many relationship.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let s = try converter.value(try converter.term(sequence))
         let name = converter.declareVariable(variable.key)
@@ -439,6 +543,10 @@ extension PredicateExpressions.SequenceAllSatisfy: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// `SUBQUERY(sequence, $v, NOT test).@count == 0`: ALL over a to-many relationship.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let s = try converter.value(try converter.term(sequence))
         let name = converter.declareVariable(variable.key)
@@ -452,6 +560,10 @@ extension PredicateExpressions.Filter: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// `SUBQUERY(sequence, $v, filter)`: the members that pass, for `count` or `isEmpty`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let s = try converter.value(try converter.term(sequence))
         let name = converter.declareVariable(variable.key)
@@ -463,6 +575,10 @@ extension PredicateExpressions.Filter: SwiftPredicateExpression
 
 extension PredicateExpressions.SequenceMaximum: SwiftPredicateExpression where Elements: SwiftPredicateExpression {
     /// `elements.@max`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         SwiftPredicateTerm("\(try converter.value(try converter.term(elements))).@max", .expression)
     }
@@ -470,6 +586,10 @@ extension PredicateExpressions.SequenceMaximum: SwiftPredicateExpression where E
 
 extension PredicateExpressions.SequenceMinimum: SwiftPredicateExpression where Elements: SwiftPredicateExpression {
     /// `elements.@min`.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         SwiftPredicateTerm("\(try converter.value(try converter.term(elements))).@min", .expression)
     }
@@ -479,6 +599,10 @@ extension PredicateExpressions.CollectionIndexSubscript: SwiftPredicateExpressio
     where Wrapped: SwiftPredicateExpression, Index: SwiftPredicateExpression
 {
     /// `wrapped[index]`, for an index written as a number.
+    ///
+    /// - Parameter converter: The conversion under way: its arguments, variables and names.
+    /// - Returns: The expression's term in the format language.
+    /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
         let w = try converter.value(try converter.term(wrapped))
         guard case .constant(.int(let position)) = try converter.term(index).kind else {

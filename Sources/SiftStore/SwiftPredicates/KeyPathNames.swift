@@ -16,7 +16,7 @@ import Sift
 
 extension ManagedObject {
     /// The keys probes were asked for, by probe, while a key path is read.
-    nonisolated(unsafe) static let probeReads = LockedState<[ObjectIdentifier: [String]]>([:])
+    static let probeReads = LockedState<[ObjectIdentifier: [String]]>([:])
 
     /// Records that the probe was asked for `key`, and answers `answer`.
     func probeRead<T>(_ key: String, _ answer: T) -> T {
@@ -44,7 +44,7 @@ extension ManagedObject {
 /// property name for anything else; each name found once.
 enum KeyPathNames {
     /// Names found, by key path (nil: the key path names nothing).
-    nonisolated(unsafe) static let cache = LockedState<[AnyKeyPath: String?]>([:])
+    static let cache = LockedState<[AnyKeyPath: String?]>([:])
 
     /// The attribute or relationship `keyPath` names, or nil.
     ///
