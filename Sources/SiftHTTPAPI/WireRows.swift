@@ -8,27 +8,37 @@ import Sift
 import SiftStore
 
 package enum WireRow {
-    /// A node as the API sends it; nil attribute values and empty to-one
+    /// A node as the API sends it, its values in their plain forms (by
+    /// their attributes' types); nil attribute values and empty to-one
     /// relationships are left out.
     package static func row(_ node: RowNode, model: DataModel) -> Components.Schemas.Row {
         let entity = model.entities[node.id.entity]
-        var values: [String: PredicateValue] = [:]
-        for attribute in entity.attributes where attribute.slot < node.values.count && node.value(at: attribute.slot) != .null {
-            values[attribute.name] = node.value(at: attribute.slot)
+        var values: [String: Components.Schemas.AttributeValue?] = [:]
+        for attribute in entity.attributes where attribute.slot < node.values.count {
+            let value = node.value(at: attribute.slot)
+            if value != .null { values[attribute.name] = WireValue.container(json: WireValue.encode(value, as: attribute.type)) }
         }
         var toOne: [String: Int64] = [:]
         for relationship in entity.relationships where !relationship.isToMany && relationship.slot < node.toOne.count {
             if let key = node.toOneKey(at: relationship.slot) { toOne[relationship.name] = key }
         }
         return Components.Schemas.Row(entity: entity.name, key: node.id.primaryKey, version: node.version,
-                                      values: WireValue.values(values),
+                                      values: Components.Schemas.Values(additionalProperties: values),
                                       toOne: Components.Schemas.ToOneKeys(additionalProperties: toOne))
     }
 
-    /// A row the API sent, as an incremental store's backend gives it.
-    package static func backendRow(_ row: Components.Schemas.Row) throws(WireError) -> BackendRow<Int64> {
-        BackendRow(entityName: row.entity, reference: row.key, version: row.version, values: try WireValue.values(row.values),
-                   toOne: row.toOne.additionalProperties)
+    /// A row the API sent, as an incremental store's backend gives it: its
+    /// values read by their attributes' types in `model` (all of them in the
+    /// typed form for an entity the model does not have).
+    package static func backendRow(_ row: Components.Schemas.Row, model: DataModel) throws(WireError) -> BackendRow<Int64> {
+        let values: [String: PredicateValue]
+        if let entity = model.entity(named: row.entity) {
+            values = try WireValue.values(row.values, of: entity)
+        } else {
+            values = try WireValue.values(row.values)
+        }
+        return BackendRow(entityName: row.entity, reference: row.key, version: row.version, values: values,
+                          toOne: row.toOne.additionalProperties)
     }
 }
 

@@ -566,7 +566,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
                 let answer: Components.Schemas.FetchAnswer = try exchange("POST", "v1/fetch", body: body).decoded()
                 let objects = answer.objects ?? []
                 do {
-                    for object in objects { rows.append(try WireRow.backendRow(object)) }
+                    for object in objects { rows.append(try WireRow.backendRow(object, model: model)) }
                 } catch {
                     throw .server("the server sent a row that cannot be read: \(error)", sql: nil)
                 }
@@ -695,13 +695,17 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         func targets(_ named: [String: BackendObject<Int64>]) -> Components.Schemas.TargetsByName {
             .init(additionalProperties: named.mapValues(target))
         }
+        // Attribute values in their plain forms, by their types in the model.
+        func values(_ named: [String: PredicateValue], _ entityName: String) -> Components.Schemas.Values {
+            model.entity(named: entityName).map { WireValue.values(named, of: $0) } ?? WireValue.values(named)
+        }
         var body = Components.Schemas.ChangeSet(
             origin: origin,
             inserts: changes.inserts.map {
-                .init(temporaryID: $0.temporaryID, entity: $0.entityName, values: WireValue.values($0.values), toOne: targets($0.toOne))
+                .init(temporaryID: $0.temporaryID, entity: $0.entityName, values: values($0.values, $0.entityName), toOne: targets($0.toOne))
             },
             updates: changes.updates.map {
-                .init(key: $0.reference, entity: $0.entityName, expectedVersion: $0.expectedVersion, values: WireValue.values($0.values),
+                .init(key: $0.reference, entity: $0.entityName, expectedVersion: $0.expectedVersion, values: values($0.values, $0.entityName),
                       toOne: targets($0.toOne))
             },
             deletes: changes.deletes.map { .init(key: $0.reference, entity: $0.entityName, expectedVersion: $0.expectedVersion) },
@@ -850,7 +854,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
 
     private func backendRow(_ row: Components.Schemas.Row) throws(StoreError) -> BackendRow<Int64> {
         do {
-            return try WireRow.backendRow(row)
+            return try WireRow.backendRow(row, model: model)
         } catch {
             throw .server("the server sent a row that cannot be read: \(error)", sql: nil)
         }

@@ -152,6 +152,18 @@ struct RequestBounds {
         try text(entity, "entity", maxLength: 256)
         try text(predicate, "predicate", maxLength: 16_384)
         try items(arguments, "arguments", max: 1000)
+        try values(arguments, "arguments")
+    }
+
+    /// Values each in one of the forms the document gives a `Value` (whether or not the request uses them).
+    func values(_ values: [Components.Schemas.Value]?, _ field: String) throws(ServerFailure) {
+        for (index, value) in (values ?? []).enumerated() {
+            do {
+                _ = try WireValue.value(value)
+            } catch {
+                throw ServerFailure(400, "bad_request", "'\(field)[\(index)]' is not a value (the API's document says what one is): \(error.description)")
+            }
+        }
     }
 
     func sort(_ keys: [Components.Schemas.SortKey]?) throws(ServerFailure) {
@@ -176,6 +188,7 @@ struct RequestBounds {
         for (index, path) in (body.groupBy ?? []).enumerated() { try text(path, "groupBy[\(index)]", maxLength: 1024) }
         try text(body.having, "having", maxLength: 16_384)
         try items(body.havingArguments, "havingArguments", max: 1000)
+        try values(body.havingArguments, "havingArguments")
         try integer(body.stepLimit, "stepLimit", minimum: 1)
     }
 

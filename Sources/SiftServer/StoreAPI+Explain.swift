@@ -55,7 +55,8 @@ extension StoreAPI {
             formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             let page = transactions.reversed().prefix(Int(limit)).map { transaction in
                 Components.Schemas.HistoryTransaction(
-                    number: transaction.transactionNumber, timestamp: formatter.string(from: transaction.timestamp),
+                    number: transaction.transactionNumber,
+                    timestamp: PredicateValue.exactISO8601Text(transaction.timestamp) ?? formatter.string(from: transaction.timestamp),
                     author: transaction.author, bundleID: transaction.bundleID, contextName: transaction.contextName,
                     processID: transaction.processID,
                     changes: transaction.changes.map { change in
@@ -64,8 +65,12 @@ extension StoreAPI {
                         case .update: .update
                         case .delete: .delete
                         }
+                        // A tombstone's values are its entity's attributes': in their plain forms.
+                        let tombstone = change.tombstone.isEmpty ? nil
+                            : model.entity(named: change.entityName).map { WireValue.values(change.tombstone, of: $0) }
+                                ?? WireValue.values(change.tombstone)
                         return .init(_type: type, entity: change.entityName, key: change.primaryKey, properties: change.updatedProperties,
-                                     tombstone: change.tombstone.isEmpty ? nil : WireValue.values(change.tombstone))
+                                     tombstone: tombstone)
                     })
             }
             // The next page is below this one's oldest; none after an empty page.

@@ -177,7 +177,7 @@ struct StoreAPI: APIProtocol {
             answer.dictionaries = rows.map { row in
                 var named: [String: PredicateValue] = [:]
                 for (name, value) in row { named[name] = value }
-                return WireValue.values(named)
+                return WireValue.dictionary(named)
             }
             answer.complete = rows.count < page || (asked ?? .max) <= page
         }

@@ -76,12 +76,16 @@ extension PredicateValue {
 
     /// A date written in ISO 8601: a date and time with a zone (`Z` or an
     /// offset), with or without fractional seconds, or a date alone (its
-    /// midnight in UTC). The one form Sift reads dates from text in.
+    /// midnight in UTC). The one form Sift reads dates from text in. A date
+    /// and time with fractional seconds is read exactly: its digits, however
+    /// many, are the decimal the date's seconds since 2001 round to, so the
+    /// text the store API writes reads back as the same date.
     ///
     /// - Parameter text: The text, such as `2024-05-01T09:30:00Z` or `2024-05-01`.
     /// - Returns: The date; nil when the text is not one of those forms.
     public static func iso8601Date(_ text: String) -> Date? {
         guard text.utf8.count <= 64 else { return nil }
+        if let date = exactISO8601Date(text) { return date }
         if let date = try? Date(text, strategy: .iso8601) { return date }
         if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
         return try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day())

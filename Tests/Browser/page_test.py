@@ -14,6 +14,7 @@ Chromium and chromedriver come from Debian's packages, Selenium from PyPI
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -477,6 +478,12 @@ def main():
                      message="the term is not quoted")
             run.text_starts("result-count", "1 ")
             assert driver.title != "owned"
+            # A date's facet (the API's dates are ISO 8601 text): a click filters on exactly that date, fraction and all.
+            driver.get(base + "/?entity=Employee&facet=startDate&predicate=" + urllib.request.quote("name == 'Laura Lopez'"))
+            run.wait(lambda d: shown_facets() == {"2004-07-18T18:10:00.500Z": 1}, message="the date's facet is not its ISO 8601 text")
+            driver.find_element(By.CSS_SELECTOR, '[data-testid="facet-value"]').click()
+            run.wait(lambda d: "startDate == CAST(" in run.testid("predicate-input").get_attribute("value"), message="no date term")
+            run.text_starts("result-count", "1 ")
         run.check("facets: counts as sift count's, one click filters", facets)
 
         def sort_by_click():
@@ -502,7 +509,12 @@ def main():
             table = run.visible("results-table")
             run.wait(lambda d: table.find_elements(By.CSS_SELECTOR, "tbody span.nil"))
             assert all(cell.text == "nil" for cell in table.find_elements(By.CSS_SELECTOR, "tbody span.nil"))
-            assert table.find_elements(By.CSS_SELECTOR, "tbody time.date"), "dates are not shown as dates"
+            dates = table.find_elements(By.CSS_SELECTOR, "tbody time.date")
+            assert dates, "dates are not shown as dates"
+            # As the API sends them: ISO 8601 text, fractional seconds when there are some.
+            iso = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3,})?Z$")
+            assert all(iso.match(date.text) and date.text == date.get_attribute("datetime") for date in dates), [d.text for d in dates]
+            assert any("." in date.text for date in dates), [d.text for d in dates]
         run.check("values by type: empty apart from nil, dates as dates", values_by_type)
 
         def follow_relationships():
@@ -603,7 +615,8 @@ def main():
         run.check("a hostile string is shown as text", hostile)
 
         def edit_and_conflict():
-            key = company_server.post("/v1/fetch", {"entity": "Employee", "sort": [{"keyPath": "name"}], "limit": 1})[1]["objects"][0]["key"]
+            original = company_server.post("/v1/fetch", {"entity": "Employee", "sort": [{"keyPath": "name"}], "limit": 1})[1]["objects"][0]
+            key = original["key"]
             driver.get(base + f"/?entity=Employee&object={key}")
             run.visible("object-view")
             field = run.testid("edit-nickname")
@@ -617,6 +630,9 @@ def main():
             status, answer = company_server.post("/v1/objects", {"entity": "Employee", "keys": [key]})
             row = answer["objects"][0]
             assert row["values"].get("nickname") == "Edited in the page", row
+            # The values the page did not touch went back as they were read: dates and whole doubles exactly.
+            untouched = {name: value for name, value in original["values"].items() if name != "nickname"}
+            assert {name: value for name, value in row["values"].items() if name != "nickname"} == untouched, (original, row)
             # Another client saves the same object; the page still holds the version it read.
             field = run.testid("edit-nickname")
             field.clear()

@@ -7,17 +7,92 @@
 extension Components {
     /// Types generated from the `#/components/schemas` section of the OpenAPI document.
     package enum Schemas {
-        /// A value in Sift's JSON form (see the description of the API).
+        /// A value in the typed form, where no attribute's type says what it is (format arguments, a dictionary fetch's results): null, a boolean, a string, an array of values, a number (an integer stays an integer, a number with a fraction is a double), or a one-member object for what JSON has no form of (`TypedValue`).
         ///
         /// - Remark: Generated from `#/components/schemas/Value`.
         package typealias Value = OpenAPIRuntime.OpenAPIValueContainer
-        /// Attribute values by name; an attribute left out is nil.
+        /// A value JSON has no form of, as an object with one member that names its kind.
+        ///
+        /// - Remark: Generated from `#/components/schemas/TypedValue`.
+        package typealias TypedValue = OpenAPIRuntime.OpenAPIObjectContainer
+        /// An object of an entity, by its key.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ObjectReference`.
+        package struct ObjectReference: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ObjectReference/entity`.
+            package var entity: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ObjectReference/id`.
+            package var id: Swift.Int64
+            /// Creates a new `ObjectReference`.
+            ///
+            /// - Parameters:
+            ///   - entity:
+            ///   - id:
+            package init(
+                entity: Swift.String,
+                id: Swift.Int64
+            ) {
+                self.entity = entity
+                self.id = id
+            }
+            package enum CodingKeys: String, CodingKey {
+                case entity
+                case id
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.entity = try container.decode(
+                    Swift.String.self,
+                    forKey: .entity
+                )
+                self.id = try container.decode(
+                    Swift.Int64.self,
+                    forKey: .id
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "entity",
+                    "id"
+                ])
+            }
+        }
+        /// An attribute's value in its plain form, read by the attribute's type in the model:
+        /// integer16, integer32, integer64: a JSON integer (all 64 bits, exact);
+        /// double, float, decimal: a JSON number (a whole one perhaps without a fraction);
+        /// string, uri: a string; boolean: true or false;
+        /// date: ISO 8601 text in UTC with exactly the digits of the stored seconds (`2024-05-01T10:00:00.250Z`);
+        /// uuid: its text; binary, transformable: Base64 text.
+        /// A value its type does not say how to read (a double that is not finite, a date outside the years 1 to 9999,
+        /// an undefined attribute's) is in the typed form (`Value`), which is read in a save too.
+        ///
+        /// - Remark: Generated from `#/components/schemas/AttributeValue`.
+        package typealias AttributeValue = OpenAPIRuntime.OpenAPIValueContainer
+        /// Attribute values by name, each in its plain form (`AttributeValue`); an attribute left out is nil.
         ///
         /// - Remark: Generated from `#/components/schemas/Values`.
         package struct Values: Codable, Hashable, Sendable {
             /// A container of undocumented properties.
-            package var additionalProperties: [String: Components.Schemas.Value?]
+            package var additionalProperties: [String: Components.Schemas.AttributeValue?]
             /// Creates a new `Values`.
+            ///
+            /// - Parameters:
+            ///   - additionalProperties: A container of undocumented properties.
+            package init(additionalProperties: [String: Components.Schemas.AttributeValue?] = .init()) {
+                self.additionalProperties = additionalProperties
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+            }
+            package func encode(to encoder: any Swift.Encoder) throws {
+                try encoder.encodeAdditionalProperties(additionalProperties)
+            }
+        }
+        /// A dictionary fetch's row: its columns' values by name, in the typed form (`Value`), since an expression's value is no attribute's.
+        ///
+        /// - Remark: Generated from `#/components/schemas/DictionaryRow`.
+        package struct DictionaryRow: Codable, Hashable, Sendable {
+            /// A container of undocumented properties.
+            package var additionalProperties: [String: Components.Schemas.Value?]
+            /// Creates a new `DictionaryRow`.
             ///
             /// - Parameters:
             ///   - additionalProperties: A container of undocumented properties.
@@ -404,7 +479,7 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/FetchAnswer/count`.
             package var count: Swift.Int?
             /// - Remark: Generated from `#/components/schemas/FetchAnswer/dictionaries`.
-            package var dictionaries: [Components.Schemas.Values]?
+            package var dictionaries: [Components.Schemas.DictionaryRow]?
             /// Rows the prefetched key paths reach.
             ///
             /// - Remark: Generated from `#/components/schemas/FetchAnswer/related`.
@@ -436,7 +511,7 @@ extension Components {
                 objects: [Components.Schemas.Row]? = nil,
                 keys: [Components.Schemas.ObjectKey]? = nil,
                 count: Swift.Int? = nil,
-                dictionaries: [Components.Schemas.Values]? = nil,
+                dictionaries: [Components.Schemas.DictionaryRow]? = nil,
                 related: [Components.Schemas.Row]? = nil,
                 links: [Components.Schemas.Links]? = nil,
                 complete: Swift.Bool? = nil,

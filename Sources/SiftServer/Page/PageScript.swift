@@ -80,19 +80,35 @@ enum PageScript {
     try {
       response = await fetch(path, {
         method: body === undefined ? 'GET' : 'POST', headers, credentials: 'same-origin',
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: body === undefined ? undefined : jsonText(body),
       });
     } catch (error) {
       throw new Failure(0, { code: 'unavailable', message: `the server cannot be reached (${error.message})` });
     }
     let answer = null;
-    try { answer = await response.json(); } catch { answer = null; }
+    try { answer = jsonValue(await response.text()); } catch { answer = null; }
     if (response.status === 401) {
       showTokenForm();
       throw new Failure(401, answer);
     }
     if (!response.ok) throw new Failure(response.status, answer);
     return answer;
+  }
+
+  // The API's integers are 64 bits. Where the browser lets a reviver see a number's text and write raw
+  // JSON (JSON.rawJSON), one beyond 2^53 is read as a BigInt and written back as its digits, exactly, so a
+  // save never sends back an integer64 it read rounded.
+  const exactIntegers = typeof JSON.rawJSON === 'function';
+
+  /** JSON text as values: an integer a double cannot hold exactly as a BigInt. */
+  function jsonValue(text) {
+    return JSON.parse(text, (key, value, context) => (exactIntegers && typeof value === 'number' && !Number.isSafeInteger(value)
+      && typeof context?.source === 'string' && /^-?\d+$/.test(context.source) ? BigInt(context.source) : value));
+  }
+
+  /** Values as JSON text: a BigInt as its digits. */
+  function jsonText(value) {
+    return JSON.stringify(value, (key, member) => (typeof member === 'bigint' ? JSON.rawJSON(String(member)) : member));
   }
 
   // ---- The model ----------------------------------------------------------
@@ -154,10 +170,46 @@ enum PageScript {
     return null;
   }
 
+  /** ISO 8601 text of seconds since 2001 (a date in the typed form's older spelling). */
   function dateText(seconds) {
     const date = new Date((seconds + referenceDate) * 1000);
     if (Number.isNaN(date.getTime())) return String(seconds);
-    return date.toISOString().replace('T', ' ').replace('.000Z', 'Z');
+    return date.toISOString().replace('.000Z', 'Z');
+  }
+
+  /** The digits of 1 - 0.digits (for digits that do not end in 0). */
+  function complement(digits) {
+    return [...digits].map((c, i) => String((i === digits.length - 1 ? 10 : 9) - Number(c))).join('');
+  }
+
+  /**
+   * A date's seconds since 2001 from its ISO 8601 text, read as the server reads it: the decimal the
+   * text is, rounded once, so the API's dates (whose digits are exactly their stored seconds) come out
+   * as the server holds them, to the bit. NaN for text that is not a date.
+   */
+  function dateSeconds(text) {
+    const match = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:?\d{2})$/.exec(String(text).trim());
+    if (!match) {
+      const parsed = Date.parse(text);
+      return Number.isNaN(parsed) ? Number.NaN : parsed / 1000 - referenceDate;
+    }
+    const [, year, month, day, hour, minute, second, fraction = '', zone] = match;
+    const midnight = new Date(0);
+    midnight.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
+    let offset = 0;
+    if (zone.toUpperCase() !== 'Z') {
+      const digits = zone.slice(1).replace(':', '');
+      offset = (zone[0] === '-' ? -1 : 1) * (Number(digits.slice(0, 2)) * 3600 + Number(digits.slice(2)) * 60);
+    }
+    const whole = midnight.getTime() / 1000 - referenceDate + Number(hour) * 3600 + Number(minute) * 60 + Number(second) - offset;
+    const digits = fraction.replace(/0+$/, '');
+    if (!digits) return whole;
+    return whole >= 0 ? Number(`${whole}.${digits}`) : Number(`-${-whole - 1}.${complement(digits)}`);
+  }
+
+  /** A date value's text: the API writes ISO 8601; seconds since 2001 (the older form) become ISO 8601. */
+  function isoText(date) {
+    return typeof date === 'number' ? dateText(date) : String(date);
   }
 
   function base64Bytes(text) {
@@ -167,26 +219,41 @@ enum PageScript {
     return bytes;
   }
 
+  /**
+   * A value in the typed form, whatever form it came in: an attribute's value comes plain (its type in
+   * the model says what a string or a number is), a dictionary's or an argument's typed.
+   */
+  function typed(value, attribute) {
+    if (typeof value !== 'string' || !attribute) return value;
+    switch (attribute.type) {
+      case 'date': return { date: value };
+      case 'binary': case 'transformable': return { data: value };
+      case 'uuid': return { uuid: value };
+      default: return value;
+    }
+  }
+
   /** A value as plain text (exports, titles, editing). */
   function plain(value) {
     if (value === null || value === undefined) return '';
     switch (tagOf(value)) {
-      case 'date': return typeof value.date === 'number' ? dateText(value.date) : String(value.date);
+      case 'date': return isoText(value.date);
       case 'double': return String(value.double);
       case 'uuid': return value.uuid;
       case 'data': return value.data;
       case 'object': return `${value.object.entity} ${value.object.id}`;
-      case 'dictionary': return JSON.stringify(value.dictionary);
-      default: return typeof value === 'object' ? JSON.stringify(value) : String(value);
+      case 'dictionary': return jsonText(value.dictionary);
+      default: return typeof value === 'object' ? jsonText(value) : String(value);
     }
   }
 
   /** A value as the page shows it: by type, nil distinct from empty, binary as its size with a download link. */
   function shown(value, attribute, label) {
     if (value === null || value === undefined) return h('span', { class: 'nil', title: 'nil (no value)' }, 'nil');
+    value = typed(value, attribute);
     if (value === '') return h('span', { class: 'empty', title: 'an empty string' }, '""');
     switch (tagOf(value)) {
-      case 'date': return h('time', { class: 'date' }, plain(value));
+      case 'date': return h('time', { class: 'date', datetime: typeof value.date === 'string' ? value.date : undefined }, plain(value));
       case 'double': return h('span', { class: 'number' }, String(value.double));
       case 'uuid': return h('span', { class: 'uuid' }, value.uuid);
       case 'data': {
@@ -205,12 +272,12 @@ enum PageScript {
       default: break;
     }
     if (typeof value === 'boolean') return h('span', { class: 'boolean' }, String(value));
-    if (typeof value === 'number') return h('span', { class: 'number' }, String(value));
+    if (typeof value === 'number' || typeof value === 'bigint') return h('span', { class: 'number' }, String(value));
     if (typeof value === 'string') {
       const text = value.length > 160 ? `${value.slice(0, 160)}…` : value;
       return h('span', { class: 'string', title: value.length > 160 ? value : undefined }, text);
     }
-    return h('code', { class: 'structured' }, JSON.stringify(value));
+    return h('code', { class: 'structured' }, jsonText(value));
   }
 
   function download(content, name, type) {
@@ -773,7 +840,7 @@ enum PageScript {
     return state.sort.some(({ keyPath }) => {
       const x = valueAt(a, keyPath);
       const y = valueAt(b, keyPath);
-      return x !== undefined && y !== undefined && JSON.stringify(x) !== JSON.stringify(y);
+      return x !== undefined && y !== undefined && jsonText(x) !== jsonText(y);
     });
   }
 
@@ -784,8 +851,8 @@ enum PageScript {
   }
 
   /** A value's full text for a cell's title (none for bytes, which have their own). */
-  function titleOf(value) {
-    if (value === null || value === undefined || tagOf(value) === 'data') return undefined;
+  function titleOf(value, attribute) {
+    if (value === null || value === undefined || tagOf(typed(value, attribute)) === 'data') return undefined;
     const text = plain(value);
     return text.length > 10000 ? `${text.slice(0, 10000)}…` : text;
   }
@@ -821,7 +888,7 @@ enum PageScript {
           String(row.key)), row.entity !== entity.name ? h('span', { class: 'subentity' }, ` ${row.entity}`) : null));
       for (const attribute of attributes) {
         const value = row.values[attribute.name] ?? null;
-        tr.append(h('td', {}, cell(shown(value, attribute, `${row.entity}-${row.key}-${attribute.name}`), titleOf(value))));
+        tr.append(h('td', {}, cell(shown(value, attribute, `${row.entity}-${row.key}-${attribute.name}`), titleOf(value, attribute))));
       }
       for (const relationship of relationships) {
         const content = relationshipCell(row, relationship, related, counts);
@@ -1025,9 +1092,14 @@ enum PageScript {
     if (typeof value === 'string') return quoted(value);
     if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
     if (typeof value === 'number') return Number.isFinite(value) ? String(value) : null;
+    if (typeof value === 'bigint') return String(value);
     switch (tagOf(value)) {
       case 'double': return typeof value.double === 'number' && Number.isFinite(value.double) ? String(value.double) : null;
-      case 'date': return typeof value.date === 'number' ? `CAST(${value.date}, "NSDate")` : null;
+      case 'date': {
+        // The date's exact seconds (a number's text reads back as the same double).
+        const seconds = typeof value.date === 'number' ? value.date : dateSeconds(value.date);
+        return Number.isFinite(seconds) ? `CAST(${seconds}, "NSDate")` : null;
+      }
       case 'uuid': return `CAST(${quoted(value.uuid)}, "NSUUID")`;
       default: return null;
     }
@@ -1157,8 +1229,9 @@ enum PageScript {
 
   function plainNumber(value) {
     if (typeof value === 'number') return value;
+    if (typeof value === 'bigint') return Number(value);
     if (tagOf(value) === 'double') return value.double;
-    if (tagOf(value) === 'date') return value.date;
+    if (tagOf(value) === 'date') return typeof value.date === 'number' ? value.date : dateSeconds(value.date);
     return Number.NaN;
   }
 
@@ -1186,7 +1259,7 @@ enum PageScript {
         const object = { entity: row.entity, id: row.key };
         for (const attribute of entity.attributes) object[attribute.name] = exported(row.values[attribute.name] ?? null);
         for (const relationship of entity.relationships.filter((r) => !r.toMany)) object[relationship.name] = row.toOne?.[relationship.name] ?? null;
-        return JSON.stringify(object);
+        return jsonText(object);
       });
       download(`${lines.join('\n')}\n`, name, 'application/jsonl');
     } else {
@@ -1198,7 +1271,7 @@ enum PageScript {
       };
       const lines = [['entity', 'id', ...columns, ...toOne].map(cell).join(',')];
       for (const row of rows) {
-        const text = (value) => (value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value));
+        const text = (value) => (value === null ? '' : typeof value === 'object' ? jsonText(value) : String(value));
         lines.push([row.entity, String(row.key), ...columns.map((c) => cell(text(exported(row.values[c] ?? null)))),
           ...toOne.map((r) => String(row.toOne?.[r] ?? ''))].join(','));
       }
@@ -1207,10 +1280,10 @@ enum PageScript {
     status(`exported ${rows.length} objects${after ? ` (the first ${exportLimit})` : ''}`);
   }
 
-  /** A value as an export writes it in JSON. */
+  /** A value as an export writes it in JSON (an attribute's plain form: ISO 8601 for a date, Base64 for bytes). */
   function exported(value) {
     switch (tagOf(value)) {
-      case 'date': return typeof value.date === 'number' ? new Date((value.date + referenceDate) * 1000).toISOString().replace('.000Z', 'Z') : value.date;
+      case 'date': return isoText(value.date);
       case 'double': return typeof value.double === 'number' ? value.double : String(value.double);
       case 'uuid': return value.uuid;
       case 'data': return value.data;
@@ -1295,6 +1368,8 @@ enum PageScript {
       : h('input', { type: 'text', testid: `edit-${attribute.name}`, value: plain(value), spellcheck: 'false' });
     // A new object's required attribute starts as an empty value, not nil; typing a value clears nil.
     const nil = h('input', { type: 'checkbox', testid: `nil-${attribute.name}`, checked: value === null && (!isNew || attribute.optional) });
+    // Text left as it was shown is the value as it was read, in the form it came in (exact, unchanged).
+    const shownText = plain(value);
     input.addEventListener('input', () => { nil.checked = false; });
     input.addEventListener('change', () => { nil.checked = false; });
     const element = h('span', { class: 'editor' }, input, h('label', { class: 'nil-box' }, nil, ' nil'));
@@ -1303,23 +1378,28 @@ enum PageScript {
       value() {
         if (nil.checked) return null;
         const text = input.value;
+        if (attribute.type !== 'boolean' && value !== null && text === shownText) return value;
+        // In the plain forms the API reads an attribute's value in (its type in the model says what it is).
         switch (attribute.type) {
           case 'boolean': return text === 'true';
           case 'integer16': case 'integer32': case 'integer64': {
             if (!/^-?\d+$/.test(text.trim())) throw new Error(`${attribute.name} takes a whole number, not '${text}'`);
-            return Number(text);
+            const number = Number(text);
+            return Number.isSafeInteger(number) || !exactIntegers ? number : BigInt(text.trim());
           }
           case 'double': case 'float': case 'decimal': {
             const number = Number(text);
-            if (text.trim() === '' || Number.isNaN(number)) throw new Error(`${attribute.name} takes a number, not '${text}'`);
-            return Number.isInteger(number) ? { double: number } : number;
+            if (text.trim() === '' || !Number.isFinite(number)) throw new Error(`${attribute.name} takes a number, not '${text}'`);
+            return number;
           }
           case 'date': {
-            const parsed = Date.parse(text.includes('T') ? text : text.replace(' ', 'T'));
-            if (Number.isNaN(parsed)) throw new Error(`${attribute.name} takes a date (2024-05-01 12:00:00Z), not '${text}'`);
-            return { date: parsed / 1000 - referenceDate };
+            // ISO 8601 with a zone goes as it was typed (the server reads its digits exactly); other text as the browser reads it.
+            const iso = text.trim().replace(' ', 'T');
+            if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:?\d{2})$/.test(iso) && !Number.isNaN(dateSeconds(iso))) return iso;
+            const parsed = Date.parse(iso);
+            if (Number.isNaN(parsed)) throw new Error(`${attribute.name} takes a date (2024-05-01T12:00:00Z), not '${text}'`);
+            return new Date(parsed).toISOString();
           }
-          case 'uuid': return { uuid: text };
           default: return text;
         }
       },
@@ -1350,7 +1430,7 @@ enum PageScript {
     const changed = [];
     for (const [name, field] of inputs) {
       const value = field.value();
-      if (JSON.stringify(value ?? null) !== JSON.stringify(row.values[name] ?? null)) {
+      if (jsonText(value ?? null) !== jsonText(row.values[name] ?? null)) {
         changed.push(name);
         if (value === null) delete values[name]; else values[name] = value;
       }
@@ -1396,7 +1476,7 @@ enum PageScript {
   }
 
   function drawConflict(box, entity, mine, current, edit, resolve) {
-    const names = new Set([...edit.changed, ...Object.keys(current?.values ?? {}).filter((n) => JSON.stringify(current.values[n]) !== JSON.stringify(mine.values[n]))]);
+    const names = new Set([...edit.changed, ...Object.keys(current?.values ?? {}).filter((n) => jsonText(current.values[n]) !== jsonText(mine.values[n]))]);
     const table = h('table', { class: 'results' },
       h('thead', {}, h('tr', {}, h('th', {}, 'attribute'), h('th', {}, 'yours'), h('th', {}, 'stored now'))),
       h('tbody', {}, [...names].map((name) => {
