@@ -56,4 +56,13 @@ extension FormatPredicate {
     {
         try SwiftPredicateConverter.convert(predicate, naming: naming)
     }
+
+    /// The format text and arguments a Swift predicate converts to, taken from `cache` when a predicate of the
+    /// same shape was converted before.
+    package static func formatText<Root>(of predicate: Predicate<Root>, naming: @escaping (AnyKeyPath) -> String?,
+                                         cache: SwiftPredicateShapeCache)
+        throws(PredicateConversionError) -> (format: String, arguments: [PredicateValue])
+    {
+        try SwiftPredicateConverter.convert(predicate, naming: naming, cache: cache)
+    }
 }

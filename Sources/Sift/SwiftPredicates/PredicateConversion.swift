@@ -79,6 +79,21 @@ public protocol SwiftPredicateExpression {
     /// - Returns: The converted term.
     /// - Throws: `PredicateConversionError` when the expression, or one below it, has no Sift form.
     func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm
+
+    /// Collects what the expression's conversion depends on, and its captured values, so that a predicate of
+    /// the same shape is converted once.
+    ///
+    /// - Parameter shape: The shape walked so far.
+    func siftShape(_ shape: inout SwiftPredicateShape)
+}
+
+extension SwiftPredicateExpression {
+    /// An expression with no shape of its own: a predicate holding it converts anew each time.
+    ///
+    /// - Parameter shape: The shape walked so far.
+    public func siftShape(_ shape: inout SwiftPredicateShape) {
+        shape.refuse()
+    }
 }
 
 /// A converted expression: its text in the format language and what kind of
@@ -107,10 +122,13 @@ public struct SwiftPredicateTerm: Sendable {
 
     package var text: String
     package var kind: Kind
+    /// The captured value a constant term is, by its number in walk order (for the shape cache).
+    package var source: Int?
 
-    package init(_ text: String, _ kind: Kind) {
+    package init(_ text: String, _ kind: Kind, source: Int? = nil) {
         self.text = text
         self.kind = kind
+        self.source = source
     }
 }
 
@@ -119,6 +137,10 @@ public struct SwiftPredicateTerm: Sendable {
 public struct SwiftPredicateConverter {
     /// The format arguments, in the order of their `%@`s.
     package var arguments: [PredicateValue] = []
+    /// Which captured value each argument is (nil: one the shape cache cannot find again).
+    package var argumentSources: [SwiftPredicateArgumentSource?] = []
+    /// How many captured values the conversion has met, in walk order.
+    package var capturedValues = 0
     /// The text each variable stands for.
     package var variables: [PredicateExpressions.VariableID: SwiftPredicateTerm] = [:]
     /// How many `$v` variables SUBQUERYs have declared.
@@ -169,19 +191,39 @@ public struct SwiftPredicateConverter {
 
     /// A placeholder for a captured value: `%@` once the text is done, with the value its argument. (A term's
     /// text may be written twice, `TERNARY(x != nil, x, 0)`: each placeholder then takes its value twice.)
-    package mutating func placeholder(_ value: PredicateValue) -> String {
+    ///
+    /// - Parameters:
+    ///   - value: The argument.
+    ///   - source: The captured value it is, and which part of it.
+    package mutating func placeholder(_ value: PredicateValue, source: SwiftPredicateArgumentSource? = nil) -> String {
         arguments.append(value)
+        argumentSources.append(source)
         return "\u{0}\(arguments.count - 1)\u{0}"
+    }
+
+    /// The number of the next captured value met.
+    package mutating func nextCapturedValue() -> Int {
+        capturedValues += 1
+        return capturedValues - 1
     }
 
     /// `text` with its placeholders written as `%@`, and their values in the order they appear.
     package func finished(_ text: String) -> (format: String, arguments: [PredicateValue]) {
-        var format = "", ordered: [PredicateValue] = []
+        let (format, arguments, _) = finishedWithSources(text)
+        return (format, arguments)
+    }
+
+    /// `text` with its placeholders written as `%@`, their values and sources in the order they appear.
+    package func finishedWithSources(_ text: String)
+        -> (format: String, arguments: [PredicateValue], sources: [SwiftPredicateArgumentSource?])
+    {
+        var format = "", ordered: [PredicateValue] = [], sources: [SwiftPredicateArgumentSource?] = []
         var index: Int?
         for character in text {
             if character == "\u{0}" {
                 if let position = index {
                     ordered.append(arguments[position])
+                    sources.append(argumentSources[position])
                     format += "%@"
                     index = nil
                 } else {
@@ -193,7 +235,7 @@ public struct SwiftPredicateConverter {
                 format.append(character)
             }
         }
-        return (format, ordered)
+        return (format, ordered, sources)
     }
 
     /// A term's text where a value goes.
@@ -203,19 +245,30 @@ public struct SwiftPredicateConverter {
             return term.text
         case .constant(let value):
             if case .null = value { return "nil" }
-            return placeholder(value)
+            return placeholder(value, source: term.source.map { SwiftPredicateArgumentSource(value: $0, part: 0) })
         case .predicate:
             return "TERNARY(\(term.text), YES, NO)"
         case .optionalPredicate(let guardText):
             return "TERNARY(\(guardText) != nil, TERNARY(\(term.text), YES, NO), nil)"
         case .comparisonResult(let raw):
-            return placeholder(.int(Int64(raw)))
+            return placeholder(.int(Int64(raw)), source: term.source.map { SwiftPredicateArgumentSource(value: $0, part: 0) })
         case .caseInsensitiveComparison:
             throw PredicateConversionError(.unsupportedUse(
                 "caseInsensitiveCompare(_:) converts only when compared with == or != to a ComparisonResult"))
         case .range, .constantRange:
             throw PredicateConversionError(.unsupportedUse("a range converts only as the range of contains(_:) or ~="))
         }
+    }
+
+    /// A captured range's bound where a value goes.
+    ///
+    /// - Parameters:
+    ///   - value: The bound.
+    ///   - source: The captured range's number.
+    ///   - part: 0 for the lower bound, 1 for the upper.
+    package mutating func bound(_ value: PredicateValue, of source: Int?, part: Int) -> String {
+        if case .null = value { return "nil" }
+        return placeholder(value, source: source.map { SwiftPredicateArgumentSource(value: $0, part: part) })
     }
 
     /// A term's text where a condition goes.
@@ -315,14 +368,60 @@ extension SwiftPredicateConverter {
     ///   - naming: The attribute or relationship each key path names; nil for one that names none.
     /// - Returns: The predicate in the format language, with its captured values as `%@` arguments in order.
     /// - Throws: `PredicateConversionError` when an expression has no Sift form or a key path names nothing.
-    package static func convert<Root>(_ predicate: Predicate<Root>, naming: @escaping (AnyKeyPath) -> String?)
+    package static func convert<Root>(_ predicate: Predicate<Root>, naming: @escaping (AnyKeyPath) -> String?,
+                                      cache: SwiftPredicateShapeCache? = nil)
         throws(PredicateConversionError) -> (format: String, arguments: [PredicateValue])
     {
-        var converter = SwiftPredicateConverter(naming: naming)
         let input: PredicateExpressions.Variable<Root> = predicate.variable
-        converter.variables[input.key] = SwiftPredicateTerm("SELF", .keyPath)
-        let root = try converter.term(anyExpression: predicate.expression)
-        return converter.finished(try converter.predicate(root))
+        guard let cache, let expression = predicate.expression as? any SwiftPredicateExpression else {
+            return try convert(predicate.expression, input: input.key, naming: naming).conversion
+        }
+        // The shape: found by a walk that only collects, so a predicate built again with new captured values
+        // takes its text and argument recipe from the first conversion of its shape.
+        var shape = SwiftPredicateShape()
+        shape.declare(input.key)
+        shape.walk(expression)
+        let key = shape.isComplete ? SwiftPredicateShapeCache.Key(root: ObjectIdentifier(type(of: expression)),
+                                                                   atoms: shape.atoms) : nil
+        if let key, let cached = cache.conversion(key, values: shape.values) {
+            if cache.verifies {
+                let fresh = try convert(predicate.expression, input: input.key, naming: naming).conversion
+                if fresh.format != cached.format || fresh.arguments != cached.arguments {
+                    cache.mismatches.withLock { $0.append("cached \(cached), converted \(fresh)") }
+                    return fresh
+                }
+            }
+            return cached
+        }
+        let (conversion, sources, met) = try convert(predicate.expression, input: input.key, naming: naming)
+        // Cached only when every argument is a captured value of the walk's, and the conversion met the same
+        // captured values in the same order as the walk.
+        if let key, met == shape.values.count {
+            let found = sources.compactMap { $0 }
+            if found.count == sources.count,
+               zip(found, conversion.arguments).allSatisfy({ source, argument in
+                   source.value < shape.values.count && source.part < shape.values[source.value].count
+                       && shape.values[source.value][source.part] == argument
+               })
+            {
+                cache.keep(key, format: conversion.format, sources: found)
+            }
+        }
+        return conversion
+    }
+
+    /// The conversion of an expression whose input is the variable `input`, with each argument's source and the
+    /// number of captured values met.
+    private static func convert(_ expression: Any, input: PredicateExpressions.VariableID,
+                                naming: @escaping (AnyKeyPath) -> String?)
+        throws(PredicateConversionError)
+        -> (conversion: (format: String, arguments: [PredicateValue]), sources: [SwiftPredicateArgumentSource?], met: Int)
+    {
+        var converter = SwiftPredicateConverter(naming: naming)
+        converter.variables[input] = SwiftPredicateTerm("SELF", .keyPath)
+        let root = try converter.term(anyExpression: expression)
+        let (format, arguments, sources) = converter.finishedWithSources(try converter.predicate(root))
+        return ((format, arguments), sources, converter.capturedValues)
     }
 
     /// The name a key path of a stored property has: its property's, as the

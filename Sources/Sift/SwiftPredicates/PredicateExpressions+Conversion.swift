@@ -74,17 +74,21 @@ extension PredicateExpressions.Value: SwiftPredicateExpression {
     /// - Returns: The expression's term in the format language.
     /// - Throws: `PredicateConversionError` when the expression, or one of its operands, has no Sift form.
     public func siftTerm(_ converter: inout SwiftPredicateConverter) throws(PredicateConversionError) -> SwiftPredicateTerm {
-        if let result = value as? ComparisonResult { return SwiftPredicateTerm("", .comparisonResult(result.rawValue)) }
+        let source = converter.nextCapturedValue()
+        if let result = value as? ComparisonResult {
+            return SwiftPredicateTerm("", .comparisonResult(result.rawValue), source: source)
+        }
         if let range = value as? any SiftRangeValue {
             guard let bounds = range.siftBounds else {
                 throw PredicateConversionError(.unsupportedValue(type: String(describing: Output.self)))
             }
-            return SwiftPredicateTerm("", .constantRange(lower: bounds.lower, upper: bounds.upper, closed: bounds.closed))
+            return SwiftPredicateTerm("", .constantRange(lower: bounds.lower, upper: bounds.upper, closed: bounds.closed),
+                                      source: source)
         }
         guard let convertible = value as? any PredicateValueConvertible else {
             throw PredicateConversionError(.unsupportedValue(type: String(describing: Output.self)))
         }
-        return SwiftPredicateTerm("", .constant(convertible.predicateValue))
+        return SwiftPredicateTerm("", .constant(convertible.predicateValue), source: source)
     }
 }
 
@@ -362,7 +366,8 @@ extension PredicateExpressions.OptionalFlatMap: SwiftPredicateExpression
     where LHS: SwiftPredicateExpression, RHS: SwiftPredicateExpression
 {
     /// The transform with the variable standing for the wrapped value: a key path goes on from it (nil
-    /// through nil, as optional chaining); a condition holds only where the wrapped value is not nil.
+    /// through nil, as optional chaining); a condition holds only where the wrapped value is not nil; any
+    /// other transform (a key path read from elsewhere too) is nil where the wrapped value is.
     ///
     /// - Parameter converter: The conversion under way: its arguments, variables and names.
     /// - Returns: The expression's term in the format language.
@@ -378,16 +383,26 @@ extension PredicateExpressions.OptionalFlatMap: SwiftPredicateExpression
         defer { converter.variables[variable.key] = nil }
         let transformed = try converter.term(transform)
         switch transformed.kind {
-        case .keyPath:
+        case .keyPath where wrapped.kind.isKeyPath && Self.reads(transformed.text, from: wrappedText):
             return transformed
         case .predicate:
             return SwiftPredicateTerm(transformed.text, .optionalPredicate(guardText: wrappedText))
         case .optionalPredicate(let inner):
-            return SwiftPredicateTerm(transformed.text, .optionalPredicate(guardText: inner))
+            // Nil where the wrapped value is, and where the transform's own optional is.
+            return SwiftPredicateTerm(transformed.text,
+                                      .optionalPredicate(guardText: "TERNARY(\(wrappedText) != nil, \(inner), nil)"))
         default:
             let text = try converter.value(transformed)
             return SwiftPredicateTerm("TERNARY(\(wrappedText) != nil, \(text), nil)", .expression)
         }
+    }
+}
+
+extension PredicateExpressions.OptionalFlatMap {
+    /// Whether the key path `text` is read through the key path `wrapped` (so is nil where it is): `wrapped`
+    /// itself, a key path going on from it, or any key path of the input when `wrapped` is the input.
+    static func reads(_ text: String, from wrapped: String) -> Bool {
+        text == wrapped || text.hasPrefix(wrapped + ".") || (wrapped == "SELF" && !text.hasPrefix("$"))
     }
 }
 
@@ -411,10 +426,18 @@ extension PredicateExpressions.ForcedUnwrap: SwiftPredicateExpression where Inne
 
 // MARK: Strings
 
+/// `condition`, `base BEGINSWITH pattern` or `base CONTAINS pattern`, as Swift's `starts(with:)` and
+/// `contains(_:)` answer it: every string starts with and contains the empty string, where BEGINSWITH and
+/// CONTAINS never match an empty pattern. (The guard is written for a captured pattern too, so the text does
+/// not depend on the captured value: predicates of one shape share one text.)
+func siftMatchingEmpty(_ patternText: String, _ condition: String) -> String {
+    "(\(patternText) == '' OR \(condition))"
+}
+
 extension PredicateExpressions.SequenceStartsWith: SwiftPredicateExpression
     where Base: SwiftPredicateExpression, Prefix: SwiftPredicateExpression
 {
-    /// `base BEGINSWITH prefix`, for strings.
+    /// `base BEGINSWITH prefix`, for strings (true for an empty prefix, as in Swift).
     ///
     /// - Parameter converter: The conversion under way: its arguments, variables and names.
     /// - Returns: The expression's term in the format language.
@@ -424,14 +447,14 @@ extension PredicateExpressions.SequenceStartsWith: SwiftPredicateExpression
             throw PredicateConversionError(.unsupportedUse("starts(with:) converts only on strings"))
         }
         let b = try converter.value(try converter.term(base)), p = try converter.value(try converter.term(prefix))
-        return SwiftPredicateTerm("\(b) BEGINSWITH \(p)", .predicate)
+        return SwiftPredicateTerm(siftMatchingEmpty(p, "\(b) BEGINSWITH \(p)"), .predicate)
     }
 }
 
 extension PredicateExpressions.CollectionContainsCollection: SwiftPredicateExpression
     where Base: SwiftPredicateExpression, Other: SwiftPredicateExpression
 {
-    /// `base CONTAINS other`, for strings.
+    /// `base CONTAINS other`, for strings (true for an empty `other`, as in Swift).
     ///
     /// - Parameter converter: The conversion under way: its arguments, variables and names.
     /// - Returns: The expression's term in the format language.
@@ -441,7 +464,7 @@ extension PredicateExpressions.CollectionContainsCollection: SwiftPredicateExpre
             throw PredicateConversionError(.unsupportedUse("contains(_:) of a collection converts only on strings"))
         }
         let b = try converter.value(try converter.term(base)), o = try converter.value(try converter.term(other))
-        return SwiftPredicateTerm("\(b) CONTAINS \(o)", .predicate)
+        return SwiftPredicateTerm(siftMatchingEmpty(o, "\(b) CONTAINS \(o)"), .predicate)
     }
 }
 
@@ -493,8 +516,8 @@ extension PredicateExpressions.RangeExpressionContains: SwiftPredicateExpression
         case .range(let l, let u, let c):
             (lower, upper, closed) = (l, u, c)
         case .constantRange(let l, let u, let c):
-            lower = try converter.value(SwiftPredicateTerm("", .constant(l)))
-            upper = try converter.value(SwiftPredicateTerm("", .constant(u)))
+            lower = converter.bound(l, of: range.source, part: 0)
+            upper = converter.bound(u, of: range.source, part: 1)
             closed = c
         default:
             throw PredicateConversionError(.unsupportedUse("contains(_:) converts only on a range written or captured"))

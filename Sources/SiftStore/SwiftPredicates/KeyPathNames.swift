@@ -8,8 +8,9 @@
 // key they ask for and give nil. Reading a key path from the probe reads the
 // property, which asks its object for its attribute (or, for a property of
 // your own, a relationship by `object(forKey:)` / `objects(forKey:)`): the
-// one key it asked for is the key path's name. A record's key paths are its
-// stored properties, named as they print. Names are kept per key path.
+// one key it asked for is the key path's name. A record's stored property
+// names the coding key it is decoded from (RecordKeyNames.swift); anything
+// else is named as it prints. Names are kept per key path.
 
 import Foundation
 import Sift
@@ -24,25 +25,30 @@ extension ManagedObject {
         return answer
     }
 
-    /// A probe: an object of no context whose reads record their keys.
-    static func makeProbe() -> ManagedObject {
-        let object = ManagedObject(primaryKey: 0, description: probeDescription)
+    /// A probe: an object of no context whose reads record their keys (nil only if its model could not be made).
+    static func makeProbe() -> ManagedObject? {
+        guard let description = probeDescription else { return nil }
+        let object = ManagedObject(primaryKey: 0, description: description)
         object.flags.insert(.probe)
         return object
     }
 
     /// The description probes share: an entity of nothing (probes read no slot).
-    nonisolated(unsafe) static let probeDescription: EntityDescription = {
-        let entity = Entity("SiftProbe")
-        // (A model of one plain entity is valid.)
-        let model = try! DataModel([entity])
-        return EntityDescription(model.entity(named: "SiftProbe")!, in: model)
+    nonisolated(unsafe) static let probeDescription: EntityDescription? = {
+        // (A model of one plain entity is valid, so this does not fail.)
+        guard let model = try? DataModel([Entity("SiftProbe")]), let entity = model.entity(named: "SiftProbe") else {
+            return nil
+        }
+        return EntityDescription(entity, in: model)
     }()
 }
 
 /// How the store names Swift key paths: by probe for a view class, by
 /// property name for anything else; each name found once.
 enum KeyPathNames {
+    /// Conversions of Swift predicates, by shape, with key paths named as here.
+    static let shapes = SwiftPredicateShapeCache()
+
     /// Names found, by key path (nil: the key path names nothing).
     static let cache = LockedState<[AnyKeyPath: String?]>([:])
 
@@ -50,7 +56,7 @@ enum KeyPathNames {
     ///
     /// - Parameter keyPath: A key path of one property.
     /// - Returns: The name: a view's property's `@Managed` attribute (or the key it reads), a record's
-    ///   stored property's name.
+    ///   stored property's coding key (RecordKeyNames.swift), or its name.
     static func name(of keyPath: AnyKeyPath) -> String? {
         if let known = cache.withLock({ $0[keyPath] }) { return known }
         let found = find(keyPath)
@@ -68,9 +74,13 @@ enum KeyPathNames {
     private static func find(_ keyPath: AnyKeyPath) -> String? {
         let root = type(of: keyPath).rootType
         guard let view = root as? any ManagedObjectView.Type else {
+            // A record's stored property names the coding key it is decoded from.
+            if let record = root as? any Decodable.Type, let key = RecordKeyNames.name(of: keyPath, in: record) {
+                return key
+            }
             return SwiftPredicateConverter.propertyName(of: keyPath)
         }
-        let probe = ManagedObject.makeProbe()
+        guard let probe = ManagedObject.makeProbe() else { return nil }
         let instance: Any = view.init(probe)
         let id = ObjectIdentifier(probe)
         _ = instance[keyPath: keyPath]

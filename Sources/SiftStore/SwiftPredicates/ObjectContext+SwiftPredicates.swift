@@ -19,7 +19,8 @@ extension FetchPredicate {
     /// - Throws: `StoreError.invalidRequest(.swiftPredicate(_:))` when the predicate has no Sift form.
     public init<Root>(_ predicate: Predicate<Root>) throws(StoreError) {
         do {
-            let (format, arguments) = try FormatPredicate.formatText(of: predicate, naming: KeyPathNames.name(of:))
+            let (format, arguments) = try FormatPredicate.formatText(of: predicate, naming: KeyPathNames.name(of:),
+                                                                     cache: KeyPathNames.shapes)
             self = .format(format, arguments)
         } catch {
             throw .invalidRequest(.swiftPredicate(error))
@@ -159,5 +160,88 @@ extension ObjectContext {
         throws(StoreError) -> Int
     {
         try count(for: try FetchRequest(entityName: entityName, where: predicate))
+    }
+}
+
+extension BatchUpdateRequest {
+    /// A request setting each attribute named to its expression, on the objects of `type`'s entity that a
+    /// Swift predicate selects.
+    ///
+    /// ```swift
+    /// let request = try BatchUpdateRequest(Employee.self, where: #Predicate { ($0.age ?? 0) > 60 },
+    ///                                      setting: ["salary": "salary * 1.1"])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: The view class; its ``ManagedObjectView/entityName`` is the entity changed.
+    ///   - predicate: Which objects change.
+    ///   - properties: Each attribute's name, with the expression (in the format language) of its new value.
+    /// - Throws: `StoreError.invalidRequest(.swiftPredicate(_:))` when the predicate has no Sift form.
+    public init<View: ManagedObjectView>(_ type: View.Type, where predicate: Predicate<View>,
+                                         setting properties: [String: String]) throws(StoreError)
+    {
+        self.init(entityName: View.entityName, predicate: try FetchPredicate(predicate), setting: properties)
+    }
+
+    /// A request setting each attribute named to its expression, on the objects of `entityName` that a Swift
+    /// predicate over a record type selects.
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity changed.
+    ///   - predicate: Which objects change, over the record's stored properties.
+    ///   - properties: Each attribute's name, with the expression (in the format language) of its new value.
+    /// - Throws: `StoreError.invalidRequest(.swiftPredicate(_:))` when the predicate has no Sift form.
+    public init<Record>(entityName: String, where predicate: Predicate<Record>, setting properties: [String: String])
+        throws(StoreError)
+    {
+        self.init(entityName: entityName, predicate: try FetchPredicate(predicate), setting: properties)
+    }
+}
+
+extension BatchDeleteRequest {
+    /// A request deleting the objects of `type`'s entity that a Swift predicate selects.
+    ///
+    /// - Parameters:
+    ///   - type: The view class; its ``ManagedObjectView/entityName`` is the entity deleted from.
+    ///   - predicate: Which objects are deleted.
+    /// - Throws: `StoreError.invalidRequest(.swiftPredicate(_:))` when the predicate has no Sift form.
+    public init<View: ManagedObjectView>(_ type: View.Type, where predicate: Predicate<View>) throws(StoreError) {
+        self.init(entityName: View.entityName, predicate: try FetchPredicate(predicate))
+    }
+
+    /// A request deleting the objects of `entityName` that a Swift predicate over a record type selects.
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity deleted from.
+    ///   - predicate: Which objects are deleted, over the record's stored properties.
+    /// - Throws: `StoreError.invalidRequest(.swiftPredicate(_:))` when the predicate has no Sift form.
+    public init<Record>(entityName: String, where predicate: Predicate<Record>) throws(StoreError) {
+        self.init(entityName: entityName, predicate: try FetchPredicate(predicate))
+    }
+}
+
+extension FetchedResultsController {
+    /// A controller of the objects of `type`'s entity that a Swift predicate selects, in `sortBy`'s order.
+    ///
+    /// ```swift
+    /// let controller = try FetchedResultsController(Employee.self, where: #Predicate { $0.isManager == true },
+    ///                                               sortBy: [SortDescriptor(\.name)], context: context)
+    /// try controller.performFetch()
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: The view class; its ``ManagedObjectView/entityName`` is the entity fetched.
+    ///   - predicate: Which objects to keep; nil for all of them.
+    ///   - sortBy: How to order them, by key paths of `type`.
+    ///   - context: The context whose objects, saved and unsaved, the controller follows.
+    ///   - sectionNameKeyPath: The key path whose value names each object's section; nil for one section.
+    /// - Throws: `StoreError.invalidRequest(.swiftPredicate(_:))` when the predicate or a sort descriptor has no
+    ///   Sift form; otherwise as ``init(fetchRequest:context:sectionNameKeyPath:)``.
+    public convenience init<View: ManagedObjectView>(_ type: View.Type, where predicate: Predicate<View>? = nil,
+                                                     sortBy: [SortDescriptor<View>] = [], context: ObjectContext,
+                                                     sectionNameKeyPath: String? = nil) throws(StoreError)
+    {
+        try self.init(fetchRequest: try FetchRequest(type, where: predicate, sortBy: sortBy), context: context,
+                      sectionNameKeyPath: sectionNameKeyPath)
     }
 }
