@@ -57,7 +57,6 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
         // The store over HTTP: the server on Hummingbird, the client on AsyncHTTPClient, both on the
         // types swift-openapi-generator made from Sources/SiftHTTPAPI/openapi.yaml (committed).
@@ -78,8 +77,8 @@ let package = Package(
         // Stage 1: text -> syntax tree.
         .target(name: "SiftSyntax", dependencies: ["SiftValues"]),
         // Stage 2: the data model (never the parser): Xcode's and Core Data's
-        // model forms. (Core Data's version hashes, SHA-256 from swift-crypto,
-        // are the store's: the compiler builds no crypto.)
+        // model forms. (Core Data's version hashes, SHA-256 from the system's
+        // libcrypto, are the store's: the compiler links no crypto.)
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "SiftModel", dependencies: ["SiftValues", "CZlib"]),
         // Stage 3: the bound tree.
@@ -99,9 +98,11 @@ let package = Package(
         ]),
         // The system SQLite (Debian's libsqlite3-dev).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // The system libcrypto (Debian's libssl-dev), for SHA-256 alone: no BoringSSL to build.
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The persistence core. The compiler library never depends on it.
         .target(name: "SiftStore", dependencies: [
-            "Sift", "CSQLite", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+            "Sift", "CSQLite", "CCrypto", .product(name: "Logging", package: "swift-log"),
             .product(name: "OrderedCollections", package: "swift-collections"),
         ]),
         // The store on PostgreSQL, through postgres-nio (its own product, so

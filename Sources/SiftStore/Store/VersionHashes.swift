@@ -10,7 +10,7 @@
 // constraints. The layout was checked against the hashes of every store in
 // the Core Data fixtures (Tests/SiftTests/Model/VersionHashTests.swift).
 
-import Crypto
+import CCrypto
 import Sift
 import Foundation
 
@@ -55,7 +55,7 @@ extension DataModel {
             bytes.append(name)
             bytes.append(hash)
         }
-        return Data(SHA512.hash(data: bytes.data)).base64EncodedString()
+        return bytes.sha512.base64EncodedString()
     }
 
     /// `NSStoreModelVersionChecksumKey` (a model's `versionChecksum`):
@@ -130,7 +130,17 @@ private struct HashInput {
     mutating func append(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
     mutating func append(_ value: Int32) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
 
-    var sha256: Data { Data(SHA256.hash(data: data)) }
+    var sha256: Data { digest(length: Int(SHA256_DIGEST_LENGTH), CCrypto.SHA256) }
+    var sha512: Data { digest(length: Int(SHA512_DIGEST_LENGTH), CCrypto.SHA512) }
+
+    /// The digest of the bytes by one of libcrypto's one-shot functions.
+    private func digest(length: Int, _ function: (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?) -> UnsafeMutablePointer<UInt8>?)
+        -> Data
+    {
+        var digest = [UInt8](repeating: 0, count: length)
+        data.withUnsafeBytes { bytes in _ = function(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &digest) }
+        return Data(digest)
+    }
 }
 
 extension ModelBundle {
