@@ -383,7 +383,7 @@ extension SwiftPredicateConverter {
         shape.walk(expression)
         let key = shape.isComplete ? SwiftPredicateShapeCache.Key(root: ObjectIdentifier(type(of: expression)),
                                                                    atoms: shape.atoms) : nil
-        if let key, let cached = cache.conversion(key, values: shape.values) {
+        if let key, let cached = cache.conversion(key, shape: shape) {
             if cache.verifies {
                 let fresh = try convert(predicate.expression, input: input.key, naming: naming).conversion
                 if fresh.format != cached.format || fresh.arguments != cached.arguments {
@@ -396,13 +396,10 @@ extension SwiftPredicateConverter {
         let (conversion, sources, met) = try convert(predicate.expression, input: input.key, naming: naming)
         // Cached only when every argument is a captured value of the walk's, and the conversion met the same
         // captured values in the same order as the walk.
-        if let key, met == shape.values.count {
+        if let key, met == shape.valueCount {
             let found = sources.compactMap { $0 }
             if found.count == sources.count,
-               zip(found, conversion.arguments).allSatisfy({ source, argument in
-                   source.value < shape.values.count && source.part < shape.values[source.value].count
-                       && shape.values[source.value][source.part] == argument
-               })
+               zip(found, conversion.arguments).allSatisfy({ source, argument in shape.part(source) == argument })
             {
                 cache.keep(key, format: conversion.format, sources: found)
             }

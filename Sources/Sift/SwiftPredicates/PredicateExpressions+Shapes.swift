@@ -25,11 +25,11 @@ extension PredicateExpressions.Value {
         if let convertible = value as? any PredicateValueConvertible {
             let value = convertible.predicateValue
             switch value {
-            case .null, .bool: shape.value([value], exact: true)
-            default: shape.value([value], exact: false)
+            case .null, .bool: shape.value(value, exact: true)
+            default: shape.value(value, exact: false)
             }
         } else if let result = value as? ComparisonResult {
-            shape.value([.int(Int64(result.rawValue))], exact: true)
+            shape.value(.int(Int64(result.rawValue)), exact: true)
         } else if let range = value as? any SiftRangeValue {
             guard let bounds = range.siftBounds else { return shape.refuse() }
             shape.value([bounds.lower, bounds.upper], exact: bounds.lower == .null || bounds.upper == .null)

@@ -16,6 +16,7 @@
 
 import Foundation
 import SiftValues
+import Synchronization
 
 /// The shape of a Swift predicate: what its conversion's text depends on, with
 /// the captured values that become its arguments collected beside it.
@@ -34,10 +35,12 @@ public struct SwiftPredicateShape {
 
     /// The parts the text depends on, in walk order.
     package var atoms: [Atom] = []
-    /// The captured values, in walk order: one array each (two for a range's bounds).
-    package var values: [[PredicateValue]] = []
-    /// The number each variable has in the shape, in order of declaration.
-    package var variables: [PredicateExpressions.VariableID: Int] = [:]
+    /// The captured values' parts, in walk order (one each, two for a range's bounds).
+    package var parts: [PredicateValue] = []
+    /// Where each captured value's parts start in `parts`.
+    package var starts: [Int] = []
+    /// The variables, in order of declaration: each one's number is its place (a predicate has few).
+    package var variables: [PredicateExpressions.VariableID] = []
     /// Whether the walk met something it cannot describe (the predicate then converts without the cache).
     package var isComplete = true
     /// How many index operands the walk is inside: a value there is written into the text.
@@ -45,7 +48,23 @@ public struct SwiftPredicateShape {
     /// How deep the walk is.
     package var depth = 0
 
-    package init() {}
+    package init() {
+        atoms.reserveCapacity(16)
+        parts.reserveCapacity(8)
+        starts.reserveCapacity(8)
+        variables.reserveCapacity(2)
+    }
+
+    /// How many captured values the walk met.
+    package var valueCount: Int { starts.count }
+
+    /// A part of a captured value; nil when there is no such part.
+    package func part(_ source: SwiftPredicateArgumentSource) -> PredicateValue? {
+        guard source.value >= 0, source.value < starts.count, source.part >= 0 else { return nil }
+        let end = source.value + 1 < starts.count ? starts[source.value + 1] : parts.count
+        let index = starts[source.value] + source.part
+        return index < end ? parts[index] : nil
+    }
 
     /// Walks an operand.
     ///
@@ -70,14 +89,13 @@ public struct SwiftPredicateShape {
 
     /// Gives a variable its number in the shape.
     package mutating func declare(_ id: PredicateExpressions.VariableID) {
-        let number = variables.count
-        variables[id] = number
-        atoms.append(.variable(number))
+        atoms.append(.variable(variables.count))
+        variables.append(id)
     }
 
     /// Records a use of a variable.
     package mutating func use(_ id: PredicateExpressions.VariableID) {
-        atoms.append(.variable(variables[id] ?? -1))
+        atoms.append(.variable(variables.lastIndex(of: id) ?? -1))
     }
 
     /// Records an operator or other symbol the text depends on.
@@ -90,9 +108,18 @@ public struct SwiftPredicateShape {
         atoms.append(.keyPath(keyPath))
     }
 
+    /// Records a captured value of one part: `exact` when its value is part of the shape.
+    package mutating func value(_ value: PredicateValue, exact: Bool) {
+        starts.append(parts.count)
+        parts.append(value)
+        if exact || exactDepth > 0 { atoms.append(.exact(value)) }
+        atoms.append(.value)
+    }
+
     /// Records a captured value: `parts` its argument values, `exact` when its value is part of the shape.
     package mutating func value(_ parts: [PredicateValue], exact: Bool) {
-        values.append(parts)
+        starts.append(self.parts.count)
+        self.parts.append(contentsOf: parts)
         if exact || exactDepth > 0 {
             atoms.append(contentsOf: parts.map(Atom.exact))
             atoms.append(.value)
@@ -123,7 +150,8 @@ package struct SwiftPredicateArgumentSource: Hashable, Sendable {
 /// its `%@`s, the captured value it takes.
 package final class SwiftPredicateShapeCache: Sendable {
     /// A shape: its root expression's type (which says every expression type below it) and its atoms.
-    package struct Key: Hashable {
+    /// (Sendable: its key paths are immutable objects, which the standard library does not mark.)
+    package struct Key: Hashable, @unchecked Sendable {
         let root: ObjectIdentifier
         let atoms: [SwiftPredicateShape.Atom]
     }
@@ -136,33 +164,36 @@ package final class SwiftPredicateShapeCache: Sendable {
     /// The most shapes kept; past it the cache starts again.
     package static let capacity = 1024
 
-    private let entries = LockedState<[Key: Entry]>([:])
+    private let entries = Mutex<[Key: Entry]>([:])
 
     /// How many conversions were taken from the cache (for tests).
-    package let hits = LockedState(0)
+    package var hits: Int { hitCount.load(ordering: .relaxed) }
+    private let hitCount = Atomic<Int>(0)
 
     /// Conversions from the cache that differed from a fresh one (when `verifies`).
     package let mismatches = LockedState<[String]>([])
 
     /// Whether a conversion taken from the cache is checked against a fresh one (tests turn it on).
-    package let verification = LockedState(false)
-
-    /// Whether a conversion taken from the cache is checked against a fresh one.
-    package var verifies: Bool { verification.withLock { $0 } }
+    package var verifies: Bool {
+        get { verification.load(ordering: .relaxed) }
+        set { verification.store(newValue, ordering: .relaxed) }
+    }
+    private let verification = Atomic<Bool>(false)
 
     /// An empty cache.
     package init() {}
 
-    /// A conversion kept for `key`, with its arguments taken from `values`; nil when none is kept.
-    func conversion(_ key: Key, values: [[PredicateValue]]) -> (format: String, arguments: [PredicateValue])? {
+    /// A conversion kept for `key`, with its arguments taken from the shape's captured values; nil when none
+    /// is kept.
+    func conversion(_ key: Key, shape: SwiftPredicateShape) -> (format: String, arguments: [PredicateValue])? {
         guard let entry = entries.withLock({ $0[key] }) else { return nil }
         var arguments: [PredicateValue] = []
         arguments.reserveCapacity(entry.sources.count)
         for source in entry.sources {
-            guard source.value < values.count, source.part < values[source.value].count else { return nil }
-            arguments.append(values[source.value][source.part])
+            guard let value = shape.part(source) else { return nil }
+            arguments.append(value)
         }
-        hits.withLock { $0 += 1 }
+        hitCount.add(1, ordering: .relaxed)
         return (entry.format, arguments)
     }
 

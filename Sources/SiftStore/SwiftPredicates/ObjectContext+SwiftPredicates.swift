@@ -92,6 +92,7 @@ extension FetchRequest {
     private static func sortDescriptors<Compared>(_ descriptors: [SortDescriptor<Compared>]) throws(StoreError)
         -> [FetchSortDescriptor]
     {
+        guard !descriptors.isEmpty else { return [] }
         var converted: [FetchSortDescriptor] = []
         for descriptor in descriptors { converted.append(try FetchSortDescriptor(descriptor)) }
         return converted

@@ -86,7 +86,7 @@ struct SwiftPredicateShapeTests {
     @Test("a predicate of a shape seen before is converted from the cache, exactly as afresh", arguments: ShapeCases.all)
     func cachedIsFresh(shapeCase: ShapeCase) throws {
         let cache = SwiftPredicateShapeCache()
-        cache.verification.withLock { $0 = true }
+        cache.verifies = true
         var formats: Set<String> = []
         for i in 0..<6 {
             let predicate = shapeCase.make(i)
@@ -98,8 +98,8 @@ struct SwiftPredicateShapeTests {
         }
         #expect(cache.mismatches.withLock { $0 } == [])
         // Six predicates of at most two shapes (nil or not, true or false): most come from the cache.
-        #expect(cache.hits.withLock { $0 } >= 6 - 2 * formats.count)
-        #expect(cache.hits.withLock { $0 } > 0)
+        #expect(cache.hits >= 6 - 2 * formats.count)
+        #expect(cache.hits > 0)
     }
 
     @Test("operators of one expression type are different shapes")
@@ -117,15 +117,15 @@ struct SwiftPredicateShapeTests {
                                                    naming: KeyPathNames.name(of:), cache: cache)
         // (Two key paths naming one attribute: the same text, from two shapes.)
         #expect(age.format == years.format)
-        #expect(cache.hits.withLock { $0 } == 0)
+        #expect(cache.hits == 0)
     }
 
     @Test("the store's fetches take #Predicates from its shape cache and answer as afresh")
     func storeFetches() throws {
-        KeyPathNames.shapes.verification.withLock { $0 = true }
+        KeyPathNames.shapes.verifies = true
         let made = try StoreKind.sqlite.make()
         let context = made.context()
-        let before = KeyPathNames.shapes.hits.withLock { $0 }
+        let before = KeyPathNames.shapes.hits
         for shapeCase in ShapeCases.all {
             for i in 0..<3 {
                 let predicate = shapeCase.make(i)
@@ -137,7 +137,7 @@ struct SwiftPredicateShapeTests {
                 #expect(fetched.map(\.object.objectID) == expected, "\(shapeCase.name) \(i)")
             }
         }
-        #expect(KeyPathNames.shapes.hits.withLock { $0 } > before)
+        #expect(KeyPathNames.shapes.hits > before)
         #expect(KeyPathNames.shapes.mismatches.withLock { $0 } == [])
     }
 }
