@@ -81,7 +81,7 @@ func swiftPredicateBenchmark() {
 }
 
 /// Converting one `#Predicate` again and again, alone: for profiling the shape cache
-/// (`valgrind --tool=callgrind sift-benchmarks swift-convert`).
+/// (`perf record sift-benchmarks swift-convert`).
 func swiftPredicateConversionProfile() {
     let names = (0..<1000).map { "Employee \($0)" }
     let predicates = names.map { name in #Predicate<BenchmarkEmployee> { $0.name == name } }
@@ -89,17 +89,4 @@ func swiftPredicateConversionProfile() {
         for _ in 0..<100 { for predicate in predicates { blackHole(try! FetchPredicate(predicate)) } }
     }
     report("converting `$0.name == name` from the shape cache: \(formatted(convert.nanosecondsPerOperation)) ns")
-    if ProcessInfo.processInfo.environment["SIFT_EXPERIMENT"] != nil {
-        let store = try! benchmarkStore(employees: 200_000)
-        let context = ObjectContext(store: store)
-        let converted = predicates.map { try! FetchRequest(BenchmarkEmployee.self, where: $0) }
-        let plain = names.map { FetchRequest(entityName: "Employee", predicate: "name == %@", arguments: [.string($0)]) }
-        let (a, b) = Measurement.compare(operations: names.count, rounds: 5, baseline: {
-            for request in plain { blackHole(try! context.fetch(BenchmarkEmployee.self, request)) }
-        }, candidate: {
-            for request in converted { blackHole(try! context.fetch(BenchmarkEmployee.self, request)) }
-        })
-        report("experiment: plain \(a.nanosecondsPerOperation) ns, converted \(b.nanosecondsPerOperation) ns")
-        print(plain[0], converted[0])
-    }
 }
