@@ -26,7 +26,7 @@ import Synchronization
 public struct SwiftPredicateShape {
     /// One part of a shape that the text depends on.
     package enum Atom: Hashable {
-        case keyPath(AnyKeyPath)
+        case keyPath(KeyPathIdentity)
         case variable(Int)
         case symbol(Int)
         case value
@@ -105,7 +105,25 @@ public struct SwiftPredicateShape {
 
     /// Records a key path.
     package mutating func keyPath(_ keyPath: AnyKeyPath) {
-        atoms.append(.keyPath(keyPath))
+        atoms.append(.keyPath(KeyPathIdentity(keyPath)))
+    }
+
+    /// A key path by identity: a key path literal is one object wherever it is evaluated, so comparing
+    /// objects is enough (an equal key path written elsewhere is another shape, converted once more), and
+    /// cheaper than comparing components. The object is held, so its address is not reused while a cache
+    /// keeps it.
+    package struct KeyPathIdentity: Hashable {
+        let keyPath: AnyKeyPath
+
+        init(_ keyPath: AnyKeyPath) {
+            self.keyPath = keyPath
+        }
+
+        package static func == (a: Self, b: Self) -> Bool { a.keyPath === b.keyPath }
+
+        package func hash(into hasher: inout Hasher) {
+            hasher.combine(ObjectIdentifier(keyPath))
+        }
     }
 
     /// Records a captured value of one part: `exact` when its value is part of the shape.
