@@ -44,7 +44,7 @@ struct BatchChangeOptions: ParsableArguments {
         defer { close(store) }
         try checkEntity(entity, in: store.model)
         let sources = (predicateText.map { [SourceText("predicate", given: $0)] } ?? []) + sources
-        let progress = Progress(dryRun ? "selecting" : verb)
+        let progress = ProgressLine(dryRun ? "selecting" : verb)
         let context = ObjectContext(store: store)
         if dryRun {
             let ids = try diagnosing(sources) {

@@ -30,6 +30,8 @@ struct Copy: ParsableCommand {
     @Option(name: .customLong("to-schema"), help: ArgumentHelp("The new store's schema on that server.", valueName: "name"))
     var destinationSchema: String = "public"
 
+    @OptionGroup var output: QuietOption
+
     func validate() throws {
         if (destination == nil) == (destinationServer == nil) {
             throw ValidationError("give the new store's file (--to) or a server (--to-postgres)")
@@ -40,7 +42,7 @@ struct Copy: ParsableCommand {
         // The source: an atomic store's data set file, or a store `location` opens (SQLite, PostgreSQL).
         let source = try location.open(model: model)
         defer { (source as? any SQLPersistentStore)?.close() }
-        let progress = Progress("copying")
+        let progress = output.progress("copying", main: .writingObjects)
         defer { progress.finish() }
         let target: any ImportingStore
         let description: String
@@ -61,7 +63,7 @@ struct Copy: ParsableCommand {
         defer { (target as? any SQLPersistentStore)?.close() }
         let count: Int
         do {
-            count = try source.copy(to: target)
+            count = try source.copy(to: target, progress: progress.report)
         } catch {
             // The library knows the destination only as a store: name its file or schema.
             if case .keysInUse(_, let entity) = error { throw CommandFailure(StoreError.keysInUse(path: description, entity: entity)) }

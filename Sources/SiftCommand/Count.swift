@@ -18,7 +18,7 @@ struct Count: ParsableCommand {
         let store = try options.open()
         defer { close(store) }
         let request = try options.request(in: store.model)
-        let progress = Progress("counting")
+        let progress = ProgressLine("counting")
         let count = try diagnosing(options.sources) {
             defer { progress.finish() }
             return try ObjectContext(store: store).count(for: request)

@@ -27,6 +27,8 @@ struct Demo: ParsableCommand {
                                + "postgres://user@host[:port]/database.", valueName: "url"))
     var postgres: String?
 
+    @OptionGroup var output: QuietOption
+
     static let showcase: [(entity: String, predicate: String, note: String)] = [
         ("Employee", "age BETWEEN {30, 40} AND salary > 190000", "a range on an indexed column"),
         ("Employee", "name BEGINSWITH 'Zo'", "BEGINSWITH becomes an index range"),
@@ -123,20 +125,20 @@ struct Demo: ParsableCommand {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let url = folder.appendingPathComponent("demo-\(employees)-\(CompanyGenerator.model.versionHash)-coredata.sqlite")
         if !FileManager.default.fileExists(atPath: url.path) {
-            print("Creating the demo store (\(employees) employees) at \(url.path)…")
+            output.remark("Creating the demo store (\(employees) employees) at \(url.path)…")
             let start = Date()
             let partial = url.appendingPathExtension("partial")
             try? FileManager.default.removeItem(at: partial)
-            let progress = Progress("importing")
+            let progress = output.progress("creating the demo store", main: .writingObjects)
             do {
+                defer { progress.finish() }
                 let target = try SQLiteStore(url: partial, model: CompanyGenerator.model)
-                try target.importNodes(CompanyGenerator.nodes(employees: employees)) { progress.report($0, of: $1) }
+                try target.importNodes(CompanyGenerator.nodes(employees: employees), progress: progress.report)
                 try target.withConnection { try $0.execute("PRAGMA wal_checkpoint(TRUNCATE); ANALYZE") }
             }
-            progress.finish()
             for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial.path + suffix) }
             try FileManager.default.moveItem(at: partial, to: url)
-            print(String(format: "Created in %.1f s.\n", Date().timeIntervalSince(start)))
+            output.remark(String(format: "Created in %.1f s.\n", Date().timeIntervalSince(start)))
         }
         return (try SQLiteStore(url: url, model: CompanyGenerator.model), url.standardizedFileURL.path)
     }
@@ -148,12 +150,14 @@ struct Demo: ParsableCommand {
         let schemaName = Self.schemaName(employees)
         let store = try openServerStore(url: url, model: CompanyGenerator.model, schemaName: schemaName)
         if try ObjectContext(store: store).count(for: FetchRequest(entityName: "Employee")) == 0 {
-            print("Creating the demo store (\(employees) employees) in schema \(schemaName)…")
+            output.remark("Creating the demo store (\(employees) employees) in schema \(schemaName)…")
             let start = Date()
-            let progress = Progress("importing")
-            try store.importNodes(CompanyGenerator.nodes(employees: employees)) { progress.report($0, of: $1) }
-            progress.finish()
-            print(String(format: "Created in %.1f s.\n", Date().timeIntervalSince(start)))
+            let progress = output.progress("creating the demo store", main: .writingObjects)
+            do {
+                defer { progress.finish() }
+                try store.importNodes(CompanyGenerator.nodes(employees: employees), progress: progress.report)
+            }
+            output.remark(String(format: "Created in %.1f s.\n", Date().timeIntervalSince(start)))
         }
         return (store, "schema \(schemaName)")
     }

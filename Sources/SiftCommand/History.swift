@@ -14,7 +14,8 @@ struct History: ParsableCommand {
             Reads the history a Core Data app wrote with history tracking on (the ATRANSACTION and ACHANGE tables): \
             one line per transaction (number, time, author, bundle, context, process, change count), then one per change \
             (type, entity, key, and the properties an update changed). Pass --after with the last transaction number \
-            you read to see only what came since.
+            you read to see only what came since. With --delete-before, deletes the transactions (and their changes) \
+            every reader has read instead, as Core Data's deleteHistory(before:) does, and prints how many.
             """)
 
     @Option(help: ArgumentHelp("The store file.", valueName: "file"))
@@ -36,16 +37,47 @@ struct History: ParsableCommand {
                                + "of transactions), jsonl (one transaction a line) or csv (one row per change).", valueName: "format"))
     var format: OutputFormat = .table
 
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "Delete the transactions before this one instead, with their changes: a transaction number (those numbered "
+            + "below it go), or an ISO 8601 time (those made before it go). Prints how many were deleted.",
+        valueName: "number|date"))
+    var deleteBefore: String?
+
+    @OptionGroup var output: QuietOption
+
+    /// Where `--delete-before` stops: before a transaction number, or before a time.
+    enum Boundary {
+        case transaction(Int64)
+        case date(Date)
+    }
+
+    /// The `--delete-before` boundary; nil when it is not given (or is neither a number nor a date).
+    var boundary: Boundary? {
+        guard let deleteBefore else { return nil }
+        if let number = Int64(deleteBefore) { return .transaction(number) }
+        return ISO8601DateFormatter().date(from: deleteBefore).map(Boundary.date)
+    }
+
     func validate() throws {
         if let since, ISO8601DateFormatter().date(from: since) == nil {
             throw ValidationError("--since '\(since)' is not an ISO 8601 date such as 2024-05-10T18:00:00Z")
         }
+        if let deleteBefore {
+            guard boundary != nil else {
+                throw ValidationError("--delete-before takes a transaction number or an ISO 8601 date such as "
+                                      + "2024-05-10T18:00:00Z, not '\(deleteBefore)'")
+            }
+            if after != nil || since != nil || counts {
+                throw ValidationError("--delete-before deletes, it lists nothing: give it without --after, --since or --counts")
+            }
+        }
     }
 
     func run() throws {
+        if let boundary { return try delete(before: boundary) }
         let sqlite = try openStore(store, model: model, readOnly: true)
         defer { sqlite.close() }
-        let progress = Progress("reading")
+        let progress = ProgressLine("reading")
         let transactions = try storeFailure {
             defer { progress.finish() }
             let token = try after.map { PersistentHistoryToken(storeUUID: try sqlite.identifier, transactionNumber: $0) }
@@ -73,6 +105,35 @@ struct History: ParsableCommand {
                 }
             }
             ResultRows(columns: columns, rows: rows).print(.csv)
+        }
+    }
+
+    /// Deletes the history before `boundary`, printing how many transactions
+    /// went (and, unless `--quiet`, a sentence saying so on standard error).
+    private func delete(before boundary: Boundary) throws {
+        let sqlite = try openStore(store, model: model)
+        defer { sqlite.close() }
+        let progress = output.progress("deleting history", main: .deletingHistory)
+        let deleted: Int
+        do {
+            defer { progress.finish() }
+            switch boundary {
+            case .transaction(let number):
+                let token = PersistentHistoryToken(storeUUID: try sqlite.identifier, transactionNumber: number)
+                deleted = try sqlite.deleteHistory(before: token, progress: progress.report)
+            case .date(let date):
+                deleted = try sqlite.deleteHistory(before: date, progress: progress.report)
+            }
+        } catch {
+            throw CommandFailure(error).naming(URL(fileURLWithPath: store), as: store)
+        }
+        printCount(deleted, format)
+        if !output.quiet {
+            let before = switch boundary {
+            case .transaction(let number): "numbered below \(number)"
+            case .date(let date): "made before \(ISODate.string(date))"
+            }
+            printError("deleted \(counted(deleted, "history transaction")) \(before), with their changes, \(progress.elapsed)")
         }
     }
 

@@ -14,10 +14,13 @@ struct Import: ParsableCommand {
 
     @OptionGroup var location: StoreLocation
 
+    @OptionGroup var output: QuietOption
+
     func run() throws {
-        let dataSet = try loadDataSet(data)
-        let progress = Progress("importing")
+        // On a terminal: the time reading the data set takes, then the objects written.
+        let progress = output.progress("importing", main: .writingObjects)
         defer { progress.finish() }
+        let dataSet = try loadDataSet(data)
         let target: any SQLPersistentStore
         if let store = location.store {
             let url = URL(fileURLWithPath: store)
@@ -35,7 +38,7 @@ struct Import: ParsableCommand {
                 throw StoreError.modelMismatch(path: location.description, storeHash: target.model.versionHash,
                                                modelHash: dataSet.model.versionHash)
             }
-            try target.importNodes(dataSet.nodes) { progress.report($0, of: $1) }
+            try target.importNodes(dataSet.nodes, progress: progress.report)
         } catch {
             throw location.store.map { CommandFailure(error).naming(URL(fileURLWithPath: $0), as: $0) } ?? CommandFailure(error)
         }

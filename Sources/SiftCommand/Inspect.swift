@@ -27,7 +27,7 @@ struct Inspect: ParsableCommand {
     var format: OutputFormat = .table
 
     func run() throws {
-        let progress = Progress("reading")
+        let progress = ProgressLine("reading")
         let summary: (layout: String, modelSource: String, entities: [StoreInspection.EntitySummary], metadata: [String: String])
         if isServerAddress(store) {
             defer { progress.finish() }

@@ -28,6 +28,8 @@ struct Migrate: ParsableCommand {
     @Flag(help: "Print the inferred mapping and write nothing.")
     var dryRun = false
 
+    @OptionGroup var output: QuietOption
+
     func run() throws {
         let url = URL(fileURLWithPath: store)
         if let problem = StoreError.FileProblem(storeAt: url, attributes: try? FileManager.default.attributesOfItem(atPath: url.path),
@@ -50,18 +52,23 @@ struct Migrate: ParsableCommand {
 
     private func migrate(_ bundle: ModelBundle) throws(StoreError) {
         let migration = try StoreMigration(storeAt: URL(fileURLWithPath: store), bundle: bundle, version: version)
-        print("store version: \(migration.sourceVersion)")
-        print("model version: \(migration.destinationVersion)")
+        // A dry run's result is the mapping; a migration's, what it migrated (--quiet prints only that).
+        func say(_ line: String) { if dryRun || !output.quiet { print(line) } }
+        say("store version: \(migration.sourceVersion)")
+        say("model version: \(migration.destinationVersion)")
         guard migration.isNeeded else {
             print("the store is in this version already: nothing to do")
             return
         }
-        for line in migration.mapping.summary { print(line) }
+        for line in migration.mapping.summary { say(line) }
         guard !dryRun else {
             print("dry run: nothing written")
             return
         }
-        let report = try migration.run()
+        let progress = output.progress("migrating", main: .writingObjects)
+        defer { progress.finish() }
+        let report = try migration.run(progress: progress.report)
+        progress.finish()
         let count = report.objects.values.reduce(0, +)
         print("migrated \(counted(count, "object"))"
               + (report.droppedObjects > 0 ? ", dropped \(counted(report.droppedObjects, "object")) of removed entities" : "")

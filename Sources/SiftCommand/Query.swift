@@ -34,7 +34,7 @@ struct Query: ParsableCommand {
         request.relationshipKeyPathsForPrefetching = prefetch
         request.returnsObjectsAsFaults = false
         let context = ObjectContext(store: store)
-        let progress = Progress("querying")
+        let progress = ProgressLine("querying")
         let objects = try diagnosing(sources) {
             defer { progress.finish() }
             return try context.fetch(request)
@@ -104,7 +104,7 @@ struct Query: ParsableCommand {
     /// JSON lines or CSV, the columns in the order selected.
     func runDictionaryFetch(_ base: FetchRequest, store: any PersistentStore, sources: [SourceText]) throws {
         let request = try results.request(from: base)
-        let progress = Progress("querying")
+        let progress = ProgressLine("querying")
         let rows = try diagnosing(sources) {
             defer { progress.finish() }
             return try ObjectContext(store: store).fetchDictionaries(request)

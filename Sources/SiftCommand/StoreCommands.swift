@@ -1,58 +1,11 @@
 // What the store commands share (`sift import`, `sql`, `explain`, `query`,
-// `count`, each in its own file): progress on a terminal, opening a SQLite
-// store, and the fetch and result options.
+// `count`, each in its own file): opening a SQLite store, and the fetch and
+// result options. (Progress on a terminal is ProgressLine's.)
 
 import ArgumentParser
 import Foundation
 import Sift
 import SiftStore
-
-/// Shows progress on standard error, only when it is a terminal.
-final class Progress: Sendable {
-    private let label: String
-    private let start = Date()
-    private let done = LockedState(false)
-    private let end = LockedState<Date?>(nil)
-    private let isTerminal = isatty(2) == 1
-
-    /// Starts showing the elapsed time of `label` after a second.
-    init(_ label: String) {
-        self.label = label
-        guard isTerminal else { return }
-        Thread.detachNewThread { [self] in
-            Thread.sleep(forTimeInterval: 1)
-            while true {
-                if done.withLock({ $0 }) { return }
-                FileHandle.standardError.write(Data("\r\(label)… \(String(format: "%.0f", Date().timeIntervalSince(start)))s ".utf8))
-                Thread.sleep(forTimeInterval: 1)
-            }
-        }
-    }
-
-    /// Reports `count` of `total` done.
-    func report(_ count: Int, of total: Int) {
-        guard isTerminal else { return }
-        FileHandle.standardError.write(Data("\r\(label)… \(count)/\(total) ".utf8))
-    }
-
-    /// Stops, clearing the line; the elapsed time stops here.
-    func finish() {
-        let first = done.withLock { done in
-            defer { done = true }
-            return !done
-        }
-        guard first else { return }
-        end.withLock { $0 = Date() }
-        if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-    }
-
-    /// The milliseconds from the start to ``finish()`` (or to now, before it):
-    /// the work timed, not the printing after it.
-    var elapsedMilliseconds: Double { ((end.withLock { $0 }) ?? Date()).timeIntervalSince(start) * 1000 }
-
-    /// The elapsed time as messages print it: `in 12.3 ms`.
-    var elapsed: String { "in \(String(format: "%.1f", elapsedMilliseconds)) ms" }
-}
 
 /// Opens a store: Sift's (its model is in it), or one Core Data wrote, with
 /// `model` (a bundle: the version whose hashes are the store's) or else its

@@ -176,6 +176,27 @@ package enum HistoryStatements {
          SQLQuery(sql: "DELETE FROM ATRANSACTION WHERE Z_PK <= ?1", bindings: [.integer(number)])]
     }
 
+    /// How many transactions are numbered at most `number`: one row.
+    ///
+    /// - Parameter number: The last transaction number counted.
+    /// - Returns: The SELECT.
+    package static func countTransactions(through number: Int64) -> SQLQuery {
+        SQLQuery(sql: "SELECT COUNT(*) FROM ATRANSACTION WHERE Z_PK <= ?1", bindings: [.integer(number)])
+    }
+
+    /// The number of the transaction `offset` places after the first one
+    /// numbered at most `number` (in number order): one row, or none when
+    /// fewer are left.
+    ///
+    /// - Parameters:
+    ///   - number: The last transaction number considered.
+    ///   - offset: How many transactions to pass over.
+    /// - Returns: The SELECT.
+    package static func selectTransactionNumber(through number: Int64, offset: Int) -> SQLQuery {
+        SQLQuery(sql: "SELECT Z_PK FROM ATRANSACTION WHERE Z_PK <= ?1 ORDER BY Z_PK LIMIT 1 OFFSET ?2",
+                 bindings: [.integer(number), .integer(Int64(offset))])
+    }
+
     /// The number of the last transaction made before `date` (seconds since
     /// 2001): one row, NULL when there is none.
     package static func selectLastTransaction(before date: Double) -> SQLQuery {

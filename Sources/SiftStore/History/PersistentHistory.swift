@@ -211,12 +211,31 @@ extension SQLiteStore {
     ///   when writing fails.
     @discardableResult
     public func deleteHistory(before token: PersistentHistoryToken) throws(StoreError) -> Int {
+        try deleteHistory(before: token, progress: nil)
+    }
+
+    /// Deletes the transactions before `token`'s, with their changes, as
+    /// ``deleteHistory(before:)-(PersistentHistoryToken)`` does, telling
+    /// `progress` how many are deleted: they are deleted a batch at a time
+    /// (about a hundredth of them, at most ten thousand), in one database
+    /// transaction.
+    ///
+    /// - Parameters:
+    ///   - token: A token of this store's history.
+    ///   - progress: Told how many transactions are deleted (``WorkProgress/Step/deletingHistory``); nil for
+    ///     no reports (the transactions are then deleted in one statement).
+    /// - Returns: How many transactions were deleted.
+    /// - Throws: `StoreError.invalidRequest` when the store keeps no persistent history or `token` is of another
+    ///   store; `.cannotWrite` when the store refuses saves; the store's error (such as `.readOnly` or `.locked`)
+    ///   when writing fails.
+    @discardableResult
+    public func deleteHistory(before token: PersistentHistoryToken, progress: ((WorkProgress) -> Void)?) throws(StoreError) -> Int {
         try requireHistory()
         let uuid = try identifier
         guard token.storeUUID == uuid else {
             throw .invalidRequest(.historyTokenOfAnotherStore(token: token.storeUUID, store: uuid, path: path))
         }
-        return try deleteTransactions(through: token.transactionNumber &- 1)
+        return try deleteTransactions(through: token.transactionNumber &- 1, progress: progress)
     }
 
     /// Deletes the transactions made before `date`, with their changes.
@@ -228,19 +247,62 @@ extension SQLiteStore {
     ///   the store refuses saves; the store's error (such as `.readOnly` or `.locked`) when writing fails.
     @discardableResult
     public func deleteHistory(before date: Date) throws(StoreError) -> Int {
-        try requireHistory()
-        let last = try historyQuery(HistoryStatements.selectLastTransaction(before: date.timeIntervalSinceReferenceDate))
-        guard case .integer(let number)? = last.first?.first else { return 0 }
-        return try deleteTransactions(through: number)
+        try deleteHistory(before: date, progress: nil)
     }
 
-    /// Deletes the transactions numbered at most `number`, and their changes, in one transaction.
-    private func deleteTransactions(through number: Int64) throws(StoreError) -> Int {
+    /// Deletes the transactions made before `date`, with their changes, as
+    /// ``deleteHistory(before:)-(Date)`` does, telling `progress` how many
+    /// are deleted, a batch at a time, in one database transaction.
+    ///
+    /// - Parameters:
+    ///   - date: Transactions with an earlier timestamp are deleted.
+    ///   - progress: Told how many transactions are deleted (``WorkProgress/Step/deletingHistory``); nil for
+    ///     no reports (the transactions are then deleted in one statement).
+    /// - Returns: How many transactions were deleted.
+    /// - Throws: `StoreError.invalidRequest` when the store keeps no persistent history; `.cannotWrite` when
+    ///   the store refuses saves; the store's error (such as `.readOnly` or `.locked`) when writing fails.
+    @discardableResult
+    public func deleteHistory(before date: Date, progress: ((WorkProgress) -> Void)?) throws(StoreError) -> Int {
+        try requireHistory()
+        let last = try historyQuery(HistoryStatements.selectLastTransaction(before: date.timeIntervalSinceReferenceDate))
+        guard case .integer(let number)? = last.first?.first else {
+            ProgressReporter(progress, .deletingHistory, total: 0).finish()
+            return 0
+        }
+        return try deleteTransactions(through: number, progress: progress)
+    }
+
+    /// Deletes the transactions numbered at most `number`, and their
+    /// changes, in one transaction: with `progress`, a batch of transactions
+    /// at a time (their count is read first), reporting after each batch.
+    private func deleteTransactions(through number: Int64, progress: ((WorkProgress) -> Void)?) throws(StoreError) -> Int {
         func delete<E: SQLExecutor>(_ executor: E) throws -> Int {
-            var deleted = 0
-            for query in HistoryStatements.deleteTransactions(through: number) {
-                deleted = try executor.run(try executor.prepare(query.sql), query.bindings)
+            guard let progress else {
+                var deleted = 0
+                for query in HistoryStatements.deleteTransactions(through: number) {
+                    deleted = try executor.run(try executor.prepare(query.sql), query.bindings)
+                }
+                return deleted
             }
+            let count = HistoryStatements.countTransactions(through: number)
+            let total: Int = if case .integer(let n)? = try executor.rows(count.sql, count.bindings).first?.first { Int(n) } else { 0 }
+            var reporter = ProgressReporter(progress, .deletingHistory, total: total, interval: 1)
+            // About a hundredth of them a batch, so the reports come regularly whatever the count.
+            let batch = min(10_000, max(1, (total + 99) / 100))
+            var deleted = 0
+            while deleted < total {
+                // The last transaction of the next batch: the batch-th left, or the last of all.
+                let end = HistoryStatements.selectTransactionNumber(through: number, offset: batch - 1)
+                let upper: Int64 = if case .integer(let n)? = try executor.rows(end.sql, end.bindings).first?.first { n } else { number }
+                var removed = 0
+                for query in HistoryStatements.deleteTransactions(through: upper) {
+                    removed = try executor.run(try executor.prepare(query.sql), query.bindings)
+                }
+                guard removed > 0 else { break }
+                deleted += removed
+                reporter.advance(by: removed)
+            }
+            reporter.finish()
             return deleted
         }
         return try writeTransaction { executor in (try delete(executor), StoreChanges()) }

@@ -13,7 +13,8 @@ extension StoreMigration {
     /// Copies `source`'s history into `destination` (a migration's new
     /// store, holding its rows already), renamed by `mapping`; returns how
     /// many changes named entities the new version does not have.
-    static func copyHistory(from source: SQLiteStore, into destination: SQLiteStore, mapping: MappingModel) throws -> Int {
+    static func copyHistory(from source: SQLiteStore, into destination: SQLiteStore, mapping: MappingModel,
+                            progress: ((WorkProgress) -> Void)? = nil) throws -> Int {
         typealias H = HistoryStatements
         let strings = try source.withConnection { try $0.query(H.selectAll(H.stringColumns, from: "ATRANSACTIONSTRING")) }
         let transactions = try source.withConnection { try $0.query(H.selectAll(H.transactionColumns, from: "ATRANSACTION")) }
@@ -35,7 +36,9 @@ extension StoreMigration {
                 let insertTransaction = try connection.statement(H.insertRow(H.transactionColumns, into: "ATRANSACTION"))
                 for row in transactions { try connection.run(insertTransaction, row) }
                 let insertChange = try connection.statement(HistoryStatements.insertChange(tombstones: tombstoneCount))
+                var copying = ProgressReporter(progress, .copyingHistory, total: changes.count)
                 for row in changes {
+                    copying.advance()
                     guard row.count == 6 + sourceTombstones.count, case .integer(let number) = row[2] else { continue }
                     if renamings[number] == nil {
                         renamings[number] = Renaming(source.schema.entity(number: number), mapping: mapping, into: destination)
@@ -48,6 +51,7 @@ extension StoreMigration {
                     bindings += renaming.tombstone(Array(row[6...]), columns: tombstoneCount)
                     try connection.run(insertChange, bindings)
                 }
+                copying.finish()
                 for row in maxima {
                     guard case .integer(let entity) = row[0], case .integer(let maximum) = row[1] else { continue }
                     try connection.run(HistoryStatements.updateKeyMaximum(entity: entity, to: maximum))

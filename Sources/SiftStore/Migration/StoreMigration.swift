@@ -153,6 +153,27 @@ public struct StoreMigration: Sendable {
     ///   store or writing the new file (such as `.locked` or `.full`).
     @discardableResult
     public func run() throws(StoreError) -> Report {
+        try run(progress: nil)
+    }
+
+    /// Migrates the store, as ``run()`` does, telling `progress` how far it
+    /// has got: the objects read (a root entity's table at a time), the
+    /// objects written into the new file, then the history changes copied
+    /// (when the store keeps persistent history).
+    ///
+    /// ```swift
+    /// let report = try migration.run { progress in
+    ///     print(progress.step, progress.done, "of", progress.total)
+    /// }
+    /// ```
+    ///
+    /// - Parameter progress: Told how many objects are read (``WorkProgress/Step/readingObjects``) and written
+    ///   (``WorkProgress/Step/writingObjects``), then how many history changes are copied
+    ///   (``WorkProgress/Step/copyingHistory``); nil for no reports.
+    /// - Returns: What was migrated: objects written per entity, objects dropped, and the time taken.
+    /// - Throws: `StoreError`, the store left as it was, as ``run()`` does.
+    @discardableResult
+    public func run(progress: ((WorkProgress) -> Void)?) throws(StoreError) -> Report {
         let start = ContinuousClock.now
         let folder = storeURL.deletingLastPathComponent()
         let temporary = folder.appendingPathComponent(".\(storeURL.lastPathComponent).migrating-\(UUID().uuidString)")
@@ -161,7 +182,7 @@ public struct StoreMigration: Sendable {
         }
         var report = Report(objects: [:], droppedObjects: 0, seconds: 0)
         do {
-            try copyRows(into: temporary, report: &report)
+            try copyRows(into: temporary, report: &report, progress: progress)
             try replaceStore(with: temporary)
         } catch {
             removeTemporary()
@@ -173,7 +194,7 @@ public struct StoreMigration: Sendable {
 
     /// Reads the store with the source version and writes the destination
     /// version's rows into a new store file at `temporary`.
-    private func copyRows(into temporary: URL, report: inout Report) throws(StoreError) {
+    private func copyRows(into temporary: URL, report: inout Report, progress: ((WorkProgress) -> Void)?) throws(StoreError) {
         let sourceStore = try SQLiteStore(url: storeURL, model: opensWithStoredModel ? nil : mapping.source, readOnly: true)
         let uuid = metadata.values["NSStoreUUID"] as? String ?? UUID().uuidString
         let source = sourceStore.model
@@ -181,8 +202,15 @@ public struct StoreMigration: Sendable {
         // Every row, with its to-many keys in order.
         var nodes: [RowNode] = []
         var largestKeys: [String: Int64] = [:]
-        for root in source.entities where root.superentity == nil {
+        let roots = source.entities.filter { $0.superentity == nil }
+        var total = 0
+        if progress != nil {
+            for root in roots { total += try sourceStore.count(for: try sourceStore.compile(FetchRequest(entityName: root.name))) }
+        }
+        var reading = ProgressReporter(progress, .readingObjects, total: total, interval: 1)
+        for root in roots {
             var rows = try sourceStore.rows(for: try sourceStore.compile(FetchRequest(entityName: root.name)))
+            defer { reading.advance(by: rows.count) }
             let largest: Int64
             do {
                 let rows = try sourceStore.withConnection { try $0.query(sourceStore.schema.selectKeyMaximum(root)) }
@@ -210,6 +238,7 @@ public struct StoreMigration: Sendable {
             }
             nodes.append(contentsOf: rows)
         }
+        reading.finish()
         // How each source entity's rows become the destination's, worked out once per entity.
         let plans = source.entities.map { EntityPlan($0, mapping: mapping) }
         // Which rows the destination keeps, by root table (the destination
@@ -278,11 +307,12 @@ public struct StoreMigration: Sendable {
         } catch {
             throw StoreError(error, path: temporary.path)
         }
-        try store.importNodes(mapped)
+        try store.importNodes(mapped, progress: progress)
         do {
             // The store's history, in the new version's names (after the rows: importing them writes none).
             if sourceStore.tracksPersistentHistory {
-                report.droppedHistoryChanges = try Self.copyHistory(from: sourceStore, into: store, mapping: mapping)
+                report.droppedHistoryChanges = try Self.copyHistory(from: sourceStore, into: store, mapping: mapping,
+                                                                    progress: progress)
             }
             try store.withConnection { connection in
                 // Keys handed out before stay handed out (a deleted object's key is not given again).

@@ -16,6 +16,33 @@ public protocol ImportingStore: PersistentStore {
     /// - Throws: `StoreError`, nothing written: `.modelMismatch` for another model, `.keysInUse` when the
     ///   store holds some of the keys, the store's own error when writing fails.
     func importDataSet(_ dataSet: DataSet) throws(StoreError)
+    /// Adds every object of a data set, keys kept, all or nothing, telling
+    /// `progress` how many objects are written.
+    ///
+    /// By default the store reports none written, imports with
+    /// ``importDataSet(_:)``, then reports every one written; a store that
+    /// writes a row at a time reports as ``WorkProgress`` says.
+    ///
+    /// - Parameters:
+    ///   - dataSet: Objects of the store's model.
+    ///   - progress: Told how many objects are written (``WorkProgress/Step/writingObjects``); nil for no reports.
+    /// - Throws: `StoreError`, nothing written, as ``importDataSet(_:)`` does.
+    func importDataSet(_ dataSet: DataSet, progress: ((WorkProgress) -> Void)?) throws(StoreError)
+}
+
+extension ImportingStore {
+    /// Adds every object of a data set with ``importDataSet(_:)``, reporting
+    /// none written before and every one written after.
+    ///
+    /// - Parameters:
+    ///   - dataSet: Objects of the store's model.
+    ///   - progress: Told that no object is written, then that every one is; nil for no reports.
+    /// - Throws: `StoreError`, nothing written, as ``ImportingStore/importDataSet(_:)`` does.
+    public func importDataSet(_ dataSet: DataSet, progress: ((WorkProgress) -> Void)?) throws(StoreError) {
+        let reporter = ProgressReporter(progress, .writingObjects, total: dataSet.nodes.count)
+        try importDataSet(dataSet)
+        reporter.finish()
+    }
 }
 
 extension PersistentStore {
@@ -26,9 +53,28 @@ extension PersistentStore {
     /// - Returns: The objects, with the store's model.
     /// - Throws: `StoreError`: the store's own error when reading fails.
     public func allObjects() throws(StoreError) -> DataSet {
+        try allObjects(progress: nil)
+    }
+
+    /// Every object of the store, as ``allObjects()`` reads them, telling
+    /// `progress` how many are read: none first, then after each root
+    /// entity's table (its objects counted first, when there is a closure).
+    ///
+    /// - Parameter progress: Told how many objects are read (``WorkProgress/Step/readingObjects``); nil
+    ///   for no reports.
+    /// - Returns: The objects, with the store's model.
+    /// - Throws: `StoreError`: the store's own error when reading fails.
+    public func allObjects(progress: ((WorkProgress) -> Void)?) throws(StoreError) -> DataSet {
+        let roots = model.entities.filter { $0.superentity == nil }
+        var total = 0
+        if progress != nil {
+            for root in roots { total += try count(for: try compile(FetchRequest(entityName: root.name))) }
+        }
+        var reporter = ProgressReporter(progress, .readingObjects, total: total, interval: 1)
         var nodes: [RowNode] = []
-        for root in model.entities where root.superentity == nil {
+        for root in roots {
             let rows = try rows(for: try compile(FetchRequest(entityName: root.name)))
+            defer { reporter.advance(by: rows.count) }
             guard !rows.isEmpty else { continue }
             var toMany: [ObjectID: [[Int64]?]] = [:]
             for row in rows { toMany[row.id] = Array(repeating: [], count: model.entities[row.id.entity].toManyCount) }
@@ -46,6 +92,7 @@ extension PersistentStore {
                                      toMany: toMany[row.id] ?? row.toMany))
             }
         }
+        reporter.finish()
         return DataSet(model: model, nodes: nodes)
     }
 
@@ -65,6 +112,28 @@ extension PersistentStore {
     ///   destination holds objects already; the stores' own errors when reading or writing fails.
     @discardableResult
     public func copy(to destination: some ImportingStore) throws(StoreError) -> Int {
+        try copy(to: destination, progress: nil)
+    }
+
+    /// Copies every object into `destination`, as ``copy(to:)`` does,
+    /// telling `progress` how far it has got: the objects read (a root
+    /// entity's table at a time), then the objects written.
+    ///
+    /// ```swift
+    /// try source.copy(to: copy) { progress in
+    ///     print(progress.step, progress.done, "of", progress.total)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - destination: An empty store of the same model.
+    ///   - progress: Told how many objects are read (``WorkProgress/Step/readingObjects``), then written
+    ///     (``WorkProgress/Step/writingObjects``); nil for no reports.
+    /// - Returns: How many objects were copied.
+    /// - Throws: `StoreError`, nothing written: `.modelMismatch` when the models differ; `.keysInUse` when the
+    ///   destination holds objects already; the stores' own errors when reading or writing fails.
+    @discardableResult
+    public func copy(to destination: some ImportingStore, progress: ((WorkProgress) -> Void)?) throws(StoreError) -> Int {
         guard destination.model.versionHash == model.versionHash else {
             throw .modelMismatch(path: "the destination", storeHash: destination.model.versionHash, modelHash: model.versionHash)
         }
@@ -73,8 +142,8 @@ extension PersistentStore {
                 throw .keysInUse(path: "the destination", entity: root.name)
             }
         }
-        let objects = try allObjects()
-        try destination.importDataSet(objects)
+        let objects = try allObjects(progress: progress)
+        try destination.importDataSet(objects, progress: progress)
         return objects.nodes.count
     }
 }

@@ -442,8 +442,9 @@ package struct SQLSaveWriter {
 
     /// Inserts nodes of the model as new rows, with their relationships,
     /// inside the caller's transaction; the largest keys are recorded.
-    package func importNodes<E: SQLExecutor>(_ nodes: [RowNode], _ executor: E, progress: ((Int, Int) -> Void)?) throws {
+    package func importNodes<E: SQLExecutor>(_ nodes: [RowNode], _ executor: E, progress: ((WorkProgress) -> Void)?) throws {
         try checkText(nodes.lazy.map { ($0.id, $0.values) })
+        var reporter = ProgressReporter(progress, .writingObjects, total: nodes.count)
         var links: [String: E.Prepared] = [:]
         var largest: [Int: Int64] = [:]
         // Which entity each imported row is, for to-one columns that
@@ -456,7 +457,7 @@ package struct SQLSaveWriter {
         // insert, its to-one destinations, and the link statements of the
         // to-many relationships it writes (shared by SQL text).
         var plans = [EntityImport<E.Prepared>?](repeating: nil, count: model.entities.count)
-        for (index, node) in nodes.enumerated() {
+        for node in nodes {
             executor.history?.inserted(node.id)
             let entityIndex = node.id.entity
             let plan: EntityImport<E.Prepared>
@@ -494,7 +495,7 @@ package struct SQLSaveWriter {
                 guard let targets = node.toManyKeys(at: slot) else { continue }
                 for target in targets { try executor.run(statement, [.integer(node.id.primaryKey), .integer(target)]) }
             }
-            if index % 10_000 == 9_999 { progress?(index + 1, nodes.count) }
+            reporter.advance()
         }
         // Order keys of ordered relationships, once every member's row is there.
         var orderKeys: [String: E.Prepared] = [:]
@@ -521,7 +522,7 @@ package struct SQLSaveWriter {
                 try executor.run(executor.prepare(update.sql), update.bindings)
             }
         }
-        progress?(nodes.count, nodes.count)
+        reporter.finish()
     }
 }
 

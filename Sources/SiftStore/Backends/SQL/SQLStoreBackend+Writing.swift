@@ -48,11 +48,12 @@ extension SQLStoreBackend {
     ///
     /// - Parameters:
     ///   - dataSet: A data set of the store's model.
-    ///   - progress: Called with the rows written so far and the total, every 10,000 rows and at the end.
+    ///   - progress: Told how many objects are written (``WorkProgress/Step/writingObjects``), as
+    ///     ``WorkProgress`` says; nil for no reports.
     /// - Throws: `StoreError`, nothing written: `.modelMismatch` when the data set's model is not the store's;
     ///   the database's error when writing fails (a key the store already holds, say; on PostgreSQL,
     ///   `.validation` for a string holding U+0000, which its text cannot hold).
-    public func importDataSet(_ dataSet: DataSet, progress: ((Int, Int) -> Void)?) throws(StoreError) {
+    public func importDataSet(_ dataSet: DataSet, progress: ((WorkProgress) -> Void)?) throws(StoreError) {
         guard dataSet.model.versionHash == model.versionHash else {
             throw .modelMismatch(path: location, storeHash: model.versionHash, modelHash: dataSet.model.versionHash)
         }
@@ -64,10 +65,11 @@ extension SQLStoreBackend {
     ///
     /// - Parameters:
     ///   - nodes: Rows of the store's model, with keys the store does not hold yet.
-    ///   - progress: Called with the rows written so far and the total, every 10,000 rows and at the end.
+    ///   - progress: Told how many objects are written (``WorkProgress/Step/writingObjects``), as
+    ///     ``WorkProgress`` says; nil for no reports.
     /// - Throws: `StoreError`, nothing written: the database's error when writing fails (a key the store
     ///   already holds, say).
-    public func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)?) throws(StoreError) {
+    public func importNodes(_ nodes: [RowNode], progress: ((WorkProgress) -> Void)?) throws(StoreError) {
         let writer = self.writer
         try writeTransaction { executor in
             try writer.importNodes(nodes, executor, progress: progress)

@@ -72,20 +72,22 @@ public protocol SQLPersistentStore: ImportingStore {
     ///
     /// - Parameters:
     ///   - dataSet: A data set of the store's model.
-    ///   - progress: Called with the rows written so far and the total, every 10,000 rows and at the end.
+    ///   - progress: Told how many objects are written (``WorkProgress/Step/writingObjects``), as
+    ///     ``WorkProgress`` says; nil for no reports.
     /// - Throws: `StoreError`, nothing written: `.modelMismatch` when the data set's model is not the store's;
     ///   the database's error when writing fails (a key the store already holds, say; on PostgreSQL,
     ///   `.validation` for a string holding U+0000, which its text cannot hold).
-    func importDataSet(_ dataSet: DataSet, progress: ((Int, Int) -> Void)?) throws(StoreError)
+    func importDataSet(_ dataSet: DataSet, progress: ((WorkProgress) -> Void)?) throws(StoreError)
     /// Inserts nodes of this store's model as new rows, with their
     /// relationships, in one transaction.
     ///
     /// - Parameters:
     ///   - nodes: Rows of the store's model, with keys the store does not hold yet.
-    ///   - progress: Called with the rows written so far and the total, every 10,000 rows and at the end.
+    ///   - progress: Told how many objects are written (``WorkProgress/Step/writingObjects``), as
+    ///     ``WorkProgress`` says; nil for no reports.
     /// - Throws: `StoreError`, nothing written: the database's error when writing fails (a key the store
     ///   already holds, say).
-    func importNodes(_ nodes: [RowNode], progress: ((Int, Int) -> Void)?) throws(StoreError)
+    func importNodes(_ nodes: [RowNode], progress: ((WorkProgress) -> Void)?) throws(StoreError)
     /// Releases the store's connections, where it holds a pool of them (a
     /// server's); a store of one file keeps its connection.
     func close()
