@@ -178,7 +178,7 @@ extension PredicateValue {
     }
 
     /// The civil date (proleptic Gregorian) of days since 1970-01-01.
-    private static func civil(_ days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    static func civil(_ days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
