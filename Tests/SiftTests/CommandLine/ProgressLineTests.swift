@@ -37,7 +37,8 @@ final class PseudoTerminal {
             throw CocoaError(.fileReadUnknown)
         }
         // Close-on-exec, so that no other test's process keeps it open (the child gets its own copies as 1 and 2).
-        terminal = open(String(cString: name), O_RDWR | O_NOCTTY | O_CLOEXEC)
+        terminal = open(String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                        O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard terminal >= 0 else { throw CocoaError(.fileReadUnknown) }
         var size = winsize(ws_row: 40, ws_col: 120, ws_xpixel: 0, ws_ypixel: 0)
         _ = ioctl(terminal, UInt(TIOCSWINSZ), &size)

@@ -41,7 +41,7 @@ struct WireFormatTests {
     static let edges: [[String: PredicateValue]] = [
         ["i64": .int(.max), "dbl": .double(0.1 + 0.2), "when": .date(Date(timeIntervalSinceReferenceDate: 736_250_400.000123))],
         ["i64": .int(.min), "dbl": .double(1e300), "when": .date(Date(timeIntervalSinceReferenceDate: 736_250_400.123456789))],
-        ["i64": .int(-9_007_199_254_740_993), "dbl": .double(5e-324), "when": .date(Date(timeIntervalSinceReferenceDate: -1.25))],
+        ["i64": .int(-9_007_199_254_740_993), "dbl": .double(.leastNonzeroMagnitude), "when": .date(Date(timeIntervalSinceReferenceDate: -1.25))],
         ["dbl": .double(1_152_921_504_606_846_976), "dec": .double(1e16), "when": .date(Date(timeIntervalSinceReferenceDate: 0))],
         ["dbl": .double(-0.5), "flt": .double(3), "when": .date(Date(timeIntervalSinceReferenceDate: 1e-7))],
         ["dbl": .double(123_456_789.123_456_78), "when": .date(Date(timeIntervalSinceReferenceDate: -63_113_904_000))],
