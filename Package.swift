@@ -61,7 +61,9 @@ let package = Package(
         // The store over HTTP: the server on Hummingbird, the client on AsyncHTTPClient, both on the
         // types swift-openapi-generator made from Sources/SiftHTTPAPI/openapi.yaml (committed).
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        // Without Hummingbird's default `ConfigurationSupport` trait (reading a server's settings through
+        // swift-configuration): `sift serve` takes its settings from its own options.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: ["FullFoundation"]),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
