@@ -157,6 +157,9 @@ let package = Package(
             "Sift", "SiftStore", "SiftPostgres", "SiftHTTPAPI", "SiftServer", "SiftRemote", "SiftDemo", "CSQLite", "CMalloc",
             .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
             .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Benchmarks"])),
+            // The load benchmark's clients (`serve-load`).
+            .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["HTTP"])),
+            .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["HTTP"])),
         ]),
         // Fuzz targets: a libFuzzer fuzzer when built by Fuzz/run, a replayer
         // of saved inputs otherwise.
