@@ -19,7 +19,9 @@ struct Serve: ParsableCommand {
             + "needs --token (requests then carry Authorization: Bearer TOKEN). --port 0 picks a free port. The API is "
             + "described by Sources/SiftHTTPAPI/openapi.yaml. A store on it opens with --store http://HOST:PORT. "
             + "Open http://HOST:PORT/ in a browser for a page that looks into the store: its model, objects, a predicate box, "
-            + "the SQL a predicate becomes, groups as a chart, its history, and editing with --writable.")
+            + "the SQL a predicate becomes, groups as a chart, its history, and editing with --writable. "
+            + "Several servers may serve one PostgreSQL schema (the same --postgres and --schema, each on its own --port): "
+            + "each one's change feed carries every server's saves, under the same tokens, which outlive a restart.")
 
     @Option(help: ArgumentHelp("The store file to serve (Sift's, or one Core Data wrote).", valueName: "path"))
     var store: String?

@@ -4,8 +4,9 @@
 // moved a conflict (the transaction rolled back). Keys are reserved before
 // the transaction, one `UPDATE … RETURNING` per table, so many writers get
 // distinct keys without holding a lock for their whole save (a save that
-// rolls back leaves a gap, as a sequence does). The changes go to other
-// processes as notifications sent inside the transaction: PostgreSQL
+// rolls back leaves a gap, as a sequence does). The changes are recorded in
+// the store's change history (PostgresStore+ChangeHistory.swift) and go to
+// other processes as notifications sent inside the transaction: PostgreSQL
 // delivers them at commit, and never for a rollback.
 
 #if PostgreSQL  // the package trait that brings postgres-nio (on by default)
@@ -67,10 +68,12 @@ extension PostgresStore {
     /// Runs `body` in a transaction on one connection, the one way this
     /// store writes: keys reserved first, outside the transaction (one
     /// `UPDATE … RETURNING` per table, so no writer waits on another's save
-    /// for them); the changes `body` gives sent to other processes as
-    /// notifications inside the transaction (delivered at commit, never for
-    /// a rollback); committed when it returns, rolled back when it throws
-    /// (its error rethrown as it is).
+    /// for them); the changes `body` gives recorded in the change history,
+    /// numbered last (the lock that orders the numbers is held for the
+    /// commit alone), and sent to other processes as notifications inside
+    /// the transaction (delivered at commit, never for a rollback);
+    /// committed when it returns, rolled back when it throws (its error
+    /// rethrown as it is).
     package func inWriteTransaction<T>(reservingKeys counts: [Int: Int64],
                                        _ body: (any SQLExecutor) throws -> (T, StoreChanges)) throws -> T {
         let notifications = { (changes: StoreChanges) in self.notifications(for: changes) }
@@ -89,6 +92,7 @@ extension PostgresStore {
             try executor.run("BEGIN", [])
             do {
                 let (result, changes) = try body(executor)
+                try recordInHistory(changes, executor)
                 for payload in notifications(changes) {
                     let notify = ServerCatalog.notify(channel, payload)
                     try executor.run(notify.sql, notify.bindings)

@@ -229,6 +229,8 @@ public final class PostgresStore: @unchecked Sendable {
                     _ = try run(schema.insertMetadata(plist: Array(metadata), uuid: uuid))
                     result = (model, nil)
                 }
+                // The change history (PostgresStore+ChangeHistory.swift), added to a store made without it.
+                _ = try run(ChangeHistoryStatements.createTable())
                 _ = try run(SQLQuery(sql: "COMMIT"))
                 return result
             } catch {
@@ -274,8 +276,10 @@ public final class PostgresStore: @unchecked Sendable {
     public func destroy() throws(StoreError) {
         defer { close() }
         if schemaName == "public" {
-            // With the table of a served store's remembered save answers, when it has one.
-            for table in schema.tableNames + [SaveAnswerStatements.table] { _ = try run(ServerCatalog.dropTable(table)) }
+            // With the change history, and the table of a served store's remembered save answers when it has one.
+            for table in schema.tableNames + [ChangeHistoryStatements.table, SaveAnswerStatements.table] {
+                _ = try run(ServerCatalog.dropTable(table))
+            }
         } else {
             _ = try run(ServerCatalog.dropSchema(schemaName))
         }

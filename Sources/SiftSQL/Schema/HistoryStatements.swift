@@ -63,6 +63,17 @@ package enum HistoryStatements {
                                              from: .table("ATRANSACTION", alias: "t"))), in: dialect)
     }
 
+    /// The smallest and the largest transaction number, in one row (NULLs
+    /// when there is no transaction).
+    ///
+    /// - Parameter dialect: The dialect the statement is written in.
+    /// - Returns: A SELECT of one row and two columns.
+    package static func selectTransactionBounds(in dialect: any SQLDialect) -> SQLQuery {
+        let key = SQLExpression.column("t", "Z_PK", nullable: false)
+        return SQLRenderer.render(.select(SQLSelect([.aggregate(.minimum, key), .aggregate(.maximum, key)],
+                                                    from: .table("ATRANSACTION", alias: "t"))), in: dialect)
+    }
+
     /// The changes of the transactions numbered `transactions`, by
     /// transaction then change: key, transaction, type, entity number, row
     /// key, updated-properties bitmap, then the tombstone columns.

@@ -123,18 +123,7 @@ extension SQLiteStore {
             // Another connection committed, and wrote no history: a writer that keeps none (a tool's raw SQL, say).
             if !transactions.contains(where: { !own.contains($0.transactionNumber) }) { changes.includesUnknownChanges = true }
             for transaction in transactions where !own.contains(transaction.transactionNumber) {
-                for change in transaction.changes {
-                    guard let id = change.objectID else { continue }
-                    switch change.changeType {
-                    case .insert:
-                        changes.inserted.insert(id)
-                    case .update:
-                        if !changes.inserted.contains(id) { changes.updated.insert(id) }
-                    case .delete:
-                        if changes.inserted.remove(id) == nil { changes.deleted.insert(id) }
-                        changes.updated.remove(id)
-                    }
-                }
+                for change in transaction.changes { changes.record(change) }
             }
             if let last = transactions.last?.transactionNumber { watcher.lastTransaction = last }
             return changes.isEmpty ? nil : changes
