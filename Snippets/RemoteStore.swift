@@ -1,7 +1,8 @@
 // A store served over HTTP, and a context on it from elsewhere: `StoreServer`
 // (what `sift serve` runs) on a scratch store, a `RemoteStore` with a disk
 // cache, a fetch whose whole predicate runs on the server, a save with
-// optimistic locking, and a read from the disk cache once the server is gone.
+// optimistic locking, and a read from the disk cache once the server is gone,
+// and a save kept there until it comes back.
 import Foundation
 import Sift
 import SiftRemote
@@ -41,10 +42,19 @@ await server.stop()                                        // the server goes aw
 print(try ObjectContext(store: store).fetch(request).count)   // 1 — answered from the disk cache
 print(store.backend.status == .online)                     // false
 try long[0].setValue(413, forKey: "pages")
-do {
-    try context.save()
-} catch {
-    print(error.isRetryable, context.hasChanges)           // true true — nothing lost: save again later
+try context.save()                                         // kept in the disk cache until the server answers again
+print(store.backend.status.waitingSaves)                   // 1
+print(try ObjectContext(store: store).count(for: FetchRequest(entityName: "Book", predicate: "pages == 413")))   // 1 — seen by its fetches
+// snippet.end
+
+// snippet.refused
+var queued = RemoteStoreConfiguration()
+queued.cacheURL = folder.appendingPathComponent("cache.sqlite")
+queued.offlineSaveRefused = { refused in                   // a save made offline that the server did not apply
+    if case .conflicts(let conflicts) = refused.error {    // its context's merge policy was .error
+        for conflict in conflicts { print(conflict.contextValues, conflict.storeValues ?? [:]) }
+    }
 }
 // snippet.end
+_ = queued
 try? FileManager.default.removeItem(at: folder)

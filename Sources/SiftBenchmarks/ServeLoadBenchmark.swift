@@ -163,9 +163,14 @@ final class ServerProcess: @unchecked Sendable {
         return kilobytes * 1024
     }
 
+    /// Asks the server to stop (SIGTERM), and kills it when it has not stopped within 5 seconds (a
+    /// graceful shutdown can wait on a connection that never closes).
     func stop() {
         guard process.isRunning else { return }
         process.terminate()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while process.isRunning, ContinuousClock.now < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 }

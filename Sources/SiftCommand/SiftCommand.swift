@@ -22,7 +22,7 @@ struct SiftCommand: ParsableCommand {
             install (for example: sift --generate-completion-script zsh > ~/.zfunc/_sift).
             """,
         version: SiftVersion.current,
-        subcommands: [Demo.self, Parse.self, Check.self, Eval.self, SQL.self, Import.self, Copy.self, Explain.self, Query.self, Count.self, Inspect.self, Serve.self, Batch.self, Update.self, Delete.self, Migrate.self, History.self, Watch.self, StressSave.self, StressShare.self]
+        subcommands: [Demo.self, Parse.self, Check.self, Eval.self, SQL.self, Import.self, Copy.self, Explain.self, Query.self, Count.self, Inspect.self, Serve.self, Batch.self, Update.self, Delete.self, Migrate.self, History.self, Watch.self, StressSave.self, StressShare.self, StressOffline.self]
     )
 
     /// Parses the command line and runs the command. A failure while running

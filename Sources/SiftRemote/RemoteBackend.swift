@@ -58,17 +58,37 @@ public struct RemoteStoreConfiguration: Sendable {
     public var followsChanges: Bool = true
     /// How long a request may take before the server counts as unreachable.
     public var requestTimeout: Duration = .seconds(30)
+    /// Whether, with a disk cache, saves made while the server is out of reach are kept in the cache
+    /// and sent when it answers again (the default), rather than failing with a retryable error.
+    public var queuesOfflineSaves: Bool = true
+    /// Called when the server refuses a save made offline once it is sent (a conflict the saving
+    /// context's merge policy, `.error`, leaves unresolved; a change the server does not accept): the
+    /// save is set aside, nothing of it written, and the queue goes on with the next. Called on the
+    /// store's own thread; set it here, so that no refusal is missed while the store opens.
+    public var offlineSaveRefused: (@Sendable (RefusedOfflineSave) -> Void)?
 
     /// No token, no disk cache, changes followed.
     public init() {}
 }
 
-/// Whether a remote store's last request reached its server.
+/// Whether a remote store's last request reached its server, and how many saves made offline wait to be sent.
 public enum RemoteStatus: Hashable, Sendable {
-    /// The server answered.
+    /// The server answered, and no save waits.
     case online
-    /// The server could not be reached: reads come from the disk cache, saves fail (retryable).
-    case offline(reason: String)
+    /// The server could not be reached: reads come from the disk cache, and saves wait in it (`waiting` of
+    /// them), or fail with a retryable error without a cache or with ``RemoteStoreConfiguration/queuesOfflineSaves`` off.
+    case offline(reason: String, waiting: Int = 0)
+    /// The server answers again and the saves made offline are being sent, in order: `waiting` are left.
+    /// Reads come from the disk cache (which holds them) until none is left.
+    case sending(waiting: Int)
+
+    /// How many saves made offline wait to be sent.
+    public var waitingSaves: Int {
+        switch self {
+        case .online: 0
+        case .offline(_, let waiting), .sending(let waiting): waiting
+        }
+    }
 }
 
 /// A store on a `sift serve` server: an `IncrementalStore` on a ``RemoteBackend``.
@@ -109,15 +129,19 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     public let model: DataModel
     /// The server's store identifier.
     public let identifier: String
-    /// Whether the server takes saves.
-    public let isWritable: Bool
+    /// Whether the server takes saves (for a store opened offline that queues saves, assumed until the server answers).
+    public var isWritable: Bool { writable.withLock { $0 } }
+    private let writable = LockedState(false)
+    /// The saves made offline, kept in the disk cache until the server applies them; nil without a
+    /// cache or with ``RemoteStoreConfiguration/queuesOfflineSaves`` off.
+    let offlineQueue: OfflineQueue?
     /// The disk cache, when the configuration names one.
     public let cache: SQLiteStore?
     let configuration: RemoteStoreConfiguration
     let httpClient: HTTPClient
     /// The request time limit.
     let timeout: TimeAmount
-    private let state: LockedState<State>
+    let state: LockedState<State>
     private let sentRequests = LockedState(0)
     /// This client's name in the change feed: its own saves come back under it.
     let origin = UUID().uuidString
@@ -126,7 +150,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     /// The sequence number of the next new change set (with ``origin``, its identity), and the
     /// change sets whose answer never came, by their identity: a context's retry of one is sent
     /// under the same number, so the server answers it as it answered the first, if it wrote it.
-    private let saves = LockedState<(next: Int64, unanswered: [Components.Schemas.ChangeSet: Int64])>((1, [:]))
+    private let saves = LockedState<(next: Int64, unanswered: [OutgoingChanges: Int64])>((1, [:]))
     /// How many unanswered change sets are remembered for a retry.
     static let unansweredCapacity = 64
 
@@ -137,6 +161,10 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         var answered: [String: Date] = [:]
         /// Rows and links that came with the last fetch (prefetching), for the reads that follow it.
         var stashedRows: [String: BackendRow<Int64>] = [:]
+        /// The same, come in the compact form (RemoteBackend+Compact.swift).
+        var stashedNodes: [String: RowNode] = [:]
+        /// Whether the server reads change sets in the compact form (until it answers one 415).
+        var readsCompactChanges = true
         var stashedLinks: [String: [Int64]] = [:]
         var stashedAt: Date = .distantPast
         weak var store: IncrementalStore<RemoteBackend>?
@@ -184,8 +212,10 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             self.cache = cache
             model = cache.model
             identifier = (try? cache.identifier) ?? cache.model.versionHash
-            isWritable = false
-            state.withLock { $0.status = .offline(reason: reason) }
+            offlineQueue = configuration.queuesOfflineSaves ? try OfflineQueue(cache: cache) : nil
+            writable.withLock { $0 = offlineQueue != nil }
+            let waiting = offlineQueue?.count ?? 0
+            state.withLock { $0.status = .offline(reason: reason, waiting: waiting) }
             opened = true
             reconnect()
             return
@@ -197,12 +227,17 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             throw .server("the server's model cannot be read: \(error)", sql: nil)
         }
         identifier = description.identifier
-        isWritable = description.writable
+        writable.withLock { $0 = description.writable }
         if let cacheURL = configuration.cacheURL {
-            cache = try SQLiteStore(url: cacheURL, model: model)
+            let cache = try SQLiteStore(url: cacheURL, model: model)
+            self.cache = cache
+            offlineQueue = configuration.queuesOfflineSaves ? try OfflineQueue(cache: cache) : nil
         } else {
             cache = nil
+            offlineQueue = nil
         }
+        // Saves a run before this one made offline go first: reads stay on the cache until they are sent.
+        if let waiting = offlineQueue?.count, waiting > 0 { state.withLock { $0.status = .sending(waiting: waiting) } }
         startToken = description.token
         opened = true
     }
@@ -218,6 +253,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     /// Ties the backend to its store and starts following the change feed.
     func attach(_ store: IncrementalStore<RemoteBackend>) {
         state.withLock { $0.store = store }
+        if status != .online { reconnect() }
         guard let token = startToken else { return }
         follow(after: token)
     }
@@ -247,8 +283,11 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
 
     // MARK: Status
 
-    /// Whether the last request reached the server.
+    /// Whether the last request reached the server, and how many saves made offline wait.
     public var status: RemoteStatus { state.withLock { $0.status } }
+
+    /// The store the backend is attached to, while it lives.
+    var attachedStore: IncrementalStore<RemoteBackend>? { state.withLock { $0.store } }
 
     /// Calls `observer` each time the status changes (the server goes out of reach, or answers again).
     ///
@@ -268,7 +307,13 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         state.withLock { $0.observers[id] = nil }
     }
 
-    private func setStatus(_ status: RemoteStatus) {
+    /// Sets the status, with the number of saves waiting now: `.online` while some wait is `.sending`.
+    func setStatus(_ status: RemoteStatus) {
+        let waiting = offlineQueue?.count ?? 0
+        let status: RemoteStatus = switch status {
+        case .online, .sending: waiting > 0 ? .sending(waiting: waiting) : .online
+        case .offline(let reason, _): .offline(reason: reason, waiting: waiting)
+        }
         let observers: [@Sendable (RemoteStatus) -> Void] = state.withLock { state in
             guard state.status != status else { return [] }
             state.status = status
@@ -292,7 +337,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             while true {
                 Thread.sleep(forTimeInterval: pause)
                 guard !stopped.withLock({ $0 }), let self else { return }
-                guard case .offline = self.status else { break }
+                guard self.status != .online else { break }
                 pause = min(pause * 2, Self.reconnectionBackoff.longest)
                 let description: Components.Schemas.StoreDescription
                 do {
@@ -310,7 +355,17 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
                 // What the server answered while this store was away may have changed: fetches are asked again.
                 self.state.withLock { $0.answered = [:] }
                 self.dropStash()
+                self.writable.withLock { $0 = description.writable }
+                // Saves made offline go first, in order (reads stay on the cache meanwhile).
+                self.setStatus(.sending(waiting: 0))
+                guard self.sendQueuedSaves() else { continue }
                 self.setStatus(.online)
+                // Saved offline meanwhile: sent on the next round, at once.
+                guard self.status == .online else {
+                    pause = Self.reconnectionBackoff.first
+                    continue
+                }
+                self.refreshRefusedRows()
                 self.follow(after: description.token)
                 break
             }
@@ -382,6 +437,8 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         var url: URL
         var status: Int
         var data: Data
+        /// The body's content type, when the server named it.
+        var contentType: String?
 
         /// The body as `T` when the status is 2xx; the failure as a `StoreError` otherwise.
         func decoded<T: Decodable>(_ type: T.Type = T.self) throws(StoreError) -> T {
@@ -405,46 +462,63 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     /// Sends one request and waits for the answer: a connection that cannot be
     /// made is `.unreachable`; one that drops, or no answer in time, `.unavailable`.
     static func exchange<Body: Encodable>(_ client: HTTPClient, _ base: URL, _ method: String, _ path: String, query: String? = nil,
-                                          token: String?, timeout: TimeAmount, body: Body?) throws(StoreError) -> Exchange {
+                                          token: String?, timeout: TimeAmount, accept: String = "application/json",
+                                          body: Body?) throws(StoreError) -> Exchange {
+        try exchange(client, base, method, path, query: query, token: token, timeout: timeout, accept: accept, payload: try json(body))
+    }
+
+    /// A body in JSON.
+    static func json<Body: Encodable>(_ body: Body?) throws(StoreError) -> (body: HTTPClient.Body, contentType: String)? {
+        guard let body else { return nil }
+        do {
+            return (.data(try JSONEncoder().encode(body)), "application/json")
+        } catch {
+            throw .server("a value JSON cannot carry: \(error)", sql: nil)
+        }
+    }
+
+    /// Sends one request with a body of any content type, as ``exchange(_:_:_:_:query:token:timeout:accept:body:)`` does.
+    static func exchange(_ client: HTTPClient, _ base: URL, _ method: String, _ path: String, query: String? = nil,
+                         token: String?, timeout: TimeAmount, accept: String,
+                         payload: (body: HTTPClient.Body, contentType: String)?) throws(StoreError) -> Exchange {
         var address = base.appendingPathComponent(path).absoluteString
         if let query { address += "?" + query }
         guard let url = URL(string: address) else { throw .server("no address for \(path)", sql: nil) }
         var headers = HTTPHeaders()
-        headers.add(name: "Accept", value: "application/json")
+        headers.add(name: "Accept", value: accept)
         if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
-        var payload: HTTPClient.Body?
-        if let body {
-            do {
-                payload = .data(try JSONEncoder().encode(body))
-            } catch {
-                throw .server("a value JSON cannot carry: \(error)", sql: nil)
-            }
-            headers.add(name: "Content-Type", value: "application/json")
-        }
+        if let payload { headers.add(name: "Content-Type", value: payload.contentType) }
         let response: HTTPClient.Response
         do {
-            let request = try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method), headers: headers, body: payload)
+            let request = try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method), headers: headers, body: payload?.body)
             response = try client.execute(request: request, deadline: .now() + timeout).wait()
         } catch {
             throw transportFailure(error, server: base, timeout: timeout)
         }
-        return Exchange(url: base, status: Int(response.status.code), data: response.body.map { Data($0.readableBytesView) } ?? Data())
+        return Exchange(url: base, status: Int(response.status.code), data: response.body.map { Data($0.readableBytesView) } ?? Data(),
+                        contentType: response.headers.first(name: "Content-Type"))
     }
 
     /// Sends a request (counted in ``requestsSent``). A read that failed
     /// before an answer came (a pooled connection the server closed, a
     /// server just restarted) is sent once more; one that reached no server is not.
     func exchange<Body: Encodable>(_ method: String, _ path: String, query: String? = nil, idempotent: Bool = true,
-                                   timeout: TimeAmount? = nil, body: Body?) throws(StoreError) -> Exchange {
+                                   timeout: TimeAmount? = nil, accept: String = "application/json", body: Body?) throws(StoreError) -> Exchange {
+        try exchange(method, path, query: query, idempotent: idempotent, timeout: timeout, accept: accept, payload: try Self.json(body))
+    }
+
+    /// Sends a request with a body of any content type, as ``exchange(_:_:query:idempotent:timeout:accept:body:)`` does.
+    func exchange(_ method: String, _ path: String, query: String? = nil, idempotent: Bool = true, timeout: TimeAmount? = nil,
+                  accept: String = "application/json", payload: (body: HTTPClient.Body, contentType: String)?) throws(StoreError) -> Exchange {
         sentRequests.withLock { $0 += 1 }
         do {
             return try Self.exchange(httpClient, url, method, path, query: query, token: configuration.token,
-                                     timeout: timeout ?? self.timeout, body: body)
+                                     timeout: timeout ?? self.timeout, accept: accept, payload: payload)
         } catch {
             guard idempotent, case .unavailable = error else { throw error }
             sentRequests.withLock { $0 += 1 }
             return try Self.exchange(httpClient, url, method, path, query: query, token: configuration.token,
-                                     timeout: timeout ?? self.timeout, body: body)
+                                     timeout: timeout ?? self.timeout, accept: accept, payload: payload)
         }
     }
 
@@ -480,8 +554,8 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     /// there is a disk cache (the status turns offline), thrown otherwise.
     /// While the status is offline, `offline` answers at once, without a
     /// request (``reconnect()`` finds when the server is back).
-    private func request<T>(_ online: () throws(StoreError) -> T, offline: ((SQLiteStore) throws(StoreError) -> T)?) throws(StoreError) -> T {
-        if let cache, let offline, case .offline = status { return try offline(cache) }
+    func request<T>(_ online: () throws(StoreError) -> T, offline: ((SQLiteStore) throws(StoreError) -> T)?) throws(StoreError) -> T {
+        if let cache, let offline, status != .online { return try offline(cache) }
         do {
             let value = try online()
             setStatus(.online)
@@ -532,48 +606,23 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     /// - Throws: `StoreError`: `.unreachable` or `.unavailable` when the server cannot be reached and there is no disk cache;
     ///   the server's refusal otherwise (`.evaluation` for a pattern over its budget).
     public func fetch(_ fetch: BackendFetch) throws -> [BackendRow<Int64>] {
-        let format = fetch.predicate.flatMap(\.canonicalFormat)
-        if fetch.predicate != nil, format == nil {
-            throw StoreError.unexpected("a predicate the remote store accepted cannot be written for its server")
-        }
+        let format = try serverFormat(fetch)
         let signature = Self.signature(fetch, format)
         if let cache, configuration.stalenessInterval > 0, let answered = state.withLock({ $0.answered[signature] }),
            Date().timeIntervalSince(answered) < configuration.stalenessInterval {
             return try cachedRows(fetch, cache)
         }
-        let page = 10_000
         var rows: [BackendRow<Int64>] = []
         var related: [Components.Schemas.Row] = []
         var links: [Components.Schemas.Links] = []
-        // With a disk cache, the rows the predicate's key paths reach come too, so that the cache
-        // answers the same fetch offline.
-        var prefetch = fetch.prefetchKeyPaths
-        if cache != nil, let predicate = fetch.predicate {
-            prefetch += RelationshipPaths.of(predicate).subtracting(prefetch).sorted()
-        }
         return try request({ () throws(StoreError) -> [BackendRow<Int64>] in
-            // A negative offset skips nothing and a negative limit is none, as everywhere in Sift.
-            var offset = max(fetch.offset, 0)
-            let wanted = fetch.limit.flatMap { $0 < 0 ? nil : $0 }
-            while true {
-                let limit = wanted.map { max($0 - rows.count, 0) }
-                let body = Components.Schemas.FetchBody(
-                    entity: fetch.entityName, predicate: format?.format, arguments: format.map { WireValue.arguments($0.arguments) },
-                    sort: fetch.sortDescriptors?.map { .init(keyPath: $0.keyPath, ascending: $0.ascending, caseInsensitive: $0.caseInsensitive) },
-                    limit: limit.map { min($0, page) }, offset: offset,
-                    prefetch: prefetch.isEmpty ? nil : prefetch, result: .objects,
-                    stepLimit: fetch.patternStepLimit.map { max($0, 1) })
-                let answer: Components.Schemas.FetchAnswer = try exchange("POST", "v1/fetch", body: body).decoded()
+            try fetchPages(fetch, format: format, accept: "application/json") { exchange throws(StoreError) in
+                let answer: Components.Schemas.FetchAnswer = try exchange.decoded()
                 let objects = answer.objects ?? []
-                do {
-                    for object in objects { rows.append(try WireRow.backendRow(object, model: model)) }
-                } catch {
-                    throw .server("the server sent a row that cannot be read: \(error)", sql: nil)
-                }
+                rows += try rowsRead(objects)
                 related += answer.related ?? []
                 links += answer.links ?? []
-                offset += objects.count
-                if answer.complete != false || objects.isEmpty || (limit.map { objects.count >= $0 } ?? false) { break }
+                return (objects.count, answer.complete)
             }
             stash(related: related, links: links)
             if let cache {
@@ -584,13 +633,66 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         }, offline: { cache throws(StoreError) in try self.cachedRows(fetch, cache) })
     }
 
+    /// A fetch's predicate as format text for the server (with the server's keys for rows saved offline).
+    func serverFormat(_ fetch: BackendFetch) throws(StoreError) -> CanonicalFormat? {
+        let format = fetch.predicate.flatMap(\.canonicalFormat).map { offlineQueue?.serverForm($0) ?? $0 }
+        if fetch.predicate != nil, format == nil {
+            throw .unexpected("a predicate the remote store accepted cannot be written for its server")
+        }
+        return format
+    }
+
+    /// Asks for a fetch's objects a page at a time, each page's answer given to `read`, which says how many
+    /// objects it held and whether it was complete (nil: stop asking). With a disk cache, the rows the
+    /// predicate's key paths reach come too, so that the cache answers the same fetch offline.
+    ///
+    /// - Returns: False when `read` stopped the pages.
+    @discardableResult
+    func fetchPages(_ fetch: BackendFetch, format: CanonicalFormat?, accept: String,
+                    _ read: (Exchange) throws(StoreError) -> (objects: Int, complete: Bool?)?) throws(StoreError) -> Bool {
+        let page = 10_000
+        var prefetch = fetch.prefetchKeyPaths
+        if cache != nil, let predicate = fetch.predicate {
+            prefetch += RelationshipPaths.of(predicate).subtracting(prefetch).sorted()
+        }
+        // A negative offset skips nothing and a negative limit is none, as everywhere in Sift.
+        var offset = max(fetch.offset, 0)
+        var fetched = 0
+        let wanted = fetch.limit.flatMap { $0 < 0 ? nil : $0 }
+        while true {
+            let limit = wanted.map { max($0 - fetched, 0) }
+            let body = Components.Schemas.FetchBody(
+                entity: fetch.entityName, predicate: format?.format, arguments: format.map { WireValue.arguments($0.arguments) },
+                sort: fetch.sortDescriptors?.map { .init(keyPath: $0.keyPath, ascending: $0.ascending, caseInsensitive: $0.caseInsensitive) },
+                limit: limit.map { min($0, page) }, offset: offset,
+                prefetch: prefetch.isEmpty ? nil : prefetch, result: .objects,
+                stepLimit: fetch.patternStepLimit.map { max($0, 1) })
+            guard let answer = try read(try exchange("POST", "v1/fetch", accept: accept, body: body)) else { return false }
+            fetched += answer.objects
+            offset += answer.objects
+            if answer.complete != false || answer.objects == 0 || (limit.map { answer.objects >= $0 } ?? false) { return true }
+        }
+    }
+
+    /// Objects the server sent in JSON, as rows.
+    func rowsRead(_ objects: [Components.Schemas.Row]) throws(StoreError) -> [BackendRow<Int64>] {
+        do {
+            var rows: [BackendRow<Int64>] = []
+            rows.reserveCapacity(objects.count)
+            for object in objects { rows.append(try WireRow.backendRow(object, model: model)) }
+            return rows
+        } catch {
+            throw .server("the server sent a row that cannot be read: \(error)", sql: nil)
+        }
+    }
+
     /// How many rows a fetch selects, counted by the server (or the disk cache offline).
     ///
     /// - Parameter fetch: The fetch.
     /// - Returns: The count.
     /// - Throws: `StoreError`, as ``fetch(_:)`` does.
     public func count(_ fetch: BackendFetch) throws -> Int? {
-        let format = fetch.predicate.flatMap(\.canonicalFormat)
+        let format = fetch.predicate.flatMap(\.canonicalFormat).map { offlineQueue?.serverForm($0) ?? $0 }
         if fetch.predicate != nil, format == nil { return nil }
         return try request({ () throws(StoreError) -> Int? in
             let body = Components.Schemas.FetchBody(entity: fetch.entityName, predicate: format?.format,
@@ -677,15 +779,63 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     /// connection drops, the server answers 5xx) it is sent once more, and when a context saves the same
     /// changes again after `.unavailable`, they go under the same number; the server answers a change set
     /// it has written as it answered it then, and writes nothing, so a save is written once however often
-    /// it is sent.
+    /// it is sent. With a disk cache (and ``RemoteStoreConfiguration/queuesOfflineSaves``), a save made
+    /// while the server is out of reach, or while saves made offline still wait, is kept in the cache and
+    /// answered at once: it waits there, in order, until the server answers again (see ``RemoteStatus``).
     ///
     /// - Parameter changes: The change set, with the versions read.
-    /// - Returns: New versions and keys, or the conflicts (nothing written).
-    /// - Throws: `StoreError`: `.unreachable` or `.unavailable` (both retryable) when the server cannot be reached — nothing was
-    ///   written, or it was and a retry of the same changes is answered as it was written; `.readOnly` for a
-    ///   read-only server.
+    /// - Returns: New versions and keys, or the conflicts (nothing written); for a save kept in the cache,
+    ///   keys and versions of the cache's own until the server gives its.
+    /// - Throws: `StoreError`: `.unreachable` or `.unavailable` (both retryable) when the server cannot be reached and
+    ///   saves are not kept offline — nothing was written, or it was and a retry of the same changes is answered as it
+    ///   was written; `.readOnly` for a read-only server; the disk cache's error when a save cannot be kept in it.
     public func save(_ changes: BackendChanges<Int64>) throws -> BackendSaveOutcome<Int64> {
         dropStash()
+        // Offline, or with saves made offline still waiting, a save waits behind them, in the disk cache.
+        if let offlineQueue, status != .online || offlineQueue.count > 0 {
+            return try enqueue(changes, in: offlineQueue, identity: nil)
+        }
+        // The change set's identity: a new number, or the one it was sent under before when its answer never came.
+        let unnumbered = outgoing(changes)
+        let sequence = saves.withLock { saves in
+            if let sequence = saves.unanswered[unnumbered] { return sequence }
+            defer { saves.next += 1 }
+            return saves.next
+        }
+        let outcome: BackendSaveOutcome<Int64>
+        do throws(StoreError) {
+            outcome = try request({ () throws(StoreError) -> BackendSaveOutcome<Int64> in
+                try send(unnumbered, sequence: sequence, changes: changes)
+            }, offline: nil)
+        } catch {
+            let offline = Self.outOfReach(error) != nil
+            saves.withLock { saves in
+                if offline, offlineQueue == nil {
+                    saves.unanswered[unnumbered] = sequence
+                    if saves.unanswered.count > Self.unansweredCapacity,
+                       let oldest = saves.unanswered.min(by: { $0.value < $1.value }) {
+                        saves.unanswered[oldest.key] = nil
+                    }
+                } else {
+                    saves.unanswered[unnumbered] = nil
+                }
+            }
+            // With a queue, the save waits in it under the identity it was sent under (the server may have written it).
+            if offline, let offlineQueue {
+                return try enqueue(changes, in: offlineQueue, identity: (origin, sequence))
+            }
+            throw error
+        }
+        saves.withLock { $0.unanswered[unnumbered] = nil }
+        if case .saved(let versions, let keys) = outcome {
+            state.withLock { $0.answered = [:] }
+            if let cache { try? mirrorSave(changes, versions: versions, keys: keys, into: cache) }
+        }
+        return outcome
+    }
+
+    /// A change set as the API's body, under this store's origin, without a sequence number.
+    func changeSet(_ changes: BackendChanges<Int64>) -> Components.Schemas.ChangeSet {
         func target(_ object: BackendObject<Int64>) -> Components.Schemas.Target {
             switch object {
             case .existing(let key): .init(key: key)
@@ -695,11 +845,14 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         func targets(_ named: [String: BackendObject<Int64>]) -> Components.Schemas.TargetsByName {
             .init(additionalProperties: named.mapValues(target))
         }
-        // Attribute values in their plain forms, by their types in the model.
+        // Attribute values in their plain forms, by their types in the model; a transient attribute's value stays
+        // with the context, as a local store's save leaves it.
         func values(_ named: [String: PredicateValue], _ entityName: String) -> Components.Schemas.Values {
-            model.entity(named: entityName).map { WireValue.values(named, of: $0) } ?? WireValue.values(named)
+            model.entity(named: entityName).map { entity in
+                WireValue.values(named.filter { entity.attribute(named: $0.key)?.isTransient != true }, of: entity)
+            } ?? WireValue.values(named)
         }
-        var body = Components.Schemas.ChangeSet(
+        return Components.Schemas.ChangeSet(
             origin: origin,
             inserts: changes.inserts.map {
                 .init(temporaryID: $0.temporaryID, entity: $0.entityName, values: values($0.values, $0.entityName), toOne: targets($0.toOne))
@@ -714,15 +867,16 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
                       removed: $0.removed)
             },
             kept: changes.kept.isEmpty ? nil : changes.kept.map { .init(entity: $0.entityName, key: $0.reference) })
-        // The change set's identity: a new number, or the one it was sent under before when its answer never came.
-        let unnumbered = body
-        body.sequence = saves.withLock { saves in
-            if let sequence = saves.unanswered[unnumbered] { return sequence }
-            defer { saves.next += 1 }
-            return saves.next
-        }
+    }
+
+    /// Sends a change set with its identity, once more under the same identity when no answer came (a dropped
+    /// connection, a 5xx: the server answers it as it answered the first if that one was written).
+    ///
+    /// - Returns: The new versions and keys, or the conflicts (nothing written).
+    /// - Throws: `StoreError`, as ``save(_:)`` says.
+    func send(_ body: Components.Schemas.ChangeSet) throws(StoreError) -> BackendSaveOutcome<Int64> {
         enum Answer { case saved(Components.Schemas.SaveAnswer), conflicts(Components.Schemas.Conflicts) }
-        func send() throws(StoreError) -> Answer {
+        func post() throws(StoreError) -> Answer {
             let exchange = try exchange("POST", "v1/save", idempotent: false, body: body)
             if exchange.status == 409, let conflicts = try? JSONDecoder().decode(Components.Schemas.Conflicts.self, from: exchange.data) {
                 return .conflicts(conflicts)
@@ -731,46 +885,16 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         }
         let answer: Answer
         do throws(StoreError) {
-            answer = try request({ () throws(StoreError) -> Answer in
-                do throws(StoreError) {
-                    return try send()
-                } catch {
-                    // No answer (a dropped connection, a 5xx): sent once more under the same identity, which
-                    // the server answers as it answered the first if that one was written.
-                    guard case .unavailable = error else { throw error }
-                    return try send()
-                }
-            }, offline: nil)
+            answer = try post()
         } catch {
-            saves.withLock { saves in
-                if Self.outOfReach(error) != nil {
-                    saves.unanswered[unnumbered] = body.sequence
-                    if saves.unanswered.count > Self.unansweredCapacity,
-                       let oldest = saves.unanswered.min(by: { $0.value < $1.value }) {
-                        saves.unanswered[oldest.key] = nil
-                    }
-                } else {
-                    saves.unanswered[unnumbered] = nil
-                }
-            }
-            throw error
+            guard case .unavailable = error else { throw error }
+            answer = try post()
         }
-        saves.withLock { $0.unanswered[unnumbered] = nil }
         switch answer {
         case .conflicts(let conflicts):
-            var found: [(reference: Int64, entityName: String, current: BackendRow<Int64>?)] = []
-            for conflict in conflicts.conflicts {
-                found.append((conflict.key, conflict.entity, try conflict.current.map { row throws(StoreError) in try backendRow(row) }))
-            }
-            return .conflicts(found)
+            return try conflictsOutcome(conflicts)
         case .saved(let saved):
-            state.withLock { $0.answered = [:] }
-            var versions: [Int64: Int64] = [:]
-            for version in saved.versions { versions[version.key] = version.version }
-            var keys: [Int64: Int64] = [:]
-            for assigned in saved.keys { keys[assigned.temporaryID] = assigned.key }
-            if let cache { try? mirrorSave(changes, versions: versions, keys: keys, into: cache) }
-            return .saved(versions: versions, references: keys)
+            return savedOutcome(saved)
         }
     }
 
@@ -801,7 +925,8 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
             return feed.token
         }
         // This client's own saves are merged already, when the save answered (the feed may bring them first).
-        for change in feed.changes where change.origin != origin {
+        // (A change that names no origin is another's: a context's on the server, another process's.)
+        for change in feed.changes where change.origin == nil || (change.origin != origin && change.origin != offlineQueue?.origin) {
             state.withLock { $0.answered = [:] }
             dropStash()
             if let cache {
@@ -831,6 +956,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         let roots = rows.map { row in model.entity(named: row.entityName).map { model.root(of: $0).name } ?? row.entityName }
         state.withLock { state in
             state.stashedRows = [:]
+            state.stashedNodes = [:]
             state.stashedLinks = [:]
             state.stashedAt = Date()
             for (row, root) in zip(rows, roots) { state.stashedRows["\(root).\(row.reference)"] = row }
@@ -838,21 +964,22 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         }
     }
 
-    private func dropStash() {
+    func dropStash() {
         state.withLock { state in
             state.stashedRows = [:]
+            state.stashedNodes = [:]
             state.stashedLinks = [:]
         }
     }
 
-    private func backendRows(_ rows: [Components.Schemas.Row]) throws(StoreError) -> [BackendRow<Int64>] {
+    func backendRows(_ rows: [Components.Schemas.Row]) throws(StoreError) -> [BackendRow<Int64>] {
         var result: [BackendRow<Int64>] = []
         result.reserveCapacity(rows.count)
         for row in rows { result.append(try backendRow(row)) }
         return result
     }
 
-    private func backendRow(_ row: Components.Schemas.Row) throws(StoreError) -> BackendRow<Int64> {
+    func backendRow(_ row: Components.Schemas.Row) throws(StoreError) -> BackendRow<Int64> {
         do {
             return try WireRow.backendRow(row, model: model)
         } catch {
@@ -861,7 +988,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
     }
 
     /// A node of the disk cache as the server's row.
-    private func backendRow(_ node: RowNode) -> BackendRow<Int64> {
+    func backendRow(_ node: RowNode) -> BackendRow<Int64> {
         let entity = model.entities[node.id.entity]
         var values: [String: PredicateValue] = [:]
         for attribute in entity.attributes where node.value(at: attribute.slot) != .null { values[attribute.name] = node.value(at: attribute.slot) }
@@ -880,7 +1007,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         return request
     }
 
-    private func cachedRows(_ fetch: BackendFetch, _ cache: SQLiteStore) throws(StoreError) -> [BackendRow<Int64>] {
+    func cachedRows(_ fetch: BackendFetch, _ cache: SQLiteStore) throws(StoreError) -> [BackendRow<Int64>] {
         try cache.rows(for: cache.compile(Self.request(fetch))).map(backendRow)
     }
 
@@ -901,7 +1028,7 @@ public final class RemoteBackend: IncrementalStoreBackend, @unchecked Sendable {
         try cache.mirror(nodes, deleting: [])
     }
 
-    private func node(_ entityName: String, key: Int64, version: Int64, values: [String: PredicateValue], toOne: [String: Int64]) -> RowNode? {
+    func node(_ entityName: String, key: Int64, version: Int64, values: [String: PredicateValue], toOne: [String: Int64]) -> RowNode? {
         guard let entity = model.entity(named: entityName), key > 0 else { return nil }
         var slots = [PredicateValue](repeating: .null, count: entity.attributes.count)
         for attribute in entity.attributes {

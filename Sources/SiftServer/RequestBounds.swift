@@ -217,7 +217,9 @@ struct NullMemberMiddleware<Context: RequestContext>: RouterMiddleware {
     static var valueMembers: Set<String> { ["arguments", "havingArguments", "values"] }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard request.method == .post, request.uri.path.hasPrefix("/v1/") else { return try await next(request, context) }
+        // (A body in another content type, such as the compact form of rows, is not JSON: not looked into.)
+        guard request.method == .post, request.uri.path.hasPrefix("/v1/"),
+              request.headers[.contentType].map({ $0.lowercased().contains("json") }) ?? true else { return try await next(request, context) }
         var request = request
         // Buffered already (BodyLimitMiddleware): read again, parsed only when it holds a null.
         let body = try await request.collectBody(upTo: .max)

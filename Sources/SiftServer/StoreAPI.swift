@@ -107,14 +107,38 @@ struct StoreAPI: APIProtocol {
 
     func fetch(_ input: Operations.Fetch.Input) async throws -> Operations.Fetch.Output {
         guard case .json(let body) = input.body else { return .default(statusCode: 415, ServerFailure(415, "bad_request", "a JSON body").response) }
-        let result = await perform { () throws -> Components.Schemas.FetchAnswer in try runFetch(body) }
+        let compact = Self.wantsCompact(input.headers.accept)
+        let result = await perform { () throws -> Rows<Components.Schemas.FetchAnswer> in try runFetch(body, compact: compact) }
         switch result {
-        case .success(let answer): return .ok(.init(body: .json(answer)))
+        case .success(.json(let answer)): return .ok(.init(body: .json(answer)))
+        case .success(.compact(let bytes)): return .ok(.init(body: .applicationVnd_sift_rows(HTTPBody(bytes))))
         case .failure(let failure): return .default(statusCode: failure.status, failure.response)
         }
     }
 
-    func runFetch(_ body: Components.Schemas.FetchBody) throws -> Components.Schemas.FetchAnswer {
+    /// An answer with rows: JSON, or the compact form (`CompactRows`) for a client that accepts it.
+    enum Rows<JSON: Sendable>: Sendable {
+        case json(JSON)
+        case compact([UInt8])
+    }
+
+    /// Whether a request's `Accept` prefers the compact form of rows to JSON: it names the compact
+    /// form at a higher quality than JSON's (`application/vnd.sift.rows, application/json;q=0.5`), or
+    /// JSON not at all. A tie goes to JSON, the default: the generated code reads a request without
+    /// `Accept` as accepting every content type the operation answers in, at the same quality.
+    static func wantsCompact<T: AcceptableProtocol>(_ accept: [AcceptHeaderContentType<T>]) -> Bool {
+        var compact = 0.0, json = 0.0
+        for entry in accept {
+            switch entry.contentType.rawValue.lowercased() {
+            case CompactRows.contentType: compact = max(compact, entry.quality.doubleValue)
+            case "application/json", "application/*", "*/*": json = max(json, entry.quality.doubleValue)
+            default: break
+            }
+        }
+        return compact > json
+    }
+
+    func runFetch(_ body: Components.Schemas.FetchBody, compact: Bool = false) throws -> Rows<Components.Schemas.FetchAnswer> {
         let entity = try entity(body.entity)
         try checkPredicate(body.predicate)
         try checkPredicate(body.having)
@@ -150,16 +174,33 @@ struct StoreAPI: APIProtocol {
                 let compiled = try store.compile(request)
                 nodes = try EvaluationBudget.run(steps: steps) { () throws(StoreError) in try store.rows(for: compiled) }
             }
-            answer.objects = nodes.map { WireRow.row($0, model: model) }
-            answer.complete = nodes.count < page || (asked ?? .max) <= page
+            let complete = nodes.count < page || (asked ?? .max) <= page
+            var next: String?
             // A full page may have a next one.
             if let limit = request.fetchLimit, nodes.count == limit, limit > 0 {
-                answer.next = try cursor(after: nodes, request: request, body: body, previous: body.after)
+                next = try cursor(after: nodes, request: request, body: body, previous: body.after)
             }
+            var related: [RowNode] = []
+            var links: [Components.Schemas.Links] = []
             if let paths = body.prefetch, !paths.isEmpty {
                 try checkCount(paths.count, of: "prefetched key paths")
-                let (related, links) = try prefetch(paths, from: nodes, entity: entity)
-                answer.related = related
+                (related, links) = try prefetch(paths, from: nodes, entity: entity)
+            }
+            if compact {
+                var encoder = CompactRowEncoder(model: model)
+                for node in nodes { encoder.add(node) }
+                for node in related { encoder.add(node, related: true) }
+                for link in links {
+                    encoder.addLinks(entity: link.entity, relationship: link.relationship, owner: link.owner, members: link.members)
+                }
+                encoder.addPage(complete: complete, next: next)
+                return .compact(encoder.finish())
+            }
+            answer.objects = nodes.map { WireRow.row($0, model: model) }
+            answer.complete = complete
+            answer.next = next
+            if let paths = body.prefetch, !paths.isEmpty {
+                answer.related = related.map { WireRow.row($0, model: model) }
                 answer.links = links
             }
         case .dictionaries:
@@ -181,14 +222,14 @@ struct StoreAPI: APIProtocol {
             }
             answer.complete = rows.count < page || (asked ?? .max) <= page
         }
-        return answer
+        return .json(answer)
     }
 
     /// The rows the prefetched key paths reach from `nodes`, and the
     /// members of the to-many relationships on the way: one store read per
     /// relationship of each path.
     func prefetch(_ paths: [String], from nodes: [RowNode],
-                  entity: Entity) throws -> ([Components.Schemas.Row], [Components.Schemas.Links]) {
+                  entity: Entity) throws -> ([RowNode], [Components.Schemas.Links]) {
         var related: [ObjectID: RowNode] = [:]
         var links: [Components.Schemas.Links] = []
         var linked = Set<String>()
@@ -220,27 +261,34 @@ struct StoreAPI: APIProtocol {
                 currentEntity = destination
             }
         }
-        return (related.values.sorted { ($0.id.entity, $0.id.primaryKey) < ($1.id.entity, $1.id.primaryKey) }
-                    .map { WireRow.row($0, model: model) }, links)
+        return (related.values.sorted { ($0.id.entity, $0.id.primaryKey) < ($1.id.entity, $1.id.primaryKey) }, links)
     }
 
     func objects(_ input: Operations.Objects.Input) async throws -> Operations.Objects.Output {
         guard case .json(let body) = input.body else { return .default(statusCode: 415, ServerFailure(415, "bad_request", "a JSON body").response) }
-        let result = await perform { () throws -> Components.Schemas.ObjectsAnswer in
+        let compact = Self.wantsCompact(input.headers.accept)
+        let result = await perform { () throws -> Rows<Components.Schemas.ObjectsAnswer> in
             let entity = try entity(body.entity)
             try checkCount(body.keys.count, of: "keys")
             let nodes = try store.rows(entity, keys: body.keys)
-            return .init(objects: nodes.map { WireRow.row($0, model: model) })
+            if compact {
+                var encoder = CompactRowEncoder(model: model)
+                for node in nodes { encoder.add(node) }
+                return .compact(encoder.finish())
+            }
+            return .json(.init(objects: nodes.map { WireRow.row($0, model: model) }))
         }
         switch result {
-        case .success(let answer): return .ok(.init(body: .json(answer)))
+        case .success(.json(let answer)): return .ok(.init(body: .json(answer)))
+        case .success(.compact(let bytes)): return .ok(.init(body: .applicationVnd_sift_rows(HTTPBody(bytes))))
         case .failure(let failure): return .default(statusCode: failure.status, failure.response)
         }
     }
 
     func destinations(_ input: Operations.Destinations.Input) async throws -> Operations.Destinations.Output {
         guard case .json(let body) = input.body else { return .default(statusCode: 415, ServerFailure(415, "bad_request", "a JSON body").response) }
-        let result = await perform { () throws -> Components.Schemas.DestinationsAnswer in
+        let compact = Self.wantsCompact(input.headers.accept)
+        let result = await perform { () throws -> Rows<Components.Schemas.DestinationsAnswer> in
             let entity = try entity(body.entity)
             try checkCount(body.owners.count, of: "owners")
             guard let relationship = entity.relationship(named: body.relationship), relationship.isToMany,
@@ -248,24 +296,41 @@ struct StoreAPI: APIProtocol {
                 throw ServerFailure.badRequest("'\(body.relationship)' is not a to-many relationship of \(entity.name)")
             }
             let members = try store.links(relationship, of: body.owners, entity: entity, loadingRows: false)
-            var answer = Components.Schemas.DestinationsAnswer(links: body.owners.map {
-                .init(entity: entity.name, relationship: relationship.name, owner: $0, members: members[$0] ?? [])
-            })
+            var related: [RowNode]?
             if body.includeRows == true {
                 let keys = Array(Set(members.values.joined())).sorted()
                 try checkCount(keys.count, of: "related objects")
-                answer.related = try store.rows(destination, keys: keys).map { WireRow.row($0, model: model) }
+                related = try store.rows(destination, keys: keys)
             }
-            return answer
+            if compact {
+                var encoder = CompactRowEncoder(model: model)
+                for owner in body.owners {
+                    encoder.addLinks(entity: entity.name, relationship: relationship.name, owner: owner, members: members[owner] ?? [])
+                }
+                for node in related ?? [] { encoder.add(node, related: true) }
+                return .compact(encoder.finish())
+            }
+            return .json(Components.Schemas.DestinationsAnswer(
+                links: body.owners.map { .init(entity: entity.name, relationship: relationship.name, owner: $0, members: members[$0] ?? []) },
+                related: related.map { $0.map { WireRow.row($0, model: model) } }))
         }
         switch result {
-        case .success(let answer): return .ok(.init(body: .json(answer)))
+        case .success(.json(let answer)): return .ok(.init(body: .json(answer)))
+        case .success(.compact(let bytes)): return .ok(.init(body: .applicationVnd_sift_rows(HTTPBody(bytes))))
         case .failure(let failure): return .default(statusCode: failure.status, failure.response)
         }
     }
 
     func save(_ input: Operations.Save.Input) async throws -> Operations.Save.Output {
-        guard case .json(let body) = input.body else { return .default(statusCode: 415, ServerFailure(415, "bad_request", "a JSON body").response) }
+        // A change set in JSON, or in the compact form (CompactChanges.swift), read on the store's queue.
+        let received: Rows<Components.Schemas.ChangeSet>
+        switch input.body {
+        case .json(let body):
+            received = .json(body)
+        case .applicationVnd_sift_rows(let body):
+            // (Buffered already, within the limit: BodyLimitMiddleware.)
+            received = .compact(try await [UInt8](collecting: body, upTo: configuration.maximumBodySize))
+        }
         if let hold = configuration.beforeSave { await hold() }
         // A server stopping writes nothing more: the client hears 503 and keeps its changes.
         if Task.isCancelled || stopping.withLock({ $0 }) {
@@ -273,17 +338,31 @@ struct StoreAPI: APIProtocol {
         }
         let result = await perform { () throws -> SaveOutcome in
             try checkWritable()
-            let identity = try answers.identity(of: body)
-            let request = try SaveRequestReader(model: model).request(body)
-            // A change set with an identity is applied once, a retry answered as the first request was.
-            if let identity { return try answers.save(request, identity: identity, api: self) }
-            switch try store.apply(request) {
-            case .committed(let saved):
-                var answer = Self.answer(saved, model: model, token: "")
-                answer.token = announce(saved, origin: body.origin)
-                return .saved(answer, remembered: false)
-            case .conflicts(let conflicts):
-                return .conflicts(self.conflicts(conflicts))
+            let reader = SaveRequestReader(model: model)
+            let request: SaveRequest, origin: String?, identity: SaveIdentity?
+            switch received {
+            case .json(let body):
+                identity = try answers.identity(origin: body.origin, sequence: body.sequence)
+                request = try reader.request(body)
+                origin = body.origin
+            case .compact(let bytes):
+                let changes = try bytes.withUnsafeBytes { body in try reader.request(compact: body) }
+                identity = try answers.identity(origin: changes.origin, sequence: changes.sequence)
+                request = changes.request
+                origin = changes.origin
+            }
+            // The client's origin is the transaction's author: a store's history names it, and so does a durable feed.
+            return try TransactionNames.$current.withValue(TransactionNames(author: origin)) { () throws -> SaveOutcome in
+                // A change set with an identity is applied once, a retry answered as the first request was.
+                if let identity { return try answers.save(request, identity: identity, api: self) }
+                switch try store.apply(request) {
+                case .committed(let saved):
+                    var answer = Self.answer(saved, model: model, token: "")
+                    answer.token = announce(saved, origin: origin)
+                    return .saved(answer, remembered: false)
+                case .conflicts(let conflicts):
+                    return .conflicts(self.conflicts(conflicts))
+                }
             }
         }
         switch result {
@@ -295,6 +374,11 @@ struct StoreAPI: APIProtocol {
                 } catch {
                     return .default(statusCode: 500, ServerFailure(500, "internal", "the save's answer was lost: \(error)").response)
                 }
+            }
+            if Self.wantsCompact(input.headers.accept) {
+                let body = CompactSaveAnswer.body(versions: answer.versions.map { ($0.entity, $0.key, $0.version) },
+                                                  keys: answer.keys.map { ($0.temporaryID, $0.key) }, token: answer.token)
+                return .ok(.init(body: .applicationVnd_sift_rows(HTTPBody(body))))
             }
             return .ok(.init(body: .json(answer)))
         case .success(.conflicts(let conflicts)): return .conflict(.init(body: .json(conflicts)))
@@ -363,37 +447,6 @@ struct StoreAPI: APIProtocol {
         case .success(let answer): return .ok(.init(body: .json(answer)))
         case .failure(let failure): return .default(statusCode: failure.status, failure.response)
         }
-    }
-
-    func changes(_ input: Operations.Changes.Input) async throws -> Operations.Changes.Output {
-        var after: ChangeToken?
-        if let text = input.query.after {
-            guard let token = ChangeToken(text) else {
-                return .default(statusCode: 400, ServerFailure.badRequest("'\(text)' is not a change token").response)
-            }
-            after = token
-        }
-        let wait = min(max(input.query.wait ?? 0, 0), 30)
-        let deadline = ContinuousClock.now + .seconds(wait)
-        var answer = log.changes(after: after)
-        while answer.entries.isEmpty, !answer.reset, after != nil, ContinuousClock.now < deadline {
-            if Task.isCancelled || stopping.withLock({ $0 }) { break }
-            let left = deadline - ContinuousClock.now
-            await log.waitForChange(seconds: min(Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18, 0.5))
-            answer = log.changes(after: after)
-        }
-        let model = self.model
-        func keys(_ ids: Set<ObjectID>) -> [Components.Schemas.ObjectKey] {
-            ids.sorted { ($0.entity, $0.primaryKey) < ($1.entity, $1.primaryKey) }
-                .map { .init(entity: model.entities[$0.entity].name, key: $0.primaryKey) }
-        }
-        let feed = Components.Schemas.ChangeFeed(
-            token: ChangeToken(run: log.run, sequence: answer.last).description, reset: answer.reset,
-            changes: answer.entries.map { entry in
-                .init(token: ChangeToken(run: log.run, sequence: entry.sequence).description, origin: entry.origin,
-                      inserted: keys(entry.changes.inserted), updated: keys(entry.changes.updated), deleted: keys(entry.changes.deleted))
-            })
-        return .ok(.init(body: .json(feed)))
     }
 }
 #endif

@@ -126,7 +126,7 @@ public final class StoreServer: Sendable {
         }
         self.store = store
         self.configuration = configuration
-        let log = ChangeLog()
+        let log = ChangeLog(store: store)
         self.log = log
         observation = store.addObserver { changes in log.append(changes) }
         if let sqlite = store as? SQLiteStore, let uuid = try? sqlite.identifier, !uuid.isEmpty {
@@ -293,8 +293,17 @@ struct FailureMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as ServerError {
             return Self.response(ServerFailure(500, "internal", "\(error)"))
         } catch let error as OpenAPIRuntime.ServerError {
-            // The request did not fit the API: a body or parameter that does not decode.
-            return Self.response(.badRequest("the request does not fit the API: \(error.underlyingError)"))
+            // The request did not fit the API: a body or parameter that does not decode (400), a body of a
+            // content type the operation does not read (415: a client falls back to JSON), an `Accept` it
+            // cannot answer (406).
+            switch error.httpStatus {
+            case .unsupportedMediaType:
+                return Self.response(ServerFailure(415, "unsupported_media_type", "the request does not fit the API: \(error.underlyingError)"))
+            case .notAcceptable:
+                return Self.response(ServerFailure(406, "not_acceptable", "the request does not fit the API: \(error.underlyingError)"))
+            default:
+                return Self.response(.badRequest("the request does not fit the API: \(error.underlyingError)"))
+            }
         } catch {
             return Self.response(ServerFailure(500, "internal", "\(error)"))
         }

@@ -268,6 +268,16 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                             headerFields: &response.headerFields,
                             contentType: "application/json; charset=utf-8"
                         )
+                    case let .applicationVnd_sift_rows(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/vnd.sift.rows",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsBinary(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/vnd.sift.rows"
+                        )
                     }
                     return (response, body)
                 case let .`default`(statusCode, value):
@@ -353,6 +363,16 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                             value,
                             headerFields: &response.headerFields,
                             contentType: "application/json; charset=utf-8"
+                        )
+                    case let .applicationVnd_sift_rows(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/vnd.sift.rows",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsBinary(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/vnd.sift.rows"
                         )
                     }
                     return (response, body)
@@ -440,6 +460,16 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                             headerFields: &response.headerFields,
                             contentType: "application/json; charset=utf-8"
                         )
+                    case let .applicationVnd_sift_rows(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/vnd.sift.rows",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsBinary(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/vnd.sift.rows"
+                        )
                     }
                     return (response, body)
                 case let .`default`(statusCode, value):
@@ -497,7 +527,8 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                 let chosenContentType = try converter.bestContentType(
                     received: contentType,
                     options: [
-                        "application/json"
+                        "application/json",
+                        "application/vnd.sift.rows"
                     ]
                 )
                 switch chosenContentType {
@@ -507,6 +538,14 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                         from: requestBody,
                         transforming: { value in
                             .json(value)
+                        }
+                    )
+                case "application/vnd.sift.rows":
+                    body = try converter.getRequiredRequestBodyAsBinary(
+                        OpenAPIRuntime.HTTPBody.self,
+                        from: requestBody,
+                        transforming: { value in
+                            .applicationVnd_sift_rows(value)
                         }
                     )
                 default:
@@ -534,6 +573,16 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                             value,
                             headerFields: &response.headerFields,
                             contentType: "application/json; charset=utf-8"
+                        )
+                    case let .applicationVnd_sift_rows(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/vnd.sift.rows",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsBinary(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/vnd.sift.rows"
                         )
                     }
                     return (response, body)
@@ -750,6 +799,15 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
         )
     }
     /// The saves after a token; waits (long poll) up to `wait` seconds for one.
+    ///
+    /// A token is `RUN.NUMBER`. When the store numbers its write transactions
+    /// itself (a PostgreSQL store's change history; a SQLite store that keeps
+    /// Core Data's persistent history), RUN is the store's UUID and NUMBER the
+    /// transaction's: every server on the store gives the same tokens and
+    /// answers any of them, a restarted server included, as long as the store
+    /// keeps the changes after it. Otherwise RUN is this run of the server,
+    /// and after a restart an old token answers `reset`. A save through
+    /// another server on the same PostgreSQL store wakes a waiting request.
     ///
     /// - Remark: HTTP `GET /v1/changes`.
     /// - Remark: Generated from `#/paths//v1/changes/get(changes)`.

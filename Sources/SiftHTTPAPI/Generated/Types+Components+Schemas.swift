@@ -15,6 +15,75 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/TypedValue`.
         package typealias TypedValue = OpenAPIRuntime.OpenAPIObjectContainer
+        /// The compact form of rows (`application/vnd.sift.rows`), in binary,
+        /// read without JSON: the answer of a fetch of objects, of objects by key
+        /// and of destinations with their rows, and a save's change set and
+        /// answer. A client asks for compact answers in `Accept`, naming the form
+        /// at a higher quality than JSON (`application/vnd.sift.rows,
+        /// application/json;q=0.5`), and sends a change set in it with that
+        /// `Content-Type`. A request without `Accept`, or one that accepts JSON as
+        /// much, is answered in JSON, the default; so are a fetch of keys, a count
+        /// or dictionaries whatever `Accept` says, a save's conflicts (409) and
+        /// every failure.
+        ///
+        /// Numbers are little-endian: u8, u32, i64 (two's complement), f64
+        /// (IEEE 754 bits). A string is a u32 byte count and its UTF-8 bytes;
+        /// bytes are a u32 count and the bytes. A body starts with the magic
+        /// `SIFT` and the format's version (u8, 1), then records, each a u8 tag,
+        /// and ends with the record 0:
+        ///
+        /// - 1 entity: u32 number (0, 1, … in the order they come), the entity's
+        ///   name, u32 attribute count and each attribute's name and column type
+        ///   (u8), u32 to-one relationship count and each one's name. Rows and
+        ///   changes name their entity by its number, and give their values in
+        ///   this order.
+        /// - 2 object, 3 related row (a prefetched key path's): u32 entity
+        ///   number, i64 key, i64 version, then each attribute's cell, then each
+        ///   to-one relationship's: u8 0 (none) or 1 and the destination's key
+        ///   (i64).
+        /// - 4 links (a to-many relationship's members): the owner's entity
+        ///   name, the relationship's name, i64 owner key, u32 count, i64 keys.
+        /// - 5 page: u8 complete (1) or cut short by the page limit (0), u8 1
+        ///   and the cursor of the next page (text), or u8 0.
+        ///
+        /// A change set (as `ChangeSet` says, record by record) holds entities
+        /// and:
+        ///
+        /// - 6 insert: u32 entity number, i64 temporary ID, each attribute's
+        ///   cell, each to-one relationship's target.
+        /// - 7 update: u32 entity number, i64 key, i64 version read, each
+        ///   attribute's cell, each to-one relationship's target.
+        /// - 8 delete: u32 entity number, i64 key, u8 1 and the i64 version
+        ///   read, or u8 0 (whatever version it has: a cascade).
+        /// - 9 link change: u32 owner's entity number, the relationship's name,
+        ///   the owner's target, u32 count and the targets added, u32 count and
+        ///   the keys (i64) removed.
+        /// - 10 kept: u32 entity number, i64 key.
+        /// - 11 identity: u8 1 and the origin, or u8 0; u8 1 and the i64
+        ///   sequence, or u8 0.
+        ///
+        /// A target is u8 0 (none), 1 and an existing object's key (i64), or 2
+        /// and an inserted object's temporary ID (i64). A save's answer holds:
+        ///
+        /// - 12 versions: the entity's name, u32 count, and for each object its
+        ///   i64 key and i64 new version.
+        /// - 13 keys: u32 count, and for each inserted object its i64 temporary
+        ///   ID and i64 key.
+        /// - 14 token: the change feed's token after the save.
+        ///
+        /// A column's type is the attribute's: 1 integer (i64), 2 double (f64;
+        /// double, float, decimal), 3 boolean (u8), 4 string (string, URI), 5
+        /// date (f64 seconds since 2001-01-01T00:00:00Z), 6 bytes (binary,
+        /// transformable), 7 UUID (16 bytes), 0 none (an undefined attribute).
+        /// A cell is u8 0 (nil), 1 and the value in the column's type, or 2 and
+        /// a typed value: u8 kind (0 nil, 1 to 7 as the column types, 8 object:
+        /// entity name and i64 key, 9 array: u32 count and values, 10 dictionary:
+        /// u32 count and name-value pairs) and its value. A typed value carries
+        /// what the column's type does not: a value a store holds in a column of
+        /// another type, an undefined attribute's.
+        ///
+        /// - Remark: Generated from `#/components/schemas/CompactRows`.
+        package typealias CompactRows = OpenAPIRuntime.HTTPBody
         /// An object of an entity, by its key.
         ///
         /// - Remark: Generated from `#/components/schemas/ObjectReference`.
@@ -1189,7 +1258,7 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/ChangeFeed/token`.
             package var token: Swift.String
-            /// True when the token given is unknown to this server (another run of it, or too old): refetch what you hold.
+            /// True when the token given is unknown to this server (another run of it or another store's, newer than the last, or older than the changes kept): refetch what you hold.
             ///
             /// - Remark: Generated from `#/components/schemas/ChangeFeed/reset`.
             package var reset: Swift.Bool
@@ -1199,7 +1268,7 @@ extension Components {
             ///
             /// - Parameters:
             ///   - token: The token to ask after next.
-            ///   - reset: True when the token given is unknown to this server (another run of it, or too old): refetch what you hold.
+            ///   - reset: True when the token given is unknown to this server (another run of it or another store's, newer than the last, or older than the changes kept): refetch what you hold.
             ///   - changes:
             package init(
                 token: Swift.String,

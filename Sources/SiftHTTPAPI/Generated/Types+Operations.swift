@@ -188,6 +188,30 @@ package enum Operations {
                             switch self {
                             case let .json(body):
                                 return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/fetch/POST/responses/200/content/application\/vnd.sift.rows`.
+                    case applicationVnd_sift_rows(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.applicationVnd_sift_rows`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationVnd_sift_rows`.
+                    /// - SeeAlso: `.applicationVnd_sift_rows`.
+                    package var applicationVnd_sift_rows: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .applicationVnd_sift_rows(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/vnd.sift.rows",
+                                    body: self
+                                )
                             }
                         }
                     }
@@ -251,11 +275,14 @@ package enum Operations {
         }
         @frozen package enum AcceptableContentType: AcceptableProtocol {
             case json
+            case applicationVnd_sift_rows
             case other(Swift.String)
             package init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
+                case "application/vnd.sift.rows":
+                    self = .applicationVnd_sift_rows
                 default:
                     self = .other(rawValue)
                 }
@@ -266,11 +293,14 @@ package enum Operations {
                     return string
                 case .json:
                     return "application/json"
+                case .applicationVnd_sift_rows:
+                    return "application/vnd.sift.rows"
                 }
             }
             package static var allCases: [Self] {
                 [
-                    .json
+                    .json,
+                    .applicationVnd_sift_rows
                 ]
             }
         }
@@ -328,6 +358,30 @@ package enum Operations {
                             switch self {
                             case let .json(body):
                                 return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/objects/POST/responses/200/content/application\/vnd.sift.rows`.
+                    case applicationVnd_sift_rows(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.applicationVnd_sift_rows`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationVnd_sift_rows`.
+                    /// - SeeAlso: `.applicationVnd_sift_rows`.
+                    package var applicationVnd_sift_rows: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .applicationVnd_sift_rows(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/vnd.sift.rows",
+                                    body: self
+                                )
                             }
                         }
                     }
@@ -391,11 +445,14 @@ package enum Operations {
         }
         @frozen package enum AcceptableContentType: AcceptableProtocol {
             case json
+            case applicationVnd_sift_rows
             case other(Swift.String)
             package init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
+                case "application/vnd.sift.rows":
+                    self = .applicationVnd_sift_rows
                 default:
                     self = .other(rawValue)
                 }
@@ -406,11 +463,14 @@ package enum Operations {
                     return string
                 case .json:
                     return "application/json"
+                case .applicationVnd_sift_rows:
+                    return "application/vnd.sift.rows"
                 }
             }
             package static var allCases: [Self] {
                 [
-                    .json
+                    .json,
+                    .applicationVnd_sift_rows
                 ]
             }
         }
@@ -468,6 +528,30 @@ package enum Operations {
                             switch self {
                             case let .json(body):
                                 return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/destinations/POST/responses/200/content/application\/vnd.sift.rows`.
+                    case applicationVnd_sift_rows(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.applicationVnd_sift_rows`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationVnd_sift_rows`.
+                    /// - SeeAlso: `.applicationVnd_sift_rows`.
+                    package var applicationVnd_sift_rows: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .applicationVnd_sift_rows(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/vnd.sift.rows",
+                                    body: self
+                                )
                             }
                         }
                     }
@@ -531,11 +615,14 @@ package enum Operations {
         }
         @frozen package enum AcceptableContentType: AcceptableProtocol {
             case json
+            case applicationVnd_sift_rows
             case other(Swift.String)
             package init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
+                case "application/vnd.sift.rows":
+                    self = .applicationVnd_sift_rows
                 default:
                     self = .other(rawValue)
                 }
@@ -546,11 +633,14 @@ package enum Operations {
                     return string
                 case .json:
                     return "application/json"
+                case .applicationVnd_sift_rows:
+                    return "application/vnd.sift.rows"
                 }
             }
             package static var allCases: [Self] {
                 [
-                    .json
+                    .json,
+                    .applicationVnd_sift_rows
                 ]
             }
         }
@@ -587,6 +677,8 @@ package enum Operations {
             @frozen package enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/save/POST/requestBody/content/application\/json`.
                 case json(Components.Schemas.ChangeSet)
+                /// - Remark: Generated from `#/paths/v1/save/POST/requestBody/content/application\/vnd.sift.rows`.
+                case applicationVnd_sift_rows(OpenAPIRuntime.HTTPBody)
             }
             package var body: Operations.Save.Input.Body
             /// Creates a new `Input`.
@@ -617,6 +709,30 @@ package enum Operations {
                             switch self {
                             case let .json(body):
                                 return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/save/POST/responses/200/content/application\/vnd.sift.rows`.
+                    case applicationVnd_sift_rows(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.applicationVnd_sift_rows`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationVnd_sift_rows`.
+                    /// - SeeAlso: `.applicationVnd_sift_rows`.
+                    package var applicationVnd_sift_rows: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .applicationVnd_sift_rows(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/vnd.sift.rows",
+                                    body: self
+                                )
                             }
                         }
                     }
@@ -731,11 +847,14 @@ package enum Operations {
         }
         @frozen package enum AcceptableContentType: AcceptableProtocol {
             case json
+            case applicationVnd_sift_rows
             case other(Swift.String)
             package init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
+                case "application/vnd.sift.rows":
+                    self = .applicationVnd_sift_rows
                 default:
                     self = .other(rawValue)
                 }
@@ -746,11 +865,14 @@ package enum Operations {
                     return string
                 case .json:
                     return "application/json"
+                case .applicationVnd_sift_rows:
+                    return "application/vnd.sift.rows"
                 }
             }
             package static var allCases: [Self] {
                 [
-                    .json
+                    .json,
+                    .applicationVnd_sift_rows
                 ]
             }
         }
@@ -1036,6 +1158,15 @@ package enum Operations {
         }
     }
     /// The saves after a token; waits (long poll) up to `wait` seconds for one.
+    ///
+    /// A token is `RUN.NUMBER`. When the store numbers its write transactions
+    /// itself (a PostgreSQL store's change history; a SQLite store that keeps
+    /// Core Data's persistent history), RUN is the store's UUID and NUMBER the
+    /// transaction's: every server on the store gives the same tokens and
+    /// answers any of them, a restarted server included, as long as the store
+    /// keeps the changes after it. Otherwise RUN is this run of the server,
+    /// and after a restart an old token answers `reset`. A save through
+    /// another server on the same PostgreSQL store wakes a waiting request.
     ///
     /// - Remark: HTTP `GET /v1/changes`.
     /// - Remark: Generated from `#/paths//v1/changes/get(changes)`.

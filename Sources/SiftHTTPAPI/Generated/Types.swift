@@ -56,6 +56,15 @@ package protocol APIProtocol: Sendable {
     func batchDelete(_ input: Operations.BatchDelete.Input) async throws -> Operations.BatchDelete.Output
     /// The saves after a token; waits (long poll) up to `wait` seconds for one.
     ///
+    /// A token is `RUN.NUMBER`. When the store numbers its write transactions
+    /// itself (a PostgreSQL store's change history; a SQLite store that keeps
+    /// Core Data's persistent history), RUN is the store's UUID and NUMBER the
+    /// transaction's: every server on the store gives the same tokens and
+    /// answers any of them, a restarted server included, as long as the store
+    /// keeps the changes after it. Otherwise RUN is this run of the server,
+    /// and after a restart an old token answers `reset`. A save through
+    /// another server on the same PostgreSQL store wakes a waiting request.
+    ///
     /// - Remark: HTTP `GET /v1/changes`.
     /// - Remark: Generated from `#/paths//v1/changes/get(changes)`.
     func changes(_ input: Operations.Changes.Input) async throws -> Operations.Changes.Output
@@ -168,6 +177,15 @@ extension APIProtocol {
         ))
     }
     /// The saves after a token; waits (long poll) up to `wait` seconds for one.
+    ///
+    /// A token is `RUN.NUMBER`. When the store numbers its write transactions
+    /// itself (a PostgreSQL store's change history; a SQLite store that keeps
+    /// Core Data's persistent history), RUN is the store's UUID and NUMBER the
+    /// transaction's: every server on the store gives the same tokens and
+    /// answers any of them, a restarted server included, as long as the store
+    /// keeps the changes after it. Otherwise RUN is this run of the server,
+    /// and after a restart an old token answers `reset`. A save through
+    /// another server on the same PostgreSQL store wakes a waiting request.
     ///
     /// - Remark: HTTP `GET /v1/changes`.
     /// - Remark: Generated from `#/paths//v1/changes/get(changes)`.

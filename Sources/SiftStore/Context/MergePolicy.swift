@@ -55,6 +55,17 @@ public struct SaveConflict: Hashable, Sendable, CustomStringConvertible {
     /// The attribute values now in the store; nil when the row was deleted.
     public var storeValues: [String: PredicateValue]?
 
+    /// A conflict as a save reports it (a context's, or one sent later from a remote store's queue).
+    package init(objectID: ObjectID, entity: String, contextVersion: Int64, contextValues: [String: PredicateValue],
+                 storeVersion: Int64?, storeValues: [String: PredicateValue]?) {
+        self.objectID = objectID
+        self.entity = entity
+        self.contextVersion = contextVersion
+        self.contextValues = contextValues
+        self.storeVersion = storeVersion
+        self.storeValues = storeValues
+    }
+
     public var description: String {
         "\(entity) \(objectID.primaryKey): context read version \(contextVersion), the store has "
             + (storeVersion.map { "version \($0)" } ?? "no such row (deleted)")
@@ -62,7 +73,7 @@ public struct SaveConflict: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// What a merge policy makes of one conflicting object at save.
-enum ConflictResolution {
+package enum ConflictResolution: Sendable {
     /// The store's state wins: the object's changes (or its delete) are dropped.
     case discard
     /// The row is gone from the store, and stays gone.
@@ -76,20 +87,62 @@ enum ConflictResolution {
     case reinsert
 }
 
+/// A conflicting object's change, as a merge policy weighs it: a context's
+/// object, or a change saved earlier and sent later (a remote store's queue).
+package struct ConflictingChange: Sendable {
+    /// The object's entity.
+    package var entity: Entity
+    /// Whether the change deletes the object.
+    package var isDeleted: Bool
+    /// The attribute slots the change writes.
+    package var attributeSlots: [Int]
+    /// The to-one slots the change writes.
+    package var toOneSlots: [Int]
+    /// The attribute values as read before the change, by slot; nil when not known.
+    package var read: [PredicateValue]?
+    /// The whole row as the change leaves it; nil for a delete.
+    package var row: (values: [PredicateValue], toOne: [Int64?])?
+
+    /// A change of an object of `entity`.
+    package init(entity: Entity, isDeleted: Bool, attributeSlots: [Int], toOneSlots: [Int], read: [PredicateValue]?,
+                 row: (values: [PredicateValue], toOne: [Int64?])?) {
+        self.entity = entity
+        self.isDeleted = isDeleted
+        self.attributeSlots = attributeSlots
+        self.toOneSlots = toOneSlots
+        self.read = read
+        self.row = row
+    }
+}
+
 extension MergePolicy {
     /// How this policy resolves a conflict on `object`, whose current row
     /// (its changes applied) is `row`. Nil for `.error`: the save fails.
     func resolve(_ conflict: RowConflict, _ object: ManagedObject,
                  row: (values: [PredicateValue], toOne: [Int64?])?) -> ConflictResolution? {
         guard self != .error else { return nil }
+        let entity = object.description_.entity
+        let read = self == .storeTrump ? object.node.map { node in entity.attributes.indices.map { node.value(at: $0) } } : nil
+        return resolve(conflict, ConflictingChange(entity: entity, isDeleted: object.isDeleted, attributeSlots: object.changedValues.keys.sorted(),
+                                                   toOneSlots: object.changedToOne.keys.sorted(), read: read, row: row))
+    }
+
+    /// How this policy resolves a conflict on a change. Nil for `.error`: the save fails.
+    ///
+    /// - Parameters:
+    ///   - conflict: The row as the store has it now.
+    ///   - change: What the save changes of it.
+    /// - Returns: The resolution, or nil.
+    package func resolve(_ conflict: RowConflict, _ change: ConflictingChange) -> ConflictResolution? {
+        guard self != .error else { return nil }
         guard let current = conflict.current else {
             // Deleted in the store.
-            return object.isDeleted || self == .storeTrump || self == .rollback ? .gone : .reinsert
+            return change.isDeleted || self == .storeTrump || self == .rollback ? .gone : .reinsert
         }
         if self == .rollback { return .discard }
-        if object.isDeleted { return self == .storeTrump ? .discard : .delete }
-        guard let row else { return .discard }
-        let entity = object.description_.entity
+        if change.isDeleted { return self == .storeTrump ? .discard : .delete }
+        guard let row = change.row else { return .discard }
+        let entity = change.entity
         var attributeSlots: [Int]
         var toOneSlots: [Int]
         switch self {
@@ -97,11 +150,11 @@ extension MergePolicy {
             attributeSlots = entity.attributes.map(\.slot)
             toOneSlots = entity.relationships.filter { !$0.isToMany }.map(\.slot)
         default:
-            attributeSlots = object.changedValues.keys.sorted()
-            toOneSlots = object.changedToOne.keys.sorted()
-            if self == .storeTrump, let snapshot = object.node {
+            attributeSlots = change.attributeSlots
+            toOneSlots = change.toOneSlots
+            if self == .storeTrump, let read = change.read {
                 // Only the changes to properties the store left as the context read them.
-                attributeSlots.removeAll { current.value(at: $0) != snapshot.value(at: $0) }
+                attributeSlots.removeAll { current.value(at: $0) != read[$0] }
             }
         }
         var values = current.values

@@ -108,6 +108,7 @@ extension ObjectContext {
                      deleted: [ManagedObject], orders: [ObjectID: [Int: [Int64]]] = [:],
                      resolutions: [ObjectID: ConflictResolution]) -> SaveRequest {
         var request = SaveRequest()
+        request.mergePolicy = mergePolicy
         request.inserts.reserveCapacity(inserted.count)
         request.updates.reserveCapacity(updated.count)
         var linked: [ManagedObject] = []

@@ -59,6 +59,19 @@ struct ReferenceTable<Reference: Hashable & Sendable>: Sendable {
         return true
     }
 
+    /// Gives the object known as `old` the reference `new`, keeping its key:
+    /// `new` is its reference from now on, and `old` still finds its key
+    /// (a row read under the old reference is the same object). False when
+    /// `old` has no key, or `new` is another key's.
+    @discardableResult
+    mutating func rename(_ old: Reference, to new: Reference, root: Int) -> Bool {
+        guard let key = keys[root][old] else { return false }
+        if let other = keys[root][new] { return other == key }
+        keys[root][new] = key
+        references[root][key] = new
+        return true
+    }
+
     /// Forgets the object with `key` in a root's table (its key is not given again).
     mutating func remove(key: Int64, root: Int) {
         if let reference = references[root].removeValue(forKey: key) { keys[root][reference] = nil }

@@ -136,6 +136,10 @@ public struct SaveRequest: Sendable {
     /// their delete, dropped): a cascade from a row this save deletes does
     /// not delete them, it clears their link to it.
     public var kept: Set<ObjectID> = []
+    /// The merge policy of the context that saved: a store that applies the
+    /// changes later (a remote store's queue of saves made offline) resolves
+    /// the conflicts it finds then with it.
+    public var mergePolicy: MergePolicy = .error
 }
 
 /// What a backend answers a save request with.

@@ -361,7 +361,7 @@ struct RemoteStoreTests {
         #expect(try ObjectContext(store: client).count(for: FetchRequest(entityName: "Employee", predicate: "age == 99")) > 0)
     }
 
-    @Test("The disk cache answers while the server is away, says so, and refuses saves as retryable")
+    @Test("The disk cache answers while the server is away, says so, and (saves not queued) refuses saves as retryable")
     func offline() async throws {
         try await offThePool { try self.run_offline() }
     }
@@ -370,7 +370,7 @@ struct RemoteStoreTests {
         let cacheURL = FileManager.default.temporaryDirectory.appendingPathComponent("sift-cache-\(UUID().uuidString).sqlite")
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cacheURL.path + suffix) } }
         let served = try ServedCompany()
-        let remote = try served.client { $0.cacheURL = cacheURL }
+        let remote = try served.client { $0.cacheURL = cacheURL; $0.queuesOfflineSaves = false }
         let statuses = Mutex<[RemoteStatus]>([])
         remote.backend.addStatusObserver { status in statuses.withLock { $0.append(status) } }
         let request = FetchRequest(entityName: "Employee", predicate: "department.name == 'Sales'", sortDescriptors: [FetchSortDescriptor("name")])
@@ -426,7 +426,7 @@ struct RemoteStoreTests {
         let opening = try clock.measure { opened = try served.client { $0.cacheURL = cacheURL } }
         let remote = try #require(opened)
         #expect(opening < .seconds(1), "opening took \(opening) (it took 5 s)")
-        guard case .offline(let reason) = remote.backend.status else {
+        guard case .offline(let reason, _) = remote.backend.status else {
             Issue.record("\(remote.backend.status)")
             return
         }

@@ -24,6 +24,11 @@ struct ServeLoadTests {
         process.standardOutput = output
         process.standardError = output
         try process.run()
+        // A hung run fails the test instead of holding the suite: killed after 5 minutes.
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 300, execute: watchdog)
+        defer { watchdog.cancel() }
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(text)")

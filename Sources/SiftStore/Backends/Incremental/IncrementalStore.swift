@@ -36,7 +36,7 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
     /// The store's identifier, in its objects' URIs.
     public let identifier: String
     /// Each row's reference and key, both ways.
-    private let references: LockedState<ReferenceTable<Backend.Reference>>
+    let references: LockedState<ReferenceTable<Backend.Reference>>
     /// One backend request at a time, unless the backend takes them
     /// concurrently; it counts the requests sent that way. (A lock around a
     /// value the sanitizer can see: one around `()` it reports as a race.)
@@ -179,20 +179,23 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
 
     /// A backend row as the row cache holds it: a node of its own.
     private func node(_ row: BackendRow<Backend.Reference>) throws(StoreError) -> RowNode {
-        let (entity, key, values, toOne) = try parts(row)
+        let (entity, key, values, toOne) = try parts(row, byReference: false)
         return RowNode(id: ObjectID(entity: entity, primaryKey: key), version: row.version, values: values, toOne: toOne,
                        toMany: [[Int64]?](repeating: nil, count: entity.toManyCount))
     }
 
     /// Backend rows as the row cache holds them, in their order: the rows of
-    /// each entity in one batch, by column, as the SQL stores read theirs.
-    private func nodes(_ rows: [BackendRow<Backend.Reference>]) throws(StoreError) -> [RowNode] {
+    /// each entity in one batch, by column, as the SQL stores read theirs;
+    /// keyed by the store's keys, or (`byReference`, for a backend whose
+    /// references are `Int64`) by the backend's references, as a
+    /// ``NodeAnsweringBackend`` gives its nodes.
+    func nodes(_ rows: [BackendRow<Backend.Reference>], byReference: Bool = false) throws(StoreError) -> [RowNode] {
         let now = Date().timeIntervalSinceReferenceDate
         var collectors: [Int: RowCollector] = [:]
         var order: [(entity: Int, row: Int)] = []
         order.reserveCapacity(rows.count)
         for row in rows {
-            let (entity, key, values, toOne) = try parts(row)
+            let (entity, key, values, toOne) = try parts(row, byReference: byReference)
             let index = collectors[entity.index, default: RowCollector(
                 entity: entity.index, root: entity.rootIndex, attributeCount: entity.attributes.count,
                 toOneCount: entity.toOneCount, toManyCount: entity.toManyCount)]
@@ -205,7 +208,12 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
     }
 
     /// A backend row's entity, key, attribute values by slot and to-one keys by slot, checked against the model.
-    private func parts(_ row: BackendRow<Backend.Reference>) throws(StoreError) -> (Entity, Int64, [PredicateValue], [Int64?]) {
+    private func parts(_ row: BackendRow<Backend.Reference>, byReference: Bool) throws(StoreError) -> (Entity, Int64, [PredicateValue], [Int64?]) {
+        func key(for reference: Backend.Reference, root: Int) throws(StoreError) -> Int64 {
+            guard byReference else { return try self.key(for: reference, root: root) }
+            guard let reference = reference as? Int64 else { throw .unexpected("a backend of nodes has Int64 references") }
+            return reference
+        }
         guard let entity = model.entity(named: row.entityName) else {
             throw .server("the backend gave a row of '\(row.entityName)', which is not an entity of the model", sql: nil)
         }
@@ -275,13 +283,17 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
                                    offset: pages ? fetch.request.fetchOffset : 0, limit: pages ? fetch.request.fetchLimit : nil,
                                    prefetchKeyPaths: fetch.request.relationshipKeyPathsForPrefetching,
                                    patternStepLimit: EvaluationBudget.remainingSteps ?? fetch.request.regularExpressionStepLimit)
-        let rows = try call { try backend.fetch(request) }
+        var fetched: [RowNode]
+        if let answering = backend as? any NodeAnsweringBackend {
+            fetched = try keyed(try call { try answering.fetchNodes(request) })
+        } else {
+            fetched = try self.nodes(try call { try backend.fetch(request) })
+        }
         // A fetch with no order comes in key order, as from every store: put
         // in that order before the rows are stored, so that the cache keeps
         // the very array the context is given (and can count its
         // registrations once). A residual's filter keeps the order.
         let keyOrder = !sorts && fetch.sortKeys.isEmpty
-        var fetched = try self.nodes(rows)
         if keyOrder { fetched.sort { $0.id.primaryKey < $1.id.primaryKey } }
         var nodes = rowCache.storeFetched(fetched)
         let entity = fetch.entity
@@ -340,6 +352,9 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
     public func rows(_ entity: Entity, keys: [Int64]) throws(StoreError) -> [RowNode] {
         let wanted = keys.compactMap { knownReference($0, root: entity.rootIndex) }
         guard !wanted.isEmpty else { return [] }
+        if let answering = backend as? any NodeAnsweringBackend, let references = wanted as? [Int64] {
+            return rowCache.storeFetched(try keyed(try call { try answering.nodes(references, entityName: entity.name) }))
+        }
         let rows = try call { try backend.rows(wanted, entityName: entity.name) }
         return rowCache.storeFetched(try nodes(rows))
     }
@@ -404,6 +419,26 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
         announce(changes)
     }
 
+    /// Tells the store that the backend now calls an object by another
+    /// reference (a row written offline under a reference of the backend's
+    /// own, which its server later gave a permanent one): the object keeps
+    /// its ID, and rows read under either reference are that object.
+    ///
+    /// - Parameters:
+    ///   - old: The reference the object had.
+    ///   - new: The reference it has now.
+    ///   - entityName: Its entity.
+    /// - Returns: False when the store already holds another object under `new` (the caller then announces
+    ///   the old object deleted); true otherwise, also when it never met `old`.
+    @discardableResult
+    public func backendDidRename(_ old: Backend.Reference, to new: Backend.Reference, entityName: String) -> Bool {
+        guard let entity = model.entity(named: entityName) else { return true }
+        return references.withLock { table in
+            guard table.key(for: old, root: entity.rootIndex) != nil else { return true }
+            return table.rename(old, to: new, root: entity.rootIndex)
+        }
+    }
+
     // MARK: Saving
 
     /// Sends one save to the backend as a change set, its delete rules
@@ -424,6 +459,7 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
         // cleared, or refused when required, as every store does.
         let dangling = try danglingLinks(request)
         var changes = BackendChanges<Backend.Reference>()
+        changes.mergePolicy = request.mergePolicy
         func object(_ key: Int64, root: Int) throws(StoreError) -> BackendObject<Backend.Reference> {
             key < 0 ? .inserted(key) : .existing(try reference(key, root: root))
         }
@@ -471,7 +507,11 @@ public final class IncrementalStore<Backend: IncrementalStoreBackend>: Persisten
             let entity = model.entities[update.id.entity]
             changes.updates.append(.init(reference: try reference(update.id.primaryKey, root: update.id.root), entityName: entity.name,
                                          expectedVersion: update.expectedVersion, values: values(update.values, of: entity),
-                                         toOne: try toOne(update.toOne, of: entity)))
+                                         toOne: try toOne(update.toOne, of: entity),
+                                         changedAttributes: entity.attributes.filter { update.attributeSlots.contains($0.slot) }.map(\.name),
+                                         changedToOne: entity.relationships.filter {
+                                             !$0.isToMany && update.toOneSlots.contains($0.slot)
+                                         }.map(\.name)))
         }
         for id in request.kept.sorted(by: { ($0.entity, $0.primaryKey) < ($1.entity, $1.primaryKey) }) {
             guard let reference = knownReference(id.primaryKey, root: id.root) else { continue }

@@ -188,6 +188,21 @@ public struct BackendChanges<Reference: Hashable & Sendable>: Sendable {
         public var values: [String: PredicateValue]
         /// To-one destinations by relationship name.
         public var toOne: [String: BackendObject<Reference>]
+
+        /// A new object (a backend that keeps change sets to apply later makes them again).
+        ///
+        /// - Parameters:
+        ///   - temporaryID: The number the change set knows it by.
+        ///   - entityName: Its entity.
+        ///   - values: Attribute values by name.
+        ///   - toOne: To-one destinations by relationship name.
+        public init(temporaryID: Int64, entityName: String, values: [String: PredicateValue],
+                    toOne: [String: BackendObject<Reference>]) {
+            self.temporaryID = temporaryID
+            self.entityName = entityName
+            self.values = values
+            self.toOne = toOne
+        }
     }
     /// A changed object, to be written only if it still has the version read.
     public struct Update: Sendable {
@@ -201,6 +216,31 @@ public struct BackendChanges<Reference: Hashable & Sendable>: Sendable {
         public var values: [String: PredicateValue]
         /// Every to-one destination as it will be, by relationship name.
         public var toOne: [String: BackendObject<Reference>]
+        /// The attributes the save changes (the others are written as read).
+        public var changedAttributes: [String] = []
+        /// The to-one relationships the save changes.
+        public var changedToOne: [String] = []
+
+        /// A changed object.
+        ///
+        /// - Parameters:
+        ///   - reference: The object.
+        ///   - entityName: Its entity.
+        ///   - expectedVersion: The version read.
+        ///   - values: Every attribute value as it will be.
+        ///   - toOne: Every to-one destination as it will be.
+        ///   - changedAttributes: The attributes the save changes.
+        ///   - changedToOne: The to-one relationships the save changes.
+        public init(reference: Reference, entityName: String, expectedVersion: Int64, values: [String: PredicateValue],
+                    toOne: [String: BackendObject<Reference>], changedAttributes: [String] = [], changedToOne: [String] = []) {
+            self.reference = reference
+            self.entityName = entityName
+            self.expectedVersion = expectedVersion
+            self.values = values
+            self.toOne = toOne
+            self.changedAttributes = changedAttributes
+            self.changedToOne = changedToOne
+        }
     }
     /// A deleted object: only if it still has the version read, when one is given.
     public struct Delete: Sendable {
@@ -210,6 +250,18 @@ public struct BackendChanges<Reference: Hashable & Sendable>: Sendable {
         public var entityName: String
         /// The version it must still have; nil: whatever it has (a cascade).
         public var expectedVersion: Int64?
+
+        /// A deleted object.
+        ///
+        /// - Parameters:
+        ///   - reference: The object.
+        ///   - entityName: Its entity.
+        ///   - expectedVersion: The version it must still have; nil: whatever it has.
+        public init(reference: Reference, entityName: String, expectedVersion: Int64?) {
+            self.reference = reference
+            self.entityName = entityName
+            self.expectedVersion = expectedVersion
+        }
     }
     /// Members added to and removed from a to-many relationship with no
     /// to-one inverse (a many-to-many link); a to-many with a to-one
@@ -225,6 +277,23 @@ public struct BackendChanges<Reference: Hashable & Sendable>: Sendable {
         public var added: [BackendObject<Reference>]
         /// Members removed.
         public var removed: [Reference]
+
+        /// Members added to and removed from `owner`'s `relationship`.
+        ///
+        /// - Parameters:
+        ///   - owner: The owner.
+        ///   - entityName: The owner's entity.
+        ///   - relationship: The to-many relationship.
+        ///   - added: Members added.
+        ///   - removed: Members removed.
+        public init(owner: BackendObject<Reference>, entityName: String, relationship: String, added: [BackendObject<Reference>],
+                    removed: [Reference]) {
+            self.owner = owner
+            self.entityName = entityName
+            self.relationship = relationship
+            self.added = added
+            self.removed = removed
+        }
     }
     /// Nullify rules of deleted objects: `relationship` (to-one) of each of
     /// `rows` is cleared where it points at one of `targets`.
@@ -247,7 +316,20 @@ public struct BackendChanges<Reference: Hashable & Sendable>: Sendable {
         public var reference: Reference
         /// Its entity.
         public var entityName: String
+
+        /// An object a merge policy kept as stored.
+        ///
+        /// - Parameters:
+        ///   - reference: The object.
+        ///   - entityName: Its entity.
+        public init(reference: Reference, entityName: String) {
+            self.reference = reference
+            self.entityName = entityName
+        }
     }
+
+    /// No changes yet.
+    public init() {}
 
     /// New objects, in order.
     public var inserts: [Insert] = []
@@ -261,6 +343,10 @@ public struct BackendChanges<Reference: Hashable & Sendable>: Sendable {
     public var clears: [Clear] = []
     /// Objects a merge policy kept as stored: delete rules leave them.
     public var kept: [Kept] = []
+    /// The merge policy of the context that saved: a backend that applies
+    /// the changes later (a queue of saves made offline) resolves the
+    /// conflicts it finds then with it.
+    public var mergePolicy: MergePolicy = .error
 }
 
 /// What a backend answers a save with.

@@ -88,13 +88,17 @@ extension SQLStoreBackend {
     /// - Parameters:
     ///   - nodes: Rows of the store's model, as the other store holds them.
     ///   - deleted: Rows to drop.
+    ///   - alongside: More work in the same transaction, before the rows are written (a remote store's
+    ///     queue of saves made offline, kept beside the rows it changed).
     /// - Throws: `StoreError`, nothing written: the database's error when writing fails.
-    package func mirror(_ nodes: [RowNode], deleting deleted: [ObjectID]) throws(StoreError) {
-        guard !nodes.isEmpty || !deleted.isEmpty else { return }
+    package func mirror(_ nodes: [RowNode], deleting deleted: [ObjectID],
+                        alongside: ((any SQLExecutor) throws -> Void)? = nil) throws(StoreError) {
+        guard !nodes.isEmpty || !deleted.isEmpty || alongside != nil else { return }
         let writer = self.writer
         let schema = self.schema
         let model = self.model
         try writeTransaction { executor -> ((), StoreChanges) in
+            try alongside?(executor)
             var byRoot: [Int: [Int64]] = [:]
             for id in deleted { byRoot[id.root, default: []].append(id.primaryKey) }
             for node in nodes { byRoot[node.id.root, default: []].append(node.id.primaryKey) }
