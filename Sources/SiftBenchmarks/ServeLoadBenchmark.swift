@@ -276,8 +276,7 @@ struct LoadRun: Sendable {
             }
             for await result in group { total.add(result) }
         }
-        total.elapsed = Double((ContinuousClock.now - start).components.seconds)
-            + Double((ContinuousClock.now - start).components.attoseconds) / 1e18
+        total.elapsed = SiftBenchmarks.seconds(ContinuousClock.now - start)
         return total
     }
 
@@ -288,8 +287,7 @@ struct LoadRun: Sendable {
         do {
             let response = try await http.execute(request, timeout: .seconds(30))
             let body = try await response.body.collect(upTo: 1 << 24)
-            let elapsed = ContinuousClock.now - clock
-            result.latencies.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1e3)
+            result.latencies.append(SiftBenchmarks.seconds(ContinuousClock.now - clock) * 1e3)
             return (response.status.code, Data(body.readableBytesView))
         } catch {
             result.errors += 1
