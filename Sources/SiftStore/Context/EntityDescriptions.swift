@@ -47,6 +47,14 @@ final class EntityDescription {
     @usableFromInline let nameCount: Int
     /// Each relationship's destination entity (index and root), by relationship name.
     let destinations: [String: (index: Int, root: Int, hasSubentities: Bool)]
+    /// Each relationship's inverse, by relationship name (none for one without):
+    /// keeping both sides in step finds it with one hash, no entity copied.
+    let inverses: [String: Relationship]
+    /// The relationships, by name (inherited ones included).
+    let relationships: [String: Relationship]
+    /// The numbers of to-one and to-many slots.
+    let toOneCount: Int
+    let toManyCount: Int
     /// The to-one relationships, in a plain array a read by name scans:
     /// slot and destination, without copying the relationship.
     let toOneLinks: [ToOneLink]
@@ -57,6 +65,8 @@ final class EntityDescription {
     let toMany: [Relationship]
     /// An inserted object's values before anything is set: each attribute's default.
     let defaultValues: [PredicateValue]
+    /// The attributes with a default value, by slot: an inserted object's first changes.
+    let setDefaults: [(slot: Int, value: PredicateValue)]
 
     init(_ entity: Entity, in model: DataModel) {
         self.entity = entity
@@ -82,12 +92,18 @@ final class EntityDescription {
             (nameWords + 2 * slot + 1).initialize(to: words.1)
         }
         var destinations: [String: (Int, Int, Bool)] = [:]
+        var inverses: [String: Relationship] = [:]
         for relationship in entity.relationships {
             if let destination = model.entity(named: relationship.destination) {
                 destinations[relationship.name] = (destination.index, destination.rootIndex, !destination.subentities.isEmpty)
+                inverses[relationship.name] = relationship.inverse.flatMap { destination.relationship(named: $0) }
             }
         }
         self.destinations = destinations
+        self.inverses = inverses
+        relationships = Dictionary(entity.relationships.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        toOneCount = entity.toOneCount
+        toManyCount = entity.toManyCount
         toOneLinks = entity.relationships.compactMap { relationship in
             guard !relationship.isToMany, let destination = destinations[relationship.name] else { return nil }
             return ToOneLink(name: relationship.name, length: relationship.name.utf8.count, slot: relationship.slot, destination: destination.0,
@@ -97,6 +113,7 @@ final class EntityDescription {
         requiredToOne = entity.relationships.filter { !$0.isToMany && !$0.isOptional }.map { ($0.slot, $0.name) }
         toMany = entity.relationships.filter(\.isToMany)
         defaultValues = entity.attributes.map { $0.defaultValue ?? .null }
+        setDefaults = entity.attributes.compactMap { attribute in attribute.defaultValue.map { (attribute.slot, $0) } }
     }
 
     deinit { nameWords.deallocate() }

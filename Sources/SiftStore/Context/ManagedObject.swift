@@ -239,10 +239,10 @@ public final class ManagedObject: CustomStringConvertible {
     func values() throws(StoreError) -> RowNode {
         if let node { return node }
         if isInserted {
-            let entity = description_.entity
-            return RowNode(id: objectID, version: 0, values: entity.attributes.map { $0.defaultValue ?? .null },
-                           toOne: Array(repeating: nil, count: entity.toOneCount),
-                           toMany: Array(repeating: [], count: entity.toManyCount))
+            let description = description_
+            return RowNode(id: objectID, version: 0, values: description.defaultValues,
+                           toOne: Array(repeating: nil, count: description.toOneCount),
+                           toMany: Array(repeating: [], count: description.toManyCount))
         }
         guard let owner = description_.context else {
             // The context is gone. A fault a fetch returned still holds the row the fetch read: its values are
@@ -264,8 +264,8 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     func relationship(_ key: String, toMany: Bool) throws(StoreError) -> Relationship {
-        var relationship = description_.entity.relationship(named: key)
-        if relationship == nil, try knowsOwnEntity() { relationship = description_.entity.relationship(named: key) }
+        var relationship = description_.relationships[key]
+        if relationship == nil, try knowsOwnEntity() { relationship = description_.relationships[key] }
         guard let relationship, relationship.isToMany == toMany else {
             throw .unknownRelationship(key, entity: description_.entity.name)
         }
@@ -479,7 +479,9 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// The current target key of a to-one slot.
     func toOneKey(_ relationship: Relationship) throws(StoreError) -> Int64? {
-        if let changed = changedToOne[relationship.slot] { return changed }
+        if let changed = changes?.toOne[relationship.slot] { return changed }
+        // An inserted object has no saved row: a to-one not set is empty.
+        if isInserted, node == nil { return nil }
         return try values().toOneKey(at: relationship.slot)
     }
 

@@ -11,14 +11,14 @@ extension ObjectContext {
     /// - Returns: The new object, registered in the context, its attributes at their default values.
     /// - Throws: `StoreError.unknownEntity` when the model has no entity called `entityName`.
     public func insert(_ entityName: String) throws(StoreError) -> ManagedObject {
-        let entity = try store.entity(entityName)
+        guard let index = descriptionIndexes[entityName] else { throw .unknownEntity(entityName) }
         nextTemporaryKey -= 1
-        let object = ManagedObject(objectID: ObjectID(entity: entity, primaryKey: nextTemporaryKey),
-                                   description: descriptions[entity.index])
+        let object = ManagedObject(primaryKey: nextTemporaryKey, description: descriptions[index])
         object.isInserted = true
-        for attribute in entity.attributes {
-            if let value = attribute.defaultValue { object.changedValues[attribute.slot] = value }
-        }
+        // Room for every attribute's value: setting them grows nothing.
+        let changes = object.makeChanges()
+        changes.values.reserveCapacity(descriptions[index].defaultValues.count)
+        for (slot, value) in descriptions[index].setDefaults { changes.values[slot] = value }
         register(object)
         changed.insert(object)
         return object
@@ -99,8 +99,21 @@ extension ObjectContext {
         store.model.entity(named: relationship.destination)!
     }
 
-    func inverse(_ relationship: Relationship) -> Relationship? {
-        relationship.inverse.flatMap { destination(relationship).relationship(named: $0) }
+    /// The inverse of a relationship of `owner`, from its description when
+    /// it has the relationship (no entity looked up and copied).
+    func inverse(_ relationship: Relationship, of owner: ManagedObject) -> Relationship? {
+        guard let name = relationship.inverse else { return nil }
+        let description = owner.description_
+        if description.destinations[relationship.name] != nil { return description.inverses[relationship.name] }
+        return destination(relationship).relationship(named: name)
+    }
+
+    /// The object of `key` at the destination of a relationship of `owner`.
+    func object(at relationship: Relationship, of owner: ManagedObject, key: Int64) -> ManagedObject {
+        guard let destination = owner.description_.destinations[relationship.name] else {
+            return object(destination(relationship), key)
+        }
+        return object(for: ObjectID(entity: destination.index, root: destination.root, primaryKey: key))
     }
 
     func object(_ entity: Entity, _ key: Int64) -> ManagedObject {
@@ -136,13 +149,12 @@ extension ObjectContext {
     /// target's old partner loses it).
     func setToOne(_ object: ManagedObject, _ relationship: Relationship, _ target: ManagedObject?) throws(StoreError) {
         let old = try object.toOneKey(relationship)
-        let destinationEntity = destination(relationship)
         guard old != target?.objectID.primaryKey else { return }
         try assign(object, relationship, target?.objectID.primaryKey)
-        guard let inverse = inverse(relationship) else { return }
+        guard let inverse = inverse(relationship, of: object) else { return }
         let me = object.objectID.primaryKey
         if let old {
-            let previous = self.object(destinationEntity, old)
+            let previous = self.object(at: relationship, of: object, key: old)
             if inverse.isToMany { try remove(previous, inverse, me) } else { try assign(previous, inverse, nil) }
         }
         if let target {
@@ -159,23 +171,23 @@ extension ObjectContext {
 
     /// Adds `member` to `owner.relationship`, with the inverse kept in step.
     func link(_ owner: ManagedObject, _ relationship: Relationship, _ member: ManagedObject) throws(StoreError) {
-        if let inverse = inverse(relationship), !inverse.isToMany {
+        if let inverse = inverse(relationship, of: owner), !inverse.isToMany {
             // The member's to-one side holds the link.
             try setToOne(member, inverse, owner)
             return
         }
         try add(owner, relationship, member.objectID.primaryKey)
-        if let inverse = inverse(relationship) { try add(member, inverse, owner.objectID.primaryKey) }
+        if let inverse = inverse(relationship, of: owner) { try add(member, inverse, owner.objectID.primaryKey) }
     }
 
     /// Removes `member` from `owner.relationship`, with the inverse kept in step.
     func unlink(_ owner: ManagedObject, _ relationship: Relationship, _ member: ManagedObject) throws(StoreError) {
-        if let inverse = inverse(relationship), !inverse.isToMany {
+        if let inverse = inverse(relationship, of: owner), !inverse.isToMany {
             if try member.toOneKey(inverse) == owner.objectID.primaryKey { try setToOne(member, inverse, nil) }
             return
         }
         try remove(owner, relationship, member.objectID.primaryKey)
-        if let inverse = inverse(relationship) { try remove(member, inverse, owner.objectID.primaryKey) }
+        if let inverse = inverse(relationship, of: owner) { try remove(member, inverse, owner.objectID.primaryKey) }
     }
 
     // MARK: Delete
@@ -201,7 +213,7 @@ extension ObjectContext {
             }
             switch relationship.deleteRule {
             case .nullify:
-                guard let inverse = inverse(relationship) else { continue }
+                guard let inverse = inverse(relationship, of: object) else { continue }
                 for target in targets where !target.isDeleted {
                     if inverse.isToMany {
                         try remove(target, inverse, object.objectID.primaryKey)

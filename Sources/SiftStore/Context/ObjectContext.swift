@@ -113,6 +113,8 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Each entity of the model with its lookups, by index.
     let descriptions: [EntityDescription]
+    /// Each entity's index in `descriptions`, by name.
+    let descriptionIndexes: [String: Int]
     /// The store's row cache, read without a call through the store's protocol.
     let rowCache: RowCache
     /// The fetched results controllers following this context, held weakly.
@@ -125,6 +127,7 @@ public final class ObjectContext: @unchecked Sendable {
         self.store = store
         self.rowCache = store.rowCache
         self.descriptions = EntityDescription.all(in: store.model)
+        descriptionIndexes = Dictionary(descriptions.enumerated().map { ($1.entity.name, $0) }, uniquingKeysWith: { first, _ in first })
         for description in descriptions { description.context = self }
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
     }

@@ -2,8 +2,8 @@
 //
 // Objects are found by ID in pages of 64 addressed by the primary key, one
 // set of pages per root entity, as the row cache's entries are: no hashing
-// for the keys stores give (1 up); keys the pages do not cover (a new
-// object's negative key, keys too sparse to fill pages) are hashed. A fetch
+// for the keys stores give (1 up), nor for new objects' temporary keys (-1
+// down, in pages of their own); keys too sparse to fill pages are hashed. A fetch
 // into a table the context holds no object of (a new context, or an entity
 // it has not fetched) adds its objects as one array instead, with nothing
 // done per row: they go into the pages only when something first looks an
@@ -13,6 +13,8 @@
 struct ObjectRegistry {
     /// The objects looked up by ID: by root entity index, in pages by key.
     private var tables: [ObjectPages] = []
+    /// The same for temporary (negative) keys.
+    private var temporaryTables: [ObjectPages] = []
     /// The objects looked up by ID whose keys the pages do not cover.
     private var overflow: [ObjectID: ManagedObject] = [:]
     /// Objects added in bulk and not hashed yet, by root entity index
@@ -45,11 +47,17 @@ struct ObjectRegistry {
     @inline(__always)
     private func lookUp(_ id: ObjectID) -> ManagedObject? {
         let root = id.root, key = id.primaryKey
-        if key >= 0, root < tables.count {
+        if key >= 0, root >= 0, root < tables.count {
             let page = Int(truncatingIfNeeded: key >> ObjectPages.shift)
             if page < tables[root].pages.count, let held = tables[root].pages[page] {
                 // A key whose page exists is in the page, or nowhere.
                 return held.entries[Int(truncatingIfNeeded: key) & ObjectPages.mask]
+            }
+        } else if key < 0, root >= 0, root < temporaryTables.count {
+            // (A temporary key -1, -2, … is at 0, 1, … of its own pages.)
+            let page = Int(truncatingIfNeeded: ~key >> ObjectPages.shift)
+            if page < temporaryTables[root].pages.count, let held = temporaryTables[root].pages[page] {
+                return held.entries[Int(truncatingIfNeeded: ~key) & ObjectPages.mask]
             }
         }
         return overflow.isEmpty ? nil : overflow[id]
@@ -59,10 +67,23 @@ struct ObjectRegistry {
     /// held an object before.
     private mutating func store(_ object: ManagedObject?, for id: ObjectID) -> Bool {
         let root = id.root
-        if root >= tables.count { tables.append(contentsOf: repeatElement(ObjectPages(), count: root - tables.count + 1)) }
-        guard let page = tables[root].pageForWriting(id.primaryKey, allocating: object != nil, overflow: &overflow, root: root) else {
+        func inOverflow(_ overflow: inout [ObjectID: ManagedObject]) -> Bool {
             let old = object.map { overflow.updateValue($0, forKey: id) } ?? overflow.removeValue(forKey: id)
             return old != nil
+        }
+        guard root >= 0 else { return inOverflow(&overflow) }
+        if id.primaryKey < 0 {
+            if root >= temporaryTables.count {
+                temporaryTables.append(contentsOf: repeatElement(ObjectPages(temporary: true), count: root - temporaryTables.count + 1))
+            }
+            guard let page = temporaryTables[root].pageForWriting(id.primaryKey, allocating: object != nil, overflow: &overflow, root: root) else {
+                return inOverflow(&overflow)
+            }
+            return temporaryTables[root].put(object, key: id.primaryKey, page: page)
+        }
+        if root >= tables.count { tables.append(contentsOf: repeatElement(ObjectPages(), count: root - tables.count + 1)) }
+        guard let page = tables[root].pageForWriting(id.primaryKey, allocating: object != nil, overflow: &overflow, root: root) else {
+            return inOverflow(&overflow)
         }
         return tables[root].put(object, key: id.primaryKey, page: page)
     }
@@ -95,7 +116,7 @@ struct ObjectRegistry {
     func forEachArray(_ body: ([ManagedObject]) -> Void) {
         for arrays in unhashed { for objects in arrays { body(objects) } }
         var rest: [ManagedObject] = []
-        for table in tables {
+        for table in tables + temporaryTables {
             for case let page? in table.pages {
                 for slot in 0..<ObjectPages.size { if let object = page.entries[slot] { rest.append(object) } }
             }
@@ -106,7 +127,7 @@ struct ObjectRegistry {
 
     /// Calls `body` with every object held.
     func forEach(_ body: (ManagedObject) -> Void) {
-        for table in tables {
+        for table in tables + temporaryTables {
             for case let page? in table.pages {
                 for slot in 0..<ObjectPages.size { if let object = page.entries[slot] { body(object) } }
             }
@@ -118,6 +139,7 @@ struct ObjectRegistry {
     /// Forgets every object.
     mutating func removeAll() {
         tables = []
+        temporaryTables = []
         overflow = [:]
         unhashed = []
         unhashedRoots = 0
@@ -152,6 +174,15 @@ private struct ObjectPages {
     static let size = 1 << shift
     static let mask = size - 1
 
+    /// Whether the pages hold temporary keys (-1 at 0, -2 at 1, …), not keys from 0 up.
+    var temporary = false
+
+    /// Where `key` goes in these pages; nil for a key of the other kind.
+    @inline(__always)
+    func position(_ key: Int64) -> Int64? {
+        temporary ? (key < 0 ? ~key : nil) : (key >= 0 ? key : nil)
+    }
+
     /// The pages by `key >> shift`; nil where no key of the page has an object.
     var pages: [ObjectPage?] = []
     var pagesInUse = 0
@@ -162,8 +193,8 @@ private struct ObjectPages {
     /// objects of it in), when the pages cover the key or can grow to;
     /// nil when it belongs in the overflow.
     mutating func pageForWriting(_ key: Int64, allocating: Bool, overflow: inout [ObjectID: ManagedObject], root: Int) -> Int? {
-        guard key >= 0 else { return nil }
-        let page = Int(truncatingIfNeeded: key >> Self.shift)
+        guard let position = position(key) else { return nil }
+        let page = Int(truncatingIfNeeded: position >> Self.shift)
         if page < pages.count, pages[page] != nil { return page }
         guard allocating else { return nil }
         if page >= pages.count {
@@ -179,11 +210,13 @@ private struct ObjectPages {
         pages[page] = made
         pagesInUse += 1
         if !overflow.isEmpty {
-            let moving = overflow.filter { $0.key.root == root && $0.key.primaryKey >= 0
-                && Int(truncatingIfNeeded: $0.key.primaryKey >> Self.shift) == page }
+            let moving = overflow.filter { entry in
+                guard entry.key.root == root, let at = self.position(entry.key.primaryKey) else { return false }
+                return Int(truncatingIfNeeded: at >> Self.shift) == page
+            }
             for (id, object) in moving {
                 overflow[id] = nil
-                made.entries[Int(truncatingIfNeeded: id.primaryKey) & Self.mask] = object
+                made.entries[Int(truncatingIfNeeded: self.position(id.primaryKey) ?? 0) & Self.mask] = object
                 made.occupied += 1
                 count += 1
             }
@@ -195,7 +228,7 @@ private struct ObjectPages {
     /// whether the entry held an object before.
     mutating func put(_ object: ManagedObject?, key: Int64, page: Int) -> Bool {
         let held = pages[page].unsafelyUnwrapped
-        let slot = held.entries + (Int(truncatingIfNeeded: key) & Self.mask)
+        let slot = held.entries + (Int(truncatingIfNeeded: position(key) ?? 0) & Self.mask)
         let old = slot.pointee
         slot.pointee = object
         let change = (object == nil ? 0 : 1) - (old == nil ? 0 : 1)
