@@ -291,7 +291,7 @@ extension ObjectContext {
             // Defaults, then what was set: no snapshot to build first.
             var values = object.description_.defaultValues
             for (slot, value) in object.changedValues { values[slot] = value }
-            var toOne = [Int64?](repeating: nil, count: object.description_.entity.toOneCount)
+            var toOne = [Int64?](repeating: nil, count: object.description_.toOneCount)
             for (slot, key) in object.changedToOne { toOne[slot] = key }
             return (values, toOne)
         }

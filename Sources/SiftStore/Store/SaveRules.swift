@@ -64,8 +64,9 @@ extension SaveRequest {
     }
 
     /// The to-one relationships the request writes, with the rows written
-    /// (in the request's order, a row more than once when the request writes
-    /// it so) and the keys they point at: every to-one of an insert, the
+    /// (their keys as the request has them, temporary ones not resolved; in
+    /// the request's order, a row more than once when the request writes
+    /// it so) and the keys they point at (resolved): every to-one of an insert, the
     /// to-one slots of an update; by the row's entity and relationship. Relationships whose inverse's rule is
     /// no action are left out (a key through them may point at a deleted
     /// row, by design).
@@ -90,14 +91,12 @@ extension SaveRequest {
             return last
         }
         func note(_ id: ObjectID, _ slots: some Sequence<Int>, _ toOne: [Int64?]) {
-            // (The owner's key resolved once for the row, not once a link.)
-            var owner: Int64?
             for slot in slots where slot < toOne.count {
                 guard let target = SaveRequest.resolve(toOne[slot], keys) else { continue }
-                let resolved = owner ?? SaveRequest.resolve(id.primaryKey, keys)!
-                owner = resolved
                 let index = place(of: Slot(entity: id.entity, slot: slot))
-                rows[index].value.owners.append(resolved)
+                // (The owner's key as the request has it: resolved by the
+                // caller, and only when a link must be read.)
+                rows[index].value.owners.append(id.primaryKey)
                 rows[index].value.targets.insert(target)
             }
         }
@@ -136,7 +135,8 @@ extension SaveRequest {
             let found = try reader.entities(of: targets, in: destination)
             let gone = Set(targets.filter { found[$0].map { !model.isEntity(at: $0, kindOf: destination.index) } ?? true })
             guard !gone.isEmpty else { continue }
-            let dangling = try reader.pairs(relationship, of: entity, owners: Array(Set(owners)).sorted())
+            let resolved = owners.map { SaveRequest.resolve($0, keys)! }
+            let dangling = try reader.pairs(relationship, of: entity, owners: Array(Set(resolved)).sorted())
                 .filter { gone.contains($0.member) }
             guard !dangling.isEmpty else { continue }
             if !relationship.isOptional {

@@ -33,6 +33,36 @@ struct SaveRegressionTests {
         #expect(try again.objects(forKey: "tags").isEmpty)
     }
 
+    @Test("Inserted objects are found by their temporary IDs, then by their permanent ones, and a dropped one goes",
+          arguments: StoreKind.allCases)
+    func insertedObjectsByIdentity(_ kind: StoreKind) throws {
+        let store = try kind.make(try DataSet(model: Self.tagsModel, objects: ["Article": [], "Tag": []]))
+        let context = store.context()
+        // Enough for several pages of temporary keys, and one dropped before the save.
+        let inserted = try (0..<300).map { index in
+            let tag = try context.insert("Tag")
+            try tag.setValue(.string("t\(index)"), forKey: "name")
+            return tag
+        }
+        let article = try context.insert("Article")
+        try article.setValue(.string("A"), forKey: "title")
+        for tag in inserted.prefix(70) { try article.addObject(tag, forKey: "tags") }
+        for tag in inserted { #expect(context.object(for: tag.objectID) === tag) }
+        try context.delete(inserted[150])
+        #expect(context.registeredObjectCount == 300)
+        let temporary = inserted.map(\.objectID)
+        try context.save()
+        for (index, tag) in inserted.enumerated() where index != 150 {
+            #expect(tag.objectID.primaryKey > 0)
+            #expect(context.object(for: tag.objectID) === tag)
+            #expect(context.object(for: temporary[index]) !== tag)
+        }
+        let fresh = store.context()
+        let names = try fresh.fetch(FetchRequest(entityName: "Tag")).compactMap { $0["name"]?.stringValue }
+        #expect(names.count == 299 && !names.contains("t150"))
+        #expect(try fresh.object(for: article.objectID).objects(forKey: "tags").count == 70)
+    }
+
     @Test("A conflict the policy resolves for the store reads the store's row, not a cached one", arguments: [
         MergePolicy.rollback, .storeTrump,
     ])
