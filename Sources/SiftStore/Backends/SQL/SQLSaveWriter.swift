@@ -138,6 +138,15 @@ package struct SQLSaveWriter {
         self.transformers = transformers
     }
 
+    /// `write(_:_:)` with the executor a transaction hands out, called with
+    /// SQLite's executor as its own type: through the existential, the
+    /// generic writer ran unspecialized, each row's plan, statement and
+    /// values reached through type metadata and witness tables.
+    package func write(_ request: SaveRequest, on executor: any SQLExecutor) throws -> SaveResult {
+        if let sqlite = executor as? SQLiteExecutor { return try write(request, sqlite) }
+        return try write(request, executor)
+    }
+
     /// Writes a request inside the caller's transaction. Throws
     /// `ConflictsFound` (the caller rolls back) when rows moved.
     package func write<E: SQLExecutor>(_ request: SaveRequest, _ executor: E) throws -> SaveResult {

@@ -103,7 +103,7 @@ extension SQLStoreBackend {
                 if case .text(let text)? = try executor.rows(select.sql, select.bindings).first?.first {
                     throw AnsweredBefore(answer: text)
                 }
-                let result = try writer.write(request, executor)
+                let result = try writer.write(request, on: executor)
                 let now = Date().timeIntervalSinceReferenceDate
                 let insert = SaveAnswerStatements.insertAnswer(origin: identity.origin, sequence: identity.sequence, timestamp: now,
                                                                answer: try answer(result), in: dialect)

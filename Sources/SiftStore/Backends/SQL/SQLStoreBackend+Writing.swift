@@ -18,7 +18,7 @@ extension SQLStoreBackend {
         let result: SaveResult
         do {
             result = try inWriteTransaction(reservingKeys: counts) { executor in
-                let result = try writer.write(request, executor)
+                let result = try writer.write(request, on: executor)
                 return (result, result.changes)
             }
         } catch let found as ConflictsFound {
