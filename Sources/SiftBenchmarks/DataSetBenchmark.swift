@@ -1,7 +1,8 @@
 // Data-set benchmark: loading a JSON data set (the `sift batch` and atomic
 // store input) at n and 4n employees in the same run. Linear loading gives
-// a ratio near 4; the baseline is Foundation's JSONSerialization reading the
-// same bytes into Foundation objects (the least any loader does).
+// a ratio near 4. The baselines read the same file: Python's `json.load`
+// (in a python3 process, timed there; the target is at most 2x it) and
+// Foundation's JSONSerialization into Foundation objects.
 
 import Foundation
 import Sift
@@ -19,13 +20,46 @@ func demoDataSetFile(employees: Int) -> URL {
     return url
 }
 
+/// The best of three `json.load(open(path))` in python3, in seconds, or nil
+/// when python3 cannot be run (or prints no time).
+func pythonJSONLoad(_ url: URL) -> Double? {
+    let script = """
+        import json, sys, time
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            with open(sys.argv[1]) as f:
+                json.load(f)
+            best = min(best, time.perf_counter() - start)
+        print(best)
+        """
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", script, url.path]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let printed = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { return nil }
+    return Double(String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+}
+
 func dataSetBenchmark() {
     report("== Data sets: loading the demo company's JSON at n and 4n employees, one core")
     let clock = ContinuousClock()
     var perEmployee: [Int: Double] = [:]
+    var skippedPython = false
     let sizes = ProcessInfo.processInfo.environment["SIFT_BENCH_EMPLOYEES"].flatMap(Int.init).map { [$0] } ?? [25_000, 100_000]
     for employees in sizes {
-        let data = try! Data(contentsOf: demoDataSetFile(employees: employees))
+        let url = demoDataSetFile(employees: employees)
+        let data = try! Data(contentsOf: url)
+        let python = pythonJSONLoad(url)
+        if python == nil && !skippedPython {
+            report("python3 json.load: skipped (python3 did not run)")
+            skippedPython = true
+        }
         var bestLoad = Double.infinity
         var bestParse = Double.infinity
         for _ in 0..<3 {
@@ -34,9 +68,11 @@ func dataSetBenchmark() {
         }
         perEmployee[employees] = bestLoad
         report("\(employees) employees (\(formatted(Double(data.count) / 1e6)) MB)",
+               python.map { "json.load \(formatted($0 * 1000)) ms" } ?? "json.load -",
                "JSONSerialization \(formatted(bestParse * 1000)) ms",
-               "DataSet(json:) \(formatted(bestLoad * 1000)) ms = \(formatted(bestLoad / bestParse, digits: 2))x",
-               employees == 100_000 ? "(target ≤ 1 000 ms)" : "")
+               "DataSet(json:) \(formatted(bestLoad * 1000)) ms",
+               python.map { "= \(formatted(bestLoad / $0, digits: 2))x json.load (target ≤ 2x)" } ?? "",
+               "\(formatted(bestLoad / bestParse, digits: 2))x JSONSerialization")
     }
     guard let small = perEmployee[25_000], let large = perEmployee[100_000] else { return }
     let growth = large / small

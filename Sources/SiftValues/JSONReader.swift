@@ -69,6 +69,9 @@ private struct Reader {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     var depth = 0
+    /// Member lists to reuse, one per object being read, so that an object's
+    /// dictionary is made once at its size rather than grown member by member.
+    var spareMembers: [[(String, PredicateValue)]] = []
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -237,9 +240,14 @@ private struct Reader {
 
     mutating func object() throws(JSONReadError) -> PredicateValue {
         let start = index
-        var members: [String: PredicateValue] = [:]
+        var list = spareMembers.popLast() ?? []
+        list.removeAll(keepingCapacity: true)
+        try self.members { key, value, _ in list.append((key, value)) }
+        var members = [String: PredicateValue](minimumCapacity: list.count)
         // A repeated name: the last value, as Foundation's readers keep.
-        try self.members { key, value, _ in members[key] = value }
+        for (key, value) in list { members[key] = value }
+        list.removeAll(keepingCapacity: true)
+        spareMembers.append(list)
         // Sift's conventions for values JSON has no type for.
         if members.count == 1 {
             if let date = members["date"] {
@@ -272,19 +280,28 @@ private struct Reader {
     mutating func string() throws(JSONReadError) -> String {
         index += 1
         let start = index
+        // Every byte or'ed together: below 0x80, the text is ASCII, valid as it is.
+        var bits: UInt8 = 0
         // The common case: no escapes, so the text is the bytes themselves.
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
-                guard let text = String(validating: slice, as: UTF8.self) else {
-                    throw failure("a string holds bytes that are not UTF-8")
+                let text: String
+                if bits < 0x80 {
+                    text = String(decoding: slice, as: UTF8.self)
+                } else {
+                    guard let valid = String(validating: slice, as: UTF8.self) else {
+                        throw failure("a string holds bytes that are not UTF-8")
+                    }
+                    text = valid
                 }
                 index += 1
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw failure("a string holds an unescaped control character (0x\(String(byte, radix: 16)))") }
+            bits |= byte
             index += 1
         }
         guard index < bytes.count else {

@@ -28,7 +28,10 @@ struct JSONReaderTests {
         (#"{"date": "2001-01-02"}"#, .date(Date(timeIntervalSinceReferenceDate: 86_400))),
         (#"{"object": {"entity": "Employee", "id": 101}}"#, .object(ObjectReference(entity: "Employee", id: 101))),
         (#"{"date": 1, "other": 2}"#, .dictionary(["date": 1, "other": 2])), (#"{"a": 1, "a": 2}"#, .dictionary(["a": 2])),
-        ("\u{FEFF}[1]", .array([1])),
+        ("\u{FEFF}[1]", .array([1])), (#""abc\#u{e9}""#, .string("abc\u{e9}")), (#""\u0041\#u{e9}""#, .string("A\u{e9}")),
+        (#"{"a": {"b": 1, "b": 2}, "a": {"c": {"d": [1, {"e": 2, "f": {}}]}, "g": 3}, "h": [{"i": 1}, {"i": 2}]}"#,
+         .dictionary(["a": .dictionary(["c": .dictionary(["d": .array([1, .dictionary(["e": 2, "f": .dictionary([:])])])]), "g": 3]),
+                      "h": .array([.dictionary(["i": 1]), .dictionary(["i": 2])])])),
     ])
     func values(_ text: String, _ expected: PredicateValue) throws {
         #expect(try Self.read(text) == expected)

@@ -143,7 +143,10 @@ public struct DataSet: Sendable {
     ///   not listed as ids, the two sides of a relationship disagree, a link
     ///   names a missing object, or a to-one has several destinations.
     public init(model: DataModel, objects: [String: [[String: PredicateValue]]]) throws(DataSetError) {
+        // Each dictionary as it is, "id" and all (a copy without it would cost
+        // one per object): the builder skips the key "id".
         var keyed: [String: [(id: Int64, properties: [String: PredicateValue])]] = [:]
+        keyed.reserveCapacity(objects.count)
         for (entityName, list) in objects {
             var rows: [(id: Int64, properties: [String: PredicateValue])] = []
             rows.reserveCapacity(list.count)
@@ -152,24 +155,102 @@ public struct DataSet: Sendable {
                     throw DataSetError("an object of '\(entityName)' has "
                         + (object["id"].map { "the \"id\" \($0), which is not a 64-bit integer" } ?? "no integer \"id\""))
                 }
-                var properties = object
-                properties["id"] = nil
-                rows.append((id, properties))
+                rows.append((id, object))
             }
             keyed[entityName] = rows
         }
-        try self.init(model: model, keyedObjects: keyed)
+        try self.init(model: model, keyedObjects: keyed, skippingIDKey: true)
     }
 
     /// Builds nodes from objects given with their keys apart from their
     /// properties (so that an attribute may be named `id`), as
     /// ``init(model:objects:)`` does.
     init(model: DataModel, keyedObjects objects: [String: [(id: Int64, properties: [String: PredicateValue])]]) throws(DataSetError) {
+        try self.init(model: model, keyedObjects: objects, skippingIDKey: false)
+    }
+
+    /// The objects of one root table, in the order listed.
+    private struct Table {
+        var ids: [Int64] = []
+        var entities: [Int] = []
+        var values: [[PredicateValue]] = []
+        /// Each id's place in the arrays above.
+        var places = Places()
+    }
+
+    /// Each id of a table and its place: an array by id when the ids are
+    /// dense (most data sets count from 1), a dictionary otherwise.
+    private struct Places {
+        private var first: Int64 = 0
+        private var byID: [Int] = []
+        private var dictionary: [Int64: Int] = [:]
+
+        init() {}
+
+        /// Places for ids from `lowest` to `highest`, `count` of them.
+        init(lowest: Int64, highest: Int64, count: Int) {
+            let (span, overflow) = highest.subtractingReportingOverflow(lowest)
+            guard !overflow, span >= 0, span < 1024 + 2 * Int64(min(count, 1 << 40)) else {
+                dictionary.reserveCapacity(count)
+                return
+            }
+            first = lowest
+            byID = Array(repeating: -1, count: Int(span) + 1)
+        }
+
+        /// The index in `byID` of `id`, or nil when it is out of its range.
+        private func offset(_ id: Int64) -> Int? {
+            guard id >= first else { return nil }
+            let (offset, overflow) = id.subtractingReportingOverflow(first)
+            guard !overflow, offset < Int64(byID.count) else { return nil }
+            return Int(offset)
+        }
+
+        subscript(id: Int64) -> Int? {
+            get {
+                guard !byID.isEmpty else { return dictionary[id] }
+                guard let offset = offset(id), byID[offset] >= 0 else { return nil }
+                return byID[offset]
+            }
+            set {
+                if !byID.isEmpty {
+                    if let offset = offset(id) {
+                        byID[offset] = newValue ?? -1
+                        return
+                    }
+                    // An id out of the range counted (not met): by dictionary from now on.
+                    for (offset, place) in byID.enumerated() where place >= 0 {
+                        dictionary[first + Int64(offset)] = place
+                    }
+                    byID = []
+                }
+                dictionary[id] = newValue
+            }
+        }
+    }
+
+    /// Builds nodes from keyed objects; with `skippingIDKey`, the key "id"
+    /// of a property list is the object's key again, not a property.
+    private init(model: DataModel, keyedObjects objects: [String: [(id: Int64, properties: [String: PredicateValue])]],
+                 skippingIDKey: Bool) throws(DataSetError) {
         self.model = model
-        // Every object's entity and attributes, by root table and id.
-        var rows: [[Int64: (entity: Int, values: [PredicateValue])]] = Array(repeating: [:], count: model.entities.count)
-        // listed[declaring entity][relationship name] = links as listed from that side.
-        var listed: [[String: Set<Link>]] = Array(repeating: [:], count: model.entities.count)
+        // Every object's entity and attributes, by root table.
+        var tables = Array(repeating: Table(), count: model.entities.count)
+        // The range of each table's ids, for their places.
+        var ranges: [(lowest: Int64, highest: Int64, count: Int)?] = Array(repeating: nil, count: model.entities.count)
+        for (entityName, list) in objects {
+            guard let root = model.entity(named: entityName)?.rootIndex else { continue }
+            for (id, _) in list {
+                ranges[root] = ranges[root].map { (min($0.lowest, id), max($0.highest, id), $0.count + 1) } ?? (id, id, 1)
+            }
+        }
+        for (root, range) in ranges.enumerated() {
+            guard let range else { continue }
+            tables[root].places = Places(lowest: range.lowest, highest: range.highest, count: range.count)
+        }
+        // listed[declaring entity][relationship name] = links as listed from
+        // that side (in any order, repeats and all).
+        var listed: [[String: [Link]]] = Array(repeating: [:], count: model.entities.count)
 
         for entityName in objects.keys.sorted() {
             let list = objects[entityName]!
@@ -177,26 +258,43 @@ public struct DataSet: Sendable {
                 throw DataSetError("objects are listed for '\(entityName)', which is not an entity of the model")
             }
             let root = entity.rootIndex
-            // What each object is read against, resolved once per entity, not per object.
-            let propertyNames = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name))
+            // What each object is read against, resolved once per entity, not
+            // per object; each property has a place: the attributes', then the
+            // relationships'.
             let attributes = entity.attributes.map { ($0.name, $0.type, $0.defaultValue, $0.isOptional) }
             let relationships = entity.relationships.map {
                 ($0.name, $0.isToMany, model.declaringEntity(of: $0.name, from: entity).index)
             }
-            rows[root].reserveCapacity(rows[root].count + list.count)
+            var placeOf: [String: Int] = [:]
+            for (place, name) in (attributes.map(\.0) + relationships.map(\.0)).enumerated() where placeOf[name] == nil {
+                placeOf[name] = place
+            }
+            // Each object's values by place, and this entity's links by
+            // relationship (nil for a side not listed).
+            var found: [PredicateValue?] = Array(repeating: nil, count: attributes.count + relationships.count)
+            var links: [[Link]?] = Array(repeating: nil, count: relationships.count)
+            let expected = tables[root].ids.count + list.count
+            tables[root].ids.reserveCapacity(expected)
+            tables[root].entities.reserveCapacity(expected)
+            tables[root].values.reserveCapacity(expected)
             for (id, object) in list {
-                if let other = rows[root][id] {
-                    let otherName = model.entities[other.entity].name
+                if let other = tables[root].places[id] {
+                    let otherName = model.entities[tables[root].entities[other]].name
                     throw DataSetError(otherName == entityName ? "two objects of '\(entityName)' have the id \(id)"
                         : "'\(entityName)' \(id) and '\(otherName)' \(id) share an id, and their entities share a table")
                 }
-                for key in object.keys where !propertyNames.contains(key) {
-                    throw DataSetError("'\(entityName)' \(id) has a value for '\(key)', which is not a property of the entity")
+                for place in found.indices { found[place] = nil }
+                for (key, value) in object {
+                    if skippingIDKey && key == "id" { continue }
+                    guard let place = placeOf[key] else {
+                        throw DataSetError("'\(entityName)' \(id) has a value for '\(key)', which is not a property of the entity")
+                    }
+                    found[place] = value
                 }
                 var row: [PredicateValue] = []
                 row.reserveCapacity(attributes.count)
-                for (name, type, defaultValue, isOptional) in attributes {
-                    let raw = object[name] ?? defaultValue ?? .null
+                for (place, (name, type, defaultValue, isOptional)) in attributes.enumerated() {
+                    let raw = found[place] ?? defaultValue ?? .null
                     guard let value = Self.convert(raw, to: type) else {
                         throw DataSetError("'\(entityName)' \(id): '\(name)' \(type.mismatch(raw))")
                     }
@@ -205,21 +303,26 @@ public struct DataSet: Sendable {
                     }
                     row.append(value)
                 }
-                rows[root][id] = (entity.index, row)
-                for (name, isToMany, owner) in relationships {
-                    guard let raw = object[name] else { continue }
-                    // Links are kept under the entity that declares the relationship.
+                tables[root].places[id] = tables[root].ids.count
+                tables[root].ids.append(id)
+                tables[root].entities.append(entity.index)
+                tables[root].values.append(row)
+                for (index, (name, isToMany, _)) in relationships.enumerated() {
+                    guard let raw = found[attributes.count + index] else { continue }
+                    // A side is listed by a null to-one or by a link.
                     switch (raw, isToMany) {
                     case (.null, false):
-                        listed[owner][name, default: []].formUnion([])
+                        if links[index] == nil { links[index] = [] }
                     case (.int(let target), false):
-                        listed[owner][name, default: []].insert(Link(id, target))
+                        if links[index] == nil { links[index] = [] }
+                        links[index]!.append(Link(id, target))
                     case (.array(let targets), true):
                         for target in targets {
                             guard case .int(let t) = target else {
                                 throw DataSetError("'\(entityName)' \(id): '\(name)' must list integer ids")
                             }
-                            listed[owner][name, default: []].insert(Link(id, t))
+                            if links[index] == nil { links[index] = [] }
+                            links[index]!.append(Link(id, t))
                         }
                     default:
                         throw DataSetError("'\(entityName)' \(id): '\(name)' must be "
@@ -227,72 +330,96 @@ public struct DataSet: Sendable {
                     }
                 }
             }
+            // Links are kept under the entity that declares the relationship.
+            for (index, (name, _, owner)) in relationships.enumerated() {
+                guard let own = links[index] else { continue }
+                listed[owner][name, default: []].append(contentsOf: own)
+            }
         }
 
         // Each relationship's links: those listed from its side, or derived
         // from its inverse's side; both must agree when both are listed.
-        var toOne: [[Int64: [Int64?]]] = Array(repeating: [:], count: model.entities.count)
-        var toMany: [[Int64: [[Int64]?]]] = Array(repeating: [:], count: model.entities.count)
-        for (root, table) in rows.enumerated() {
-            toOne[root].reserveCapacity(table.count)
-            toMany[root].reserveCapacity(table.count)
-            for (id, row) in table {
-                let entity = model.entities[row.entity]
-                toOne[root][id] = Array(repeating: nil, count: entity.toOneCount)
-                toMany[root][id] = Array(repeating: [], count: entity.toManyCount)
-            }
+        var toOne: [[[Int64?]]] = tables.map { table in
+            table.entities.map { Array(repeating: nil, count: model.entities[$0].toOneCount) }
+        }
+        var toMany: [[[[Int64]?]]] = tables.map { table in
+            table.entities.map { Array(repeating: [], count: model.entities[$0].toManyCount) }
         }
         for entity in model.entities {
             for relationship in entity.declaredRelationships {
                 let destination = model.entity(named: relationship.destination)!
-                let own = listed[entity.index][relationship.name]
+                let own = listed[entity.index][relationship.name].map { Self.sortedOnce($0) }
                 let inverseOwner = relationship.inverse.map { model.declaringEntity(of: $0, from: destination) }
                 let fromInverse = inverseOwner.flatMap { listed[$0.index][relationship.inverse!] }
-                    .map { Set($0.map { Link($0.target, $0.source) }) }
+                    .map { Self.sortedOnce($0.map { Link($0.target, $0.source) }) }
                 if let own, let fromInverse, own != fromInverse {
                     throw DataSetError("'\(entity.name).\(relationship.name)' and its inverse '\(destination.name).\(relationship.inverse!)' disagree")
                 }
-                let links = (own ?? fromInverse ?? []).sorted { ($0.source, $0.target) < ($1.source, $1.target) }
-                for link in links {
-                    guard let source = rows[entity.rootIndex][link.source], model.isEntity(at: source.entity, kindOf: entity.index) else {
+                let sources = tables[entity.rootIndex]
+                let targets = tables[destination.rootIndex]
+                for link in own ?? fromInverse ?? [] {
+                    guard let source = sources.places[link.source], model.isEntity(at: sources.entities[source], kindOf: entity.index) else {
                         throw DataSetError("'\(entity.name).\(relationship.name)' links the missing '\(entity.name)' \(link.source)")
                     }
-                    guard let target = rows[destination.rootIndex][link.target],
-                          model.isEntity(at: target.entity, kindOf: destination.index) else {
+                    guard let target = targets.places[link.target], model.isEntity(at: targets.entities[target], kindOf: destination.index) else {
                         throw DataSetError("'\(entity.name)' \(link.source): '\(relationship.name)' points to the missing '\(destination.name)' \(link.target)")
                     }
                     if relationship.isToMany {
-                        toMany[entity.rootIndex][link.source]![relationship.slot]!.append(link.target)
+                        toMany[entity.rootIndex][source][relationship.slot]!.append(link.target)
                     } else {
-                        guard toOne[entity.rootIndex][link.source]![relationship.slot] == nil else {
+                        guard toOne[entity.rootIndex][source][relationship.slot] == nil else {
                             throw DataSetError("'\(entity.name)' \(link.source): the to-one '\(relationship.name)' has several destinations")
                         }
-                        toOne[entity.rootIndex][link.source]![relationship.slot] = link.target
+                        toOne[entity.rootIndex][source][relationship.slot] = link.target
                     }
                 }
             }
         }
         // Each entity's rows in one batch, by column, with their to-many
         // keys; the nodes in the order of their root tables and keys.
-        var builders: [Int: RowBatchBuilder] = [:]
+        var builders: [RowBatchBuilder?] = Array(repeating: nil, count: model.entities.count)
         var order: [(entity: Int, row: Int)] = []
-        order.reserveCapacity(rows.reduce(0) { $0 + $1.count })
-        for (root, table) in rows.enumerated() {
-            for id in table.keys.sorted() {
-                guard let row = table[id] else { continue }
-                let entity = model.entities[row.entity]
-                let builder = builders[row.entity] ?? RowBatchBuilder(
-                    entity: row.entity, root: root, attributeCount: entity.attributes.count,
-                    toOneCount: entity.toOneCount, toManyCount: entity.toManyCount, storesToMany: true)
-                builders[row.entity] = builder
-                order.append((row.entity, builder.count))
-                builder.append(key: id, version: 1, values: row.values, toOne: toOne[root][id] ?? [],
-                               toMany: toMany[root][id] ?? [])
+        order.reserveCapacity(tables.reduce(0) { $0 + $1.ids.count })
+        for (root, table) in tables.enumerated() {
+            let ids = table.ids
+            // By key (most lists come in key order already).
+            let places = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } ? Array(ids.indices)
+                : ids.indices.sorted { ids[$0] < ids[$1] }
+            for place in places {
+                let entityIndex = table.entities[place]
+                let builder: RowBatchBuilder
+                if let existing = builders[entityIndex] {
+                    builder = existing
+                } else {
+                    let entity = model.entities[entityIndex]
+                    builder = RowBatchBuilder(entity: entityIndex, root: root, attributeCount: entity.attributes.count,
+                                              toOneCount: entity.toOneCount, toManyCount: entity.toManyCount, storesToMany: true)
+                    builders[entityIndex] = builder
+                }
+                order.append((entityIndex, builder.count))
+                builder.append(key: ids[place], version: 1, values: table.values[place], toOne: toOne[root][place],
+                               toMany: toMany[root][place])
             }
         }
         let now = Date().timeIntervalSinceReferenceDate
-        let batches = builders.mapValues { $0.batch(fetchTimestamp: now) }
+        let batches = builders.map { $0?.batch(fetchTimestamp: now) }
         nodes = order.compactMap { batches[$0.entity]?.node(at: $0.row) }
+    }
+
+    /// Links in (source, target) order, each once: a side's links as a set
+    /// compares and is walked.
+    private static func sortedOnce(_ links: [Link]) -> [Link] {
+        var links = links
+        if !zip(links, links.dropFirst()).allSatisfy({ ($0.source, $0.target) < ($1.source, $1.target) }) {
+            links.sort { ($0.source, $0.target) < ($1.source, $1.target) }
+            var kept = 0
+            for place in links.indices where kept == 0 || links[kept - 1] != links[place] {
+                links[kept] = links[place]
+                kept += 1
+            }
+            links.removeLast(links.count - kept)
+        }
+        return links
     }
 
     /// A row cache holding every object of the data set.
