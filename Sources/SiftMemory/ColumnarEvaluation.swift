@@ -2,7 +2,8 @@
 // rather than node by node.
 //
 // Each comparison of an attribute with a constant runs as one tight loop
-// over the attribute's typed column, for the whole table; through a to-one
+// over the attribute's typed column, 64 rows to a word of bits, skipping
+// the words with no row still in question; through a to-one
 // relationship, over the destination's column, read back by row; through a
 // to-many relationship (`ANY`, `ALL`, `NONE`, `@count`), over the members'
 // rows. AND narrows the rows still to test, OR tests only the rows not yet
@@ -530,6 +531,22 @@ enum Kernels {
         let first = needle[0]
         var i = 0
         let last = n &- m
+        #if _endian(little)
+        // Eight places at a time: the bytes equal to the needle's first are
+        // found in one word (the zero-byte test can also flag a byte above a
+        // real one: every flagged place is compared in full).
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let firsts = UInt64(first) &* ones
+        while i &+ 8 <= last &+ 1 {
+            let word = UnsafeRawPointer(haystack + i).loadUnaligned(as: UInt64.self) ^ firsts
+            var places = (word &- ones) & ~word & (ones &<< 7)
+            while places != 0 {
+                if same(haystack + (i &+ places.trailingZeroBitCount &>> 3), needle, m) { return true }
+                places &= places &- 1
+            }
+            i &+= 8
+        }
+        #endif
         while i <= last {
             if haystack[i] == first, same(haystack + i + 1, needle + 1, m &- 1) { return true }
             i &+= 1

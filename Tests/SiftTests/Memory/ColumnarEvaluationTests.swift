@@ -31,7 +31,9 @@ struct ColumnarEvaluationTests {
 
     static func makeCache(items: Int) -> RowCache {
         let cache = RowCache(model: model)
-        let strings: [PredicateValue] = ["Ann", "ann", "ANNA", "Ånn", "émile", "Emile", "", "x", .null, "naïve", "NAIVE", "straße"]
+        let strings: [PredicateValue] = ["Ann", "ann", "ANNA", "Ånn", "émile", "Emile", "", "x", .null, "naïve", "NAIVE", "straße",
+                                         // Long enough to be searched eight bytes at a time.
+                                         "Joanna and Annabel Annex", "\u{0}\u{1}a\u{1}\u{0}annexe of the ANNEX", "aaaaaaaaaaaaaaaaaan"]
         let doubles: [PredicateValue] = [.double(1.5), .double(.nan), .null, .double(-0.0), .double(2.5), .double(.infinity)]
         var nodes: [RowNode] = []
         for key in 1...items {
@@ -57,7 +59,8 @@ struct ColumnarEvaluationTests {
         "d > 1", "d < 2", "d == 1.5", "d != 1.5", "d >= -0.0", "d == nil", "d BETWEEN {0, 3}",
         "s == 'ann'", "s ==[c] 'ann'", "s ==[cd] 'ANN'", "s !=[c] 'ann'", "s BEGINSWITH[c] 'an'", "s BEGINSWITH ''",
         "s ENDSWITH[cd] 'le'", "s CONTAINS[c] 'N'", "s CONTAINS[cd] 'i'", "s < 'b'", "s >=[c] 'emile'", "s == nil",
-        "s != nil", "s IN 'xannay'", "s IN[c] 'XANNA'", "s LIKE[c] 'a*'", "s MATCHES '[a-z]+'",
+        "s != nil", "s CONTAINS 'ann'", "s CONTAINS[c] 'annex'", "s CONTAINS 'an'", "s CONTAINS[cd] 'ANNE'",
+        "s IN 'xannay'", "s IN[c] 'XANNA'", "s LIKE[c] 'a*'", "s MATCHES '[a-z]+'",
         "b == YES", "b == NO", "b != YES", "b == nil",
         "m > 10", "m == 4", "m < 3.5",
         "owner.n > 1", "owner.s ==[c] 'ann'", "owner == nil", "owner != nil", "owner.d > 1",
