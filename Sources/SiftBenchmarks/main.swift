@@ -64,7 +64,7 @@ func parseBenchmark() {
     }
 }
 
-let sections: [String: () -> Void] = ["parse": parseBenchmark, "compile": compileBenchmark, "values": valuesBenchmark, "memory": memoryBenchmark, "store": storeBenchmark, "optimizer": optimizerBenchmark,
+let sections: [String: () -> Void] = ["parse": parseBenchmark, "compile": compileBenchmark, "values": valuesBenchmark, "memory": memoryBenchmark, "memory-limit": typedArraysSection, "store": storeBenchmark, "optimizer": optimizerBenchmark,
                                          "write": writeBenchmark, "scaling": scalingBenchmark, "postgres": postgresBenchmark, "dataset": dataSetBenchmark, "cli": commandLineBenchmark, "expressions": expressionBenchmark, "live": liveResultsBenchmark, "migrate": migrationBenchmark, "small": smallFetchBenchmark, "remote": remoteBenchmark, "gnustep": gnustepBenchmark, "history": historyBenchmark, "page": pageBenchmark, "swift": swiftPredicateBenchmark, "swift-convert": swiftPredicateConversionProfile, "serve-load": serveLoadBenchmark]
 let chosen = CommandLine.arguments.dropFirst()
 for name in sections.keys.sorted() where chosen.isEmpty || chosen.contains(name) {

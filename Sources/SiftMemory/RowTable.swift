@@ -37,6 +37,7 @@ public final class RowTable: @unchecked Sendable {
     private var rowOfKey: [Int64: Int32]?
     private var toOneColumns: [Int: [Int32]] = [:]
     private var toManyColumns: [Int: LinkColumn] = [:]
+    private var toManyCountColumns: [Int: [Int64]] = [:]
 
     init(entity: Int, nodes: [RowNode]) {
         self.entity = entity
@@ -133,6 +134,26 @@ public final class RowTable: @unchecked Sendable {
             return LinkColumn(offsets: offsets, rows: rows)
         }
     }
+
+    /// For each row, how many members of the to-many relationship in `slot`
+    /// the snapshot holds.
+    func toManyCounts(slot: Int, destination: RowTable) -> [Int64] {
+        cached(slot, \.toManyCountColumns) {
+            let offsets = toManyRows(slot: slot, destination: destination).offsets
+            return (0..<nodes.count).map { Int64(offsets[$0 + 1] - offsets[$0]) }
+        }
+    }
+}
+
+/// The rows of a table as bits, 64 rows a word (row `i` is bit `i % 64`
+/// of word `i / 64`).
+enum RowBits {
+    /// The words for `count` rows, none set.
+    static func none(_ count: Int) -> [UInt64] { Array(repeating: 0, count: (count + 63) / 64) }
+
+    /// Sets row `row`'s bit.
+    @inline(__always)
+    static func set(_ words: inout [UInt64], _ row: Int) { words[row >> 6] |= 1 << UInt64(row & 63) }
 }
 
 /// The members of a to-many relationship of each row: rows `offsets[i]
@@ -142,23 +163,24 @@ struct LinkColumn {
     let rows: [Int32]
 }
 
-/// One attribute's values over a table's rows.
+/// One attribute's values over a table's rows; which rows are nil as
+/// `RowBits` (a nil row's value is zero or false).
 enum ValueColumn {
     /// Integers, and which rows are nil.
-    case integers([Int64], nulls: [Bool])
-    /// Doubles, and which rows are nil.
-    case doubles([Double], nulls: [Bool])
-    /// Booleans, and which rows are nil.
-    case booleans([Bool], nulls: [Bool])
+    case integers([Int64], nulls: [UInt64])
+    /// Doubles, which rows are nil, and whether some value is NaN.
+    case doubles([Double], nulls: [UInt64], nans: Bool)
+    /// Booleans as `RowBits` of the true rows, and which rows are nil.
+    case booleans(trues: [UInt64], nulls: [UInt64])
     /// Strings (nil rows among them).
     case strings(StringColumn)
     /// Values of several types: read from the nodes.
     case mixed
 
     /// Which rows are nil, for a typed column.
-    var nulls: [Bool]? {
+    var nulls: [UInt64]? {
         switch self {
-        case .integers(_, let nulls), .doubles(_, let nulls), .booleans(_, let nulls): nulls
+        case .integers(_, let nulls), .doubles(_, let nulls, _), .booleans(_, let nulls): nulls
         case .strings(let column): column.nulls
         case .mixed: nil
         }
@@ -178,17 +200,17 @@ enum ValueColumn {
     init(_ nodes: [RowNode], slot: Int) {
         func value(_ node: RowNode) -> PredicateValue { node.value(at: slot) }
         guard let first = nodes.lazy.map(value).first(where: { $0 != .null }) else {
-            self = .integers(Array(repeating: 0, count: nodes.count), nulls: Array(repeating: true, count: nodes.count))
+            self = .integers(Array(repeating: 0, count: nodes.count), nulls: RowSet(all: nodes.count).words)
             return
         }
         /// The values as `T` (nil rows as `zero`) and which rows are nil; nil when a value is of another type.
-        func typed<T>(_ zero: T, _ cast: (PredicateValue) -> T?) -> (values: [T], nulls: [Bool])? {
+        func typed<T>(_ zero: T, _ cast: (PredicateValue) -> T?) -> (values: [T], nulls: [UInt64])? {
             var column = [T](repeating: zero, count: nodes.count)
-            var nulls = [Bool](repeating: false, count: nodes.count)
+            var nulls = RowBits.none(nodes.count)
             for (row, node) in nodes.enumerated() {
                 let element = value(node)
                 if case .null = element {
-                    nulls[row] = true
+                    RowBits.set(&nulls, row)
                 } else if let x = cast(element) {
                     column[row] = x
                 } else {
@@ -201,12 +223,18 @@ enum ValueColumn {
         case .int:
             self = typed(Int64(0)) { if case .int(let x) = $0 { x } else { nil } }.map { .integers($0, nulls: $1) } ?? .mixed
         case .double:
-            self = typed(Double(0)) { if case .double(let x) = $0 { x } else { nil } }.map { .doubles($0, nulls: $1) } ?? .mixed
+            self = typed(Double(0)) { if case .double(let x) = $0 { x } else { nil } }.map { .doubles($0, nulls: $1, nans: $0.contains { $0.isNaN }) } ?? .mixed
         case .bool:
-            self = typed(false) { if case .bool(let x) = $0 { x } else { nil } }.map { .booleans($0, nulls: $1) } ?? .mixed
+            self = typed(false) { if case .bool(let x) = $0 { x } else { nil } }.map { values, nulls in
+                var trues = RowBits.none(values.count)
+                for (row, value) in values.enumerated() where value { RowBits.set(&trues, row) }
+                return .booleans(trues: trues, nulls: nulls)
+            } ?? .mixed
         case .string:
             self = typed("") { if case .string(let x) = $0 { x } else { nil } }
-                .map { .strings(StringColumn(zip($0, $1).map { string, isNil in isNil ? nil : string })) } ?? .mixed
+                .map { strings, nulls in
+                    .strings(StringColumn((0..<strings.count).map { nulls[$0 >> 6] & (1 << UInt64($0 & 63)) != 0 ? nil : strings[$0] }))
+                } ?? .mixed
         default:
             self = .mixed
         }
@@ -214,22 +242,21 @@ enum ValueColumn {
 }
 
 /// Strings in one byte buffer: row `i`'s UTF-8 bytes are
-/// `bytes[offsets[i] ..< offsets[i + 1]]`, unless `nulls[i]`.
+/// `bytes[offsets[i] ..< offsets[i + 1]]`, unless row `i` is set in
+/// `nulls` (`RowBits`).
 struct StringColumn {
     let bytes: [UInt8]
     let offsets: [Int]
-    let nulls: [Bool]
+    let nulls: [UInt64]
 
     init(_ strings: [String?]) {
         var bytes: [UInt8] = []
         var offsets: [Int] = [0]
         offsets.reserveCapacity(strings.count + 1)
-        var nulls: [Bool] = []
-        nulls.reserveCapacity(strings.count)
-        for string in strings {
-            if let string { bytes.append(contentsOf: string.utf8) }
+        var nulls = RowBits.none(strings.count)
+        for (row, string) in strings.enumerated() {
+            if let string { bytes.append(contentsOf: string.utf8) } else { RowBits.set(&nulls, row) }
             offsets.append(bytes.count)
-            nulls.append(string == nil)
         }
         self.bytes = bytes
         self.offsets = offsets

@@ -25,12 +25,18 @@ struct ColumnarEvaluationTests {
 
     /// Items 1…40 with awkward values; a few owners and parts point at keys
     /// no node holds.
-    static let cache: RowCache = {
+    static let cache = makeCache(items: 40)
+    /// The same over several words of 64 rows (and a last word not full).
+    static let largeCache = makeCache(items: 300)
+
+    static func makeCache(items: Int) -> RowCache {
         let cache = RowCache(model: model)
-        let strings: [PredicateValue] = ["Ann", "ann", "ANNA", "Ånn", "émile", "Emile", "", "x", .null, "naïve", "NAIVE", "straße"]
+        let strings: [PredicateValue] = ["Ann", "ann", "ANNA", "Ånn", "émile", "Emile", "", "x", .null, "naïve", "NAIVE", "straße",
+                                         // Long enough to be searched eight bytes at a time.
+                                         "Joanna and Annabel Annex", "\u{0}\u{1}a\u{1}\u{0}annexe of the ANNEX", "aaaaaaaaaaaaaaaaaan"]
         let doubles: [PredicateValue] = [.double(1.5), .double(.nan), .null, .double(-0.0), .double(2.5), .double(.infinity)]
         var nodes: [RowNode] = []
-        for key in 1...40 {
+        for key in 1...items {
             let entity = key % 7 == 0 ? 1 : (key % 11 == 0 ? 2 : 0)
             let n: PredicateValue = key % 5 == 0 ? .null : .int(Int64(key % 13) - 3)
             // `m` mixes integers and doubles: evaluated value by value.
@@ -46,14 +52,15 @@ struct ColumnarEvaluationTests {
         }
         cache.store(nodes)
         return cache
-    }()
+    }
 
     static let predicates = [
         "n > 2", "n <= 0", "n == 4", "n != 4", "n == nil", "n != nil", "n BETWEEN {0, 5}", "n IN {1, 2, 3}",
         "d > 1", "d < 2", "d == 1.5", "d != 1.5", "d >= -0.0", "d == nil", "d BETWEEN {0, 3}",
         "s == 'ann'", "s ==[c] 'ann'", "s ==[cd] 'ANN'", "s !=[c] 'ann'", "s BEGINSWITH[c] 'an'", "s BEGINSWITH ''",
         "s ENDSWITH[cd] 'le'", "s CONTAINS[c] 'N'", "s CONTAINS[cd] 'i'", "s < 'b'", "s >=[c] 'emile'", "s == nil",
-        "s != nil", "s IN 'xannay'", "s IN[c] 'XANNA'", "s LIKE[c] 'a*'", "s MATCHES '[a-z]+'",
+        "s != nil", "s CONTAINS 'ann'", "s CONTAINS[c] 'annex'", "s CONTAINS 'an'", "s CONTAINS[cd] 'ANNE'",
+        "s IN 'xannay'", "s IN[c] 'XANNA'", "s LIKE[c] 'a*'", "s MATCHES '[a-z]+'",
         "b == YES", "b == NO", "b != YES", "b == nil",
         "m > 10", "m == 4", "m < 3.5",
         "owner.n > 1", "owner.s ==[c] 'ann'", "owner == nil", "owner != nil", "owner.d > 1",
@@ -62,10 +69,11 @@ struct ColumnarEvaluationTests {
         "n + 1 > 3 OR uppercase(s) == 'ANN'", "SUBQUERY(parts, $p, $p.n > 2).@count > 0", "TRUEPREDICATE", "FALSEPREDICATE",
     ]
 
-    @Test("Every predicate selects the same rows by columns as node by node", arguments: ["Item", "Special", "Other"])
-    func sameRows(_ entity: String) throws {
+    @Test("Every predicate selects the same rows by columns as node by node",
+          arguments: ["Item", "Special", "Other"], [40, 300])
+    func sameRows(_ entity: String, items: Int) throws {
         let compiler = PredicateCompiler(model: Self.model)
-        let domain = RowNodeDomain(cache: Self.cache)
+        let domain = RowNodeDomain(cache: items == 40 ? Self.cache : Self.largeCache)
         let index = try #require(Self.model.entity(named: entity)).index
         let table = domain.snapshot.table(entity: index)
         #expect(table.nodes.map(\.id) == domain.snapshot.nodes(entity: index).map(\.id))
