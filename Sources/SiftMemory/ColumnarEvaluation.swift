@@ -67,29 +67,6 @@ struct RowSet {
         self.count = count
     }
 
-    /// The rows for which `holds` is true, asked row by row in order.
-    @inline(__always)
-    init(count: Int, _ holds: (Int) -> Bool) {
-        self.count = count
-        words = [UInt64](unsafeUninitializedCapacity: (count + 63) / 64) { buffer, initialized in
-            var row = 0
-            for index in 0..<buffer.count {
-                var word: UInt64 = 0
-                let end = min(row + 64, count)
-                var bit: UInt64 = 0
-                while row < end {
-                    word |= (holds(row) ? 1 : 0) << bit
-                    bit += 1
-                    row += 1
-                }
-                buffer[index] = word
-            }
-            initialized = buffer.count
-        }
-    }
-
-    subscript(row: Int) -> Bool { words[row >> 6] & (1 << UInt64(row & 63)) != 0 }
-
     var isEmpty: Bool { !words.contains { $0 != 0 } }
 
     mutating func formUnion(_ other: RowSet) {
