@@ -215,7 +215,7 @@ extension SQLSchema {
     ///
     /// - Parameter entity: The entity of the rows inserted.
     /// - Returns: The INSERT, whose
-    ///   `RowInsert.bindings(key:version:values:toOne:targetEntity:)` gives
+    ///   `RowInsert.bindings(key:version:values:toOne:targetEntity:into:)` gives
     ///   the values of a row.
     package func insertRow(_ entity: Entity) -> RowInsert {
         RowInsert(schema: self, entity: entity)
@@ -410,8 +410,9 @@ extension SQLSchema {
     }
 }
 
-/// The INSERT of a row of one entity: the statement, and its values for a row.
-package struct RowInsert: Sendable {
+/// The INSERT of a row of one entity: the statement, and its values for a
+/// row. A class: a save's rows share one, read through a reference.
+package final class RowInsert: Sendable {
     /// The statement, its parameters positional.
     package let query: SQLQuery
     /// The slot of each attribute, in column order, whether it has companion
@@ -452,11 +453,12 @@ package struct RowInsert: Sendable {
     ///   - targetEntity: Given a to-one relationship's slot and the key it
     ///     points at, the entity number of that row; asked only for
     ///     destinations with subentities.
-    /// - Returns: The statement's bindings, in order, companion columns'
-    ///   folded values and external storage forms included.
+    ///   - result: Emptied, then given the statement's bindings, in order,
+    ///     companion columns' folded values and external storage forms
+    ///     included (one array a save's rows reuse).
     package func bindings(key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?],
-                         targetEntity: (_ slot: Int, _ key: Int64) -> Int64?) -> [SQLValue] {
-        var result: [SQLValue] = []
+                         targetEntity: (_ slot: Int, _ key: Int64) -> Int64?, into result: inout [SQLValue]) {
+        result.removeAll(keepingCapacity: true)
         result.reserveCapacity(query.bindings.count)
         result.append(.integer(key))
         result.append(.integer(entityNumber))
@@ -466,13 +468,21 @@ package struct RowInsert: Sendable {
             if canonical { SQLSchema.appendCompanionValues(of: values[slot], to: &result) }
         }
         SQLSchema.appendToOneValues(toOneSlots, toOne, targetEntity, to: &result)
+    }
+
+    /// The values for a row, in a new array: as
+    /// `bindings(key:version:values:toOne:targetEntity:into:)`.
+    package func bindings(key: Int64, version: Int64, values: [PredicateValue], toOne: [Int64?],
+                         targetEntity: (_ slot: Int, _ key: Int64) -> Int64?) -> [SQLValue] {
+        var result: [SQLValue] = []
+        bindings(key: key, version: version, values: values, toOne: toOne, targetEntity: targetEntity, into: &result)
         return result
     }
 }
 
 /// The UPDATE of some columns of a row of one entity, checked against the
 /// version the writer read.
-package struct RowUpdate: Sendable {
+package final class RowUpdate: Sendable {
     /// The statement, its parameters positional.
     package let query: SQLQuery
     let attributes: [(slot: Int, canonical: Bool, external: Bool)]

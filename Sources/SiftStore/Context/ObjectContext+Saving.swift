@@ -57,16 +57,32 @@ extension ObjectContext {
         // The current state of every written object, read before the
         // transaction, in the objects' order (by ID only when rows conflict:
         // the merge policy looks them up then).
-        var insertedRows: [(values: [PredicateValue], toOne: [Int64?])] = []
-        insertedRows.reserveCapacity(inserted.count)
-        for object in inserted { insertedRows.append(try currentRow(object)) }
+        // One pass over each kind (the objects of a large save are far apart
+        // in memory): each row, checked against the model, and whether the
+        // object changed a to-many relationship.
+        // The inserts go into every try's request as they are.
+        var failures = deniedFailures()
+        var linked: [ManagedObject] = []
+        var inserts: [SaveRequest.Insert] = []
+        inserts.reserveCapacity(inserted.count)
         var updatedRows: [(values: [PredicateValue], toOne: [Int64?])] = []
         updatedRows.reserveCapacity(updated.count)
-        for object in updated { updatedRows.append(try currentRow(object)) }
-        try validateChanges(inserted, insertedRows, updated, updatedRows)
+        for (kind, isInserted) in [(inserted, true), (updated, false)] {
+            for object in kind {
+                let row = try currentRow(object)
+                if !object.isDeleted { validate(object, row, into: &failures) }
+                if object.hasToManyChanges { linked.append(object) }
+                if isInserted {
+                    inserts.append(SaveRequest.Insert(id: object.objectID, values: row.values, toOne: row.toOne))
+                } else {
+                    updatedRows.append(row)
+                }
+            }
+        }
+        if !failures.isEmpty { throw .validation(failures) }
         // The members of each changed ordered relationship, in order: the store keeps their order keys.
         var orders: [ObjectID: [Int: [Int64]]] = [:]
-        for object in [inserted, updated].joined() where object.hasToManyChanges {
+        for object in linked {
             for relationship in object.description_.toMany where relationship.isOrdered
                 && (object.addedToMany[relationship.slot]?.isEmpty == false || object.removedToMany[relationship.slot]?.isEmpty == false) {
                 orders[object.objectID, default: [:]][relationship.slot] = try object.toManyKeys(relationship)
@@ -76,8 +92,8 @@ extension ObjectContext {
         var records: [SaveConflict] = []
         var rows: [ObjectID: (values: [PredicateValue], toOne: [Int64?])] = [:]
         for _ in 0..<Self.maximumSaveAttempts {
-            let request = saveRequest(inserted: inserted, insertedRows: insertedRows, updated: updated, updatedRows: updatedRows,
-                                      deleted: deleted, orders: orders, resolutions: resolutions)
+            let request = saveRequest(inserts: inserts, updated: updated, updatedRows: updatedRows,
+                                      deleted: deleted, linked: linked, orders: orders, resolutions: resolutions)
             switch try writing({ () throws(StoreError) in try store.apply(request) }) {
             case .committed(let result):
                 finish(result, of: request, inserted: inserted, updated: updated, deleted: deleted, resolutions: resolutions)
@@ -101,21 +117,18 @@ extension ObjectContext {
         throw .conflicts(records)
     }
 
-    /// The request for the context's changes, with the resolutions of
-    /// conflicts found so far.
-    func saveRequest(inserted: [ManagedObject], insertedRows: [(values: [PredicateValue], toOne: [Int64?])],
-                     updated: [ManagedObject], updatedRows: [(values: [PredicateValue], toOne: [Int64?])],
-                     deleted: [ManagedObject], orders: [ObjectID: [Int: [Int64]]] = [:],
+    /// The request for the context's changes (`inserts`: the inserted
+    /// objects' rows, in order), with the resolutions of conflicts found so
+    /// far; `linked` are the inserted and updated objects that changed a
+    /// to-many relationship, in that order.
+    func saveRequest(inserts: [SaveRequest.Insert], updated: [ManagedObject],
+                     updatedRows: [(values: [PredicateValue], toOne: [Int64?])], deleted: [ManagedObject],
+                     linked: [ManagedObject], orders: [ObjectID: [Int: [Int64]]] = [:],
                      resolutions: [ObjectID: ConflictResolution]) -> SaveRequest {
         var request = SaveRequest()
         request.mergePolicy = mergePolicy
-        request.inserts.reserveCapacity(inserted.count)
+        request.inserts = inserts
         request.updates.reserveCapacity(updated.count)
-        var linked: [ManagedObject] = []
-        for (object, row) in zip(inserted, insertedRows) {
-            request.inserts.append(SaveRequest.Insert(id: object.objectID, values: row.values, toOne: row.toOne))
-            linked.append(object)
-        }
         for (object, row) in zip(updated, updatedRows) {
             switch resolutions.isEmpty ? nil : resolutions[object.objectID] {
             case nil:
@@ -132,7 +145,6 @@ extension ObjectContext {
             case .discard, .gone, .delete:
                 continue
             }
-            linked.append(object)
         }
         request.gone = resolutions.compactMap { id, resolution in
             if case .gone = resolution { return id }
@@ -151,7 +163,12 @@ extension ObjectContext {
             default: continue
             }
         }
-        for object in linked where object.hasToManyChanges {
+        for object in linked {
+            // (An updated object the policy discards, finds gone or deletes writes no links.)
+            switch resolutions.isEmpty ? nil : resolutions[object.objectID] {
+            case .discard?, .gone?, .delete?: continue
+            default: break
+            }
             for relationship in object.description_.toMany {
                 let added = object.addedToMany[relationship.slot]?.elements ?? []
                 let removed = object.removedToMany[relationship.slot].map(Array.init) ?? []
@@ -289,10 +306,14 @@ extension ObjectContext {
     func currentRow(_ object: ManagedObject) throws(StoreError) -> (values: [PredicateValue], toOne: [Int64?]) {
         if object.isInserted, object.node == nil {
             // Defaults, then what was set: no snapshot to build first.
-            var values = object.description_.defaultValues
-            for (slot, value) in object.changedValues { values[slot] = value }
-            var toOne = [Int64?](repeating: nil, count: object.description_.toOneCount)
-            for (slot, key) in object.changedToOne { toOne[slot] = key }
+            // (The changes read in place: their tables are not copied out.)
+            let description = object.description_
+            var values = description.defaultValues
+            var toOne = [Int64?](repeating: nil, count: description.toOneCount)
+            if let changes = object.changes {
+                for (slot, value) in changes.values { values[slot] = value }
+                for (slot, key) in changes.toOne { toOne[slot] = key }
+            }
             return (values, toOne)
         }
         let base = try object.values()
@@ -305,42 +326,44 @@ extension ObjectContext {
 
     // MARK: Validation
 
-    /// Refuses a save that would store what the model does not allow: the
-    /// inserted and the updated objects are checked with their current
-    /// state (`insertedRows` and `updatedRows`, by place).
-    func validateChanges(_ inserted: [ManagedObject], _ insertedRows: [(values: [PredicateValue], toOne: [Int64?])],
-                         _ updated: [ManagedObject], _ updatedRows: [(values: [PredicateValue], toOne: [Int64?])]) throws(StoreError) {
-        var failures = denied.filter { id, _ in objects[id].map { changed.contains($0) && $0.isDeleted } == true }
+    /// What a deny rule refused among the objects this save deletes: the
+    /// first failures a save reports.
+    func deniedFailures() -> [SaveValidationFailure] {
+        denied.filter { id, _ in objects[id].map { changed.contains($0) && $0.isDeleted } == true }
             .sorted { $0.key.primaryKey < $1.key.primaryKey }
             .flatMap(\.value)
-        for (object, row) in [zip(inserted, insertedRows), zip(updated, updatedRows)].joined() where !object.isDeleted {
-            let description = object.description_
-            for check in description.checks {
-                let value = row.values[check.slot]
-                if Self.isStoredAsIs(value, check.type) { continue }
-                if value == .null {
-                    // A transient attribute is not stored: nothing to protect.
-                    if check.required {
-                        failures.append(SaveValidationFailure(object: object.description, property: check.name,
-                                                              reason: "is required but has no value"))
-                    }
-                } else if check.type.convert(value) == nil
-                            && store.transformers?.transformer(of: description.entity.attributes[check.slot]) == nil {
-                    // (A value a registered transformer stores may be of any type.)
+    }
+
+    /// Adds to `failures` what the model refuses in an object's current state.
+    private func validate(_ object: ManagedObject, _ row: (values: [PredicateValue], toOne: [Int64?]),
+                          into failures: inout [SaveValidationFailure]) {
+        let description = object.description_
+        // (Each check's name read only when it fails: copied out, every check's string was retained.)
+        for index in description.checks.indices {
+            if Self.isStoredAsIs(row.values[description.checks[index].slot], description.checks[index].type) { continue }
+            let check = description.checks[index]
+            let value = row.values[check.slot]
+            if value == .null {
+                // A transient attribute is not stored: nothing to protect.
+                if check.required {
                     failures.append(SaveValidationFailure(object: object.description, property: check.name,
-                                                          reason: check.type.mismatch(value)))
-                } else if case .double(let number) = value, number.isNaN {
-                    // SQLite would keep it as NULL: the value would change silently.
-                    failures.append(SaveValidationFailure(object: object.description, property: check.name,
-                                                          reason: "is NaN, which no store keeps"))
+                                                          reason: "is required but has no value"))
                 }
-            }
-            for (slot, name) in description.requiredToOne where row.toOne[slot] == nil {
-                failures.append(SaveValidationFailure(object: object.description, property: name,
-                                                      reason: "is required but empty"))
+            } else if check.type.convert(value) == nil
+                        && store.transformers?.transformer(of: description.entity.attributes[check.slot]) == nil {
+                // (A value a registered transformer stores may be of any type.)
+                failures.append(SaveValidationFailure(object: object.description, property: check.name,
+                                                      reason: check.type.mismatch(value)))
+            } else if case .double(let number) = value, number.isNaN {
+                // SQLite would keep it as NULL: the value would change silently.
+                failures.append(SaveValidationFailure(object: object.description, property: check.name,
+                                                      reason: "is NaN, which no store keeps"))
             }
         }
-        if !failures.isEmpty { throw .validation(failures) }
+        for (slot, name) in description.requiredToOne where row.toOne[slot] == nil {
+            failures.append(SaveValidationFailure(object: object.description, property: name,
+                                                  reason: "is required but empty"))
+        }
     }
 
     /// Whether a value is of exactly the kind an attribute of `type` stores,

@@ -100,8 +100,13 @@ extension SaveRequest {
                 rows[index].value.targets.insert(target)
             }
         }
-        for insert in inserts { note(insert.id, insert.toOne.indices, insert.toOne) }
-        for update in updates { note(update.id, update.toOneSlots, update.toOne) }
+        // (Read in place, by index: a loop over the arrays copies each row out, its arrays retained.)
+        inserts.withUnsafeBufferPointer { inserts in
+            for index in inserts.indices { note(inserts[index].id, inserts[index].toOne.indices, inserts[index].toOne) }
+        }
+        updates.withUnsafeBufferPointer { updates in
+            for index in updates.indices { note(updates[index].id, updates[index].toOneSlots, updates[index].toOne) }
+        }
         var result: [(entity: Entity, relationship: Relationship, rows: [Int64], targets: [Int64])] = []
         for (key, written) in rows.sorted(by: { ($0.key.entity, $0.key.slot) < ($1.key.entity, $1.key.slot) }) {
             let entity = model.entities[key.entity]

@@ -169,15 +169,20 @@ package struct SQLSaveWriter {
         var permanentKeys: [Int64] = []
         permanentKeys.reserveCapacity(request.inserts.count)
         result.keys.reserveCapacity(request.inserts.count)
-        for insert in request.inserts {
-            guard insert.id.primaryKey < 0 else {
-                permanentKeys.append(insert.id.primaryKey)
-                continue
+        // (The inserts read in place, by index: a loop over the array copies
+        // each one out, its arrays retained and released.)
+        request.inserts.withUnsafeBufferPointer { inserts in
+            for index in inserts.indices {
+                let id = inserts[index].id
+                guard id.primaryKey < 0 else {
+                    permanentKeys.append(id.primaryKey)
+                    continue
+                }
+                next[id.root]! += 1
+                let key = next[id.root]!
+                result.keys[id.primaryKey] = key
+                permanentKeys.append(key)
             }
-            next[insert.id.root]! += 1
-            let key = next[insert.id.root]!
-            result.keys[insert.id.primaryKey] = key
-            permanentKeys.append(key)
         }
         let keys = result.keys
         func resolve(_ key: Int64?) -> Int64? { SaveRequest.resolve(key, keys) }
@@ -244,27 +249,34 @@ package struct SQLSaveWriter {
         var updatedRows = WrittenRows(entityCount: model.entities.count, rows: request.updates.count, now: now)
         result.changes.inserted.reserveCapacity(request.inserts.count)
         result.changes.updated.reserveCapacity(request.updates.count)
+        let history = executor.history
         var current: RowPlan<RowInsert, E.Prepared>?
-        for (index, insert) in request.inserts.enumerated() {
-            if current?.shape.entity != insert.id.entity {
-                if insertPlans[insert.id.entity] == nil {
-                    let entity = model.entities[insert.id.entity]
-                    let row = schema.insertRow(entity)
-                    insertPlans[insert.id.entity] = RowPlan(entity: entity, row: row, prepared: try statement(row.query),
-                                                            targets: targetEntities(entity))
+        // One array of bindings for every row.
+        var bindings: [SQLValue] = []
+        try request.inserts.withUnsafeBufferPointer { inserts in
+            for index in inserts.indices {
+                let id = inserts[index].id
+                if current?.shape.entity != id.entity {
+                    if insertPlans[id.entity] == nil {
+                        let entity = model.entities[id.entity]
+                        let row = schema.insertRow(entity)
+                        insertPlans[id.entity] = RowPlan(entity: entity, row: row, prepared: try statement(row.query),
+                                                         targets: targetEntities(entity))
+                    }
+                    current = insertPlans[id.entity]
                 }
-                current = insertPlans[insert.id.entity]
+                guard let plan = current else { continue }
+                let key = permanentKeys[index]
+                let written = inserts[index].toOne
+                let toOne = written.contains { ($0 ?? 0) < 0 } ? written.map(resolve) : written
+                plan.row.bindings(key: key, version: 1, values: try storedValues(inserts[index].values, of: plan, hasTransformers),
+                                  toOne: toOne, targetEntity: plan.targets, into: &bindings)
+                try executor.run(plan.prepared, bindings)
+                insertedRows.add(plan.shape, key: key, version: 1, values: inserts[index].values, toOne: toOne)
+                let permanent = ObjectID(entity: id.entity, root: id.root, primaryKey: key)
+                result.changes.inserted.insert(permanent)
+                history?.inserted(permanent)
             }
-            guard let plan = current else { continue }
-            let key = permanentKeys[index]
-            let toOne = insert.toOne.contains { ($0 ?? 0) < 0 } ? insert.toOne.map(resolve) : insert.toOne
-            try executor.run(plan.prepared, plan.row.bindings(key: key, version: 1,
-                                                              values: try storedValues(insert.values, of: plan, hasTransformers),
-                                                              toOne: toOne, targetEntity: plan.targets))
-            insertedRows.add(plan.shape, key: key, version: 1, values: insert.values, toOne: toOne)
-            let id = ObjectID(entity: insert.id.entity, root: insert.id.root, primaryKey: key)
-            result.changes.inserted.insert(id)
-            executor.history?.inserted(id)
         }
 
         var conflicts: [RowConflict] = []
@@ -466,6 +478,7 @@ package struct SQLSaveWriter {
         // insert, its to-one destinations, and the link statements of the
         // to-many relationships it writes (shared by SQL text).
         var plans = [EntityImport<E.Prepared>?](repeating: nil, count: model.entities.count)
+        var bindings: [SQLValue] = []
         for node in nodes {
             executor.history?.inserted(node.id)
             let entityIndex = node.id.entity
@@ -495,11 +508,12 @@ package struct SQLSaveWriter {
             }
             let root = node.id.root
             largest[root] = max(largest[root] ?? 0, node.id.primaryKey)
-            try executor.run(plan.statement, plan.insert.bindings(key: node.id.primaryKey, version: node.version,
-                                                                  values: node.values, toOne: node.toOne) { slot, key in
-                guard let destination = plan.destinations[slot] else { return nil }
-                return numbers[ObjectID(entity: destination, primaryKey: key)]
-            })
+            plan.insert.bindings(key: node.id.primaryKey, version: node.version, values: node.values, toOne: node.toOne,
+                                 targetEntity: { slot, key in
+                                     guard let destination = plan.destinations[slot] else { return nil }
+                                     return numbers[ObjectID(entity: destination, primaryKey: key)]
+                                 }, into: &bindings)
+            try executor.run(plan.statement, bindings)
             for (slot, statement) in plan.links {
                 guard let targets = node.toManyKeys(at: slot) else { continue }
                 for target in targets { try executor.run(statement, [.integer(node.id.primaryKey), .integer(target)]) }

@@ -21,7 +21,12 @@ public final class SQLiteConnection {
     public private(set) var statementCount = 0
     /// Logs every statement at debug level; on when the environment has
     /// SIFT_LOG_SQL=1.
-    public var logger: Logger
+    public var logger: Logger {
+        didSet { logsStatements = logger.logLevel <= .debug }
+    }
+    /// Whether `logger` logs statements: read once per change of it, not
+    /// through its handler at every statement.
+    private var logsStatements: Bool
 
     /// Opens (creating if needed) the database at `path`, or an in-memory
     /// database when `path` is `":memory:"`. A `readOnly` connection never
@@ -61,6 +66,7 @@ public final class SQLiteConnection {
         var logger = Logger(label: "sift.sql")
         logger.logLevel = ProcessInfo.processInfo.environment["SIFT_LOG_SQL"] == "1" ? .debug : .info
         self.logger = logger
+        logsStatements = logger.logLevel <= .debug
     }
 
     deinit {
@@ -149,13 +155,13 @@ public final class SQLiteConnection {
             sqlite3_reset(statement.handle)
             sqlite3_clear_bindings(statement.handle)
         }
-        for (index, value) in bindings.enumerated() {
-            try bind(value, at: Int32(index + 1), in: statement)
+        for index in bindings.indices {
+            try bind(bindings[index], at: Int32(index + 1), in: statement)
         }
         statementCount += 1
         // A failure left over from elsewhere on this thread is not this one's.
         _ = EvaluationFailure.take()
-        if logger.logLevel <= .debug {
+        if logsStatements {
             logger.debug("\(sql)\(bindings.isEmpty ? "" : " -- " + bindings.map(\.description).joined(separator: ", "))")
         }
         while true {
