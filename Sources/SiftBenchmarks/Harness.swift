@@ -69,3 +69,20 @@ func report(_ columns: String...) {
 func formatted(_ value: Double, digits: Int = 1) -> String {
     String(format: "%.\(digits)f", value)
 }
+
+/// The processor time this process has used so far (all its threads), in
+/// seconds: unlike the wall clock, not lengthened while other processes
+/// hold the cores.
+func processorSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+/// How long `body` took: on the wall clock and in processor time.
+func timed(_ body: () -> Void) -> (wall: Double, processor: Double) {
+    let clock = ContinuousClock()
+    let start = processorSeconds()
+    let wall = clock.measure(body)
+    return (seconds(wall), processorSeconds() - start)
+}

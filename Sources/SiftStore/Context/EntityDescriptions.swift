@@ -65,8 +65,6 @@ final class EntityDescription {
     let toMany: [Relationship]
     /// An inserted object's values before anything is set: each attribute's default.
     let defaultValues: [PredicateValue]
-    /// The attributes with a default value, by slot: an inserted object's first changes.
-    let setDefaults: [(slot: Int, value: PredicateValue)]
 
     init(_ entity: Entity, in model: DataModel) {
         self.entity = entity
@@ -113,7 +111,6 @@ final class EntityDescription {
         requiredToOne = entity.relationships.filter { !$0.isToMany && !$0.isOptional }.map { ($0.slot, $0.name) }
         toMany = entity.relationships.filter(\.isToMany)
         defaultValues = entity.attributes.map { $0.defaultValue ?? .null }
-        setDefaults = entity.attributes.compactMap { attribute in attribute.defaultValue.map { (attribute.slot, $0) } }
     }
 
     deinit { nameWords.deallocate() }

@@ -59,14 +59,14 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     /// Unsaved attribute values, by slot.
-    var changedValues: [Int: PredicateValue] {
-        get { changes?.values ?? [:] }
+    var changedValues: SlotChanges<PredicateValue> {
+        get { changes?.values ?? SlotChanges(filler: .null) }
         set { makeChanges().values = newValue }
         _modify { let changes = makeChanges(); yield &changes.values }
     }
     /// Unsaved to-one targets (primary keys, negative for unsaved objects), by slot.
-    var changedToOne: [Int: Int64?] {
-        get { changes?.toOne ?? [:] }
+    var changedToOne: SlotChanges<Int64?> {
+        get { changes?.toOne ?? SlotChanges(filler: nil) }
         set { makeChanges().toOne = newValue }
         _modify { let changes = makeChanges(); yield &changes.toOne }
     }
@@ -695,10 +695,10 @@ public final class ManagedObject: CustomStringConvertible {
 /// An object's unsaved changes, by slot.
 @usableFromInline
 final class ObjectChanges {
-    /// Attribute values.
-    @usableFromInline var values: [Int: PredicateValue] = [:]
+    /// Attribute values (an inserted object's: every one, its defaults to begin with).
+    @usableFromInline var values = SlotChanges<PredicateValue>(filler: .null)
     /// To-one targets (primary keys, negative for unsaved objects; nil to empty it).
-    var toOne: [Int: Int64?] = [:]
+    var toOne = SlotChanges<Int64?>(filler: nil)
     /// To-many additions and removals.
     var addedToMany: [Int: OrderedSet<Int64>] = [:]
     var removedToMany: [Int: Set<Int64>] = [:]

@@ -15,10 +15,11 @@ extension ObjectContext {
         nextTemporaryKey -= 1
         let object = ManagedObject(primaryKey: nextTemporaryKey, description: descriptions[index])
         object.isInserted = true
-        // Room for every attribute's value: setting them grows nothing.
+        // Every attribute set, to its default, and every to-one empty: the
+        // row the save writes, changed in place (the defaults copied at the first change).
         let changes = object.makeChanges()
-        changes.values.reserveCapacity(descriptions[index].defaultValues.count)
-        for (slot, value) in descriptions[index].setDefaults { changes.values[slot] = value }
+        changes.values = SlotChanges(all: descriptions[index].defaultValues, filler: .null)
+        changes.toOne = SlotChanges(count: descriptions[index].toOneCount, filler: nil)
         register(object)
         changed.insert(object)
         return object

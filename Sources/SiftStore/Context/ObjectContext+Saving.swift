@@ -230,6 +230,7 @@ extension ObjectContext {
             if run.root != temporary.root {
                 objects.addUnhashed(run.objects, root: run.root)
                 run = (temporary.root, [])
+                run.objects.reserveCapacity(inserted.count - place)
             }
             run.objects.append(object)
             object.node = byPlace ? result.insertedNodes[place] : nodesByID[temporary]
@@ -306,14 +307,21 @@ extension ObjectContext {
     func currentRow(_ object: ManagedObject) throws(StoreError) -> (values: [PredicateValue], toOne: [Int64?]) {
         if object.isInserted, object.node == nil {
             // Defaults, then what was set: no snapshot to build first.
-            // (The changes read in place: their tables are not copied out.)
+            // An inserted object's changes are laid out as its row already
+            // (every attribute set, every to-one in place): no copy.
             let description = object.description_
-            var values = description.defaultValues
-            var toOne = [Int64?](repeating: nil, count: description.toOneCount)
-            if let changes = object.changes {
-                for (slot, value) in changes.values { values[slot] = value }
-                for (slot, key) in changes.toOne { toOne[slot] = key }
+            let changes = object.makeChanges()
+            let values: [PredicateValue]
+            if changes.values.setsEvery(description.defaultValues.count) {
+                values = changes.values.values
+            } else {
+                var merged = description.defaultValues
+                for (slot, value) in changes.values { merged[slot] = value }
+                values = merged
             }
+            if changes.toOne.values.count == description.toOneCount { return (values, changes.toOne.values) }
+            var toOne = [Int64?](repeating: nil, count: description.toOneCount)
+            for (slot, key) in changes.toOne { toOne[slot] = key }
             return (values, toOne)
         }
         let base = try object.values()

@@ -151,10 +151,15 @@ public final class SQLiteConnection {
     public func forEachRow(_ statement: SQLiteStatement, _ bindings: [SQLValue] = [],
                            _ row: (SQLiteStatement) throws -> Bool = { _ in true }) throws {
         let sql = statement.sql
+        // A run that binds every parameter replaces every value bound before:
+        // the values are cleared only before one that binds fewer, and after
+        // one that bound a blob or a long text (not kept in memory with the
+        // statement).
         defer {
             sqlite3_reset(statement.handle)
-            sqlite3_clear_bindings(statement.handle)
+            if bindings.contains(where: Self.isLarge) { sqlite3_clear_bindings(statement.handle) }
         }
+        if bindings.count < sqlite3_bind_parameter_count(statement.handle) { sqlite3_clear_bindings(statement.handle) }
         for index in bindings.indices {
             try bind(bindings[index], at: Int32(index + 1), in: statement)
         }
@@ -244,6 +249,15 @@ public final class SQLiteConnection {
 
     /// How many rows the last INSERT, UPDATE or DELETE changed.
     public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Whether a bound value is worth freeing after its run: a blob, or a text of more than 64 KiB.
+    private static func isLarge(_ value: SQLValue) -> Bool {
+        switch value {
+        case .blob: true
+        case .text(let text): text.utf8.count > 65_536
+        default: false
+        }
+    }
 
     func bind(_ value: SQLValue, at index: Int32, in statement: SQLiteStatement) throws(SQLiteError) {
         let status: Int32
