@@ -123,6 +123,9 @@ package struct ConflictsFound: Error {
 
 /// Writes save requests and imports with one backend's executor.
 package struct SQLSaveWriter {
+    /// How many inserted rows are written before they are laid out for the row cache.
+    static let rowsLaidOutAtOnce = 256
+
     package let model: DataModel
     package let schema: SQLSchema
     package let rowCache: RowCache
@@ -253,7 +256,23 @@ package struct SQLSaveWriter {
         var current: RowPlan<RowInsert, E.Prepared>?
         // One array of bindings for every row.
         var bindings: [SQLValue] = []
+        // The rows written are laid out for the row cache, and their IDs
+        // hashed, apart from the statements: between two runs SQLite's
+        // work leaves little of the columns or the table in the processor's
+        // caches. The cache's rows go in runs of a few hundred (their
+        // values still at hand), the IDs in one pass at the end.
+        var written: [(index: Int, plan: RowPlan<RowInsert, E.Prepared>, toOne: [Int64?])] = []
+        written.reserveCapacity(Self.rowsLaidOutAtOnce)
+        var insertedIDs: [ObjectID] = []
+        insertedIDs.reserveCapacity(request.inserts.count)
         try request.inserts.withUnsafeBufferPointer { inserts in
+            func layOut() {
+                for row in written {
+                    insertedRows.add(row.plan.shape, key: permanentKeys[row.index], version: 1, values: inserts[row.index].values,
+                                     toOne: row.toOne)
+                }
+                written.removeAll(keepingCapacity: true)
+            }
             for index in inserts.indices {
                 let id = inserts[index].id
                 if current?.shape.entity != id.entity {
@@ -267,17 +286,20 @@ package struct SQLSaveWriter {
                 }
                 guard let plan = current else { continue }
                 let key = permanentKeys[index]
-                let written = inserts[index].toOne
-                let toOne = written.contains { ($0 ?? 0) < 0 } ? written.map(resolve) : written
+                let keys = inserts[index].toOne
+                let toOne = keys.contains { ($0 ?? 0) < 0 } ? keys.map(resolve) : keys
                 plan.row.bindings(key: key, version: 1, values: try storedValues(inserts[index].values, of: plan, hasTransformers),
                                   toOne: toOne, targetEntity: plan.targets, into: &bindings)
                 try executor.run(plan.prepared, bindings)
-                insertedRows.add(plan.shape, key: key, version: 1, values: inserts[index].values, toOne: toOne)
+                written.append((index, plan, toOne))
+                if written.count == Self.rowsLaidOutAtOnce { layOut() }
                 let permanent = ObjectID(entity: id.entity, root: id.root, primaryKey: key)
-                result.changes.inserted.insert(permanent)
+                insertedIDs.append(permanent)
                 history?.inserted(permanent)
             }
+            layOut()
         }
+        for id in insertedIDs { result.changes.inserted.insert(id) }
 
         var conflicts: [RowConflict] = []
         var previous: RowPlan<RowUpdate, E.Prepared>?
