@@ -56,11 +56,10 @@ extension ObjectContext {
         deleted = Self.ordered(deleted)
         // The current state of every written object, read before the
         // transaction, in the objects' order (by ID only when rows conflict:
-        // the merge policy looks them up then).
-        // One pass over each kind (the objects of a large save are far apart
-        // in memory): each row, checked against the model, and whether the
-        // object changed a to-many relationship.
-        // The inserts go into every try's request as they are.
+        // the merge policy looks them up then). One pass over each kind (the
+        // objects of a large save are far apart in memory) reads each row,
+        // checks it against the model and notes whether the object changed a
+        // to-many relationship; the inserts go into every try's request as they are.
         var failures = deniedFailures()
         var linked: [ManagedObject] = []
         var inserts: [SaveRequest.Insert] = []
@@ -306,9 +305,9 @@ extension ObjectContext {
     /// The object's current attribute values and to-one keys.
     func currentRow(_ object: ManagedObject) throws(StoreError) -> (values: [PredicateValue], toOne: [Int64?]) {
         if object.isInserted, object.node == nil {
-            // Defaults, then what was set: no snapshot to build first.
-            // An inserted object's changes are laid out as its row already
-            // (every attribute set, every to-one in place): no copy.
+            // No snapshot: an inserted object's changes are laid out as its
+            // row already (every attribute set, every to-one in place), taken
+            // with no copy; else defaults, then what was set.
             let description = object.description_
             let changes = object.makeChanges()
             let values: [PredicateValue]

@@ -361,6 +361,16 @@ struct SQLiteConnectionTests {
         #expect(try db.query("SELECT a FROM t ORDER BY rowid").map { $0[0] } == values)
     }
 
+    @Test("A cached statement run with fewer values than parameters reads NULL for the rest, not the last run's")
+    func parametersLeftOutAreNull() throws {
+        let db = try SQLiteConnection()
+        let long = String(repeating: "x", count: 70_000)
+        #expect(try db.query("SELECT ?1, ?2", [.integer(1), .text(long)]) == [[.integer(1), .text(long)]])
+        #expect(try db.query("SELECT ?1, ?2", [.integer(2), .text("b")]) == [[.integer(2), .text("b")]])
+        #expect(try db.query("SELECT ?1, ?2", [.integer(3)]) == [[.integer(3), .null]])
+        #expect(try db.query("SELECT ?1, ?2", []) == [[.null, .null]])
+    }
+
     @Test func errorsCarryCodeMessageAndSQL() throws {
         let db = try SQLiteConnection()
         do {
