@@ -117,6 +117,8 @@ public final class ObjectContext: @unchecked Sendable {
     let descriptionIndexes: [String: Int]
     /// The store's row cache, read without a call through the store's protocol.
     let rowCache: RowCache
+    /// The store, when it hands fetches' rows over as batches.
+    let batchFetching: (any BatchFetchingStore)?
     /// The fetched results controllers following this context, held weakly.
     private var resultsControllers: [WeakResultsController] = []
 
@@ -126,6 +128,7 @@ public final class ObjectContext: @unchecked Sendable {
     public init(store: any PersistentStore) {
         self.store = store
         self.rowCache = store.rowCache
+        self.batchFetching = store as? any BatchFetchingStore
         self.descriptions = EntityDescription.all(in: store.model)
         descriptionIndexes = Dictionary(descriptions.enumerated().map { ($1.entity.name, $0) }, uniquingKeysWith: { first, _ in first })
         for description in descriptions { description.context = self }
@@ -256,6 +259,22 @@ public final class ObjectContext: @unchecked Sendable {
         // The cache's count of replacements before the fetch stores its rows:
         // while it stays the same, the faults fetched fire with their rows.
         let generation = rowCache.replacementCount
+        if let batchFetching, request.relationshipKeyPathsForPrefetching.isEmpty {
+            switch try batchFetching.fetchedRows(for: fetch) {
+            case .nodes(let nodes):
+                return try realize(nodes, request, fetch.entity, fetchedAt: generation)
+            case .batches(let batches, let count):
+                if let made = realizeNew(batches: batches, count: count, request, fetch.entity, fetchedAt: generation) {
+                    return made
+                }
+                var nodes: [RowNode] = []
+                nodes.reserveCapacity(count)
+                for batch in batches {
+                    for row in 0..<batch.count { nodes.append(RowNode(batch: batch, row: row)) }
+                }
+                return try realize(nodes, request, fetch.entity, fetchedAt: generation)
+            }
+        }
         return try realize(try store.rows(for: fetch), request, fetch.entity, fetchedAt: generation)
     }
 
@@ -328,6 +347,36 @@ public final class ObjectContext: @unchecked Sendable {
             if pendingFaultGeneration == nil { pendingFaultGeneration = generation }
         }
         rowCache.register(nodes: nodes)
+        objects.addUnhashed(made, root: root)
+        return made
+    }
+
+    /// `realizeNew` for the rows of batches the row cache keeps as they are
+    /// (`FetchedRows.batches`: `count` rows, keys increasing): no node made
+    /// or walked per row.
+    private func realizeNew(batches: [RowBatch], count: Int, _ request: FetchRequest, _ entity: Entity,
+                            fetchedAt generation: UInt64) -> [ManagedObject]? {
+        let root = entity.rootIndex
+        guard count > 1, objects.isEmpty(root: root), batches.allSatisfy({ $0.root == root }) else { return nil }
+        let asFaults = request.returnsObjectsAsFaults
+        // Each object made in place in the array (no retain and release of it
+        // to append it), with its description found once a batch, and the
+        // retains of the batch and the description its only reference count operations.
+        let made = [ManagedObject](unsafeUninitializedCapacity: count) { buffer, initialized in
+            for batch in batches {
+                let held = Unmanaged.passUnretained(batch)
+                let description = descriptions[batch.entity]
+                for row in 0..<batch.count where initialized < buffer.count {
+                    let object = ManagedObject(primaryKey: batch.primaryKey(at: row), description: description)
+                    object.adopt(held.retain(), row: row, asFault: asFaults)
+                    buffer.initializeElement(at: initialized, to: object)
+                    initialized &+= 1
+                }
+            }
+        }
+        // The earliest fetch's count: a fault of a later fetch is checked against it too (safe, if stricter).
+        if asFaults, pendingFaultGeneration == nil { pendingFaultGeneration = generation }
+        rowCache.register(batches: batches, count: count)
         objects.addUnhashed(made, root: root)
         return made
     }
