@@ -9,6 +9,7 @@
 // from one batch. A context registers with the row cache the objects whose
 // values it holds, and unregisters them when it refreshes or resets them.
 
+import CSwiftRuntime
 import Foundation
 import Sift
 
@@ -360,16 +361,18 @@ public final class ObjectContext: @unchecked Sendable {
         guard count > 1, objects.isEmpty(root: root), batches.allSatisfy({ $0.root == root }) else { return nil }
         let asFaults = request.returnsObjectsAsFaults
         // Each object made in place in the array (no retain and release of it
-        // to append it), with its description found once a batch, and the
-        // retains of the batch and the description its only reference count operations.
+        // to append it). The batch and the description are retained once for
+        // all of the batch's objects: one atomic operation each, not one an object.
         let made = [ManagedObject](unsafeUninitializedCapacity: count) { buffer, initialized in
             for batch in batches {
+                let rows = min(batch.count, buffer.count &- initialized)
                 let held = Unmanaged.passUnretained(batch)
-                let description = descriptions[batch.entity]
-                for row in 0..<batch.count where initialized < buffer.count {
-                    let object = ManagedObject(primaryKey: batch.primaryKey(at: row), description: description)
-                    object.adopt(held.retain(), row: row, asFault: asFaults)
-                    buffer.initializeElement(at: initialized, to: object)
+                let description = Unmanaged.passUnretained(descriptions[batch.entity])
+                retain(held.toOpaque(), times: rows)
+                retain(description.toOpaque(), times: rows)
+                for row in 0..<rows {
+                    buffer.initializeElement(at: initialized, to: ManagedObject(
+                        primaryKey: batch.primaryKey(at: row), retained: description, batch: held, row: row, asFault: asFaults))
                     initialized &+= 1
                 }
             }
@@ -641,5 +644,17 @@ public final class ObjectContext: @unchecked Sendable {
             current = rows
             currentEntity = store.model.entity(named: currentEntity.relationship(named: key)!.destination)!
         }
+    }
+}
+
+/// Adds `count` strong references to the object at `object` (none when
+/// `count` is not positive), with one atomic operation per 2^32 - 1.
+@inline(__always)
+private func retain(_ object: UnsafeMutableRawPointer, times count: Int) {
+    var left = count
+    while left > 0 {
+        let some = UInt32(clamping: left)
+        _ = swift_retain_n(object, some)
+        left &-= Int(some)
     }
 }
