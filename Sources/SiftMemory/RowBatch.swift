@@ -185,7 +185,7 @@ public final class RowBatch: @unchecked Sendable {
     ///   - slot: The to-one relationship's slot.
     ///   - row: The row's index, below ``count``.
     /// - Returns: The destination's primary key, or nil.
-    @inlinable
+    @inlinable @inline(__always)
     public func toOneKey(slot: Int, row: Int) -> Int64? {
         guard slot >= 0, slot < toOneCount else { return nil }
         if isSingle { return singleToOne[slot] }
