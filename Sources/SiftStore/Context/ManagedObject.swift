@@ -315,9 +315,8 @@ public final class ManagedObject: CustomStringConvertible {
     public subscript(key: String) -> PredicateValue? {
         // Inlined where it is read: an unchanged, fired object, with a key
         // whose words are an attribute's name's, is a load from its batch's
-        // column, as a read by handle is (a fault of a fetch is fired in place
-        // first). Everything else takes the call below.
-        if changes == nil, let batch = storedBatch, !isPendingFault || firedInPlace() {
+        // column, as a read by handle is. Everything else takes the call below.
+        if changes == nil, !isPendingFault, let batch = storedBatch {
             let description = description_
             if let slot = description.slot(sameAs: key) {
                 let row = Int(storedRow)
