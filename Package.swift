@@ -103,8 +103,10 @@ let package = Package(
         // The system libcrypto (Debian's libssl-dev), for SHA-256 alone: no BoringSSL to build.
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The persistence core. The compiler library never depends on it.
+        // The Swift runtime's swift_retain_n, for the store's objects made in bulk.
+        .systemLibrary(name: "CSwiftRuntime"),
         .target(name: "SiftStore", dependencies: [
-            "Sift", "CSQLite", "CCrypto", .product(name: "Logging", package: "swift-log"),
+            "Sift", "CSQLite", "CCrypto", "CSwiftRuntime", .product(name: "Logging", package: "swift-log"),
             .product(name: "OrderedCollections", package: "swift-collections"),
         ]),
         // The store on PostgreSQL, through postgres-nio (its own product, so

@@ -129,6 +129,14 @@ public final class RowBatch: @unchecked Sendable {
         return singleKey &+ Int64(truncatingIfNeeded: row)
     }
 
+    /// Whether the rows' keys increase from row to row (always, when they
+    /// count up by one from the first).
+    package func keysIncrease() -> Bool {
+        guard let keys, count > 1 else { return true }
+        for row in 1..<count where keys[row] <= keys[row &- 1] { return false }
+        return true
+    }
+
     /// The version of a row.
     ///
     /// - Parameter row: The row's index, below ``count``.
@@ -177,7 +185,7 @@ public final class RowBatch: @unchecked Sendable {
     ///   - slot: The to-one relationship's slot.
     ///   - row: The row's index, below ``count``.
     /// - Returns: The destination's primary key, or nil.
-    @inlinable
+    @inlinable @inline(__always)
     public func toOneKey(slot: Int, row: Int) -> Int64? {
         guard slot >= 0, slot < toOneCount else { return nil }
         if isSingle { return singleToOne[slot] }
@@ -746,8 +754,9 @@ package struct RowCollector {
     @usableFromInline var few: [RowNode] = []
     /// The rows by column, once there are more than a few.
     @usableFromInline var builder: RowBatchBuilder?
-    /// The nodes of the batches made so far (each of `batchRows` rows).
-    private var made: [RowNode] = []
+    /// The batches made so far (each of `batchRows` rows), and their rows.
+    private var made: [RowBatch] = []
+    private var madeRows = 0
     /// Shared by the nodes of their own: to-many relationships not loaded.
     private let unloaded: [[Int64]?]
 
@@ -763,7 +772,7 @@ package struct RowCollector {
     }
 
     /// How many rows have been added.
-    package var count: Int { builder.map { made.count &+ $0.count } ?? few.count }
+    package var count: Int { builder.map { madeRows &+ $0.count } ?? few.count }
 
     /// Adds a row (its to-many relationships not loaded); returns its index
     /// among the rows added.
@@ -778,17 +787,17 @@ package struct RowCollector {
         }
         if builder.unsafelyUnwrapped.count == Self.batchRows { finishBatch(now: now) }
         let builder = self.builder.unsafelyUnwrapped
-        let index = made.count &+ builder.count
+        let index = madeRows &+ builder.count
         builder.append(key: key, version: version, values: values, toOne: toOne)
         return index
     }
 
-    /// Makes the rows by column so far a batch, kept as nodes; the builder starts afresh.
+    /// Makes the rows by column so far a batch; the builder starts afresh.
     @usableFromInline
     mutating func finishBatch(now: Double) {
         let batch = builder.unsafelyUnwrapped.batch(fetchTimestamp: now)
-        if made.isEmpty { made.reserveCapacity(4 &* batch.count) }
-        for row in 0..<batch.count { made.append(RowNode(batch: batch, row: row)) }
+        made.append(batch)
+        madeRows &+= batch.count
     }
 
     /// Moves the few rows into columns: the rows from now on are laid out by column.
@@ -822,9 +831,25 @@ package struct RowCollector {
     /// The nodes of the rows added, by index, fetched at `now`; the
     /// collector starts afresh.
     package mutating func take(now: Double) -> [RowNode] {
-        defer { builder = nil; few = []; made = [] }
-        guard let builder else { return few }
+        guard let batches = takeBatches(now: now) else {
+            defer { few = [] }
+            return few
+        }
+        var nodes: [RowNode] = []
+        nodes.reserveCapacity(batches.reduce(0) { $0 &+ $1.count })
+        for batch in batches {
+            for row in 0..<batch.count { nodes.append(RowNode(batch: batch, row: row)) }
+        }
+        return nodes
+    }
+
+    /// The batches of the rows added, in order, fetched at `now` (no node
+    /// made per row); nil, and nothing taken, while the rows are the few
+    /// kept as nodes of their own (`take`). The collector starts afresh.
+    package mutating func takeBatches(now: Double) -> [RowBatch]? {
+        guard let builder else { return nil }
         if builder.count > 0 { finishBatch(now: now) }
+        defer { self.builder = nil; few = []; made = []; madeRows = 0 }
         return made
     }
 }

@@ -45,6 +45,12 @@ final class EntityDescription {
     /// made another way) is compared by characters.
     @usableFromInline let nameWords: UnsafeMutablePointer<UInt64>
     @usableFromInline let nameCount: Int
+    /// The slot a name's words most likely are, by a hash of them
+    /// (`nameBucket`): 64 entries, -1 where no name falls. A read checks
+    /// the words of the slot it names, and scans `nameWords` when they differ.
+    @usableFromInline let nameTable: UnsafeMutablePointer<Int8>
+    /// The multiplier of the hash, one that sends the names to distinct entries when one tried does.
+    @usableFromInline let nameSeed: UInt64
     /// Each relationship's destination entity (index and root), by relationship name.
     let destinations: [String: (index: Int, root: Int, hasSubentities: Bool)]
     /// Each relationship's inverse, by relationship name (none for one without):
@@ -89,6 +95,20 @@ final class EntityDescription {
             (nameWords + 2 * slot).initialize(to: words.0)
             (nameWords + 2 * slot + 1).initialize(to: words.1)
         }
+        // The first multiplier that gives each name an entry of its own, if any does.
+        let seeds: [UInt64] = [0x9E37_79B9_7F4A_7C15, 0xC2B2_AE3D_27D4_EB4F, 0x1656_67B1_9E37_79F9, 0xD6E8_FEB8_6659_FD93,
+                               0xFF51_AFD7_ED55_8CCD, 0xC4CE_B9FE_1A85_EC53, 0x2545_F491_4F6C_DD1D, 0x94D0_49BB_1331_11EB]
+        let named = min(namesBySlot.count, Int(Int8.max))
+        let nameWords = nameWords
+        let seed = seeds.first { seed in
+            Set((0..<named).map { Self.nameBucket((nameWords[2 * $0], nameWords[2 * $0 + 1]), seed: seed) }).count == named
+        } ?? seeds[0]
+        nameSeed = seed
+        nameTable = .allocate(capacity: 64)
+        nameTable.initialize(repeating: -1, count: 64)
+        for slot in (0..<named).reversed() {
+            nameTable[Self.nameBucket((nameWords[2 * slot], nameWords[2 * slot + 1]), seed: seed)] = Int8(slot)
+        }
         var destinations: [String: (Int, Int, Bool)] = [:]
         var inverses: [String: Relationship] = [:]
         for relationship in entity.relationships {
@@ -113,7 +133,16 @@ final class EntityDescription {
         defaultValues = entity.attributes.map { $0.defaultValue ?? .null }
     }
 
-    deinit { nameWords.deallocate() }
+    deinit {
+        nameWords.deallocate()
+        nameTable.deallocate()
+    }
+
+    /// The entry of `nameTable` for a name's words.
+    @inlinable @inline(__always)
+    static func nameBucket(_ words: (UInt64, UInt64), seed: UInt64) -> Int {
+        Int(truncatingIfNeeded: ((words.0 &+ words.1) &* seed) &>> 58)
+    }
 
     /// A string's two machine words, read without retaining it ((0, 0)
     /// where a `String` is not two 64-bit words).
@@ -131,6 +160,9 @@ final class EntityDescription {
     func slot(sameAs name: String) -> Int? {
         guard MemoryLayout<String>.size == 16 else { return nil }
         let words = Self.words(of: name)
+        // The slot the hash names, most often the one; else the scan.
+        let guess = Int(nameTable[Self.nameBucket(words, seed: nameSeed)])
+        if guess >= 0, nameWords[2 &* guess] == words.0, nameWords[2 &* guess &+ 1] == words.1 { return guess }
         var slot = 0
         while slot < nameCount {
             if nameWords[2 &* slot] == words.0, nameWords[2 &* slot &+ 1] == words.1 { return slot }

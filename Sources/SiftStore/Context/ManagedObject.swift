@@ -179,6 +179,18 @@ public final class ManagedObject: CustomStringConvertible {
         self.description_ = description
     }
 
+    /// An object of a fetch, taking over a reference to its description and
+    /// one to its row's batch, each retained for it already (all of a
+    /// batch's objects' at once): a fault of the fetch, or fired.
+    @inline(__always)
+    init(primaryKey: Int64, retained description: Unmanaged<EntityDescription>, batch: Unmanaged<RowBatch>, row: Int, asFault: Bool) {
+        self.primaryKey = primaryKey
+        self.description_ = description.takeRetainedValue()
+        storedBatch = batch
+        storedRow = Int32(truncatingIfNeeded: row)
+        if asFault { flags = .pendingFault }
+    }
+
     /// An object of `description`'s entity (whose context holds it), with `objectID`'s key.
     convenience init(objectID: ObjectID, description: EntityDescription) {
         self.init(primaryKey: objectID.primaryKey, description: description)

@@ -9,6 +9,7 @@
 // from one batch. A context registers with the row cache the objects whose
 // values it holds, and unregisters them when it refreshes or resets them.
 
+import CSwiftRuntime
 import Foundation
 import Sift
 
@@ -117,6 +118,8 @@ public final class ObjectContext: @unchecked Sendable {
     let descriptionIndexes: [String: Int]
     /// The store's row cache, read without a call through the store's protocol.
     let rowCache: RowCache
+    /// The store, when it hands fetches' rows over as batches.
+    let batchFetching: (any BatchFetchingStore)?
     /// The fetched results controllers following this context, held weakly.
     private var resultsControllers: [WeakResultsController] = []
 
@@ -126,6 +129,7 @@ public final class ObjectContext: @unchecked Sendable {
     public init(store: any PersistentStore) {
         self.store = store
         self.rowCache = store.rowCache
+        self.batchFetching = store as? any BatchFetchingStore
         self.descriptions = EntityDescription.all(in: store.model)
         descriptionIndexes = Dictionary(descriptions.enumerated().map { ($1.entity.name, $0) }, uniquingKeysWith: { first, _ in first })
         for description in descriptions { description.context = self }
@@ -256,6 +260,22 @@ public final class ObjectContext: @unchecked Sendable {
         // The cache's count of replacements before the fetch stores its rows:
         // while it stays the same, the faults fetched fire with their rows.
         let generation = rowCache.replacementCount
+        if let batchFetching, request.relationshipKeyPathsForPrefetching.isEmpty {
+            switch try batchFetching.fetchedRows(for: fetch) {
+            case .nodes(let nodes):
+                return try realize(nodes, request, fetch.entity, fetchedAt: generation)
+            case .batches(let batches, let count):
+                if let made = realizeNew(batches: batches, count: count, request, fetch.entity, fetchedAt: generation) {
+                    return made
+                }
+                var nodes: [RowNode] = []
+                nodes.reserveCapacity(count)
+                for batch in batches {
+                    for row in 0..<batch.count { nodes.append(RowNode(batch: batch, row: row)) }
+                }
+                return try realize(nodes, request, fetch.entity, fetchedAt: generation)
+            }
+        }
         return try realize(try store.rows(for: fetch), request, fetch.entity, fetchedAt: generation)
     }
 
@@ -328,6 +348,38 @@ public final class ObjectContext: @unchecked Sendable {
             if pendingFaultGeneration == nil { pendingFaultGeneration = generation }
         }
         rowCache.register(nodes: nodes)
+        objects.addUnhashed(made, root: root)
+        return made
+    }
+
+    /// `realizeNew` for the rows of batches the row cache keeps as they are
+    /// (`FetchedRows.batches`: `count` rows, keys increasing): no node made
+    /// or walked per row.
+    private func realizeNew(batches: [RowBatch], count: Int, _ request: FetchRequest, _ entity: Entity,
+                            fetchedAt generation: UInt64) -> [ManagedObject]? {
+        let root = entity.rootIndex
+        guard count > 1, objects.isEmpty(root: root), batches.allSatisfy({ $0.root == root }) else { return nil }
+        let asFaults = request.returnsObjectsAsFaults
+        // Each object made in place in the array (no retain and release of it
+        // to append it). The batch and the description are retained once for
+        // all of the batch's objects: one atomic operation each, not one an object.
+        let made = [ManagedObject](unsafeUninitializedCapacity: count) { buffer, initialized in
+            for batch in batches {
+                let rows = min(batch.count, buffer.count &- initialized)
+                let held = Unmanaged.passUnretained(batch)
+                let description = Unmanaged.passUnretained(descriptions[batch.entity])
+                retain(held.toOpaque(), times: rows)
+                retain(description.toOpaque(), times: rows)
+                for row in 0..<rows {
+                    buffer.initializeElement(at: initialized, to: ManagedObject(
+                        primaryKey: batch.primaryKey(at: row), retained: description, batch: held, row: row, asFault: asFaults))
+                    initialized &+= 1
+                }
+            }
+        }
+        // The earliest fetch's count: a fault of a later fetch is checked against it too (safe, if stricter).
+        if asFaults, pendingFaultGeneration == nil { pendingFaultGeneration = generation }
+        rowCache.register(batches: batches, count: count)
         objects.addUnhashed(made, root: root)
         return made
     }
@@ -592,5 +644,17 @@ public final class ObjectContext: @unchecked Sendable {
             current = rows
             currentEntity = store.model.entity(named: currentEntity.relationship(named: key)!.destination)!
         }
+    }
+}
+
+/// Adds `count` strong references to the object at `object` (none when
+/// `count` is not positive), with one atomic operation per 2^32 - 1.
+@inline(__always)
+private func retain(_ object: UnsafeMutableRawPointer, times count: Int) {
+    var left = count
+    while left > 0 {
+        let some = UInt32(clamping: left)
+        _ = swift_retain_n(object, some)
+        left &-= Int(some)
     }
 }

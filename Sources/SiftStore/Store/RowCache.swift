@@ -109,6 +109,19 @@ public final class RowCache: Sendable {
             self.root = root
         }
 
+        /// A fetch kept as its batches, `count` rows in all.
+        init(batches: [RowBatch], count: Int, root: Int) {
+            rows = .batches(batches)
+            self.count = count
+            self.root = root
+        }
+
+        /// Whether `batches` are this fetch's batches (by identity), in order.
+        func isSame(as batches: [RowBatch]) -> Bool {
+            guard case .batches(let own) = rows, own.count == batches.count else { return false }
+            return zip(own, batches).allSatisfy { $0 === $1 }
+        }
+
         /// The batches whose rows, every one in order, are `nodes`; nil
         /// when `nodes` are not that.
         private static func batches(of nodes: [RowNode]) -> [RowBatch]? {
@@ -193,6 +206,22 @@ public final class RowCache: Sendable {
             guard nodes.count > RowCollector.fewRows, let root = nodes.first?.id.root,
                   state.tables[root].count == 0, !state.pending.contains(where: { $0.root == root }) else { return false }
             return nodes.haveDistinctKeys(root: root)
+        }
+
+        /// `accepts` for a fetch's batches, `count` rows in all: keys
+        /// increasing from row to row, batch to batch.
+        static func accepts(_ batches: [RowBatch], count: Int, in state: State) -> Bool {
+            guard count > RowCollector.fewRows, let root = batches.first?.root,
+                  state.tables[root].count == 0, !state.pending.contains(where: { $0.root == root }) else { return false }
+            var previous = Int64.min
+            for (index, batch) in batches.enumerated() {
+                guard batch.root == root, batch.count > 0 else { return false }
+                let first = batch.primaryKey(at: 0)
+                if index > 0, first <= previous { return false }
+                guard batch.keysIncrease() else { return false }
+                previous = batch.primaryKey(at: batch.count &- 1)
+            }
+            return true
         }
     }
 
@@ -336,6 +365,20 @@ public final class RowCache: Sendable {
         }
     }
 
+    /// Keeps a fetch's batches (`count` rows, every row of each in order)
+    /// as they are when the cache would keep them pending (rows of a table
+    /// it holds nothing of, keys increasing): true. False, nothing stored,
+    /// otherwise: the caller stores their nodes (`storeFetched(_:)`).
+    package func storeFetched(batches: [RowBatch], count: Int) -> Bool {
+        state.withLock { state in
+            guard PendingFetch.accepts(batches, count: count, in: state) else { return false }
+            state.columns = nil
+            state.pending.append(PendingFetch(batches: batches, count: count, root: batches[0].root))
+            state.nodeCount += count
+            return true
+        }
+    }
+
     /// Sets one to-many relationship of cached nodes, keeping the rest of
     /// each node as the cache has it now. Returns the updated nodes.
     ///
@@ -456,6 +499,27 @@ public final class RowCache: Sendable {
         }
         if !counted { acquire(nodes.count, id: { nodes[$0].id }) }
         if let registrations { registrations(nodes.map(\.id), true) }
+    }
+
+    /// Notes that a context uses the object of each row of `batches`
+    /// (`count` rows, every row of each in order), under one lock: one
+    /// count for all when they are a pending fetch's batches.
+    package func register(batches: [RowBatch], count: Int) {
+        guard count > 0 else { return }
+        let counted = state.withLock { state in
+            guard let index = state.pending.firstIndex(where: { $0.isSame(as: batches) }),
+                  state.pending[index].registrations < Int32.max else { return false }
+            state.pending[index].registrations += 1
+            return true
+        }
+        guard !counted || registrations != nil else { return }
+        var ids: [ObjectID] = []
+        ids.reserveCapacity(count)
+        for batch in batches {
+            for row in 0..<batch.count { ids.append(ObjectID(entity: batch.entity, root: batch.root, primaryKey: batch.primaryKey(at: row))) }
+        }
+        if !counted { acquire(ids.count, id: { ids[$0] }) }
+        if let registrations { registrations(ids, true) }
     }
 
     // The generic entry points gather the IDs where they are specialized;

@@ -167,6 +167,10 @@ package final class RowReader {
 
     /// The nodes of the rows added, by row, and a fresh start.
     func takeNodes(now: Double) -> [RowNode] { collector.take(now: now) }
+
+    /// The batches of the rows added, in order, and a fresh start; nil
+    /// (nothing taken) when they are a few nodes of their own.
+    func takeBatches(now: Double) -> [RowBatch]? { collector.takeBatches(now: now) }
 }
 
 /// Reads the rows of a fetch whose entity may have subentities: the row's
@@ -231,4 +235,30 @@ package final class RowReaders {
         guard entityColumn != nil else { return nodes[0] }
         return order.map { nodes[Int($0.reader)][Int($0.row)] }
     }
+
+    /// The batches of the rows added, in order, fetched at `now`, when the
+    /// rows are of one entity (no entity column) and more than a few; nil
+    /// otherwise, and nothing taken (`nodes(now:)` gives them).
+    package func batches(now: Double) -> [RowBatch]? {
+        guard entityColumn == nil, readers.count == 1 else { return nil }
+        return readers[0].takeBatches(now: now)
+    }
+}
+
+/// A fetch's rows as a store hands them to a context: the batches the
+/// row cache keeps as they are (`RowCache.storeFetched(batches:count:)`),
+/// or nodes.
+package enum FetchedRows {
+    /// Every row of each batch, in order, `count` in all, keys increasing:
+    /// no node made per row.
+    case batches([RowBatch], count: Int)
+    case nodes([RowNode])
+}
+
+/// A store that hands a fetch's rows to a context as batches when it can
+/// (`ObjectContext.fetchSaved`).
+package protocol BatchFetchingStore: PersistentStore {
+    /// The rows `fetch` selects, stored in the row cache, as
+    /// `rows(for:)` gives them (the same rows, in the same order).
+    func fetchedRows(for fetch: CompiledFetch) throws(StoreError) -> FetchedRows
 }

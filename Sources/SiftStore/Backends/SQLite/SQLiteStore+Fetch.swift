@@ -5,7 +5,7 @@
 import Foundation
 import Sift
 
-extension SQLiteStore: SQLStoreBackend {
+extension SQLiteStore: SQLStoreBackend, BatchFetchingStore {
     /// "SQLite", for plans and messages.
     public var databaseName: String { "SQLite" }
     package var location: String { path }
@@ -16,7 +16,14 @@ extension SQLiteStore: SQLStoreBackend {
     package func fetchNodes(_ query: SQLQuery, entity: Entity, ownerColumn: Bool,
                             owner: ((Int64) -> Void)?) throws(StoreError) -> [RowNode] {
         let now = Date().timeIntervalSinceReferenceDate
-        // The rows go into one batch per entity, by column.
+        let readers = try read(query, entity: entity, ownerColumn: ownerColumn, owner: owner, now: now)
+        return rowCache.storeFetched(readers.nodes(now: now))
+    }
+
+    /// Runs a row query of `entity` into readers: the rows go into one
+    /// batch per entity, by column.
+    private func read(_ query: SQLQuery, entity: Entity, ownerColumn: Bool, owner: ((Int64) -> Void)?,
+                      now: Double) throws(StoreError) -> RowReaders {
         let readers = RowReaders(schema.rowLayout(entity), base: ownerColumn ? 1 : 0, externalData: externalData,
                                  transformers: valueTransformers)
         do {
@@ -29,7 +36,26 @@ extension SQLiteStore: SQLStoreBackend {
         } catch {
             throw StoreError(error, path: path, sql: query.sql)
         }
-        return rowCache.storeFetched(readers.nodes(now: now))
+        return readers
+    }
+
+    package func fetchedRows(for fetch: CompiledFetch) throws(StoreError) -> FetchedRows {
+        let plan = try sharedPlan(for: fetch)
+        if plan.value.needsMemory { return .nodes(try rowsWithResidual(fetch, plan.value)) }
+        let now = Date().timeIntervalSinceReferenceDate
+        let readers = try read(try statement(fetch, columns: .rows), entity: fetch.entity, ownerColumn: false, owner: nil, now: now)
+        // Rows the cache keeps as their batches (a table it holds nothing of) need no node each.
+        if let batches = readers.batches(now: now) {
+            let count = batches.reduce(0) { $0 &+ $1.count }
+            if rowCache.storeFetched(batches: batches, count: count) { return .batches(batches, count: count) }
+            var nodes: [RowNode] = []
+            nodes.reserveCapacity(count)
+            for batch in batches {
+                for row in 0..<batch.count { nodes.append(RowNode(batch: batch, row: row)) }
+            }
+            return .nodes(rowCache.storeFetched(nodes))
+        }
+        return .nodes(rowCache.storeFetched(readers.nodes(now: now)))
     }
 
     package func fetchObjectIDs(_ query: SQLQuery, entity: Entity) throws(StoreError) -> [ObjectID] {
