@@ -52,7 +52,8 @@ func writeBenchmark() {
         let rawSQL = #"INSERT INTO "ZEMPLOYEE" ("# + columns.map { "\"\($0)\"" }.joined(separator: ", ") + ") VALUES ("
             + (1...columns.count).map { "?\($0)" }.joined(separator: ", ") + ")"
         // Rounds are paired, the two sides' order alternating, and the figure
-        // is the median of each round's own ratio. Both sides' files are in
+        // is the median of each round's own ratio (the machine's speed drifts
+        // by a quarter from round to round, quiet or not). Both sides' files are in
         // memory where the system has a memory file system: on this disk the
         // flushes at commit drift by a third between rounds, which drowned
         // the figure; without them the ratio is stricter (the same work, less
@@ -116,7 +117,8 @@ func writeBenchmark() {
             precondition(try! ObjectContext(store: store).count(for: FetchRequest(entityName: "Employee")) == count)
             return (seconds(build), save)
         }
-        for round in 0..<7 {
+        let rounds = 11
+        for round in 0..<rounds {
             let sift: (build: Double, save: (wall: Double, processor: Double))
             if round % 2 == 0 {
                 raws.append(rawRound())
@@ -138,8 +140,10 @@ func writeBenchmark() {
         report("insert \(count) objects (files in \(folder.path))",
                "raw \(formatted(median(raws.map(\.processor)) * 1000)) ms",
                "save \(formatted(median(saves.map(\.processor)) * 1000)) ms of processor time:",
-               "\(formatted(median(ratios), digits: 2))x, the median of 7 paired rounds' ratios (target ≤ 1.3x;",
+               "\(formatted(median(ratios), digits: 2))x, the median of \(rounds) paired rounds' ratios (target ≤ 1.3x;",
                "rounds \(ratios.map { formatted($0, digits: 2) }.joined(separator: " "));",
+               "raw ms \(raws.map { formatted($0.processor * 1000, digits: 0) }.joined(separator: " "));",
+               "save ms \(saves.map { formatted($0.processor * 1000, digits: 0) }.joined(separator: " "));",
                "on the wall clock \(formatted(wallRatio, digits: 2))x)",
                "(building them in the context: \(formatted(median(builds) * 1000)) ms more, \(formatted(allRatio, digits: 2))x in all)")
     }
