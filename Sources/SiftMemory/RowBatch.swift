@@ -835,12 +835,7 @@ package struct RowCollector {
             defer { few = [] }
             return few
         }
-        var nodes: [RowNode] = []
-        nodes.reserveCapacity(batches.reduce(0) { $0 &+ $1.count })
-        for batch in batches {
-            for row in 0..<batch.count { nodes.append(RowNode(batch: batch, row: row)) }
-        }
-        return nodes
+        return RowNode.nodes(of: batches)
     }
 
     /// The batches of the rows added, in order, fetched at `now` (no node
@@ -851,5 +846,17 @@ package struct RowCollector {
         if builder.count > 0 { finishBatch(now: now) }
         defer { self.builder = nil; few = []; made = []; madeRows = 0 }
         return made
+    }
+}
+
+extension RowNode {
+    /// A node for every row of each of `batches`, in order.
+    package static func nodes(of batches: [RowBatch]) -> [RowNode] {
+        var nodes: [RowNode] = []
+        nodes.reserveCapacity(batches.reduce(0) { $0 &+ $1.count })
+        for batch in batches {
+            for row in 0..<batch.count { nodes.append(RowNode(batch: batch, row: row)) }
+        }
+        return nodes
     }
 }

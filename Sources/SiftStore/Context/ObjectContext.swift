@@ -268,12 +268,7 @@ public final class ObjectContext: @unchecked Sendable {
                 if let made = realizeNew(batches: batches, count: count, request, fetch.entity, fetchedAt: generation) {
                     return made
                 }
-                var nodes: [RowNode] = []
-                nodes.reserveCapacity(count)
-                for batch in batches {
-                    for row in 0..<batch.count { nodes.append(RowNode(batch: batch, row: row)) }
-                }
-                return try realize(nodes, request, fetch.entity, fetchedAt: generation)
+                return try realize(RowNode.nodes(of: batches), request, fetch.entity, fetchedAt: generation)
             }
         }
         return try realize(try store.rows(for: fetch), request, fetch.entity, fetchedAt: generation)

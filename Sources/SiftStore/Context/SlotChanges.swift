@@ -81,9 +81,6 @@ struct SlotChanges<Value>: Sequence {
     /// The set slots, in order.
     var keys: [Int] { map(\.key) }
 
-    /// Room for `capacity` slots.
-    mutating func reserveCapacity(_ capacity: Int) { values.reserveCapacity(capacity) }
-
     @usableFromInline
     func makeIterator() -> Iterator { Iterator(changes: self) }
 

@@ -73,6 +73,30 @@ struct FetchPathTests {
         #expect(context.object(for: first.objectID) === first)
     }
 
+    @Test("A fetch handed over as batches gives the objects and values a fetch through nodes gives, into an empty context or one that already holds objects of the table")
+    func batchesHandedOverGiveWhatNodesGive() throws {
+        let request = FetchRequest(entityName: "Employee", sortDescriptors: [FetchSortDescriptor("name")])
+        // The answer through nodes: a context whose table already holds an object.
+        let holding = ObjectContext(store: try freshStore())
+        _ = holding.object(for: ObjectID(entity: 1, primaryKey: 101))
+        let expected = try holding.fetch(request).map { [$0.objectID.primaryKey: try $0.value(forKey: "name")] }
+        #expect(expected.count > RowCollector.fewRows)
+        let empty = ObjectContext(store: try freshStore())
+        // An unsaved insert: the context holds an object of the table before the fetch.
+        let inserting = ObjectContext(store: try freshStore())
+        try inserting.insert("Employee").setValue("Zed", forKey: "name")
+        for context in [empty, inserting] {
+            let objects = try context.fetch(request)
+            let saved = objects.filter { !$0.isInserted }
+            #expect(objects.count == saved.count + (context === inserting ? 1 : 0))
+            #expect(try saved.map { [$0.objectID.primaryKey: try $0.value(forKey: "name")] } == expected)
+            // Uniqued: the same objects by ID and by a second fetch.
+            for object in saved { #expect(context.object(for: object.objectID) === object) }
+            let again = try context.fetch(request)
+            #expect(again.count == objects.count && zip(again, objects).allSatisfy { $0 === $1 })
+        }
+    }
+
     @Test(arguments: SQLStoreKind.allCases)
     func faultsFireOnlyWhenValuesAreRead(_ kind: SQLStoreKind) throws {
         let store = try kind.fresh()

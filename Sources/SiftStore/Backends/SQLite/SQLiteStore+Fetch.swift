@@ -48,12 +48,7 @@ extension SQLiteStore: SQLStoreBackend, BatchFetchingStore {
         if let batches = readers.batches(now: now) {
             let count = batches.reduce(0) { $0 &+ $1.count }
             if rowCache.storeFetched(batches: batches, count: count) { return .batches(batches, count: count) }
-            var nodes: [RowNode] = []
-            nodes.reserveCapacity(count)
-            for batch in batches {
-                for row in 0..<batch.count { nodes.append(RowNode(batch: batch, row: row)) }
-            }
-            return .nodes(rowCache.storeFetched(nodes))
+            return .nodes(rowCache.storeFetched(RowNode.nodes(of: batches)))
         }
         return .nodes(rowCache.storeFetched(readers.nodes(now: now)))
     }
